@@ -81,6 +81,13 @@ class Method:
         """Task ids this method is evaluated on (None = all running at t0)."""
         return None
 
+    def begin(self, finished: TaskSet, running: TaskSet, t0: float) -> None:
+        """Called once at the initial checkpoint t0 (first training set F0, R0).
+
+        Nothing is flagged at t0 (Algorithm 1 starts scoring at t1); NURD
+        computes its calibration term here.
+        """
+
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         raise NotImplementedError
 

@@ -1,0 +1,80 @@
+"""NURD and its ablations NURD-NC and GBTR, sharing one fit per checkpoint.
+
+NURD (paper Algorithm 1, PROTOCOL.md section 5):
+  y_hat = h_t(x), a latency regressor trained on finished tasks only;
+  z = g_t(x) = P(finished | x), a logistic regression of F vs R;
+  rho = ||c_F||^2 / ||c_R - c_F||^2 from the feature centroids at t0,
+  delta = 1 / (1 + rho) - alpha;
+  w = max(eps, min(z + delta, 1)); flag if y_hat / w >= tau.
+NURD-NC: w = max(eps, z) (no calibration). GBTR: flag if y_hat >= tau.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.linear_model import LogisticRegression
+
+from nurd.methods.base import CannotFit, Method, TaskSet
+
+
+def calibration_delta(X_finished: np.ndarray, X_running: np.ndarray, alpha: float) -> tuple[float, float]:
+    """(rho, delta) of Algorithm 1 lines 4-6."""
+    c_f = X_finished.mean(axis=0)
+    c_r = X_running.mean(axis=0)
+    gap = float(np.sum((c_r - c_f) ** 2))
+    rho = float(np.sum(c_f ** 2)) / gap if gap > 0 else np.inf
+    return rho, 1.0 / (1.0 + rho) - alpha
+
+
+def make_regressor(kind: str, seed: int, **params):
+    if kind == "xgboost":
+        from xgboost import XGBRegressor
+        return XGBRegressor(**({"tree_method": "hist", "n_estimators": 100, "n_jobs": 1,
+                                "random_state": seed} | params))
+    if kind == "sklearn":
+        return GradientBoostingRegressor(**({"random_state": seed} | params))
+    raise ValueError(f"unknown regressor {kind!r}")
+
+
+class NurdFamily(Method):
+    name = "nurd"
+    variants = ("nurd", "nurd_nc", "gbtr")
+
+    def __init__(self, regressor: str = "xgboost", alpha: float = 0.5, eps: float = 0.05,
+                 **regressor_params) -> None:
+        super().__init__(regressor=regressor, alpha=alpha, eps=eps, **regressor_params)
+        self.regressor, self.alpha, self.eps = regressor, alpha, eps
+        self.regressor_params = regressor_params
+        self.rho = self.delta = None
+
+    def begin(self, finished: TaskSet, running: TaskSet, t0: float) -> None:
+        self.rho, self.delta = calibration_delta(finished.X, running.X, self.alpha)
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        if len(finished) < 2:
+            raise CannotFit(f"{len(finished)} finished task(s): nothing to regress on")
+        if len(running) == 0:
+            raise CannotFit("no running task: the propensity model has one class")
+        self.h = make_regressor(self.regressor, self.job.seed, **self.regressor_params)
+        self.h.fit(finished.X, finished.y)
+        X = np.vstack([finished.X, running.X])
+        s = np.r_[np.ones(len(finished)), np.zeros(len(running))]
+        self.g = LogisticRegression(max_iter=1000).fit(X, s)
+
+    def weights(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        y_hat = self.h.predict(X)
+        z = self.g.predict_proba(X)[:, 1]
+        w = np.maximum(self.eps, np.minimum(z + self.delta, 1.0))
+        return y_hat, w, np.maximum(self.eps, z)
+
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        tau = self.job.tau
+        y_hat, w, w_nc = self.weights(candidates.X)
+        return {"nurd": y_hat / w >= tau, "nurd_nc": y_hat / w_nc >= tau, "gbtr": y_hat >= tau}
+
+    def hyperparameters(self) -> dict:
+        h = make_regressor(self.regressor, 0, **self.regressor_params).get_params()
+        keep = {k: v for k, v in h.items() if v is not None and k not in ("random_state",)}
+        return {"alpha": self.alpha, "eps": self.eps, "regressor": self.regressor,
+                "regressor_params": keep, "propensity": "LogisticRegression(max_iter=1000)"}

@@ -1,0 +1,369 @@
+"""Censored and survival regression baselines: Tobit, Grabit, CoxPH (PROTOCOL.md section 5).
+
+At checkpoint t every finished task is an exact observation (its latency y)
+and every running task is right-censored at t (its latency is > t, known
+only to be >= t). Columns constant over all these training rows (finished and
+running) are dropped before fitting: they carry no information, make the
+design singular, and, since the candidates are running tasks and so
+training rows, they are constant over the candidates too. The dropped
+columns of the last fit are in ``dropped_columns_``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from scipy import optimize, special
+
+from nurd.methods._common import cannot_fit_on_error, int_seed, nonconstant_columns, quiet, require_finite
+from nurd.methods.base import CannotFit, Method, TaskSet
+
+_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+
+
+def _censored_design(finished: TaskSet, running: TaskSet, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """X, y (latency or censoring time t), censored flag for finished + running."""
+    X = np.vstack([finished.X, running.X]).astype(float)
+    y = np.r_[np.asarray(finished.y, float), np.full(len(running), float(t))]
+    cens = np.r_[np.zeros(len(finished), bool), np.ones(len(running), bool)]
+    return X, y, cens
+
+
+def _inv_mills(z: np.ndarray) -> np.ndarray:
+    """lambda(z) = phi(z) / (1 - Phi(z)) = phi(z) / Phi(-z), computed in logs."""
+    return np.exp(-0.5 * z * z - _LOG_SQRT_2PI - special.log_ndtr(-z))
+
+
+# ---------------------------------------------------------------------------
+# Tobit
+# ---------------------------------------------------------------------------
+def tobit_negloglik(theta: np.ndarray, Z: np.ndarray, y: np.ndarray, cens: np.ndarray) -> tuple[float, np.ndarray]:
+    """Negative Tobit log-likelihood and its gradient in theta = (beta, log sigma).
+
+    Right-censored normal regression, y* = Z beta + sigma eps, eps ~ N(0, 1)
+    (Tobin 1958; Amemiya 1984, "Tobit models: a survey", J. Econometrics 24):
+
+        log L = sum_{exact i}    [ log phi((y_i - z_i b) / s) - log s ]
+              + sum_{censored i}   log(1 - Phi((c_i - z_i b) / s))
+
+    with c_i the censoring time (the observation is y_i >= c_i). Gradient, with
+    z = (y - Zb)/s and lambda(z) = phi(z)/(1 - Phi(z)) (inverse Mills ratio):
+      exact:    d/db = z Z / s,         d/dlog s = z^2 - 1
+      censored: d/db = lambda(z) Z / s, d/dlog s = lambda(z) z
+    """
+    beta, log_s = theta[:-1], theta[-1]
+    s = np.exp(log_s)
+    z = (y - Z @ beta) / s
+    ex, ce = ~cens, cens
+    ll = np.sum(-0.5 * z[ex] ** 2 - _LOG_SQRT_2PI - log_s) + np.sum(special.log_ndtr(-z[ce]))
+    lam = _inv_mills(z[ce])
+    g_beta = Z[ex].T @ z[ex] / s + Z[ce].T @ lam / s
+    g_logs = np.sum(z[ex] ** 2 - 1.0) + np.sum(lam * z[ce])
+    return -float(ll), -np.r_[g_beta, g_logs]
+
+
+def fit_tobit(
+    X: np.ndarray,
+    y: np.ndarray,
+    censored: np.ndarray,
+    fit_intercept: bool = True,
+    max_iter: int = 1000,
+) -> tuple[np.ndarray, float]:
+    """Maximum-likelihood Tobit (right-censored linear normal) regression.
+
+    ``y`` is the latency for exact rows and the censoring time for censored
+    rows (true value >= y). Returns ``(beta, sigma)``; with ``fit_intercept``
+    ``beta[0]`` is the intercept and ``beta[1:]`` the coefficients of X's
+    columns, so the prediction is ``beta[0] + X @ beta[1:]``.
+
+    y is divided by its scale (mean |y|) during the optimisation (L-BFGS-B on
+    (beta, log sigma), analytic gradient, started from OLS on all rows) and
+    the result is scaled back. Raises ``CannotFit`` when the optimiser fails
+    or sigma collapses (likelihood unbounded).
+    """
+    X = np.asarray(X, float)
+    y = np.asarray(y, float)
+    cens = np.asarray(censored, bool)
+    n_exact = int(np.sum(~cens))
+    Z = np.c_[np.ones(len(X)), X] if fit_intercept else X
+    if n_exact < 2:
+        raise CannotFit(f"tobit: {n_exact} exact observations, needs >= 2")
+    scale = float(np.mean(np.abs(y))) or 1.0
+    ys = y / scale
+    b0, *_ = np.linalg.lstsq(Z, ys, rcond=None)
+    s0 = float(np.std(ys - Z @ b0)) or 1.0
+    theta0 = np.r_[b0, np.log(s0)]
+    with quiet():
+        res = optimize.minimize(
+            tobit_negloglik, theta0, args=(Z, ys, cens), jac=True, method="L-BFGS-B",
+            options={"maxiter": max_iter},
+        )
+    theta = res.x
+    if not np.all(np.isfinite(theta)) or not np.isfinite(res.fun):
+        raise CannotFit(f"tobit: optimiser diverged ({res.message})")
+    if not res.success:
+        # L-BFGS-B often stops on "ABNORMAL_TERMINATION_IN_LNSRCH" at the
+        # optimum (precision loss); accept it if the gradient is small.
+        gnorm = float(np.max(np.abs(tobit_negloglik(theta, Z, ys, cens)[1])))
+        if gnorm > 1e-3 * max(1.0, len(y)):
+            raise CannotFit(f"tobit: no convergence ({res.message}; max |grad| {gnorm:.3g})")
+    sigma = float(np.exp(theta[-1]))
+    if sigma < 1e-6:
+        raise CannotFit("tobit: sigma -> 0 (likelihood unbounded: exact rows fitted exactly)")
+    return theta[:-1] * scale, sigma * scale
+
+
+class Tobit(Method):
+    """Linear Tobit regression of latency on features (maximum likelihood).
+
+    Finished tasks exact, running tasks right-censored at t; flag a candidate
+    if its predicted latency x b >= tau. Requires more exact (finished) rows
+    than mean parameters (kept features + intercept): otherwise the exact
+    rows can be fitted exactly, sigma -> 0 and the likelihood is unbounded.
+    """
+
+    name = "tobit"
+
+    def __init__(self, **params: Any) -> None:
+        p = {"optimizer": "L-BFGS-B, analytic gradient, log-sigma", "max_iter": 1000,
+             "fit_intercept": True, "drop_constant_columns": True, "flag_rule": "x b >= tau"}
+        p.update(params)
+        super().__init__(**p)
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        self.beta_ = None
+        X, y, cens = _censored_design(finished, running, t)
+        self.cols_ = nonconstant_columns(X)
+        self.dropped_columns_ = _names(self.job, ~self.cols_)
+        k = int(self.cols_.sum()) + 1
+        if len(finished) <= k:
+            raise CannotFit(f"tobit: {len(finished)} finished tasks <= {k} mean parameters")
+        with cannot_fit_on_error("tobit fit"):
+            self.beta_, self.sigma_ = fit_tobit(X[:, self.cols_], y, cens, max_iter=self.params_["max_iter"])
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.beta_[0] + np.asarray(X, float)[:, self.cols_] @ self.beta_[1:]
+
+    def flag(self, candidates: TaskSet) -> np.ndarray:
+        if self.beta_ is None:
+            raise CannotFit("tobit: not fitted")
+        return self.predict(candidates.X) >= self.job.tau
+
+
+# ---------------------------------------------------------------------------
+# Grabit
+# ---------------------------------------------------------------------------
+def tobit_objective(sigma: float, min_hess: float = 1e-6) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndarray]]:
+    """XGBoost custom objective: censored-normal (Tobit) negative log-likelihood.
+
+    Use with ``xgboost.train(..., obj=tobit_objective(sigma))``. The DMatrix
+    carries the censoring through ``label_lower_bound``/``label_upper_bound``
+    (as for xgboost's survival objectives): lower == upper is an exact
+    observation y, upper == +inf is right-censored at lower (y >= c). Without
+    bounds every row is exact at its label.
+
+    Per row, with prediction f (Sigrist & Hirnschall 2019, "Grabit"):
+      exact:    nll = (y - f)^2 / (2 s^2) + log s + log sqrt(2 pi)
+                grad = (f - y) / s^2,  hess = 1 / s^2
+      censored: nll = -log Phi((f - c) / s);  u = (f - c)/s, m(u) = phi(u)/Phi(u)
+                grad = -m(u) / s,  hess = m(u) (u + m(u)) / s^2  (in (0, 1/s^2))
+    The hessian is clipped below at ``min_hess / s^2`` (it underflows to 0
+    for f >> c). With no censoring grad/hess are those of squared error
+    divided by s^2: with s = 1 identical to ``reg:squarederror``.
+    """
+    s = float(sigma)
+    if not s > 0:
+        raise ValueError("sigma must be > 0")
+
+    def objective(preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
+        f = np.asarray(preds, float)
+        lo = dtrain.get_float_info("label_lower_bound")
+        hi = dtrain.get_float_info("label_upper_bound")
+        if len(lo) == 0:
+            lo = hi = dtrain.get_label()
+        lo = np.asarray(lo, float)
+        cens = ~np.isfinite(np.asarray(hi, float))
+        grad = (f - lo) / s**2
+        hess = np.full_like(f, 1.0 / s**2)
+        if cens.any():
+            u = (f[cens] - lo[cens]) / s
+            m = np.exp(-0.5 * u * u - _LOG_SQRT_2PI - special.log_ndtr(u))
+            grad[cens] = -m / s
+            hess[cens] = m * (u + m) / s**2
+        hess = np.maximum(hess, min_hess / s**2)
+        return grad, hess
+
+    return objective
+
+
+def tobit_nll(f: np.ndarray, y: np.ndarray, censored: np.ndarray, sigma: float) -> np.ndarray:
+    """Per-row censored-normal negative log-likelihood (the Grabit loss)."""
+    f, y, c = np.asarray(f, float), np.asarray(y, float), np.asarray(censored, bool)
+    z = (y - f) / sigma
+    return np.where(c, -special.log_ndtr(-z), 0.5 * z * z + np.log(sigma) + _LOG_SQRT_2PI)
+
+
+class Grabit(Method):
+    """Gradient-boosted Tobit (Grabit): XGBoost with the Tobit objective.
+
+    Latencies and the censoring time are divided by tau (numerical scale
+    ~1; prediction >= 1 <=> latency >= tau). Finished tasks exact, running
+    tasks right-censored at t; flag a candidate if its predicted latency >= tau.
+
+    sigma (the Tobit noise scale, a hyperparameter in Grabit): default
+    ``"finished_std"`` = the standard deviation of the finished latencies at
+    the checkpoint, in units of tau, floored at ``sigma_min`` (0.01), so it
+    follows the job's spread; a float fixes it (in units of tau).
+    Boosting: xgboost's defaults (100 rounds, eta 0.3, max_depth 6,
+    lambda 1, min_child_weight 1), base_score = mean scaled label, nthread 1,
+    seed from the job seed.
+    """
+
+    name = "grabit"
+
+    def __init__(self, **params: Any) -> None:
+        p = {"sigma": "finished_std", "sigma_min": 0.01, "num_boost_round": 100, "eta": 0.3,
+             "max_depth": 6, "lambda": 1.0, "min_child_weight": 1.0, "nthread": 1,
+             "min_hess": 1e-6, "label_scale": "tau", "drop_constant_columns": True,
+             "flag_rule": "f(x) >= tau"}
+        p.update(params)
+        super().__init__(**p)
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        import xgboost as xgb
+
+        self.booster_ = None
+        if len(finished) < 2:
+            raise CannotFit(f"grabit: {len(finished)} finished tasks, needs >= 2")
+        p, tau = self.params_, float(self.job.tau)
+        X, y, cens = _censored_design(finished, running, t)
+        self.cols_ = nonconstant_columns(X)
+        self.dropped_columns_ = _names(self.job, ~self.cols_)
+        ys = y / tau
+        if p["sigma"] == "finished_std":
+            sigma = max(float(np.std(ys[~cens])), float(p["sigma_min"]))
+        else:
+            sigma = float(p["sigma"])
+        self.sigma_ = sigma
+        Xk = X[:, self.cols_] if self.cols_.any() else np.zeros((len(X), 1))
+        with cannot_fit_on_error("grabit fit"), quiet():
+            d = xgb.DMatrix(Xk, label=ys)
+            d.set_float_info("label_lower_bound", ys)
+            d.set_float_info("label_upper_bound", np.where(cens, np.inf, ys))
+            params = {"eta": p["eta"], "max_depth": p["max_depth"], "lambda": p["lambda"],
+                      "min_child_weight": p["min_child_weight"], "nthread": p["nthread"],
+                      "seed": int_seed(self.job.seed), "base_score": float(np.mean(ys)),
+                      "verbosity": 0}
+            self.booster_ = xgb.train(params, d, num_boost_round=int(p["num_boost_round"]),
+                                      obj=tobit_objective(sigma, p["min_hess"]))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Predicted latency in seconds."""
+        import xgboost as xgb
+
+        Xk = np.asarray(X, float)[:, self.cols_] if self.cols_.any() else np.zeros((len(X), 1))
+        return self.booster_.predict(xgb.DMatrix(Xk)) * float(self.job.tau)
+
+    def flag(self, candidates: TaskSet) -> np.ndarray:
+        if self.booster_ is None:
+            raise CannotFit("grabit: not fitted")
+        if len(candidates) == 0:
+            return np.zeros(0, dtype=bool)
+        pred = require_finite(self.predict(candidates.X), "grabit predictions")
+        return pred >= self.job.tau
+
+
+# ---------------------------------------------------------------------------
+# CoxPH
+# ---------------------------------------------------------------------------
+class CoxPH(Method):
+    """Cox proportional hazards (lifelines ``CoxPHFitter``).
+
+    durations = latency (finished, event 1) or t (running, censored); a
+    running candidate is flagged if P(T >= tau | T > t, x) = S(tau|x)/S(t|x)
+    >= 0.5, S from lifelines' ``predict_survival_function``.
+
+    Baseline hazard: ``baseline_estimation_method="spline"`` (Royston-Parmar,
+    ``n_baseline_knots`` = 3) by default. With lifelines' default Breslow
+    baseline the estimate is a step function that is flat after the last
+    observed duration; at checkpoint t every duration is <= t < tau, so
+    S(tau|x)/S(t|x) = 1 for every task and Breslow CoxPH flags every
+    candidate at the first checkpoint. The spline baseline extrapolates the
+    cumulative hazard past t (log H0 linear in log t beyond the last knot)
+    and keeps the proportional-hazards model. ``baseline="breslow"``
+    selects lifelines' default.
+
+    penalizer 0.1 (ridge on the coefficients, lifelines' ``penalizer``) to
+    avoid singular fits on collinear features; constant columns are dropped.
+    """
+
+    name = "coxph"
+
+    def __init__(self, **params: Any) -> None:
+        p = {"penalizer": 0.1, "l1_ratio": 0.0, "baseline": "spline", "n_baseline_knots": 3,
+             "threshold": 0.5, "drop_constant_columns": True, "min_events": 2,
+             "flag_rule": "S(tau|x)/S(t|x) >= threshold"}
+        p.update(params)
+        super().__init__(**p)
+
+    def _fitter(self) -> Any:
+        from lifelines import CoxPHFitter
+
+        p = self.params_
+        if p["baseline"] == "spline":
+            return CoxPHFitter(penalizer=p["penalizer"], l1_ratio=p["l1_ratio"],
+                               baseline_estimation_method="spline", n_baseline_knots=p["n_baseline_knots"])
+        return CoxPHFitter(penalizer=p["penalizer"], l1_ratio=p["l1_ratio"],
+                           baseline_estimation_method=p["baseline"])
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        import pandas as pd
+
+        self.cph_ = None
+        if len(finished) < self.params_["min_events"]:
+            raise CannotFit(f"coxph: {len(finished)} events (finished tasks), needs >= {self.params_['min_events']}")
+        X, y, cens = _censored_design(finished, running, t)
+        self.cols_ = nonconstant_columns(X)
+        self.dropped_columns_ = _names(self.job, ~self.cols_)
+        if not self.cols_.any():
+            raise CannotFit("coxph: every feature is constant")
+        self.colnames_ = [f"x{j}" for j in np.flatnonzero(self.cols_)]
+        df = pd.DataFrame(X[:, self.cols_], columns=self.colnames_)
+        df["duration"] = y
+        df["event"] = (~cens).astype(int)
+        from lifelines.exceptions import ConvergenceError
+
+        cph = self._fitter()
+        with cannot_fit_on_error("coxph fit"), quiet():
+            try:
+                cph.fit(df, duration_col="duration", event_col="event")
+            except ConvergenceError as exc:
+                raise CannotFit(f"coxph: no convergence: {str(exc).splitlines()[0][:200]}") from exc
+        self.cph_, self.t_ = cph, float(t)
+
+    def conditional_survival(self, X: np.ndarray) -> np.ndarray:
+        """P(T >= tau | T > t, x) = S(tau|x) / S(t|x) for rows of X (all columns)."""
+        import pandas as pd
+
+        df = pd.DataFrame(np.asarray(X, float)[:, self.cols_], columns=self.colnames_)
+        with cannot_fit_on_error("coxph score"), quiet():
+            S = self.cph_.predict_survival_function(df, times=[self.t_, float(self.job.tau)]).to_numpy()
+            S = require_finite(S, "coxph survival")
+            s_t, s_tau = S[0], S[1]
+            if np.any(s_t <= 0):
+                raise CannotFit("coxph: S(t|x) = 0 for some candidate")
+            return s_tau / s_t
+
+    def flag(self, candidates: TaskSet) -> np.ndarray:
+        if self.cph_ is None:
+            raise CannotFit("coxph: not fitted")
+        if len(candidates) == 0:
+            return np.zeros(0, dtype=bool)
+        return self.conditional_survival(candidates.X) >= self.params_["threshold"]
+
+
+def _names(job: Any, mask: np.ndarray) -> list[str]:
+    names = tuple(getattr(job, "feature_names", ()) or ())
+    idx = np.flatnonzero(mask)
+    return [names[i] if i < len(names) else f"x{i}" for i in idx]

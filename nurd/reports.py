@@ -1,0 +1,544 @@
+"""The comparison with the paper, rendered from warehouse tables.
+
+Plain pandas in, files out (no Dagster, no DuckDB here):
+
+- ``table3``: the paper's Table 3 for our runs: per (trace, method) mean
+  TPR / FPR / FNR / F1 over jobs with 95% bootstrap intervals over jobs, the
+  pooled (micro) figures when the confusion counts are there, and the best
+  F1 per trace.
+- ``PAPER_TABLE3`` and ``compare_with_paper``: the paper's numbers
+  (TARGETS.md) beside ours, with the difference, for ``google_2011`` and the
+  Alibaba traces.
+- ``f1_over_time_table`` / ``plot_f1_over_time``: Figures 2-3.
+- ``completion_summary`` / ``plot_completion_*``: Figures 4-9 (input is
+  ``nurd.completion.completion_table``).
+- ``write_report``: tables as CSV + Parquet, plots as PNG, one ``report.md``,
+  published atomically (written to a temporary sibling directory, then
+  swapped in by rename).
+
+Decisions:
+- Bootstrap: percentile intervals, ``n_boot`` resamples of the jobs of each
+  (trace, method) with replacement. The generator for a group is
+  ``default_rng([seed, crc32(trace), crc32(method)])``, so a group's interval
+  does not change when other methods or traces are added.
+- Metrics undefined for a job (NaN, e.g. FPR of a job with no negatives)
+  are left out of that metric's mean (``nanmean``), as in the mean itself.
+- Pooled figures: tpr = sum tp / (sum tp + sum fn), fpr = sum fp / (sum fp +
+  sum tn), fnr = 1 - tpr, f1 = 2 sum tp / (2 sum tp + sum fp + sum fn),
+  columns ``*_micro`` with the same bootstrap over jobs.
+- ``best_f1`` marks the largest mean F1 per trace (every method on a tie).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+import zlib
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+METRICS = ("tpr", "fpr", "fnr", "f1")
+
+# Registry names, in the paper's Table 3 order.
+METHOD_ORDER = (
+    "gbtr", "abod", "cblof", "hbos", "iforest", "knn", "lof", "mcd", "ocsvm",
+    "pca", "sos", "lscp", "cof", "sod", "xgbod", "pu_en", "pu_bg", "tobit",
+    "grabit", "coxph", "wrangler", "nurd_nc", "nurd",
+)
+DISPLAY_NAMES = {
+    "gbtr": "GBTR", "abod": "ABOD", "cblof": "CBLOF", "hbos": "HBOS",
+    "iforest": "IForest", "knn": "KNN", "lof": "LOF", "mcd": "MCD",
+    "ocsvm": "OCSVM", "pca": "PCA", "sos": "SOS", "lscp": "LSCP", "cof": "COF",
+    "sod": "SOD", "xgbod": "XGBOD", "pu_en": "PU-EN", "pu_bg": "PU-BG",
+    "tobit": "Tobit", "grabit": "Grabit", "coxph": "CoxPH",
+    "wrangler": "Wrangler", "nurd_nc": "NURD-NC", "nurd": "NURD",
+}
+
+# Which column of the paper's Table 3 a trace is compared with.
+PAPER_TRACE = {"google_2011": "google", "alibaba_2018": "alibaba", "alibaba_2017": "alibaba"}
+
+# TARGETS.md: Table 3, "TPR/FPR/FNR/F1" for Google then Alibaba.
+_PAPER_TEXT = """
+gbtr     .46/.01/.54/.57   .16/.01/.48/.27
+abod     .95/.56/.05/.29   .02/.01/.98/.04
+cblof    .99/.69/.01/.24   .69/.50/.31/.33
+hbos     .99/.68/.01/.24   .56/.39/.44/.32
+iforest  .94/.52/.06/.31   .58/.45/.42/.29
+knn      .97/.49/.03/.32   .57/.42/.43/.29
+lof      .90/.45/.10/.33   .39/.24/.61/.25
+mcd      .99/.52/.01/.31   .75/.45/.25/.42
+ocsvm    .91/.47/.09/.32   .56/.41/.44/.29
+pca      .61/.27/.39/.26   .03/.02/.97/.05
+sos      .22/.24/.78/.12   .08/.08/.92/.11
+lscp     .96/.51/.04/.29   .65/.44/.35/.35
+cof      .27/.21/.73/.14   .10/.07/.90/.14
+sod      .25/.08/.75/.19   .18/.28/.82/.18
+xgbod    .58/.18/.41/.28   .48/.14/.67/.38
+pu_en    .99/.67/.01/.27   .72/.12/.28/.54
+pu_bg    .99/.99/.01/.16   .86/.16/.14/.57
+tobit    .97/.52/.03/.46   .35/.02/.15/.32
+grabit   .91/.17/.04/.70   .72/.19/.28/.49
+coxph    .87/.28/.11/.61   .45/.10/.21/.45
+wrangler .95/.42/.15/.46   .83/.46/.18/.38
+nurd_nc  .96/.60/.14/.42   .98/.57/.12/.37
+nurd     .95/.11/.09/.81   .87/.13/.17/.59
+"""
+
+
+def _parse_paper_table3() -> pd.DataFrame:
+    rows = []
+    for line in _PAPER_TEXT.strip().splitlines():
+        method, google, alibaba = line.split()
+        for paper_trace, cell in (("google", google), ("alibaba", alibaba)):
+            vals = [float(v) for v in cell.split("/")]
+            rows.append((method, paper_trace, *vals))
+    return pd.DataFrame(rows, columns=["method", "paper_trace", *METRICS])
+
+
+#: The paper's Table 3 (means over jobs), long form: method, paper_trace
+#: ('google' | 'alibaba'), tpr, fpr, fnr, f1.
+PAPER_TABLE3: pd.DataFrame = _parse_paper_table3()
+
+#: The paper's completion-time headline figures (Section 7.3), fractions.
+PAPER_COMPLETION = pd.DataFrame(
+    [
+        ("google", "unlimited", 0.258, 0.038),
+        ("alibaba", "unlimited", 0.186, 0.035),
+        ("google", "limited_avg", 0.531, 0.047),
+        ("alibaba", "limited_avg", 0.466, 0.088),
+    ],
+    columns=["paper_trace", "algorithm", "nurd_reduction", "nurd_margin_over_best_baseline"],
+)
+
+
+def method_sort_key(methods: pd.Series) -> pd.Series:
+    """Paper order first, unknown methods after (alphabetically)."""
+    pos = {m: i for i, m in enumerate(METHOD_ORDER)}
+    return methods.map(lambda m: (pos.get(m, len(pos)), str(m)))
+
+
+def _sort(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    keys = [c for c in by if c != "method"]
+    tmp = df.assign(_m=method_sort_key(df["method"]))
+    cols = [*keys[:1], "_m", *keys[1:]] if keys else ["_m"]
+    return tmp.sort_values(cols, kind="mergesort").drop(columns="_m").reset_index(drop=True)
+
+
+def display_name(method: str) -> str:
+    return DISPLAY_NAMES.get(method, method)
+
+
+# ---------------------------------------------------------------------------
+# Table 3
+# ---------------------------------------------------------------------------
+
+def _group_rng(seed: int, trace: str, method: str) -> np.random.Generator:
+    return np.random.default_rng([int(seed), zlib.crc32(str(trace).encode()), zlib.crc32(str(method).encode())])
+
+
+def _boot_counts(rng: np.random.Generator, n_jobs: int, n_boot: int, chunk: int = 200):
+    """Yield (b, n_jobs) resample-count matrices, n_boot rows in all."""
+    p = np.full(n_jobs, 1.0 / n_jobs)
+    done = 0
+    while done < n_boot:
+        b = min(chunk, n_boot - done)
+        yield rng.multinomial(n_jobs, p, size=b).astype(float)
+        done += b
+
+
+def _weighted_nanmean(counts: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    ok = ~np.isnan(vals)
+    num = counts @ np.where(ok, vals, 0.0)
+    den = counts @ ok.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return num / den
+
+
+def _pooled(tp, fp, fn, tn) -> dict[str, np.ndarray]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpr = tp / (tp + fn)
+        return {"tpr": tpr, "fpr": fp / (fp + tn), "fnr": fn / (tp + fn), "f1": 2 * tp / (2 * tp + fp + fn)}
+
+
+def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
+           level: float = 0.95) -> pd.DataFrame:
+    """Per (trace, method): mean metrics over jobs with bootstrap intervals.
+
+    Columns: trace, method, n_jobs, then for each of tpr, fpr, fnr, f1 the
+    mean and ``<m>_lo`` / ``<m>_hi``; if tp, fp, fn, tn are present, the same
+    for pooled figures as ``<m>_micro`` (+ ``_lo``/``_hi``); ``best_f1``.
+    """
+    need = {"trace", "method", "job_id", *METRICS}
+    missing = need - set(job_metrics_df.columns)
+    if missing:
+        raise ValueError(f"job_metrics_df lacks columns {sorted(missing)}")
+    has_counts = {"tp", "fp", "fn", "tn"} <= set(job_metrics_df.columns)
+    q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
+    rows = []
+    for (trace, method), g in job_metrics_df.groupby(["trace", "method"], sort=False):
+        vals = g[list(METRICS)].to_numpy(dtype=float)
+        row: dict = {"trace": trace, "method": method, "n_jobs": int(g["job_id"].nunique())}
+        with np.errstate(invalid="ignore"):
+            means = np.array([np.nanmean(c) if np.any(~np.isnan(c)) else np.nan for c in vals.T])
+        if has_counts:
+            cnt = g[["tp", "fp", "fn", "tn"]].to_numpy(dtype=float)
+            pooled = _pooled(*cnt.sum(axis=0))
+        boots, boots_micro = [], []
+        if n_boot > 0 and len(g) > 0:
+            for counts in _boot_counts(_group_rng(seed, trace, method), len(g), n_boot):
+                boots.append(_weighted_nanmean(counts, vals))
+                if has_counts:
+                    s = counts @ cnt
+                    pm = _pooled(s[:, 0], s[:, 1], s[:, 2], s[:, 3])
+                    boots_micro.append(np.column_stack([pm[m] for m in METRICS]))
+        B = np.concatenate(boots) if boots else np.full((1, len(METRICS)), np.nan)
+        for k, m in enumerate(METRICS):
+            row[m] = means[k]
+            lo, hi = _nanpercentile(B[:, k], q)
+            row[f"{m}_lo"], row[f"{m}_hi"] = lo, hi
+        if has_counts:
+            BM = np.concatenate(boots_micro) if boots_micro else np.full((1, len(METRICS)), np.nan)
+            for k, m in enumerate(METRICS):
+                row[f"{m}_micro"] = float(pooled[m])
+                lo, hi = _nanpercentile(BM[:, k], q)
+                row[f"{m}_micro_lo"], row[f"{m}_micro_hi"] = lo, hi
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    best = out.groupby("trace")["f1"].transform("max")
+    out["best_f1"] = (out["f1"] == best) & out["f1"].notna()
+    return _sort(out, ["trace", "method"])
+
+
+def _nanpercentile(x: np.ndarray, q) -> tuple[float, float]:
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return np.nan, np.nan
+    lo, hi = np.percentile(x, q)
+    return float(lo), float(hi)
+
+
+def compare_with_paper(t3: pd.DataFrame) -> pd.DataFrame:
+    """Our Table 3 with the paper's numbers beside it.
+
+    Adds ``paper_trace`` ('google' for google_2011, 'alibaba' for the Alibaba
+    traces, NaN otherwise), ``paper_<m>`` and ``<m>_diff`` (ours - paper) for
+    m in tpr, fpr, fnr, f1. Rows of other traces keep NaN there.
+    """
+    out = t3.copy()
+    out["paper_trace"] = out["trace"].map(PAPER_TRACE)
+    paper = PAPER_TABLE3.rename(columns={m: f"paper_{m}" for m in METRICS})
+    out = out.merge(paper, on=["method", "paper_trace"], how="left")
+    for m in METRICS:
+        out[f"{m}_diff"] = out[m] - out[f"paper_{m}"]
+    return _sort(out, ["trace", "method"])
+
+
+def table3_markdown_frame(t3: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """A compact view for the report: 'mean [lo, hi]' per metric, paper beside."""
+    rows = []
+    for _, r in t3.iterrows():
+        row = {"trace": r["trace"], "method": r["method"], "n_jobs": r["n_jobs"]}
+        for m in METRICS:
+            row[m.upper()] = _fmt_ci(r[m], r.get(f"{m}_lo"), r.get(f"{m}_hi"), digits)
+        if "f1_micro" in r:
+            row["F1 pooled"] = _fmt_ci(r["f1_micro"], r.get("f1_micro_lo"), r.get("f1_micro_hi"), digits)
+        if "paper_f1" in r and pd.notna(r.get("paper_f1")):
+            row["paper T/F/F/F1"] = "/".join(f"{r[f'paper_{m}']:.2f}" for m in METRICS)
+            row["F1 - paper"] = f"{r['f1_diff']:+.{digits}f}"
+        row["best"] = "**best**" if r.get("best_f1") else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fmt_ci(v, lo, hi, digits) -> str:
+    if v is None or pd.isna(v):
+        return ""
+    if lo is None or pd.isna(lo):
+        return f"{v:.{digits}f}"
+    return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+# ---------------------------------------------------------------------------
+# F1 over time (Figures 2-3)
+# ---------------------------------------------------------------------------
+
+def f1_over_time_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean F1 over jobs per (trace, method, k); columns trace, method, k, f1, n_jobs."""
+    need = {"trace", "method", "job_id", "k", "f1"}
+    if not need <= set(df.columns):
+        raise ValueError(f"needs columns {sorted(need)}")
+    out = (
+        df.groupby(["trace", "method", "k"], sort=False)
+        .agg(f1=("f1", "mean"), n_jobs=("job_id", "nunique"))
+        .reset_index()
+    )
+    out["k"] = out["k"].astype(int)
+    return _sort(out, ["trace", "method", "k"])
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _style(method: str, i: int) -> dict:
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab20"]
+    if method == "nurd":
+        return {"color": "black", "linewidth": 2.6, "linestyle": "-", "zorder": 5}
+    return {"color": cmap(i % 20), "linewidth": 1.2, "linestyle": ("-", "--", ":")[(i // 20) % 3]}
+
+
+def _methods_in(df: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(_sort(df[["method"]].drop_duplicates(), ["method"])["method"]))
+
+
+def _panels(traces, width=6.5, height=4.2):
+    plt = _plt()
+    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(width * max(1, len(traces)), height),
+                             squeeze=False)
+    return plt, fig, axes[0]
+
+
+def _save(plt, fig, path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight", format="png")
+    plt.close(fig)
+    return path
+
+
+def plot_f1_over_time(table: pd.DataFrame, path) -> Path:
+    """Line plot of mean F1 against normalized time k/10, one panel per trace."""
+    traces = sorted(table["trace"].unique())
+    plt, fig, axes = _panels(traces)
+    methods = _methods_in(table)
+    for ax, trace in zip(axes, traces):
+        sub = table[table["trace"] == trace]
+        for i, m in enumerate(methods):
+            s = sub[sub["method"] == m].sort_values("k")
+            if len(s):
+                ax.plot(s["k"] / 10, s["f1"], label=display_name(m), **_style(m, i))
+        ax.set_title(f"F1 over time: {trace}")
+        ax.set_xlabel("normalized time")
+        ax.set_ylabel("F1 (mean over jobs)")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[-1].legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return _save(plt, fig, path)
+
+
+# ---------------------------------------------------------------------------
+# Job completion time (Figures 4-9)
+# ---------------------------------------------------------------------------
+
+def completion_summary(completion_df: pd.DataFrame) -> pd.DataFrame:
+    """Per (trace, method): unlimited reduction and the mean over machine counts.
+
+    Columns: trace, method, unlimited, unlimited_std, limited_avg (mean of
+    the limited rows' reduction_mean over machine counts), limited_min_machines,
+    limited_max_machines, best_unlimited, best_limited_avg, and the paper's
+    NURD figures for google_2011 / Alibaba traces (paper_nurd_unlimited,
+    paper_nurd_limited_avg).
+    """
+    c = completion_df
+    unl = c[c["algorithm"] == "unlimited"].set_index(["trace", "method"])
+    lim = c[c["algorithm"] == "limited"].groupby(["trace", "method"]).agg(
+        limited_avg=("reduction_mean", "mean"),
+        limited_min_machines=("machines", "min"),
+        limited_max_machines=("machines", "max"),
+    )
+    out = pd.DataFrame({
+        "unlimited": unl["reduction_mean"],
+        "unlimited_std": unl["reduction_std_over_seeds"],
+        "n_jobs": unl["n_jobs"],
+    }).join(lim, how="outer").reset_index()
+    for col in ("unlimited", "limited_avg"):
+        best = out.groupby("trace")[col].transform("max")
+        out[f"best_{col}"] = (out[col] == best) & out[col].notna()
+    pt = out["trace"].map(PAPER_TRACE)
+    pc = PAPER_COMPLETION.set_index(["paper_trace", "algorithm"])["nurd_reduction"]
+    out["paper_nurd_unlimited"] = [pc.get((p, "unlimited"), np.nan) if isinstance(p, str) else np.nan for p in pt]
+    out["paper_nurd_limited_avg"] = [pc.get((p, "limited_avg"), np.nan) if isinstance(p, str) else np.nan for p in pt]
+    return _sort(out, ["trace", "method"])
+
+
+def _bars(table: pd.DataFrame, value: str, err: str | None, title: str, path) -> Path:
+    traces = sorted(table["trace"].unique())
+    plt, fig, axes = _panels(traces, width=8.0)
+    for ax, trace in zip(axes, traces):
+        sub = _sort(table[table["trace"] == trace], ["method"])
+        x = np.arange(len(sub))
+        colors = ["black" if m == "nurd" else "tab:blue" for m in sub["method"]]
+        yerr = sub[err].fillna(0).to_numpy() if err and err in sub else None
+        ax.bar(x, sub[value].to_numpy() * 100, yerr=None if yerr is None else yerr * 100,
+               color=colors, capsize=2)
+        ax.set_xticks(x, [display_name(m) for m in sub["method"]], rotation=70, fontsize=8)
+        ax.set_ylabel("reduction in job completion time (%)")
+        ax.axhline(0, color="grey", linewidth=0.8)
+        ax.set_title(f"{title}: {trace}")
+        ax.grid(axis="y", alpha=0.3)
+    return _save(plt, fig, path)
+
+
+def plot_completion_unlimited(completion_df: pd.DataFrame, path) -> Path:
+    """Bar per method, Algorithm 2 (Figures 4-5); error bars: std over seeds."""
+    sub = completion_df[completion_df["algorithm"] == "unlimited"]
+    return _bars(sub, "reduction_mean", "reduction_std_over_seeds", "Unlimited machines", path)
+
+
+def plot_completion_limited_avg(completion_df: pd.DataFrame, path) -> Path:
+    """Bar per method, Algorithm 3 averaged over machine counts (Figures 8-9)."""
+    s = completion_summary(completion_df)
+    return _bars(s, "limited_avg", None, "Averaged over machine counts", path)
+
+
+def plot_completion_limited(completion_df: pd.DataFrame, path) -> Path:
+    """Reduction against the number of machines, one line per method (Figures 6-7)."""
+    sub = completion_df[completion_df["algorithm"] == "limited"]
+    traces = sorted(sub["trace"].unique())
+    plt, fig, axes = _panels(traces)
+    methods = _methods_in(sub)
+    for ax, trace in zip(axes, traces):
+        st = sub[sub["trace"] == trace]
+        for i, m in enumerate(methods):
+            s = st[st["method"] == m].sort_values("machines")
+            if len(s):
+                ax.plot(s["machines"], s["reduction_mean"] * 100, marker="o", markersize=3,
+                        label=display_name(m), **_style(m, i))
+        ax.set_title(f"Fewer machines: {trace}")
+        ax.set_xlabel("number of machines")
+        ax.set_ylabel("reduction in job completion time (%)")
+        ax.grid(alpha=0.3)
+    axes[-1].legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return _save(plt, fig, path)
+
+
+# ---------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------
+
+def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
+    """GitHub-style Markdown table (tabulate); NaN shown empty, no index."""
+    from tabulate import tabulate
+
+    if not isinstance(df.index, pd.RangeIndex):
+        df = df.reset_index()
+    if df.empty:
+        return "_(no rows)_"
+    df = df.astype(object).where(df.notna(), None)     # tabulate's missingval applies to None
+    return tabulate(df, headers="keys", tablefmt="github", floatfmt=floatfmt,
+                    showindex=False, missingval="")
+
+
+def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
+                 *, title: str = "Straggler prediction: comparison with NURD (MLSys 2022)",
+                 notes: str | None = None, markdown_tables: Mapping[str, pd.DataFrame] | None = None,
+                 max_md_rows: int = 500) -> Path:
+    """Write ``<name>.csv`` and ``<name>.parquet`` per table, ``<name>.png`` per
+    plot (a path to an existing PNG, or a matplotlib Figure), and ``report.md``
+    linking them and embedding each table as Markdown (``markdown_tables[name]``
+    instead of the table itself when given, e.g. a formatted view; at most
+    ``max_md_rows`` rows). Everything is written to a temporary sibling
+    directory that then replaces ``out_dir`` by rename, so a reader never sees
+    a half-written report. Returns the path of report.md.
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    try:
+        md = [f"# {title}", ""]
+        if notes:
+            md += [notes.strip(), ""]
+        for name, df in tables.items():
+            _check_name(name)
+            df.to_csv(tmp / f"{name}.csv", index=False)
+            df.to_parquet(tmp / f"{name}.parquet", index=False)
+            view = (markdown_tables or {}).get(name, df)
+            md += [f"## {name}", "", f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
+                   f" ({len(df)} rows)", ""]
+            if len(view) > max_md_rows:
+                md += [f"First {max_md_rows} of {len(view)} rows:", ""]
+                view = view.head(max_md_rows)
+            md += [to_markdown(view), ""]
+        if plots:
+            md += ["## Figures", ""]
+        for name, plot in plots.items():
+            _check_name(name)
+            dest = tmp / f"{name}.png"
+            if hasattr(plot, "savefig"):
+                plot.savefig(dest, dpi=110, bbox_inches="tight", format="png")
+            else:
+                shutil.copyfile(Path(plot), dest)
+            md += [f"### {name}", "", f"![{name}]({name}.png)", ""]
+        (tmp / "report.md").write_text("\n".join(md), encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        _swap_in(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out_dir / "report.md"
+
+
+def _check_name(name: str) -> None:
+    if not name or "/" in name or "\\" in name or name.startswith(".") or name == "report":
+        raise ValueError(f"bad table/plot name: {name!r}")
+
+
+def _swap_in(tmp: Path, out_dir: Path) -> None:
+    """Replace out_dir by tmp: the old report stays whole until the new one is in place."""
+    if out_dir.exists():
+        old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:8]}"
+        os.rename(out_dir, old)
+        try:
+            os.rename(tmp, out_dir)
+        except BaseException:
+            os.rename(old, out_dir)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, out_dir)
+
+
+def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
+                 completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
+                 notes: str | None = None) -> Path:
+    """Everything at once: Table 3 with the paper beside, F1 over time, completion time."""
+    t3 = compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed))
+    tables = {"table3": t3, "paper_table3": PAPER_TABLE3}
+    md_views = {"table3": table3_markdown_frame(t3)}
+    plots: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        if f1_time_df is not None and len(f1_time_df):
+            ft = f1_over_time_table(f1_time_df)
+            tables["f1_over_time"] = ft
+            md_views["f1_over_time"] = ft.pivot_table(index=["trace", "method"], columns="k",
+                                                      values="f1", sort=False).reset_index()
+            plots["f1_over_time"] = plot_f1_over_time(ft, d / "f1_over_time.png")
+        if completion_df is not None and len(completion_df):
+            tables["completion"] = completion_df
+            cs = completion_summary(completion_df)
+            tables["completion_summary"] = cs
+            lim = completion_df[completion_df["algorithm"] == "limited"]
+            if len(lim):
+                md_views["completion"] = lim.pivot_table(
+                    index=["trace", "method"], columns="machines", values="reduction_mean", sort=False,
+                ).reset_index()
+                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
+                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
+            if (completion_df["algorithm"] == "unlimited").any():
+                plots["completion_unlimited"] = plot_completion_unlimited(completion_df, d / "cu.png")
+        return write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views)

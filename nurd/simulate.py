@@ -1,0 +1,245 @@
+"""Online replay of a job (PROTOCOL.md section 4, NURD paper Algorithm 1).
+
+All tasks of a job share a clock that starts at each task's own start. At
+checkpoint t a task is finished iff its latency y <= t. Per job:
+
+1. k = 0, t0: the first ``initial_fraction`` of tasks have finished. The
+   method's ``begin(F0, R0, t0)`` sees them; nothing is flagged.
+2. k = 1, 2, ...: ``fit(F_t, R_t, t)`` then ``flag(candidates)``. A flag is
+   for good: the task is never scored again (``flagged_at_s`` keeps the first).
+3. A task is predicted a straggler iff it was flagged before it finished;
+   metrics are over the tasks running at t0 (a method may restrict them,
+   Wrangler evaluates on its test third).
+
+Decision (not in the paper, documented in docs/PROTOCOL_DECISIONS.md): F_t
+and R_t are defined by the trace alone (F_t = {y <= t}, R_t = {y > t}); a
+flag removes a task from the candidates, not from the training data. This is
+what lets NURD, NURD-NC and GBTR share one fit per checkpoint, and puts
+every method on the same training data.
+
+No look-ahead: at checkpoint k the method gets X[k] (features as visible at
+t_k) and the latencies of tasks with y <= t_k only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from nurd.methods.base import CannotFit, JobContext, Method, TaskSet
+from nurd.metrics import job_scores
+
+N_TIME_POINTS = 10  # F1 over normalized time k/10, k = 1..10 (PROTOCOL 4.7)
+
+
+@dataclass
+class JobData:
+    """One job ready to replay: X[k] holds every task's features at checkpoint k."""
+
+    job_id: int
+    task_ids: np.ndarray         # (n,)
+    latency: np.ndarray          # (n,) seconds
+    checkpoints: np.ndarray      # (K,) seconds; checkpoints[0] = t0
+    X: np.ndarray                # (K, n, d) normalized features
+    tau: float                   # straggler threshold (s)
+    feature_names: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        K, n, d = self.X.shape
+        if len(self.task_ids) != n or len(self.latency) != n or len(self.checkpoints) != K:
+            raise ValueError(f"job {self.job_id}: inconsistent shapes X={self.X.shape}, "
+                             f"tasks={len(self.task_ids)}, checkpoints={len(self.checkpoints)}")
+        if np.any(np.diff(self.checkpoints) <= 0):
+            raise ValueError(f"job {self.job_id}: checkpoints are not increasing")
+
+    @property
+    def t0(self) -> float:
+        return float(self.checkpoints[0])
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.latency >= self.tau
+
+
+@dataclass
+class VariantResult:
+    method: str
+    flagged_at: np.ndarray       # (n,) seconds, NaN = never flagged
+    scored: np.ndarray           # (n,) bool: evaluated tasks
+    scores: dict[str, float]     # tp fp fn tn tpr fpr fnr f1
+    f1_over_time: np.ndarray     # (10,)
+
+
+@dataclass
+class JobResult:
+    job_id: int
+    task_ids: np.ndarray
+    variants: list[VariantResult]
+    fallbacks: list[tuple[int, float, str]] = field(default_factory=list)  # (k, t, reason)
+    n_checkpoints: int = 0
+    seconds: float = 0.0
+
+
+def job_seed(seed: int, job_id) -> int:
+    """A per-job seed that does not depend on job order or worker count."""
+    digest = hashlib.sha256(f"{seed}:{job_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+# Errors a library raises on degenerate data; recorded as a fallback, not a crash.
+DEGENERATE = (CannotFit, ValueError, np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError)
+
+
+def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
+    started = time.perf_counter()
+    n = len(job.task_ids)
+    y = job.latency
+    ctx = JobContext(
+        job_id=job.job_id, tau=job.tau, t0=job.t0, task_ids=job.task_ids,
+        feature_names=job.feature_names, seed=job_seed(seed, job.job_id),
+        labels=dict(zip(job.task_ids.tolist(), job.labels.tolist())) if method.oracle else None,
+    )
+    method.reset(ctx)
+    names = method.variant_names
+    flagged_at = {v: np.full(n, np.nan) for v in names}
+    scored = y > job.t0
+    restrict = method.scored_task_ids(ctx)
+    if restrict is not None:
+        scored &= np.isin(job.task_ids, restrict)
+    fallbacks: list[tuple[int, float, str]] = []
+
+    def sets(k: int, t: float) -> tuple[np.ndarray, TaskSet, TaskSet]:
+        fin = y <= t
+        return fin, TaskSet(job.task_ids[fin], job.X[k][fin], y[fin]), TaskSet(job.task_ids[~fin], job.X[k][~fin])
+
+    _, F0, R0 = sets(0, job.t0)
+    try:
+        method.begin(F0, R0, job.t0)
+    except DEGENERATE as e:
+        fallbacks.append((0, job.t0, _reason(e)))
+
+    for k in range(1, len(job.checkpoints)):
+        t = float(job.checkpoints[k])
+        fin, F, R = sets(k, t)
+        open_any = np.zeros(n, bool)
+        for v in names:
+            open_any |= np.isnan(flagged_at[v])
+        cand = ~fin & scored & open_any
+        if not cand.any():
+            continue
+        cand_idx = np.flatnonzero(cand)
+        C = TaskSet(job.task_ids[cand_idx], job.X[k][cand_idx])
+        try:
+            method.fit(F, R, t)
+            out = method.flag(C)
+        except DEGENERATE as e:
+            fallbacks.append((k, t, _reason(e)))
+            continue
+        outs = out if isinstance(out, dict) else {names[0]: out}
+        for v in names:
+            flags = np.asarray(outs[v])
+            if flags.shape != (len(cand_idx),) or flags.dtype != bool:
+                raise TypeError(f"{type(method).__name__}.flag returned {flags.dtype} {flags.shape}, "
+                                f"expected bool ({len(cand_idx)},) for variant {v}")
+            hit = cand_idx[flags & np.isnan(flagged_at[v][cand_idx])]
+            flagged_at[v][hit] = t
+
+    labels = job.labels
+    span = job.tau - job.t0
+    cutoffs = job.t0 + span * np.arange(1, N_TIME_POINTS + 1) / N_TIME_POINTS
+    variants = []
+    for v in names:
+        fa = flagged_at[v]
+        lab, fa_s = labels[scored], fa[scored]
+        pred = ~np.isnan(fa_s)
+        over_time = np.array([job_scores(lab, pred & (fa_s <= c))["f1"] for c in cutoffs])
+        variants.append(VariantResult(v, fa, scored.copy(), job_scores(lab, pred), over_time))
+    return JobResult(job.job_id, job.task_ids, variants, fallbacks, len(job.checkpoints),
+                     time.perf_counter() - started)
+
+
+def _reason(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return (msg if isinstance(e, CannotFit) else f"{type(e).__name__}: {msg}")[:200]
+
+
+# ---------------------------------------------------------------- many jobs
+
+MethodFactory = Callable[[], Method]
+
+
+def _replay_many(args) -> list[JobResult]:
+    job, factories, seed = args
+    return [replay_job(job, f(), seed) for f in factories]
+
+
+def replay_jobs(jobs: Sequence[JobData], factories: Sequence[MethodFactory], *, seed: int = 0,
+                workers: int = 1, progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
+    """Replay every job with every method; results in job order whatever ``workers`` is.
+
+    Factories must be picklable (module-level callables or functools.partial)
+    when workers > 1: workers are spawned processes, each model single-threaded.
+    """
+    tasks = [(job, list(factories), seed) for job in jobs]
+    results: list[JobResult] = []
+    if workers <= 1 or len(jobs) <= 1:
+        for i, t in enumerate(tasks):
+            results.extend(_replay_many(t))
+            if progress:
+                progress(i + 1, len(tasks))
+        return results
+    saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    for k in saved:
+        os.environ[k] = "1"
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+            # biggest jobs first keeps both cores busy; results are re-ordered below
+            order = sorted(range(len(tasks)), key=lambda i: -tasks[i][0].X.size)
+            futures = {i: pool.submit(_replay_many, tasks[i]) for i in order}
+            by_job = {}
+            for n_done, i in enumerate(order):
+                by_job[i] = futures[i].result()
+                if progress:
+                    progress(n_done + 1, len(tasks))
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    for i in range(len(tasks)):
+        results.extend(by_job[i])
+    return results
+
+
+def results_frames(results: Sequence[JobResult], trace: str) -> dict[str, pd.DataFrame]:
+    """predictions, job_metrics, f1_over_time and method_fallbacks rows."""
+    pred, metrics, over_time, falls = [], [], [], []
+    for r in results:
+        for v in r.variants:
+            ids = r.task_ids[v.scored]
+            pred.append(pd.DataFrame({"trace": trace, "method": v.method, "job_id": r.job_id,
+                                      "task_id": ids, "flagged_at_s": v.flagged_at[v.scored]}))
+            metrics.append({"trace": trace, "method": v.method, "job_id": r.job_id,
+                            **v.scores, "n_scored": int(v.scored.sum()),
+                            "n_checkpoints": r.n_checkpoints, "n_fallbacks": len(r.fallbacks),
+                            "seconds": r.seconds / len(r.variants)})
+            over_time.extend({"trace": trace, "method": v.method, "job_id": r.job_id,
+                              "k": i + 1, "f1": float(f)} for i, f in enumerate(v.f1_over_time))
+            falls.extend({"trace": trace, "method": v.method, "job_id": r.job_id, "k": k,
+                          "checkpoint_s": t, "reason": reason} for k, t, reason in r.fallbacks)
+    cols_f = ["trace", "method", "job_id", "k", "checkpoint_s", "reason"]
+    return {
+        "predictions": pd.concat(pred, ignore_index=True) if pred else pd.DataFrame(),
+        "job_metrics": pd.DataFrame(metrics),
+        "f1_over_time": pd.DataFrame(over_time),
+        "method_fallbacks": pd.DataFrame(falls, columns=cols_f),
+    }

@@ -1,0 +1,131 @@
+"""Run the SQL of ``sql/`` against the DuckDB warehouse.
+
+Every query is a .sql file named after the table or view it builds. Files
+that start with ``CREATE`` are executed as they are (views); the others are a
+SELECT whose rows replace the trace's rows of the table of the same name, in
+one transaction, so a crash never leaves a half-written table visible.
+Parameters are ``${name}`` placeholders (string.Template): only validated
+settings and paths are substituted.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from string import Template
+
+import duckdb
+
+from nurd import SQL_DIR
+from nurd.settings import SelectionSettings
+
+GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage", "task_lifecycle", "job_candidates")
+GOOGLE_TABLES = ("jobs", "task_outcomes", "tasks", "selection_funnel", "job_checkpoints", "checkpoint_features")
+ALIBABA_TABLES = ("jobs", "task_outcomes", "tasks", "selection_funnel", "job_checkpoints", "checkpoint_features")
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def sql_text(name: str) -> str:
+    path = SQL_DIR / f"{name}.sql"
+    if not path.exists():
+        raise FileNotFoundError(f"no SQL file {path}")
+    return path.read_text()
+
+
+def sql_path_literal(path: Path | str) -> str:
+    """A path inside a single-quoted SQL literal."""
+    return str(path).replace("'", "''")
+
+
+def render(name: str, **params) -> str:
+    try:
+        return Template(sql_text(name)).substitute(**{k: str(v) for k, v in params.items()})
+    except KeyError as e:
+        raise KeyError(f"sql/{name}.sql needs parameter {e.args[0]!r}") from None
+
+
+def create_view(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
+    con.execute(render(name, **params))
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = 'main'",
+        [table]).fetchone()[0])
+
+
+def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str, trace: str) -> int:
+    """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction."""
+    if not _IDENT.match(table):
+        raise ValueError(f"bad table name {table!r}")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if not table_exists(con, table):
+            con.execute(f"CREATE TABLE {table} AS SELECT * FROM ({select_sql}) LIMIT 0")
+        con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
+        con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
+        n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return int(n)
+
+
+def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings,
+                sql_name: str | None = None, **extra) -> int:
+    params = settings.sql_params() | extra
+    return replace_trace_rows(con, table, render(sql_name or table, **params), settings.trace)
+
+
+def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> None:
+    """(Re)create the typed staging views over a Google-format trace directory."""
+    raw_dir = Path(raw_dir).resolve()
+    for table in ("job_events", "task_events", "task_usage"):
+        if not any((raw_dir / table).glob("part-*-of-*.csv.gz")):
+            raise FileNotFoundError(f"no {table} parts under {raw_dir / table} (expected part-NNNNN-of-MMMMM.csv.gz)")
+    params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
+    for view in GOOGLE_VIEWS:
+        create_view(con, view, **params)
+
+
+def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings) -> None:
+    csv_path = Path(csv_path).resolve()
+    if not csv_path.exists():
+        raise FileNotFoundError(f"no batch_instance file at {csv_path}")
+    view = "stg_batch_instance__2017" if settings.trace == "alibaba_2017" else "stg_batch_instance"
+    create_view(con, view, csv_path=sql_path_literal(csv_path), **settings.sql_params())
+    if view != "stg_batch_instance":
+        con.execute("CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM stg_batch_instance__2017")
+
+
+def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
+    """jobs -> task_outcomes -> tasks -> selection_funnel, from the staged views."""
+    suffix = "" if settings.is_google_format else "__alibaba"
+    counts = {}
+    for table in ("jobs", "task_outcomes", "tasks", "selection_funnel"):
+        counts[table] = build_table(con, table, settings, sql_name=table + suffix)
+    return counts
+
+
+def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
+    """job_checkpoints -> checkpoint_features, from ``tasks``."""
+    suffix = "" if settings.is_google_format else "__alibaba"
+    return {
+        "job_checkpoints": build_table(con, "job_checkpoints", settings),
+        "checkpoint_features": build_table(con, "checkpoint_features", settings,
+                                           sql_name="checkpoint_features" + suffix),
+    }
+
+
+def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None,
+              threads: int | None = None, temp_directory: str | None = None) -> None:
+    """Out-of-core settings: DuckDB spills to ``temp_directory`` past ``memory_limit``."""
+    if memory_limit:
+        con.execute(f"SET memory_limit = '{sql_path_literal(memory_limit)}'")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    if temp_directory:
+        Path(temp_directory).mkdir(parents=True, exist_ok=True)
+        con.execute(f"SET temp_directory = '{sql_path_literal(temp_directory)}'")
+    con.execute("SET preserve_insertion_order = false")

@@ -1,0 +1,5 @@
+-- Checkpoints where a method could not fit: it flagged nothing there.
+CREATE TABLE IF NOT EXISTS method_fallbacks (
+    trace VARCHAR NOT NULL, method VARCHAR NOT NULL, job_id BIGINT NOT NULL,
+    k INTEGER, checkpoint_s DOUBLE, reason VARCHAR
+);

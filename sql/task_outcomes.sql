@@ -1,0 +1,22 @@
+-- Every task of the selected jobs with the reason it is kept or excluded
+-- (PROTOCOL.md section 1): only tasks that FINISH inside the trace window,
+-- were first scheduled inside it, and have usage rows get a latency.
+WITH usage_tasks AS (
+    SELECT DISTINCT u.job_id, u.task_index AS task_id
+    FROM stg_task_usage u
+    SEMI JOIN jobs j ON j.job_id = u.job_id AND j.trace = '${trace}'
+)
+SELECT
+    '${trace}' AS trace,
+    l.job_id,
+    l.task_id,
+    l.first_schedule_us,
+    l.final_finish_us,
+    l.evictions,
+    l.failures,
+    CASE WHEN l.end_state = 'finished' AND u.task_id IS NULL THEN 'no_usage'
+         ELSE l.end_state END AS outcome
+FROM task_lifecycle l
+SEMI JOIN jobs j ON j.job_id = l.job_id AND j.trace = '${trace}'
+LEFT JOIN usage_tasks u USING (job_id, task_id)
+ORDER BY l.job_id, l.task_id

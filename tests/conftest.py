@@ -1,0 +1,3 @@
+import os
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")

@@ -1,0 +1,147 @@
+"""Selection and features in SQL on hand-built mini traces with known answers."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pytest
+
+from nurd.settings import SelectionSettings
+from nurd.warehouse import build_features, build_selection, stage_google
+from tests.minitrace import END, EVICT, FAIL, FINISH, KILL, LOST, S, SCHEDULE, SUBMIT, T0, UPDATE_PENDING, MiniTrace
+
+J_RAISED, J_CLASS0, J_99, J_MAIN, J_NO_TASKS = 6_000_000_001, 6_000_000_002, 6_000_000_003, 6_336_594_489, 6_000_000_005
+
+
+def latency_of(task: int) -> int:
+    return (600 + 37 * task) * S  # 10 min .. ~71 min, distinct
+
+
+def build_trace() -> MiniTrace:
+    m = MiniTrace()
+    # class 0 on SUBMIT, raised to 2 by a later event: production under the max rule
+    m.job(J_RAISED, 0, T0 + 1)
+    m.job(J_RAISED, 2, T0 + 50 * S, UPDATE_PENDING)
+    for i in range(100):
+        m.run(J_RAISED, i, T0 + 60 * S, T0 + 60 * S + latency_of(i))
+    m.job(J_CLASS0, 0, T0 + 2)
+    for i in range(120):
+        m.run(J_CLASS0, i, T0 + 60 * S, T0 + 60 * S + latency_of(i), priority=2)
+    m.job(J_99, 1, T0 + 3)
+    for i in range(99):
+        m.run(J_99, i, T0 + 60 * S, T0 + 60 * S + latency_of(i))
+    m.job(J_NO_TASKS, 1, T0 + 4)
+    # the main job: 100 tasks with every special case, rows spread over parts
+    m.job(J_MAIN, 3, T0 + 5)
+    start = T0 + 100 * S
+    for i in range(8, 100):
+        m.run(J_MAIN, i, start, start + latency_of(i))
+    # task 0: evicted at +2000 s, re-submitted and re-scheduled elsewhere, finishes at +4000 s
+    m.event(J_MAIN, 0, start, SUBMIT)
+    m.event(J_MAIN, 0, start, SCHEDULE, 1111)
+    m.usage(J_MAIN, 0, start, start + 2000 * S, 1111)
+    m.event(J_MAIN, 0, start + 2000 * S, EVICT, 1111)
+    m.event(J_MAIN, 0, start + 2001 * S, SUBMIT)
+    m.event(J_MAIN, 0, start + 2200 * S, SCHEDULE, 2222)
+    m.usage(J_MAIN, 0, start + 2200 * S, start + 4000 * S, 2222)
+    m.event(J_MAIN, 0, start + 4000 * S, FINISH, 2222)
+    # task 1: fails then is retried and finishes
+    m.event(J_MAIN, 1, start, SUBMIT)
+    m.event(J_MAIN, 1, start + 5 * S, SCHEDULE, 3333)
+    m.usage(J_MAIN, 1, start + 5 * S, start + 400 * S, 3333)
+    m.event(J_MAIN, 1, start + 400 * S, FAIL, 3333)
+    m.event(J_MAIN, 1, start + 401 * S, SUBMIT)
+    m.event(J_MAIN, 1, start + 402 * S, SCHEDULE, 4444)
+    m.usage(J_MAIN, 1, start + 402 * S, start + 2500 * S, 4444)
+    m.event(J_MAIN, 1, start + 2500 * S, FINISH, 4444)
+    m.run(J_MAIN, 2, start, start + 900 * S, ending=KILL)
+    m.run(J_MAIN, 3, start, start + 900 * S, ending=LOST)
+    m.run(J_MAIN, 4, start, start + 900 * S, usage=False)
+    m.event(J_MAIN, 5, 0, SUBMIT)
+    m.event(J_MAIN, 5, 0, SCHEDULE)
+    m.event(J_MAIN, 5, start + 900 * S, FINISH)
+    m.run(J_MAIN, 6, start, start + 900 * S, ending=FINISH, usage=False)
+    m.task_events[-1][0] = END  # its FINISH is after the window
+    m.run(J_MAIN, 7, start, start + 1700 * S, cpu="", mem="")  # empty usage fields
+    return m
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mini")
+    build_trace().write(root / "raw", n_parts=3)
+    con = duckdb.connect(str(root / "warehouse.duckdb"))
+    settings = SelectionSettings()
+    stage_google(con, root / "raw", settings)
+    build_selection(con, settings)
+    build_features(con, settings)
+    yield con
+    con.close()
+
+
+def test_jobs_are_exactly_the_eligible_ones(warehouse):
+    jobs = warehouse.execute("SELECT job_id, n_tasks, max_scheduling_class, first_scheduling_class "
+                             "FROM jobs ORDER BY job_id").fetchall()
+    assert jobs == [(J_RAISED, 100, 2, 0), (J_MAIN, 100, 3, 3)]
+
+
+def test_tasks_latency_evictions_failures(warehouse):
+    rows = {r[0]: r[1:] for r in warehouse.execute(
+        "SELECT task_id, latency_us, evictions, failures FROM tasks WHERE job_id = ?", [J_MAIN]).fetchall()}
+    assert set(rows) == {0, 1, 7} | set(range(8, 100))
+    assert rows[0] == (4000 * S, 1, 0)       # from the FIRST schedule to the FINAL finish
+    assert rows[1] == (2495 * S, 0, 1)
+    assert rows[50] == (latency_of(50), 0, 0)
+    assert warehouse.execute("SELECT latency_s FROM tasks WHERE job_id = ? AND task_id = 1",
+                             [J_MAIN]).fetchone()[0] == 2495.0
+
+
+def test_excluded_tasks_are_counted_by_reason(warehouse):
+    outcomes = dict(warehouse.execute(
+        "SELECT outcome, count(*) FROM task_outcomes WHERE job_id = ? GROUP BY outcome", [J_MAIN]).fetchall())
+    assert outcomes == {"finished": 95, "killed": 1, "lost": 1, "no_usage": 1,
+                        "scheduled_before_window": 1, "finished_after_window": 1}
+    funnel = {r[0]: r[1:] for r in warehouse.execute(
+        "SELECT reason, jobs, tasks FROM selection_funnel").fetchall()}
+    assert funnel["input"] == (5, 100 + 120 + 99 + 100)
+    assert funnel["no_task_events"] == (1, 0)
+    assert funnel["not_production"] == (1, 120)
+    assert funnel["too_few_tasks"] == (1, 99)
+    assert funnel["selected"] == (2, 200)
+    assert funnel["tasks"] == (2, 195)
+    assert funnel["killed"] == (1, 1)
+
+
+def test_straggler_label_is_the_job_p90(warehouse):
+    for job in (J_RAISED, J_MAIN):
+        lat, lab = zip(*warehouse.execute(
+            "SELECT latency_s, is_straggler FROM tasks WHERE job_id = ?", [job]).fetchall())
+        tau = np.quantile(np.array(lat), 0.9)
+        assert list(lab) == [x >= tau for x in lat]
+
+
+def test_checkpoint_grid(warehouse):
+    lat = np.array([r[0] for r in warehouse.execute(
+        "SELECT latency_us FROM tasks WHERE job_id = ? ORDER BY latency_us", [J_RAISED]).fetchall()])
+    cps = warehouse.execute("SELECT k, checkpoint_us, tau_s FROM job_checkpoints WHERE job_id = ? ORDER BY k",
+                            [J_RAISED]).fetchall()
+    t0 = lat[3]  # ceil(0.04 * 100) = 4th fastest task
+    tau = np.quantile(lat, 0.9)
+    assert cps[0][:2] == (0, t0)
+    assert [c[1] for c in cps] == list(range(t0, int(np.ceil(tau)), 300 * S))
+    assert cps[0][2] == pytest.approx(tau / S)
+
+
+def test_features_normalized_and_complete(warehouse):
+    n_rows, n_null, lo, hi = warehouse.execute("""
+        SELECT count(*), count(*) FILTER (WHERE mcu IS NULL OR cpi IS NULL OR ev IS NULL),
+               least(min(mcu), min(cmu), min(ev)), greatest(max(mcu), max(cmu), max(ev))
+        FROM checkpoint_features""").fetchone()
+    n_expected = warehouse.execute("""
+        SELECT sum(n) FROM (SELECT count(*) * (SELECT count(*) FROM job_checkpoints c WHERE c.job_id = t.job_id) AS n
+        FROM tasks t GROUP BY job_id)""").fetchone()[0]
+    assert n_rows == n_expected and n_null == 0 and 0 <= lo and hi <= 1
+    # the evicted task shows its eviction once it happened (task time 2000 s)
+    ev = dict(warehouse.execute("""SELECT checkpoint_s > 2000, max(ev) FROM checkpoint_features
+        WHERE job_id = ? AND task_id = 0 GROUP BY 1""", [J_MAIN]).fetchall())
+    assert ev[False] == 0 and ev[True] == 1

@@ -25,7 +25,8 @@ Decisions:
   are left out of that metric's mean (``nanmean``), as in the mean itself.
 - Pooled figures: tpr = sum tp / (sum tp + sum fn), fpr = sum fp / (sum fp +
   sum tn), fnr = 1 - tpr, f1 = 2 sum tp / (2 sum tp + sum fp + sum fn),
-  columns ``*_micro`` with the same bootstrap over jobs.
+  columns ``pooled_<m>`` (as ``nurd.metrics.summarize``) with the same
+  bootstrap over jobs.
 - ``best_f1`` marks the largest mean F1 per trace (every method on a tie).
 """
 
@@ -143,11 +144,11 @@ def _group_rng(seed: int, trace: str, method: str) -> np.random.Generator:
 
 def _boot_counts(rng: np.random.Generator, n_jobs: int, n_boot: int, chunk: int = 200):
     """Yield (b, n_jobs) resample-count matrices, n_boot rows in all."""
-    p = np.full(n_jobs, 1.0 / n_jobs)
     done = 0
     while done < n_boot:
         b = min(chunk, n_boot - done)
-        yield rng.multinomial(n_jobs, p, size=b).astype(float)
+        idx = rng.integers(0, n_jobs, size=(b, n_jobs)) + (np.arange(b) * n_jobs)[:, None]
+        yield np.bincount(idx.ravel(), minlength=b * n_jobs).reshape(b, n_jobs).astype(float)
         done += b
 
 
@@ -171,7 +172,7 @@ def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
 
     Columns: trace, method, n_jobs, then for each of tpr, fpr, fnr, f1 the
     mean and ``<m>_lo`` / ``<m>_hi``; if tp, fp, fn, tn are present, the same
-    for pooled figures as ``<m>_micro`` (+ ``_lo``/``_hi``); ``best_f1``.
+    for pooled (micro) figures as ``pooled_<m>`` (+ ``_lo``/``_hi``); ``best_f1``.
     """
     need = {"trace", "method", "job_id", *METRICS}
     missing = need - set(job_metrics_df.columns)
@@ -188,25 +189,25 @@ def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
         if has_counts:
             cnt = g[["tp", "fp", "fn", "tn"]].to_numpy(dtype=float)
             pooled = _pooled(*cnt.sum(axis=0))
-        boots, boots_micro = [], []
+        boots, boots_pooled = [], []
         if n_boot > 0 and len(g) > 0:
             for counts in _boot_counts(_group_rng(seed, trace, method), len(g), n_boot):
                 boots.append(_weighted_nanmean(counts, vals))
                 if has_counts:
                     s = counts @ cnt
                     pm = _pooled(s[:, 0], s[:, 1], s[:, 2], s[:, 3])
-                    boots_micro.append(np.column_stack([pm[m] for m in METRICS]))
+                    boots_pooled.append(np.column_stack([pm[m] for m in METRICS]))
         B = np.concatenate(boots) if boots else np.full((1, len(METRICS)), np.nan)
         for k, m in enumerate(METRICS):
             row[m] = means[k]
             lo, hi = _nanpercentile(B[:, k], q)
             row[f"{m}_lo"], row[f"{m}_hi"] = lo, hi
         if has_counts:
-            BM = np.concatenate(boots_micro) if boots_micro else np.full((1, len(METRICS)), np.nan)
+            BM = np.concatenate(boots_pooled) if boots_pooled else np.full((1, len(METRICS)), np.nan)
             for k, m in enumerate(METRICS):
-                row[f"{m}_micro"] = float(pooled[m])
+                row[f"pooled_{m}"] = float(pooled[m])
                 lo, hi = _nanpercentile(BM[:, k], q)
-                row[f"{m}_micro_lo"], row[f"{m}_micro_hi"] = lo, hi
+                row[f"pooled_{m}_lo"], row[f"pooled_{m}_hi"] = lo, hi
         rows.append(row)
     out = pd.DataFrame(rows)
     if out.empty:
@@ -247,8 +248,8 @@ def table3_markdown_frame(t3: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
         row = {"trace": r["trace"], "method": r["method"], "n_jobs": r["n_jobs"]}
         for m in METRICS:
             row[m.upper()] = _fmt_ci(r[m], r.get(f"{m}_lo"), r.get(f"{m}_hi"), digits)
-        if "f1_micro" in r:
-            row["F1 pooled"] = _fmt_ci(r["f1_micro"], r.get("f1_micro_lo"), r.get("f1_micro_hi"), digits)
+        if "pooled_f1" in r:
+            row["F1 pooled"] = _fmt_ci(r["pooled_f1"], r.get("pooled_f1_lo"), r.get("pooled_f1_hi"), digits)
         if "paper_f1" in r and pd.notna(r.get("paper_f1")):
             row["paper T/F/F/F1"] = "/".join(f"{r[f'paper_{m}']:.2f}" for m in METRICS)
             row["F1 - paper"] = f"{r['f1_diff']:+.{digits}f}"

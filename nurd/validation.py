@@ -9,7 +9,8 @@ Plain Python, no Dagster.  Entry point::
 ``df_or_con`` is either a ``pandas.DataFrame`` or a DuckDB connection (then
 ``table`` names the table, fetched with ``SELECT * FROM table``; DuckDB keeps
 insertion order, which the ``checkpoint_features`` monotonicity check relies on
-unless ``params["checkpoint_order_by"]`` names an ordering column).
+unless the table has the checkpoint index ``k`` or ``params["checkpoint_order_by"]``
+names an ordering column).
 
 All rows are validated unless ``max_rows`` is given; a cap is always reported in
 the outcome (``rows_total``/``rows_validated``/``row_cap``) and in the markdown.
@@ -83,13 +84,15 @@ RAW_TASK_EVENTS_COLUMNS = [
 ]
 RAW_TASK_USAGE_KEYS = ["start_time", "end_time", "job_id", "task_index"]
 RAW_TASK_USAGE_COLUMNS = [*RAW_TASK_USAGE_KEYS, "machine_id", "cpu_rate"]
-# Google cluster-usage v2 resource-usage measurements (checked >= 0 when present).
+# Google clusterdata-2011-2 resource-usage measurements, checked >= 0 when the
+# column is present (names of sql/stg_task_usage.sql plus the long schema names).
 RAW_TASK_USAGE_VALUES = [
-    "cpu_rate", "canonical_memory_usage", "assigned_memory_usage",
-    "unmapped_page_cache", "total_page_cache", "maximum_memory_usage",
-    "disk_io_time", "local_disk_space_usage", "maximum_cpu_rate",
-    "maximum_disk_io_time", "cycles_per_instruction",
-    "memory_accesses_per_instruction", "sample_portion", "sampled_cpu_usage",
+    "cpu_rate", "canonical_memory", "assigned_memory", "unmapped_page_cache",
+    "total_page_cache", "maximum_memory", "disk_io_time", "local_disk_space",
+    "maximum_cpu_rate", "maximum_disk_io_time", "cpi", "mai", "sample_portion",
+    "sampled_cpu_usage",
+    "canonical_memory_usage", "assigned_memory_usage", "maximum_memory_usage",
+    "local_disk_space_usage", "cycles_per_instruction", "memory_accesses_per_instruction",
 ]
 
 
@@ -280,7 +283,12 @@ def with_checkpoint_step(df: pd.DataFrame, order_by: str | None = None) -> pd.Da
 
 def suite_checkpoint_features(params: dict, columns: list[str]) -> list[Frame]:
     features = list(params["features"])
-    order_by = params.get("checkpoint_order_by")
+    # Order of checkpoints within a task: by the checkpoint index `k` when the
+    # table has it (sql/checkpoint_features.sql), else table order; override
+    # with params["checkpoint_order_by"] (None = table order).
+    order_by = params.get("checkpoint_order_by", "k")
+    if order_by is not None and order_by not in columns:
+        order_by = None
     e = [
         _rows_nonempty(),
         _has_columns(["trace", "job_id", "task_id", "checkpoint_s", *features]),
@@ -296,7 +304,7 @@ def suite_checkpoint_features(params: dict, columns: list[str]) -> list[Frame]:
             None,
             e,
             derive=lambda df: with_checkpoint_step(df, order_by),
-            index_columns=["trace", "job_id", "task_id", "checkpoint_s"],
+            index_columns=["trace", "job_id", "task_id", "k", "checkpoint_s"],
         )
     ]
 

@@ -107,13 +107,13 @@ def test_table3_every_method_and_intervals(t3, jm):
     for m in ("tpr", "fpr", "fnr", "f1"):
         assert (t3[f"{m}_lo"] <= t3[m]).all() and (t3[m] <= t3[f"{m}_hi"]).all()
         assert (t3[f"{m}_lo"] < t3[f"{m}_hi"]).all()
-        assert (t3[f"{m}_micro_lo"] <= t3[f"{m}_micro"]).all()
-        assert (t3[f"{m}_micro"] <= t3[f"{m}_micro_hi"]).all()
+        assert (t3[f"pooled_{m}_lo"] <= t3[f"pooled_{m}"]).all()
+        assert (t3[f"pooled_{m}"] <= t3[f"pooled_{m}_hi"]).all()
     # the mean is the plain mean over jobs
     g = jm[(jm["trace"] == "synthetic") & (jm["method"] == "lof")]
     row = t3[(t3["trace"] == "synthetic") & (t3["method"] == "lof")].iloc[0]
     assert row["f1"] == pytest.approx(g["f1"].mean())
-    assert row["tpr_micro"] == pytest.approx(g["tp"].sum() / (g["tp"].sum() + g["fn"].sum()))
+    assert row["pooled_tpr"] == pytest.approx(g["tp"].sum() / (g["tp"].sum() + g["fn"].sum()))
     # one best per trace, the method with the largest mean F1
     best = t3[t3["best_f1"]]
     assert sorted(best["trace"]) == sorted(TRACES)
@@ -125,7 +125,7 @@ def test_table3_without_counts_and_nan_metrics():
     jm = fake_job_metrics(n_jobs=10).drop(columns=["tp", "fp", "fn", "tn"])
     jm.loc[jm.index[:3], "fpr"] = np.nan
     t = table3(jm, n_boot=50)
-    assert "f1_micro" not in t.columns
+    assert "pooled_f1" not in t.columns
     assert t["fpr"].notna().all()
 
 

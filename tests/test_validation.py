@@ -62,8 +62,9 @@ def good_task_usage() -> pd.DataFrame:
             "task_index": np.array([0, 0, 0], dtype="int32"),
             "machine_id": np.array([11, 11, 12], dtype="int64"),
             "cpu_rate": [0.1, 0.2, None],
-            "canonical_memory_usage": [0.01, 0.02, 0.03],
-            "cycles_per_instruction": [1.2, None, 0.9],
+            "canonical_memory": [0.01, 0.02, 0.03],
+            "cpi": [1.2, None, 0.9],
+            "aggregation_type": [0, 1, 0],
         }
     )
 
@@ -109,13 +110,14 @@ def good_checkpoints() -> pd.DataFrame:
                     "trace": "google",
                     "job_id": job_id,
                     "task_id": task_id,
+                    "k": k,
                     "checkpoint_s": cp,
                     "mcu": 0.1 * (k + 1),
                     "maxcpu": 0.0 if k == 0 else 1.0,
                     "ev": 0.5,
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).sort_values(["job_id", "k", "task_id"], ignore_index=True)
 
 
 GOOD = {
@@ -242,11 +244,11 @@ def test_raw_task_events_bad_priority_and_event_type(con):
 def test_raw_task_usage_end_before_start_and_negative_usage(con):
     df = good_task_usage()
     df.loc[1, "end_time"] = 100  # < start_time 300
-    df.loc[0, "canonical_memory_usage"] = -0.5
+    df.loc[0, "canonical_memory"] = -0.5
     o = validate_table("raw_task_usage", con, put(con, "bad", df))
     pair = failure_for(o, "expect_column_pair_values_a_to_be_greater_than_b", "end_time,start_time")
     assert pair["first_failing_values"] == [[100, 300]]
-    neg = failure_for(o, "expect_column_values_to_be_between", "canonical_memory_usage")
+    neg = failure_for(o, "expect_column_values_to_be_between", "canonical_memory")
     assert neg["first_failing_values"] == [-0.5]
     assert o.failed == 2
 
@@ -287,29 +289,37 @@ def test_tasks_straggler_share(con):
 
 
 def test_checkpoint_null_feature_out_of_range_and_decreasing(con):
-    df = good_checkpoints()
-    df.loc[1, "mcu"] = None
+    df = good_checkpoints()  # ordered by job_id, k, task_id like sql/checkpoint_features.sql
+    df.loc[1, "mcu"] = None  # (job 1, task 1, k 0)
     df.loc[4, "maxcpu"] = 1.2
-    df.loc[[7, 8], "checkpoint_s"] = [60.0, 30.0]  # task (2, 0): 0, 60, 30 -> step -30
+    df.loc[[7, 8], "checkpoint_s"] = [60.0, 30.0]  # task (2, 0) over k: 0, 60, 30 -> step -30
     o = validate_table("checkpoint_features", con, put(con, "bad", df), params=PARAMS)
-    assert failure_for(o, "expect_column_values_to_not_be_null", "mcu")["failing_rows"][0]["checkpoint_s"] == 30.0
+    null = failure_for(o, "expect_column_values_to_not_be_null", "mcu")
+    assert null["failing_rows"][0] | {"mcu": None} == {
+        "mcu": None, "trace": "google", "job_id": 1, "task_id": 1, "k": 0, "checkpoint_s": 0.0}
     assert failure_for(o, "expect_column_values_to_be_between", "maxcpu")["first_failing_values"] == [1.2]
     step = failure_for(o, "expect_column_values_to_be_between", "checkpoint_step")
     assert step["first_failing_values"] == [-30.0]
-    assert step["failing_rows"][0] == {"checkpoint_step": -30.0, "trace": "google", "job_id": 2, "task_id": 0,
-                                       "checkpoint_s": 30.0}
+    assert step["failing_rows"][0] == {
+        "checkpoint_step": -30.0, "trace": "google", "job_id": 2, "task_id": 0, "k": 2, "checkpoint_s": 30.0}
     assert o.failed == 3
     md = o.to_markdown()
     assert "maxcpu" in md and "1.2" in md and "checkpoint_step" in md
 
 
-def test_checkpoint_default_features_and_order_by():
-    df = good_checkpoints().iloc[::-1].reset_index(drop=True)  # reversed: decreasing in table order
-    df["k"] = np.arange(len(df))[::-1]
-    o = validate_table("checkpoint_features", df, params={"features": FEATURES})
-    assert failure_for(o, "expect_column_values_to_be_between", "checkpoint_step")
-    o = validate_table("checkpoint_features", df, params={"features": FEATURES, "checkpoint_order_by": "k"})
-    assert o.success, o.to_markdown()
+def test_checkpoint_order_and_default_features():
+    shuffled = good_checkpoints().iloc[::-1].reset_index(drop=True)
+    # ordered by the checkpoint index k when present: table order does not matter
+    assert validate_table("checkpoint_features", shuffled, params={"features": FEATURES}).success
+    # without k (or with checkpoint_order_by=None) table order is the checkpoint order
+    for df, extra in ((shuffled.drop(columns=["k"]), {}), (shuffled, {"checkpoint_order_by": None})):
+        o = validate_table("checkpoint_features", df, params={"features": FEATURES, **extra})
+        assert failure_for(o, "expect_column_values_to_be_between", "checkpoint_step")["first_failing_values"][0] < 0
+    # duplicate checkpoint (step 0) is not increasing either
+    dup = good_checkpoints()
+    dup.loc[8, "checkpoint_s"] = 30.0
+    o = validate_table("checkpoint_features", dup, params={"features": FEATURES})
+    assert failure_for(o, "expect_column_values_to_be_between", "checkpoint_step")["first_failing_values"] == [0.0]
     # default features come from the trace (GOOGLE_FEATURES): missing here -> column-set failure
     o = validate_table("checkpoint_features", good_checkpoints(), trace="google")
     cols = failure_for(o, "expect_table_columns_to_match_set",

@@ -24,7 +24,7 @@ S = 1_000_000  # microseconds per second
 
 # INVENTED scale/timing choices (documented in docs/SYNTHETIC_TRACE.md).
 SUBMIT_SPAN_S = 6 * 3600                    # jobs arrive over the first 6 hours
-JOB_MEDIAN_RUN_S = (20 * 60, 150 * 60)      # per-job median task run time, log-uniform
+JOB_MEDIAN_RUN_S = (20 * 60, 120 * 60)      # per-job median task run time, log-uniform
 TASKS_LOGNORMAL = (300.0, 0.7)              # median and sigma of tasks per job
 SCHEDULE_GAP_MEAN_S = 5.0                   # SUBMIT -> SCHEDULE, exponential
 RESCHEDULE_GAP_S = (10.0, 300.0)            # after EVICT/FAIL, uniform

@@ -129,3 +129,8 @@ def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None
         Path(temp_directory).mkdir(parents=True, exist_ok=True)
         con.execute(f"SET temp_directory = '{sql_path_literal(temp_directory)}'")
     con.execute("SET preserve_insertion_order = false")
+
+
+def sql_name(table: str, settings: SelectionSettings) -> str:
+    """The SQL file building ``table`` for the trace's format (Alibaba files end in __alibaba)."""
+    return table if settings.is_google_format else f"{table}__alibaba"

@@ -326,7 +326,9 @@ def generate_google(
         j.name = M.hash_name("job", seed, j.job_id)
         j.logical = M.hash_name("logical", seed, int(rng.integers(60)))
         j.causes = M.draw_job_causes(rng)
-        j.failure_prone = bool(rng.random() < M.FAILURE_PRONE_JOB_P)
+        # the in-window class-0 job is always failure-prone so FAIL/retry rows
+        # exist at every scale (it is never selected)
+        j.failure_prone = bool(rng.random() < M.FAILURE_PRONE_JOB_P) or j.kind == "class0"
         j.kill_job = j.kind == "regular" and bool(rng.random() < M.JOB_KILL_P)
         j.median_run_s = float(np.exp(rng.uniform(*np.log(JOB_MEDIAN_RUN_S))))
         j.noise_sigma = float(rng.uniform(*M.NOISE_SIGMA_RANGE))
@@ -362,6 +364,16 @@ def generate_google(
                 for t in tasks:
                     _truncate(t, k_us)
         tasks_by_job[j.job_id] = tasks
+
+    # at least one UPDATE_RUNNING row at every scale: mid-run of the longest
+    # finished task of a non-selected job (if the random ones produced none)
+    if not any(e[1] == UPDATE_RUNNING for ts in tasks_by_job.values() for t in ts for e in t.events):
+        pool = [t for j in jobs if j.kind in ("class0", "boundary_below", "small")
+                for t in tasks_by_job[j.job_id] if t.truth.end_state == "FINISH"]
+        if pool:
+            t = max(pool, key=lambda t: (t.intervals[-1][2] - t.intervals[-1][1], t.truth.job_id, t.index))
+            m, s0, e0, _ = t.intervals[-1]
+            t.events.insert(len(t.events) - 1, [s0 + (e0 - s0) // 2, UPDATE_RUNNING, m, t.events[-1][3]])
 
     # --- trace end ----------------------------------------------------------
     last = TRACE_START_US

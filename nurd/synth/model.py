@@ -120,8 +120,9 @@ ELSAYED_RETRY_BUDGET_P = (0.20, 0.575, 0.225)
 # fails with probability 0.1 (0.2 * 0.1 = 2%).
 FAILURE_PRONE_JOB_P = 0.2
 FAILURE_PRONE_FIRST_FAIL_P = (1.0 - ELSAYED_ATTEMPT_SUCCESS[0]) / FAILURE_PRONE_JOB_P
-# Section IV-A (Table II): failed attempts are shorter than successful ones.
-# INVENTED: a failed attempt ends at a uniform fraction of its run.
+# INVENTED: a failed attempt ends at a uniform fraction of its run. (El-Sayed
+# Section III, Table II, compares whole-job durations only: failed jobs are
+# shorter than killed ones; nothing is given per attempt.)
 FAIL_AT_FRACTION = (0.05, 0.9)
 
 # INVENTED small rates (no seed gives per-task rates for production jobs).

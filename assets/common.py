@@ -1,0 +1,28 @@
+"""Helpers shared by the asset modules (metadata rendering, DuckDB)."""
+
+
+import dagster as dg
+import duckdb
+import pandas as pd
+
+from nurd.warehouse import configure
+from pipeline.resources import NurdSettings
+
+AUTOMATION = dg.AutomationCondition.eager()   # re-run when an upstream asset has new data
+
+
+def md_table(df: pd.DataFrame, floatfmt: str = ".3f", max_rows: int = 50) -> dg.MetadataValue:
+    shown = df.head(max_rows)
+    text = shown.to_markdown(index=False, floatfmt=floatfmt)
+    if len(df) > max_rows:
+        text += f"\n\n({len(df) - max_rows} more rows not shown)"
+    return dg.MetadataValue.md(text)
+
+
+def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:
+    configure(con, memory_limit=nurd.duckdb_memory_limit, threads=nurd.duckdb_threads or None,
+              temp_directory=str(nurd.data_path / "duckdb_tmp"))
+
+
+def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10) -> dg.MetadataValue:
+    return md_table(con.execute(f"SELECT * FROM {table} WHERE trace = ? LIMIT {n}", [trace]).df())

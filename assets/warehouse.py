@@ -1,0 +1,134 @@
+"""DuckDB SQL stages: staging views, jobs, tasks, the funnel and checkpoint features,
+each followed by a blocking Great Expectations check."""
+
+
+import time
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from nurd import warehouse as wh
+from nurd.evaluation import feature_names
+from nurd.validation import validate_table
+from pipeline.resources import NurdSettings
+
+from assets.common import AUTOMATION, md_table, prepare, preview
+from assets.trace import raw_trace
+
+RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
+
+
+@dg.asset(deps=[raw_trace], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
+          description="Typed staging views over the raw trace files (read_csv with explicit column names "
+                      "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core.")
+def staged_trace(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        if s.is_google_format:
+            wh.stage_google(con, nurd.raw_path, s)
+            views = [v for v in wh.GOOGLE_VIEWS if v.startswith("stg_")]
+        else:
+            wh.stage_alibaba(con, nurd.alibaba_csv, s)
+            views = ["stg_batch_instance"]
+        counts = {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
+    return dg.MaterializeResult(metadata={f"rows_{v}": n for v, n in counts.items()} | {"trace": s.trace})
+
+
+def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=None, google_only=False,
+           description: str = ""):
+    @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
+    def _validate(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.AssetCheckResult:
+        s = nurd.selection()
+        if google_only and not s.is_google_format:
+            return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
+        with duckdb.get_connection() as con:
+            outcome = validate_table(suite, con, table, trace=None if table.startswith("stg_") else s.trace,
+                                     docs_dir=nurd.data_path / "validation",
+                                     params=(params(nurd) if params else None), max_rows=max_rows)
+        meta = {"expectations_evaluated": outcome.evaluated, "expectations_passed": outcome.passed,
+                "expectations_failed": outcome.failed, "summary": dg.MetadataValue.md(outcome.to_markdown())}
+        if outcome.docs_path:
+            meta["data_docs"] = dg.MetadataValue.path(str(outcome.docs_path))
+        return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.ERROR, metadata=meta)
+
+    return _validate
+
+
+@dg.asset(deps=[staged_trace], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
+          description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
+                      "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
+def jobs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        n = wh.build_table(con, "jobs", s, sql_name=wh.sql_name("jobs", s))
+        meta = {"dagster/row_count": n, "preview": preview(con, "jobs", s.trace)}
+    return dg.MaterializeResult(metadata=meta | {"production_rule": s.production_rule, "min_tasks": s.min_tasks})
+
+
+@dg.asset(deps=[jobs], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
+          description="Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE "
+                      "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
+                      "Excluded tasks are counted by reason in task_outcomes.")
+def tasks(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        wh.build_table(con, "task_outcomes", s, sql_name=wh.sql_name("task_outcomes", s))
+        n = wh.build_table(con, "tasks", s, sql_name=wh.sql_name("tasks", s))
+        outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
+                               "GROUP BY outcome ORDER BY tasks DESC", [s.trace]).df()
+        meta = {"dagster/row_count": n, "outcomes": md_table(outcomes), "preview": preview(con, "tasks", s.trace)}
+    return dg.MaterializeResult(metadata=meta | {"quantile": s.quantile})
+
+
+@dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
+          description="Jobs and tasks before and after every filter of the selection, by reason.")
+def selection_funnel(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        wh.build_table(con, "selection_funnel", s, sql_name=wh.sql_name("selection_funnel", s))
+        funnel = con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
+                             "ORDER BY step, reason", [s.trace]).df()
+    return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel)})
+
+
+@dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
+          description="Per-checkpoint features of every finished task (sql/checkpoint_features.sql), min-max "
+                      "normalized per job; `observed` mode (default) uses only what was visible at the "
+                      "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints.")
+def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                        duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    started = time.perf_counter()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        counts = wh.build_features(con, s)
+        per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
+            max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
+            GROUP BY job_id)""", [s.trace]).df()
+        meta = {"dagster/row_count": counts["checkpoint_features"], "feature_mode": s.feature_mode,
+                "features": ", ".join(feature_names(s.trace)), "checkpoints": md_table(per_job),
+                "preview": preview(con, "checkpoint_features", s.trace, 5),
+                "seconds": round(time.perf_counter() - started, 2)}
+    return dg.MaterializeResult(metadata=meta)
+
+
+checks = [
+    _check(staged_trace, "raw_job_events_valid", "raw_job_events", "stg_job_events", max_rows=RAW_CHECK_ROWS,
+           google_only=True, description="GX suite raw_job_events on the staged job_events (first rows)."),
+    _check(staged_trace, "raw_task_events_valid", "raw_task_events", "stg_task_events", max_rows=RAW_CHECK_ROWS,
+           google_only=True, description="GX suite raw_task_events on the staged task_events (first rows)."),
+    _check(staged_trace, "raw_task_usage_valid", "raw_task_usage", "stg_task_usage", max_rows=RAW_CHECK_ROWS,
+           google_only=True, description="GX suite raw_task_usage on the staged task_usage (first rows)."),
+    _check(jobs, "jobs_valid", "jobs", "jobs", params=lambda n: {"min_tasks": n.min_tasks},
+           description="n_tasks >= min_tasks, unique job ids."),
+    _check(tasks, "tasks_valid", "tasks", "tasks",
+           params=lambda n: {"min_tasks": n.min_tasks, "quantile": n.quantile},
+           description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
+    _check(checkpoint_features, "checkpoint_features_valid", "checkpoint_features", "checkpoint_features",
+           params=lambda n: {"features": list(feature_names(n.trace))},
+           description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing."),
+]

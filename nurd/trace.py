@@ -1,0 +1,122 @@
+"""Put the configured trace under ``<data_dir>/raw/<trace>/`` (Dagster-free).
+
+- ``synthetic``: the embedded Google-format trace, generated locally;
+- ``synthetic_alibaba``: the embedded Alibaba-2018-format trace (generated,
+  then unpacked by the same streaming code as the real archive);
+- ``google_2011``: the public bucket (or a mirror / local copy), verified;
+- ``alibaba_2018`` / ``alibaba_2017``: ``batch_instance.tar.gz``, streamed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from nurd import download
+from nurd.settings import SettingError, TRACES
+
+
+@dataclass(frozen=True)
+class SyntheticScale:
+    seed: int = 2011
+    n_jobs: int = 48
+    n_parts: int = 8
+
+
+def raw_dir(data_dir: Path | str, trace: str) -> Path:
+    return Path(data_dir) / "raw" / trace
+
+
+def alibaba_csv(data_dir: Path | str, trace: str) -> Path:
+    return raw_dir(data_dir, trace) / "batch_instance.csv"
+
+
+def _dir_stats(root: Path) -> tuple[int, int]:
+    files = [p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int | str = 2, workers: int = 4,
+                scale: SyntheticScale = SyntheticScale(), log: Callable[[str], None] = print) -> dict:
+    """Materialize ``trace`` on disk; returns metadata (path, files, bytes, verified, seconds)."""
+    if trace not in TRACES:
+        raise SettingError(f"setting NURD_TRACE={trace!r} is invalid: expected one of {TRACES}")
+    started = time.perf_counter()
+    dest = raw_dir(data_dir, trace)
+    verified = skipped = 0
+    if trace == "synthetic":
+        from nurd.synth import GENERATOR_VERSION, generate_google
+        stamp = dest / ".generated.json"
+        want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
+        if stamp.exists() and json.loads(stamp.read_text()) == want:
+            log(f"embedded trace already generated at {dest} ({want})")
+            skipped = 1
+        else:
+            log(f"generating the embedded trace at {dest} ({want})")
+            generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts)
+            stamp.write_text(json.dumps(want))
+        # the generated bucket is verified like a download: every file against SHA256SUM
+        report = download.download_google(str(dest), dest, parts="all", log=log)
+        verified = report.files_verified
+    elif trace == "synthetic_alibaba":
+        from nurd.synth import generate_alibaba_2018
+        src = Path(data_dir) / "raw" / "_synthetic_alibaba_archive"
+        generate_alibaba_2018(src, seed=scale.seed, n_jobs=scale.n_jobs)
+        report = download.download_alibaba(src.resolve().as_uri() + "/batch_instance.tar.gz", dest, log=log)
+        verified = report.files_verified
+    elif trace == "google_2011":
+        report = download.download_google(url or download.GOOGLE_2011_URL, dest, parts=parts,
+                                          workers=workers, log=log)
+        verified, skipped = report.files_verified, report.files_skipped
+    else:
+        report = download.download_alibaba(url or download.default_trace_url(trace), dest, log=log)
+        verified, skipped = report.files_verified, report.files_skipped
+    n_files, n_bytes = _dir_stats(dest)
+    return {"path": str(dest), "files": n_files, "bytes": n_bytes, "files_verified": verified,
+            "files_skipped": skipped, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def source_version(trace: str, data_dir: Path | str, *, url: str = "",
+                   scale: SyntheticScale = SyntheticScale()) -> str:
+    """A digest of what identifies the trace's content, without reading the data:
+
+    - embedded trace: generator version + seed + scale;
+    - a bucket or mirror (http/https/file or local directory): its SHA256SUM;
+    - a local directory without SHA256SUM: sizes, mtimes and names of its files.
+    """
+    h = hashlib.sha256(trace.encode())
+    if trace in ("synthetic", "synthetic_alibaba"):
+        from nurd.synth import GENERATOR_VERSION
+        h.update(json.dumps({"generator_version": GENERATOR_VERSION, **asdict(scale)}).encode())
+        return h.hexdigest()[:16]
+    base = url or download.default_trace_url(trace)
+    local = Path(base[7:] if base.startswith("file://") else base)
+    if "://" not in base or base.startswith("file://"):
+        if local.is_file():
+            st = local.stat()
+            h.update(f"{local.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+        elif (local / "SHA256SUM").exists():
+            h.update((local / "SHA256SUM").read_bytes())
+        elif local.is_dir():
+            for p in sorted(local.rglob("*")):
+                if p.is_file():
+                    st = p.stat()
+                    h.update(f"{p.relative_to(local)}:{st.st_size}:{st.st_mtime_ns}".encode())
+        else:
+            raise FileNotFoundError(f"trace source {base} (NURD_TRACE_URL) does not exist")
+        return h.hexdigest()[:16]
+    if trace == "google_2011":
+        import urllib.request
+        with urllib.request.urlopen(base.rstrip("/") + "/SHA256SUM", timeout=30) as r:
+            h.update(r.read())
+    else:
+        import urllib.request
+        req = urllib.request.Request(base, method="HEAD")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            h.update(f"{r.headers.get('Content-Length')}:{r.headers.get('ETag')}:{r.headers.get('Last-Modified')}".encode())
+    return h.hexdigest()[:16]

@@ -1,0 +1,5 @@
+"""``pipeline.defs`` is the Dagster entry point (``dagster ... -m pipeline``)."""
+
+from pipeline.definitions import defs
+
+__all__ = ["defs"]

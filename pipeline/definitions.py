@@ -1,0 +1,40 @@
+"""The Definitions object: every asset, check, resource, job and schedule."""
+
+
+import os
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from assets import evaluation, reports, trace, warehouse
+from pipeline.resources import settings_from_env, warehouse_path
+
+nurd_settings = settings_from_env()
+
+observe_trace_sources = dg.ScheduleDefinition(
+    name="observe_trace_sources",
+    target=dg.AssetSelection.assets(trace.trace_source.key),
+    cron_schedule=os.environ.get("NURD_OBSERVE_CRON", "0 4 * * *"),
+    default_status=(dg.DefaultScheduleStatus.STOPPED if os.environ.get("NURD_AUTOMATION", "on") == "off"
+                    else dg.DefaultScheduleStatus.RUNNING),
+    description="Observe the trace source (default daily, NURD_OBSERVE_CRON); a new data version "
+                "re-materializes the chain through the assets' automation conditions.",
+)
+
+defs = dg.Definitions(
+    assets=[trace.trace_source, trace.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
+            warehouse.selection_funnel, warehouse.checkpoint_features, evaluation.nurd_eval,
+            evaluation.baseline_eval, reports.comparison_tables],
+    asset_checks=warehouse.checks,
+    schedules=[observe_trace_sources],
+    resources={
+        "nurd": nurd_settings,
+        "duckdb": DuckDBResource(
+            database=str(warehouse_path()),
+            connection_config={"memory_limit": os.environ.get("NURD_DUCKDB_MEMORY_LIMIT", "4GB")},
+        ),
+    },
+    # DuckDB allows one writer process: steps run one after another in the run's process,
+    # and evaluations parallelize inside their step (process pool over jobs).
+    executor=dg.in_process_executor,
+)

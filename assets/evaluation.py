@@ -15,7 +15,7 @@ from nurd.methods import BASELINES
 from pipeline.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare
-from assets.warehouse import checkpoint_features
+from assets.warehouse import checkpoint_features, selection_funnel
 
 matplotlib.use("Agg")
 
@@ -77,7 +77,7 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
     return meta
 
 
-@dg.asset(deps=[checkpoint_features], group_name="evaluation", kinds={"python", "duckdb"},
+@dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
           description="NURD on every selected job of the configured trace, replayed online (PROTOCOL.md "
                       "section 4), with its ablations NURD-NC and GBTR sharing its fitted models. Writes "

@@ -69,7 +69,7 @@ AFFECTED_FRACTION_RANGE = (0.06, 0.15)
 # INVENTED: severity s of an affected task; its latency is multiplied by
 # (1 + s). Lognormal with median 0.6 -> median slowdown 1.6x, upper tail
 # beyond 2.5x, the order of the slowest/average ratio of 2.5 that Ouyang et
-# al. (seed 004, Section II, Figure 1) show for Google jobs.
+# al. (seed 004, Section II (Related Work), Figure 1) show for Google jobs.
 SEVERITY_MEDIAN = 0.6
 SEVERITY_SIGMA = 0.5
 # INVENTED: unexplained per-task noise (lognormal sigma, per job uniform).

@@ -6,7 +6,7 @@ import duckdb
 import pandas as pd
 
 from nurd.warehouse import configure
-from pipeline.resources import NurdSettings
+from assets.resources import NurdSettings
 
 AUTOMATION = dg.AutomationCondition.eager()   # re-run when an upstream asset has new data
 

@@ -12,7 +12,7 @@ from dagster_duckdb import DuckDBResource
 
 from nurd.evaluation import EvaluationOutcome, evaluate
 from nurd.methods import BASELINES
-from pipeline.resources import NurdSettings
+from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare
 from assets.warehouse import checkpoint_features, selection_funnel

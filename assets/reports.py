@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from nurd.completion import completion_table
 from nurd.reports import build_report
 from nurd.warehouse import create_view
-from pipeline.resources import NurdSettings
+from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare
 from assets.evaluation import baseline_eval, nurd_eval

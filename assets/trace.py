@@ -4,7 +4,7 @@
 import dagster as dg
 
 from nurd.trace import fetch_trace, source_version
-from pipeline.resources import NurdSettings
+from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION
 

@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from nurd import warehouse as wh
 from nurd.evaluation import feature_names
 from nurd.validation import validate_table
-from pipeline.resources import NurdSettings
+from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare, preview
 from assets.trace import raw_trace

@@ -7,7 +7,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from assets import evaluation, reports, trace, warehouse
-from pipeline.resources import settings_from_env, warehouse_path
+from assets.resources import settings_from_env, warehouse_path
 
 nurd_settings = settings_from_env()
 

@@ -122,6 +122,14 @@ def test_max_train_subsamples(name):
     assert m.hyperparameters()["max_train"] == 50
 
 
+def test_transductive_scoring_in_chunks_beyond_max_train():
+    job, fin, run, t, _ = make_job(n_finished=60, n_running=60)
+    m, flags = fit_flag("sos", job, fin, run, t, max_train=25)   # 3 chunks of 20 candidates
+    assert flags.dtype == bool and flags.shape == (60,)
+    _, again = fit_flag("sos", job, fin, run, t, max_train=25)
+    np.testing.assert_array_equal(flags, again)
+
+
 # ---------------------------------------------------------------- Tobit
 def test_tobit_recovers_coefficients_and_sigma():
     rng = np.random.default_rng(1)

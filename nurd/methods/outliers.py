@@ -20,7 +20,9 @@ behaviour and is kept as is; it means they need enough candidates too.
 
 Quadratic detectors (ABOD, LOF, COF, SOD, SOS, LSCP, OCSVM, XGBOD) take
 ``max_train`` (default 2000): a training set larger than that is subsampled
-with the job seed.
+with the job seed. The transductive ones (SOS, COF, SOD) are quadratic in the
+candidates as well: more than ``max_train`` candidates are scored in seeded
+random chunks of at most ``max_train`` (each chunk among itself).
 
 Preconditions checked explicitly (``CannotFit`` otherwise): neighbour-based
 detectors need more training rows than ``n_neighbors`` (ABOD, KNN, LOF, COF,
@@ -57,8 +59,8 @@ DEFAULT_MAX_TRAIN = 2000
 class OutlierDetector(Method):
     """Generic PyOD detector: fit on finished X, flag candidates predicted outliers.
 
-    Subclasses set ``name``, ``detector`` (the PyOD class, imported lazily by
-    ``_detector_class``), ``defaults`` (library parameters that are fixed or
+    Subclasses set ``name``, ``pyod_class`` (the PyOD class, imported lazily
+    by ``_make``), ``defaults`` (library parameters that are fixed or
     recorded) and the precondition hooks.
     """
 
@@ -114,10 +116,13 @@ class OutlierDetector(Method):
     def _training_rows(self, finished: TaskSet, running: TaskSet) -> tuple[np.ndarray, np.ndarray | None]:
         return finished.X, None
 
+    def _subsample(self, X: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+        return subsample(len(X), self.params_.get("max_train"), job_rng(self.job.seed, 11))
+
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.det_ = None
         X, y = self._training_rows(finished, running)
-        idx = subsample(len(X), self.params_.get("max_train"), job_rng(self.job.seed, 11))
+        idx = self._subsample(X, y)
         X = np.asarray(X[idx], dtype=float)
         y = None if y is None else y[idx]
         if y is not None and len(np.unique(y)) < 2:
@@ -151,7 +156,16 @@ class OutlierDetector(Method):
             )
         Xc = np.asarray(candidates.X, dtype=float)[:, self.cols_]
         with cannot_fit_on_error(f"{self.name} score"), quiet():
-            return self._predict(Xc)
+            if not self.transductive or self.params_.get("max_train") is None or n <= self.params_["max_train"]:
+                return self._predict(Xc)
+            # quadratic in the candidates too: score seeded random chunks of
+            # <= max_train candidates (each chunk among itself)
+            n_chunks = int(np.ceil(n / self.params_["max_train"]))
+            perm = job_rng(self.job.seed, 12).permutation(n)
+            out = np.zeros(n, dtype=bool)
+            for part in np.array_split(perm, n_chunks):
+                out[part] = self._predict(Xc[part])
+            return out
 
     def _predict(self, Xc: np.ndarray) -> np.ndarray:
         scores = require_finite(self.det_.decision_function(Xc), f"{self.name} scores")
@@ -291,16 +305,20 @@ class SODMethod(OutlierDetector):
 class XGBODMethod(OutlierDetector):
     """XGBOD, supervised: finished = 0, running = 1; flags candidates predicted 1.
 
-    Its training set is finished plus running (subsampled jointly to
-    ``max_train`` rows when larger); its default detector pool (KNN/LOF with
+    Its training set is finished plus running (subsampled to ``max_train``
+    rows when larger, stratified: each class keeps its share); its default detector pool (KNN/LOF with
     k < n, HBOS, OCSVM, IForest) is PyOD's.
     """
 
     name = "xgbod"
     pyod_class = "pyod.models.xgbod.XGBOD"
-    defaults = {"max_depth": 3, "learning_rate": 0.1, "n_estimators": 100}
+    defaults = {"max_depth": 3, "learning_rate": 0.1, "n_estimators": 100, "n_jobs": 1}
     seeded = True
     quadratic = True
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.params_["contamination"] = None   # not used (supervised); recorded as such
 
     def _training_rows(self, finished: TaskSet, running: TaskSet) -> tuple[np.ndarray, np.ndarray | None]:
         X = np.vstack([finished.X, running.X])
@@ -311,6 +329,24 @@ class XGBODMethod(OutlierDetector):
         if len(finished) == 0 or len(running) == 0:
             raise CannotFit("xgbod: needs finished and running tasks (two classes)")
         super().fit(finished, running, t)
+
+    def _subsample(self, X: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+        """Stratified: each class keeps its share of max_train (at least one row)."""
+        cap = self.params_.get("max_train")
+        if cap is None or len(X) <= cap:
+            return np.arange(len(X))
+        rng = job_rng(self.job.seed, 11)
+        parts = []
+        for c in (0, 1):
+            rows = np.flatnonzero(y == c)
+            k = max(1, int(round(cap * len(rows) / len(y))))
+            parts.append(rows[subsample(len(rows), k, rng)])
+        return np.sort(np.concatenate(parts))
+
+    def _library_params(self) -> dict[str, Any]:
+        p = super()._library_params()
+        p.pop("contamination")      # supervised: XGBOD has no contamination
+        return p
 
     def _min_train(self) -> int:
         return 3

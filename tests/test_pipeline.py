@@ -1,0 +1,109 @@
+"""The Dagster pipeline end to end on real components: a real DuckDB file,
+real `materialize` runs on an ephemeral instance, the embedded trace."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster_duckdb import DuckDBResource
+
+from assets import evaluation, reports, trace, warehouse
+from pipeline import defs
+from assets.resources import NurdSettings
+
+CHAIN = [trace.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+         warehouse.checkpoint_features, evaluation.nurd_eval]
+
+
+def resources(data_dir: Path, **settings) -> dict:
+    return {"nurd": NurdSettings(data_dir=str(data_dir), synthetic_jobs=10, workers=1, n_boot=50, **settings),
+            "duckdb": DuckDBResource(database=str(data_dir / "warehouse.duckdb"))}
+
+
+def test_definitions_load():
+    dg.Definitions.validate_loadable(defs)
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"nurd_eval", "baseline_eval", "comparison_tables", "checkpoint_features", "jobs", "tasks"} <= keys
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data")
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(CHAIN + warehouse.checks, resources=resources(data), instance=instance)
+    assert result.success
+    return data, instance, result
+
+
+def test_chain_materializes_and_validates(evaluated):
+    data, _, result = evaluated
+    checks = result.get_asset_check_evaluations()
+    assert len(checks) == 6 and all(c.passed for c in checks)
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    n_jobs = con.execute("SELECT count(*) FROM jobs WHERE trace = 'synthetic'").fetchone()[0]
+    methods = dict(con.execute("SELECT method, count(*) FROM job_metrics GROUP BY method").fetchall())
+    assert n_jobs >= 3
+    assert set(methods) == {"nurd", "nurd_nc", "gbtr"}
+    assert len(set(methods.values())) == 1 and 0 < methods["nurd"] <= n_jobs
+    # every prediction belongs to a task running at t0 of a selected job
+    orphans = con.execute("""SELECT count(*) FROM predictions p ANTI JOIN tasks t
+        ON t.trace = p.trace AND t.job_id = p.job_id AND t.task_id = p.task_id""").fetchone()[0]
+    assert orphans == 0
+    mat = result.asset_materializations_for_node("nurd_eval")[0]
+    assert "metrics" in mat.metadata and "nurd" in mat.metadata["metrics"].value
+    assert (data / "validation" / "index.html").exists()
+
+
+def test_baseline_partition_and_comparison(evaluated):
+    data, instance, _ = evaluated
+    res = resources(data)
+    r = dg.materialize([evaluation.baseline_eval], partition_key="hbos", resources=res, instance=instance,
+                       selection=[evaluation.baseline_eval])
+    assert r.success
+    r = dg.materialize([reports.comparison_tables, evaluation.nurd_eval, evaluation.baseline_eval],
+                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    assert r.success
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    assert {m for (m,) in con.execute("SELECT DISTINCT method FROM comparison").fetchall()} == \
+        {"nurd", "nurd_nc", "gbtr", "hbos"}
+    report = (data / "reports" / "report.md").read_text()
+    assert "hbos" in report.lower() and "nurd" in report.lower()
+    assert any(p.stat().st_size > 1000 for p in (data / "reports").glob("*.png"))
+
+
+def _tampered_bucket(src: Path, dst: Path) -> Path:
+    """A copy of a Google-format trace with one impossible event type, SHA256SUM updated."""
+    shutil.copytree(src, dst)
+    part = sorted((dst / "task_events").glob("part-*.csv.gz"))[0]
+    lines = gzip.decompress(part.read_bytes()).decode().splitlines()
+    fields = lines[0].split(",")
+    fields[5] = "9"  # event type 9 does not exist
+    lines[0] = ",".join(fields)
+    part.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
+    sums = []
+    for line in (dst / "SHA256SUM").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        sums.append(f"{hashlib.sha256((dst / name).read_bytes()).hexdigest()}  {name}")
+    (dst / "SHA256SUM").write_text("\n".join(sums) + "\n")
+    return dst
+
+
+def test_failing_expectation_blocks_downstream(evaluated, tmp_path):
+    data, _, _ = evaluated
+    mirror = _tampered_bucket(data / "raw" / "synthetic", tmp_path / "mirror")
+    res = resources(tmp_path / "d", trace="google_2011", trace_url=str(mirror), trace_parts="all")
+    result = dg.materialize(CHAIN + warehouse.checks, resources=res, instance=dg.DagsterInstance.ephemeral(),
+                            raise_on_error=False)
+    assert not result.success
+    failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
+    assert [c.check_name for c in failed] == ["raw_task_events_valid"]
+    assert "event_type" in failed[0].metadata["summary"].value
+    materialized = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()
+                    and [e.event_specific_data.materialization for e in result.get_asset_materialization_events()]}
+    assert "staged_trace" in materialized and "jobs" not in materialized and "nurd_eval" not in materialized

@@ -47,3 +47,9 @@ def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Mater
         "files_skipped": report["files_skipped"],
         "seconds": report["seconds"],
     })
+
+
+# Observing the source is a job of its own: the schedule runs it, tests execute it.
+observe_trace_source = dg.define_asset_job(
+    "observe_trace_source", selection=dg.AssetSelection.assets(trace_source.key),
+    description="Observe the trace source and record its data version.")

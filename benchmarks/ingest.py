@@ -46,6 +46,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 TABLES = ("job_events", "task_events", "task_usage")
@@ -102,6 +103,30 @@ def _split(lines: list[str], table: str):
     return heads, ids, tails, (tails0 or tails)
 
 
+def _write_part(args) -> dict:
+    pdir, i, n_parts, replicas, n_sel, split = args
+    info = {"index": i, "files": {}, "replicas": replicas, "selected_replicas": n_sel}
+    for t in TABLES:
+        path = pdir / t / f"part-{i:05d}-of-{n_parts:05d}.csv.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        heads, ids, tails, tails0 = split[t]
+        raw = rows = 0
+        with open(path, "wb") as out:
+            gz = subprocess.Popen(["gzip", "-6", "-n", "-c"], stdin=subprocess.PIPE, stdout=out)
+            for j in range(replicas):
+                off = (i * replicas + j + 1) * JOB_ID_STEP
+                tl = tails if j < n_sel else tails0
+                data = "".join([h + str(x + off) + tt for h, x, tt in zip(heads, ids, tl)]).encode()
+                gz.stdin.write(data)
+                raw += len(data)
+                rows += len(heads)
+            gz.stdin.close()
+            if gz.wait() != 0:
+                raise RuntimeError(f"gzip failed writing {path}")
+        info["files"][t] = {"path": str(path), "bytes": raw, "gz_bytes": path.stat().st_size, "rows": rows}
+    return info
+
+
 def ensure_parts(work: Path, n_parts: int, part_mb: float, selected_share: float, log=print) -> dict:
     """Write (or reuse) n_parts parts per table under work/parts; returns the manifest."""
     pdir = work / "parts"
@@ -121,32 +146,14 @@ def ensure_parts(work: Path, n_parts: int, part_mb: float, selected_share: float
     if pdir.exists():
         shutil.rmtree(pdir)
     pdir.mkdir(parents=True)
-    parts = []
-    for i in range(n_parts):
-        info = {"index": i, "files": {}, "replicas": replicas, "selected_replicas": n_sel}
-        for t in TABLES:
-            path = pdir / t / f"part-{i:05d}-of-{n_parts:05d}.csv.gz"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            heads, ids, tails, tails0 = split[t]
-            raw = rows = 0
-            with open(path, "wb") as out:
-                gz = subprocess.Popen(["gzip", "-6", "-n", "-c"], stdin=subprocess.PIPE, stdout=out)
-                for j in range(replicas):
-                    g = i * replicas + j + 1
-                    off = g * JOB_ID_STEP
-                    tl = tails if j < n_sel else tails0
-                    data = "".join([h + str(x + off) + tt for h, x, tt in zip(heads, ids, tl)]).encode()
-                    gz.stdin.write(data)
-                    raw += len(data)
-                    rows += len(heads)
-                gz.stdin.close()
-                if gz.wait() != 0:
-                    raise RuntimeError(f"gzip failed writing {path}")
-            info["files"][t] = {"path": str(path), "bytes": raw, "gz_bytes": path.stat().st_size, "rows": rows}
-        parts.append(info)
-        log(f"  part {i}: task_usage {info['files']['task_usage']['bytes'] / 1e6:.0f} MB CSV, "
-            f"{info['files']['task_usage']['gz_bytes'] / 1e6:.0f} MB gzip "
-            f"({time.perf_counter() - started:.0f} s)")
+    jobs = [(pdir, i, n_parts, replicas, n_sel, split) for i in range(n_parts)]
+    with ProcessPoolExecutor(max_workers=min(2, n_parts)) as pool:
+        parts = []
+        for info in pool.map(_write_part, jobs):
+            parts.append(info)
+            log(f"  part {info['index']}: task_usage {info['files']['task_usage']['bytes'] / 1e6:.0f} MB CSV, "
+                f"{info['files']['task_usage']['gz_bytes'] / 1e6:.0f} MB gzip "
+                f"({time.perf_counter() - started:.0f} s)")
     m = {"key": key, "n_parts": n_parts, "replicas": replicas, "selected_replicas": n_sel,
          "source_usage_bytes": usage_bytes, "parts": parts,
          "seconds_to_write": round(time.perf_counter() - started, 1)}
@@ -218,6 +225,20 @@ def child_pipeline(trace: str, db: str, tmp: str, memory_limit: str, threads: in
     con.close()
     return t | {"counts": counts, "check": {"tasks": int(n), "sum_latency_us": int(lat or 0),
                                           "evictions": int(ev or 0), "failures": int(fl or 0)}}
+
+
+def child_scan(trace: str, memory_limit: str, threads: int) -> dict:
+    """Reference: DuckDB reading every column of the same files once (no SQL logic)."""
+    import duckdb
+    from nurd.settings import SelectionSettings
+    from nurd.warehouse import configure, stage_google
+    con = duckdb.connect()
+    configure(con, memory_limit=memory_limit, threads=threads)
+    stage_google(con, Path(trace), SelectionSettings(trace="synthetic"))
+    started = time.perf_counter()
+    for view in ("stg_job_events", "stg_task_events", "stg_task_usage"):
+        con.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {view}").fetchall()
+    return {"seconds": time.perf_counter() - started}
 
 
 def child_baseline(trace: str, max_usage_rows: int | None) -> dict:
@@ -351,8 +372,8 @@ def report(res: dict) -> str:
              f"{sum(f['rows'] for f in part0.values()):,} rows.\n")
     L.append("| parts | CSV MB | gzip MB | rows | (a) gzip -dc s | (b) pipeline s (sel + feat) | "
              "(b) CPU s | (b) MB/s CSV | (b) MB/s gzip | (b) rows/s | (b)/(a) speed | (c) row loop s | "
-             "(c)/(b) time | (b) peak RSS MB | (c) peak RSS MB |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "(c)/(b) time | (b) peak RSS MB | (c) peak RSS MB | DuckDB bare scan s |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in res["runs"]:
         a, b, c = r["floor"], r["pipeline"], r["baseline"]
         L.append(
@@ -361,13 +382,17 @@ def report(res: dict) -> str:
             f"{r['bytes'] / 1e6 / b['wall_s']:.0f} | {r['gz_bytes'] / 1e6 / b['wall_s']:.1f} | "
             f"{r['rows'] / b['wall_s']:,.0f} | {a['wall_s'] / b['wall_s']:.2f} | "
             f"{c['est_s']:.0f}{'*' if c['extrapolated'] else ''} | {c['est_s'] / b['wall_s']:.1f}x | "
-            f"{b['max_rss_mb']:.0f} | {c['max_rss_mb']:.0f}{'*' if c['extrapolated'] else ''} |")
+            f"{b['max_rss_mb']:.0f} | {c['max_rss_mb']:.0f}{'*' if c['extrapolated'] else ''} | "
+            f"{r['scan']['seconds']:.1f} |")
     L.append("")
     a1 = res["runs"][0]["floor"]
     r1 = res["runs"][0]
     L.append(f"(a) floor throughput ({r1['parts']} part): {r1['bytes'] / 1e6 / a1['wall_s']:.0f} MB/s CSV, "
              f"{r1['gz_bytes'] / 1e6 / a1['wall_s']:.1f} MB/s gzip, {r1['rows'] / a1['wall_s']:,.0f} rows/s "
              f"(one gzip process, one core).\n")
+    L.append("DuckDB bare scan: the same three staging views read once, every column "
+             "(`SELECT count(*), sum(hash(COLUMNS(*)))`), same threads: what DuckDB's gzip CSV "
+             "reader alone costs, without the pipeline's SQL.\n")
     bl = res["baseline"]
     L.append(f"(c) measured once on {bl['parts']} part(s){', first ' + format(bl['rows']['task_usage'], ',') + ' task_usage rows' if bl['partial'] else ''}: "
              f"{bl['seconds']:.1f} s wall for {sum(bl['rows'].values()):,} rows "
@@ -405,12 +430,16 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--_pipeline", nargs=2, metavar=("TRACE", "DB"), help=argparse.SUPPRESS)
     ap.add_argument("--_baseline", metavar="TRACE", help=argparse.SUPPRESS)
+    ap.add_argument("--_scan", metavar="TRACE", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
 
     if a._pipeline:
         res = child_pipeline(a._pipeline[0], a._pipeline[1], str(a.work_dir / "duckdb_tmp"),
                              a.memory_limit, a.threads)
         print(json.dumps(res))
+        return 0
+    if a._scan:
+        print(json.dumps(child_scan(a._scan, a.memory_limit, a.threads)))
         return 0
     if a._baseline:
         print(json.dumps(child_baseline(a._baseline, a.baseline_max_usage_rows)))
@@ -449,8 +478,11 @@ def main(argv=None) -> int:
         run["pipeline"] = run_child(["--_pipeline", str(d), str(work / "bench.duckdb"),
                                      "--work-dir", str(work), "--memory-limit", a.memory_limit,
                                      "--threads", str(a.threads)])
-        print(f"    {run['pipeline']['wall_s']:.1f} s, peak RSS {run['pipeline']['max_rss_mb']:.0f} MB",
-              flush=True)
+        print(f"    {run['pipeline']['wall_s']:.1f} s, peak RSS {run['pipeline']['max_rss_mb']:.0f} MB; "
+              f"DuckDB bare scan ...", flush=True)
+        run["scan"] = run_child(["--_scan", str(d), "--memory-limit", a.memory_limit,
+                                 "--threads", str(a.threads)])
+        print(f"    {run['scan']['seconds']:.1f} s", flush=True)
         extrap = bl["partial"] or n != a.baseline_parts
         run["baseline"] = {"est_s": bl["seconds"] * run["rows"] / b_rows, "extrapolated": extrap,
                            "max_rss_mb": bl["max_rss_mb"]}

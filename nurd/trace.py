@@ -86,8 +86,10 @@ def source_version(trace: str, data_dir: Path | str, *, url: str = "",
     """A digest of what identifies the trace's content, without reading the data:
 
     - embedded trace: generator version + seed + scale;
-    - a bucket or mirror (http/https/file or local directory): its SHA256SUM;
-    - a local directory without SHA256SUM: sizes, mtimes and names of its files.
+    - a remote bucket or mirror (http/https): its SHA256SUM (one small request);
+    - a remote archive (Alibaba): its Content-Length, ETag and Last-Modified;
+    - a local directory or file (plain path or file://): names, sizes and mtimes
+      of its files, and the content of SHA256SUM.
     """
     h = hashlib.sha256(trace.encode())
     if trace in ("synthetic", "synthetic_alibaba"):
@@ -97,18 +99,21 @@ def source_version(trace: str, data_dir: Path | str, *, url: str = "",
     base = url or download.default_trace_url(trace)
     local = Path(base[7:] if base.startswith("file://") else base)
     if "://" not in base or base.startswith("file://"):
+        # a local copy: SHA256SUM if any, plus names, sizes and mtimes of every file
+        # (a changed file is seen even when nobody updated SHA256SUM)
         if local.is_file():
-            st = local.stat()
-            h.update(f"{local.name}:{st.st_size}:{st.st_mtime_ns}".encode())
-        elif (local / "SHA256SUM").exists():
-            h.update((local / "SHA256SUM").read_bytes())
+            files = [local]
+            root = local.parent
         elif local.is_dir():
-            for p in sorted(local.rglob("*")):
-                if p.is_file():
-                    st = p.stat()
-                    h.update(f"{p.relative_to(local)}:{st.st_size}:{st.st_mtime_ns}".encode())
+            files = sorted(p for p in local.rglob("*") if p.is_file())
+            root = local
         else:
             raise FileNotFoundError(f"trace source {base} (NURD_TRACE_URL) does not exist")
+        for p in files:
+            st = p.stat()
+            h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            if p.name == "SHA256SUM":
+                h.update(p.read_bytes())
         return h.hexdigest()[:16]
     if trace == "google_2011":
         import urllib.request

@@ -13,7 +13,7 @@ nurd_settings = settings_from_env()
 
 observe_trace_sources = dg.ScheduleDefinition(
     name="observe_trace_sources",
-    target=dg.AssetSelection.assets(trace.trace_source.key),
+    target=trace.observe_trace_source,
     cron_schedule=os.environ.get("NURD_OBSERVE_CRON", "0 4 * * *"),
     default_status=(dg.DefaultScheduleStatus.STOPPED if os.environ.get("NURD_AUTOMATION", "on") == "off"
                     else dg.DefaultScheduleStatus.RUNNING),
@@ -26,6 +26,7 @@ defs = dg.Definitions(
             warehouse.selection_funnel, warehouse.checkpoint_features, evaluation.nurd_eval,
             evaluation.baseline_eval, reports.comparison_tables],
     asset_checks=warehouse.checks,
+    jobs=[trace.observe_trace_source],
     schedules=[observe_trace_sources],
     resources={
         "nurd": nurd_settings,

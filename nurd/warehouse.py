@@ -20,8 +20,7 @@ from nurd import SQL_DIR
 from nurd.settings import SelectionSettings
 
 GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage", "task_lifecycle", "job_candidates")
-GOOGLE_TABLES = ("jobs", "task_outcomes", "tasks", "selection_funnel", "job_checkpoints", "checkpoint_features")
-ALIBABA_TABLES = ("jobs", "task_outcomes", "tasks", "selection_funnel", "job_checkpoints", "checkpoint_features")
+ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
@@ -93,29 +92,26 @@ def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: Sele
     csv_path = Path(csv_path).resolve()
     if not csv_path.exists():
         raise FileNotFoundError(f"no batch_instance file at {csv_path}")
-    view = "stg_batch_instance__2017" if settings.trace == "alibaba_2017" else "stg_batch_instance"
-    create_view(con, view, csv_path=sql_path_literal(csv_path), **settings.sql_params())
-    if view != "stg_batch_instance":
+    params = settings.sql_params() | {"csv_path": sql_path_literal(csv_path)}
+    if settings.trace == "alibaba_2017":
+        create_view(con, "stg_batch_instance__2017", **params)
         con.execute("CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM stg_batch_instance__2017")
+    else:
+        create_view(con, "stg_batch_instance", **params)
+    for view in ALIBABA_VIEWS:
+        create_view(con, view, **params)
 
 
 def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """jobs -> task_outcomes -> tasks -> selection_funnel, from the staged views."""
-    suffix = "" if settings.is_google_format else "__alibaba"
-    counts = {}
-    for table in ("jobs", "task_outcomes", "tasks", "selection_funnel"):
-        counts[table] = build_table(con, table, settings, sql_name=table + suffix)
-    return counts
+    return {table: build_table(con, table, settings, sql_name=sql_name(table, settings))
+            for table in ("jobs", "task_outcomes", "tasks", "selection_funnel")}
 
 
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """job_checkpoints -> checkpoint_features, from ``tasks``."""
-    suffix = "" if settings.is_google_format else "__alibaba"
-    return {
-        "job_checkpoints": build_table(con, "job_checkpoints", settings),
-        "checkpoint_features": build_table(con, "checkpoint_features", settings,
-                                           sql_name="checkpoint_features" + suffix),
-    }
+    return {table: build_table(con, table, settings, sql_name=sql_name(table, settings))
+            for table in ("job_checkpoints", "checkpoint_features")}
 
 
 def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None,
@@ -132,5 +128,8 @@ def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None
 
 
 def sql_name(table: str, settings: SelectionSettings) -> str:
-    """The SQL file building ``table`` for the trace's format (Alibaba files end in __alibaba)."""
-    return table if settings.is_google_format else f"{table}__alibaba"
+    """The SQL file building ``table`` for the trace's format: Alibaba variants end in
+    ``__alibaba``; tables without one (tasks, job_checkpoints, selection_funnel) share the file."""
+    if not settings.is_google_format and (SQL_DIR / f"{table}__alibaba.sql").exists():
+        return f"{table}__alibaba"
+    return table

@@ -7,7 +7,8 @@ CREATE OR REPLACE VIEW job_candidates AS
 WITH job_class AS (
     SELECT job_id,
         max(scheduling_class)               AS max_scheduling_class,
-        arg_min(scheduling_class, time)     AS first_scheduling_class
+        arg_min(scheduling_class, time)     AS first_scheduling_class,
+        any_value(job_name)                 AS job_name
     FROM stg_job_events
     GROUP BY job_id
 ),
@@ -26,6 +27,7 @@ SELECT
     coalesce(t.n_finished, 0)   AS n_finished,
     c.max_scheduling_class,
     c.first_scheduling_class,
+    c.job_name,
     t.max_priority,
     coalesce(t.production_priority, false) AS production_priority,
     CASE '${production_rule}'

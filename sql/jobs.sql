@@ -11,7 +11,9 @@ SELECT
     max_priority,
     production_priority,
     '${production_rule}'    AS production_rule,
-    ${min_tasks}            AS min_tasks
+    ${min_tasks}            AS min_tasks,
+    job_name,
+    NULL::VARCHAR           AS task_name
 FROM job_candidates
 WHERE is_production AND n_tasks >= ${min_tasks}
 ORDER BY job_id

@@ -3,6 +3,7 @@
 
 import dagster as dg
 
+from nurd.download import TraceDownloadError
 from nurd.trace import fetch_trace, source_version
 from assets.resources import NurdSettings
 
@@ -36,8 +37,14 @@ def trace_source(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Da
                 "batch_instance.tar.gz streamed and unpacked.",
 )
 def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.MaterializeResult:
-    report = fetch_trace(nurd.trace, nurd.data_dir, url=nurd.trace_url, parts=nurd.parts,
-                         workers=nurd.download_workers, scale=nurd.scale, log=context.log.info)
+    try:
+        report = fetch_trace(nurd.trace, nurd.data_dir, url=nurd.trace_url, parts=nurd.parts,
+                             workers=nurd.download_workers, scale=nurd.scale, log=context.log.info)
+    except TraceDownloadError as e:
+        if e.transient:
+            raise  # the RetryPolicy tries the step again later
+        # a corrupt or missing file at the source: retrying cannot help
+        raise dg.Failure(description=str(e), allow_retries=False) from e
     return dg.MaterializeResult(metadata={
         "trace": nurd.trace,
         "path": dg.MetadataValue.path(report["path"]),

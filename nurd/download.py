@@ -135,10 +135,14 @@ def parse_parts(value: str | int) -> int | str:
 class TraceDownloadError(RuntimeError):
     """A trace file could not be fetched or verified. ``path``/``url`` name it."""
 
-    def __init__(self, message: str, *, path: str | None = None, url: str | None = None):
+    def __init__(self, message: str, *, path: str | None = None, url: str | None = None,
+                 transient: bool = False):
         super().__init__(message)
         self.path = path
         self.url = url
+        # True when a later attempt may succeed (network gave up); False for a
+        # corrupt, truncated-at-source or missing file, which retrying cannot fix
+        self.transient = transient
 
 
 @dataclass
@@ -555,7 +559,8 @@ def _retry_small(fn, *, what: str, retries: int, backoff_s: float, log):
         except _TRANSIENT as e:
             attempt += 1
             if attempt > retries:
-                raise TraceDownloadError(f"giving up on {what} after {retries} retries: {e}") from None
+                raise TraceDownloadError(f"giving up on {what} after {retries} retries: {e}",
+                                         transient=True) from None
             delay = min(_MAX_BACKOFF_S, backoff_s * (2 ** (attempt - 1)))
             log(f"{what}: {e}; retry {attempt}/{retries} in {delay:.2g} s")
             time.sleep(delay)

@@ -19,7 +19,7 @@ import pandas as pd
 from nurd import ALIBABA_FEATURES, GOOGLE_FEATURES
 from nurd.methods import BASELINES, NURD_FAMILY, Method
 from nurd.methods.nurd import NurdFamily
-from nurd.metrics import summarize
+from nurd.reports import table3
 from nurd.settings import GOOGLE_FORMAT, EvaluationSettings
 from nurd.simulate import JobData, replay_jobs, results_frames
 from nurd.warehouse import create_view
@@ -115,7 +115,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
         "settings": json.dumps(settings.as_dict()), "hyperparameters": json.dumps(hyper[v], default=str),
         "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
     write_results(con, frames, trace, variants)
-    summary = summarize(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
+    summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
     return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds)
 
 

@@ -1,4 +1,4 @@
-"""Per-job classification metrics and their summaries over jobs.
+"""Per-job classification metrics (summaries over jobs: nurd.reports.table3).
 
 Conventions match scikit-learn with ``zero_division=0``: a rate whose
 denominator is empty is 0 (a job always has positives: every straggler is
@@ -8,7 +8,6 @@ still running at t0).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 RATES = ("tpr", "fpr", "fnr", "f1")
 
@@ -42,30 +41,3 @@ def rates(tp, fp, fn, tn) -> dict[str, float | np.ndarray]:
 def job_scores(labels: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
     c = confusion(labels, predicted)
     return c | {k: float(v) for k, v in rates(**c).items()}
-
-
-def summarize(job_metrics: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
-              by: tuple[str, ...] = ("trace", "method")) -> pd.DataFrame:
-    """Mean over jobs (as the paper) and pooled (micro) rates, each with a
-    95% percentile bootstrap interval over jobs (seeded, jobs resampled with
-    replacement)."""
-    rows = []
-    for key, g in job_metrics.groupby(list(by), sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        rng = np.random.default_rng(seed)
-        n = len(g)
-        idx = rng.integers(0, n, size=(n_boot, n))
-        row = dict(zip(by, key)) | {"n_jobs": n}
-        for r in RATES:
-            v = g[r].to_numpy(float)
-            boot = v[idx].mean(axis=1)
-            row[r] = v.mean()
-            row[f"{r}_lo"], row[f"{r}_hi"] = np.quantile(boot, [0.025, 0.975])
-        counts = {c: g[c].to_numpy(float) for c in ("tp", "fp", "fn", "tn")}
-        pooled = rates(*(counts[c].sum() for c in ("tp", "fp", "fn", "tn")))
-        boot_pooled = rates(*(counts[c][idx].sum(axis=1) for c in ("tp", "fp", "fn", "tn")))
-        for r in RATES:
-            row[f"pooled_{r}"] = float(pooled[r])
-            row[f"pooled_{r}_lo"], row[f"pooled_{r}_hi"] = np.quantile(boot_pooled[r], [0.025, 0.975])
-        rows.append(row)
-    return pd.DataFrame(rows)

@@ -25,7 +25,7 @@ Decisions:
   are left out of that metric's mean (``nanmean``), as in the mean itself.
 - Pooled figures: tpr = sum tp / (sum tp + sum fn), fpr = sum fp / (sum fp +
   sum tn), fnr = 1 - tpr, f1 = 2 sum tp / (2 sum tp + sum fp + sum fn),
-  columns ``pooled_<m>`` (as ``nurd.metrics.summarize``) with the same
+  columns ``pooled_<m>`` with the same
   bootstrap over jobs.
 - ``best_f1`` marks the largest mean F1 per trace (every method on a tie).
 """

@@ -12,7 +12,8 @@ from sklearn.metrics import confusion_matrix, f1_score, recall_score
 
 from nurd.methods.base import JobContext, Method, TaskSet
 from nurd.methods.nurd import NurdFamily, calibration_delta
-from nurd.metrics import job_scores, summarize
+from nurd.metrics import job_scores
+from nurd.reports import table3
 from nurd.simulate import JobData, replay_job, replay_jobs, results_frames
 from tests.jobs import make_job
 
@@ -141,8 +142,8 @@ def test_metrics_equal_scikit_learn():
 def test_bootstrap_summary_is_seeded_and_brackets_the_mean():
     jobs = [make_job(job_id=i, n=110, seed=i) for i in range(6)]
     frames = results_frames(replay_jobs(jobs, [NurdFamily], seed=1), "synthetic")
-    a = summarize(frames["job_metrics"], n_boot=200, seed=3)
-    b = summarize(frames["job_metrics"], n_boot=200, seed=3)
+    a = table3(frames["job_metrics"], n_boot=200, seed=3)
+    b = table3(frames["job_metrics"], n_boot=200, seed=3)
     assert a.equals(b)
     assert set(a.method) == {"nurd", "nurd_nc", "gbtr"}
     assert (a.f1_lo <= a.f1 + 1e-12).all() and (a.f1 <= a.f1_hi + 1e-12).all()

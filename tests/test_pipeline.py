@@ -60,21 +60,32 @@ def test_chain_materializes_and_validates(evaluated):
     assert (data / "validation" / "index.html").exists()
 
 
-def test_baseline_partition_and_comparison(evaluated):
+def test_baseline_partition_and_comparison_over_two_traces(evaluated):
     data, instance, _ = evaluated
     res = resources(data)
     r = dg.materialize([evaluation.baseline_eval], partition_key="hbos", resources=res, instance=instance,
                        selection=[evaluation.baseline_eval])
     assert r.success
+    # a second trace in the same warehouse: the embedded Alibaba-format trace
+    ali = resources(data, trace="synthetic_alibaba", alibaba_steps=8)
+    assert dg.materialize(CHAIN + warehouse.checks, resources=ali, instance=instance).success
     r = dg.materialize([reports.comparison_tables, evaluation.nurd_eval, evaluation.baseline_eval],
                        selection=[reports.comparison_tables], resources=res, instance=instance)
     assert r.success
     con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
-    assert {m for (m,) in con.execute("SELECT DISTINCT method FROM comparison").fetchall()} == \
-        {"nurd", "nurd_nc", "gbtr", "hbos"}
+    rows = set(con.execute("SELECT trace, method FROM comparison").fetchall())
+    assert rows == {("synthetic", m) for m in ("nurd", "nurd_nc", "gbtr", "hbos")} | \
+        {("synthetic_alibaba", m) for m in ("nurd", "nurd_nc", "gbtr")}
     report = (data / "reports" / "report.md").read_text()
-    assert "hbos" in report.lower() and "nurd" in report.lower()
-    assert any(p.stat().st_size > 1000 for p in (data / "reports").glob("*.png"))
+    for name in ("NURD", "NURD-NC", "GBTR", "HBOS", "synthetic_alibaba"):
+        assert name in report
+    pngs = list((data / "reports").glob("*.png"))
+    assert len(pngs) >= 4 and all(p.stat().st_size > 1000 for p in pngs)
+    for table in ("table3", "f1_over_time", "completion"):
+        assert (data / "reports" / f"{table}.csv").stat().st_size > 0
+        assert (data / "reports" / f"{table}.parquet").exists()
+    meta = r.asset_materializations_for_node("comparison_tables")[0].metadata
+    assert "hbos" in meta["table3"].value and any(k.startswith("plot_") for k in meta)
 
 
 def _tampered_bucket(src: Path, dst: Path) -> Path:
@@ -107,3 +118,14 @@ def test_failing_expectation_blocks_downstream(evaluated, tmp_path):
     materialized = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()
                     and [e.event_specific_data.materialization for e in result.get_asset_materialization_events()]}
     assert "staged_trace" in materialized and "jobs" not in materialized and "nurd_eval" not in materialized
+
+
+def test_project_instance_config_loads(tmp_path):
+    """README points DAGSTER_HOME at dagster_home/: its dagster.yaml must be valid."""
+    import shutil
+    home = tmp_path / "home"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "dagster_home", home)
+    instance = dg.DagsterInstance.from_config(str(home))
+    config = instance.get_concurrency_config()
+    assert config.run_queue_config.max_concurrent_runs == 1
+    assert config.pool_config.default_pool_limit == 1

@@ -27,7 +27,7 @@ def staged_trace(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeRe
         prepare(con, nurd)
         if s.is_google_format:
             wh.stage_google(con, nurd.raw_path, s)
-            views = [v for v in wh.GOOGLE_VIEWS if v.startswith("stg_")]
+            views = list(wh.GOOGLE_VIEWS)
         else:
             wh.stage_alibaba(con, nurd.alibaba_csv, s)
             views = ["stg_batch_instance"]
@@ -62,7 +62,7 @@ def jobs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n = wh.build_table(con, "jobs", s, sql_name=wh.sql_name("jobs", s))
+        n = wh.build_jobs(con, s)
         meta = {"dagster/row_count": n, "preview": preview(con, "jobs", s.trace)}
     return dg.MaterializeResult(metadata=meta | {"production_rule": s.production_rule, "min_tasks": s.min_tasks})
 
@@ -75,8 +75,7 @@ def tasks(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        wh.build_table(con, "task_outcomes", s, sql_name=wh.sql_name("task_outcomes", s))
-        n = wh.build_table(con, "tasks", s, sql_name=wh.sql_name("tasks", s))
+        n = wh.build_tasks(con, s)
         outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
                                "GROUP BY outcome ORDER BY tasks DESC", [s.trace]).df()
         meta = {"dagster/row_count": n, "outcomes": md_table(outcomes), "preview": preview(con, "tasks", s.trace)}
@@ -89,7 +88,7 @@ def selection_funnel(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        wh.build_table(con, "selection_funnel", s, sql_name=wh.sql_name("selection_funnel", s))
+        wh.build_table(con, "selection_funnel", s)
         funnel = con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
                              "ORDER BY step, reason", [s.trace]).df()
     return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel)})

@@ -19,7 +19,7 @@ import duckdb
 from nurd import SQL_DIR
 from nurd.settings import SelectionSettings
 
-GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage", "task_lifecycle", "job_candidates")
+GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage")
 ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -61,6 +61,13 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
     try:
         if not table_exists(con, table):
             con.execute(f"CREATE TABLE {table} AS SELECT * FROM ({select_sql}) LIMIT 0")
+        else:
+            # traces live side by side: a trace with other columns (Alibaba's features)
+            # widens the table; other traces' rows hold NULL there
+            have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+            for name, dtype, *_ in con.execute(f"DESCRIBE {select_sql}").fetchall():
+                if name not in have:
+                    con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {dtype}')
         con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
         con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
@@ -102,10 +109,27 @@ def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: Sele
         create_view(con, view, **params)
 
 
+def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """``jobs`` (Google: after ``task_lifecycle``, the one scan of task_events)."""
+    if settings.is_google_format:
+        build_table(con, "task_lifecycle", settings)
+        create_view(con, "job_candidates", **settings.sql_params())
+    return build_table(con, "jobs", settings, sql_name=sql_name("jobs", settings))
+
+
+def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage)."""
+    if settings.is_google_format:
+        build_table(con, "usage_windows", settings)
+    build_table(con, "task_outcomes", settings, sql_name=sql_name("task_outcomes", settings))
+    return build_table(con, "tasks", settings)
+
+
 def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """jobs -> task_outcomes -> tasks -> selection_funnel, from the staged views."""
-    return {table: build_table(con, table, settings, sql_name=sql_name(table, settings))
-            for table in ("jobs", "task_outcomes", "tasks", "selection_funnel")}
+    counts = {"jobs": build_jobs(con, settings), "tasks": build_tasks(con, settings)}
+    counts["selection_funnel"] = build_table(con, "selection_funnel", settings)
+    return counts
 
 
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:

@@ -13,52 +13,19 @@
 --   label): every usage metric is a cumulative sum of value * window duration
 --   / FINAL latency; min-max over every task's final row (clamped to [0, 1]).
 --
--- CPI and MAI of windows with tiny CPU use (cpu_rate < ${min_cpu_rate_for_cpi})
--- or absurd values (CPI > ${max_cpi}, MAI > ${max_mai}) are treated as missing
--- (the trace's notes report impossible values there).
+-- Usage comes pre-reduced per window from usage_windows.sql (CPI/MAI filters
+-- there), EVICT/FAIL times from task_lifecycle.sql: no raw table is read here.
 WITH sel AS (
     SELECT job_id, task_id, first_schedule_us, latency_us
     FROM tasks WHERE trace = '${trace}'
 ),
 windows AS (
-    -- usage rows of selected tasks, grouped by end time so that ties are
-    -- cumulated together
-    SELECT u.job_id, u.task_index AS task_id,
-        u.end_time - s.first_schedule_us                              AS end_rel_us,
-        sum((u.end_time - u.start_time) / 1e6)                        AS dur,
-        sum(u.cpu_rate * (u.end_time - u.start_time) / 1e6)            AS w_mcu,
-        sum(CASE WHEN u.cpu_rate IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_mcu,
-        max(u.maximum_cpu_rate)                                        AS m_maxcpu,
-        sum(u.maximum_cpu_rate * (u.end_time - u.start_time) / 1e6)    AS w_maxcpu,
-        sum(u.sampled_cpu_usage * (u.end_time - u.start_time) / 1e6)   AS w_scpu,
-        sum(CASE WHEN u.sampled_cpu_usage IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_scpu,
-        sum(u.canonical_memory * (u.end_time - u.start_time) / 1e6)    AS w_cmu,
-        sum(CASE WHEN u.canonical_memory IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_cmu,
-        sum(u.assigned_memory * (u.end_time - u.start_time) / 1e6)     AS w_amu,
-        sum(CASE WHEN u.assigned_memory IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_amu,
-        max(u.maximum_memory)                                          AS m_maxmu,
-        sum(u.maximum_memory * (u.end_time - u.start_time) / 1e6)      AS w_maxmu,
-        sum(u.unmapped_page_cache * (u.end_time - u.start_time) / 1e6) AS w_upc,
-        sum(CASE WHEN u.unmapped_page_cache IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_upc,
-        sum(u.total_page_cache * (u.end_time - u.start_time) / 1e6)    AS w_tpc,
-        sum(CASE WHEN u.total_page_cache IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_tpc,
-        sum(u.disk_io_time * (u.end_time - u.start_time) / 1e6)        AS w_mio,
-        sum(CASE WHEN u.disk_io_time IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_mio,
-        max(u.maximum_disk_io_time)                                    AS m_maxio,
-        sum(u.maximum_disk_io_time * (u.end_time - u.start_time) / 1e6) AS w_maxio,
-        sum(u.local_disk_space * (u.end_time - u.start_time) / 1e6)    AS w_mdk,
-        sum(CASE WHEN u.local_disk_space IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_mdk,
-        sum(c.cpi * (u.end_time - u.start_time) / 1e6)                 AS w_cpi,
-        sum(CASE WHEN c.cpi IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_cpi,
-        sum(c.mai * (u.end_time - u.start_time) / 1e6)                 AS w_mai,
-        sum(CASE WHEN c.mai IS NOT NULL THEN (u.end_time - u.start_time) / 1e6 END) AS d_mai
-    FROM stg_task_usage u
-    JOIN sel s ON s.job_id = u.job_id AND s.task_id = u.task_index,
-    LATERAL (SELECT
-        CASE WHEN u.cpu_rate >= ${min_cpu_rate_for_cpi} AND u.cpi <= ${max_cpi} THEN u.cpi END AS cpi,
-        CASE WHEN u.cpu_rate >= ${min_cpu_rate_for_cpi} AND u.mai <= ${max_mai} THEN u.mai END AS mai) c
-    WHERE u.end_time <= s.first_schedule_us + s.latency_us
-    GROUP BY ALL
+    -- per (task, window end) sums of the selected tasks (usage_windows.sql),
+    -- on the task's own clock
+    SELECT w.* EXCLUDE (trace, end_time), w.end_time - s.first_schedule_us AS end_rel_us
+    FROM usage_windows w
+    JOIN sel s ON s.job_id = w.job_id AND s.task_id = w.task_id
+    WHERE w.trace = '${trace}' AND w.end_time <= s.first_schedule_us + s.latency_us
 ),
 cum_usage AS (
     SELECT job_id, task_id, end_rel_us,
@@ -80,13 +47,20 @@ cum_usage AS (
                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ),
 task_event_counts AS (
-    SELECT e.job_id, e.task_index AS task_id, e.time - s.first_schedule_us AS rel_us,
-        count(*) FILTER (WHERE e.event_type = 2) AS n_ev,
-        count(*) FILTER (WHERE e.event_type = 3) AS n_fl
-    FROM stg_task_events e
-    JOIN sel s ON s.job_id = e.job_id AND s.task_id = e.task_index
-    WHERE e.event_type IN (2, 3) AND e.time < s.first_schedule_us + s.latency_us
-    GROUP BY ALL
+    -- EVICT / FAIL times kept by task_lifecycle (no second scan of task_events)
+    SELECT job_id, task_id, rel_us, count(*) FILTER (WHERE kind = 2) AS n_ev, count(*) FILTER (WHERE kind = 3) AS n_fl
+    FROM (
+        SELECT l.job_id, l.task_id, unnest(l.evict_times) - s.first_schedule_us AS rel_us, 2 AS kind,
+            s.latency_us
+        FROM task_lifecycle l JOIN sel s USING (job_id, task_id)
+        WHERE l.trace = '${trace}' AND l.evict_times IS NOT NULL
+        UNION ALL
+        SELECT l.job_id, l.task_id, unnest(l.fail_times) - s.first_schedule_us, 3, s.latency_us
+        FROM task_lifecycle l JOIN sel s USING (job_id, task_id)
+        WHERE l.trace = '${trace}' AND l.fail_times IS NOT NULL
+    )
+    WHERE rel_us < latency_us
+    GROUP BY job_id, task_id, rel_us
 ),
 cum_events AS (
     SELECT job_id, task_id, rel_us,

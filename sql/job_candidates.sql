@@ -19,6 +19,7 @@ job_tasks AS (
         max(max_priority)                               AS max_priority,
         bool_or(production_priority)                    AS production_priority
     FROM task_lifecycle
+    WHERE trace = '${trace}'
     GROUP BY job_id
 )
 SELECT

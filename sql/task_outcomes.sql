@@ -2,9 +2,7 @@
 -- (PROTOCOL.md section 1): only tasks that FINISH inside the trace window,
 -- were first scheduled inside it, and have usage rows get a latency.
 WITH usage_tasks AS (
-    SELECT DISTINCT u.job_id, u.task_index AS task_id
-    FROM stg_task_usage u
-    SEMI JOIN jobs j ON j.job_id = u.job_id AND j.trace = '${trace}'
+    SELECT DISTINCT job_id, task_id FROM usage_windows WHERE trace = '${trace}'
 )
 SELECT
     '${trace}' AS trace,
@@ -19,4 +17,5 @@ SELECT
 FROM task_lifecycle l
 SEMI JOIN jobs j ON j.job_id = l.job_id AND j.trace = '${trace}'
 LEFT JOIN usage_tasks u USING (job_id, task_id)
+WHERE l.trace = '${trace}'
 ORDER BY l.job_id, l.task_id

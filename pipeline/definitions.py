@@ -11,14 +11,24 @@ from assets.resources import settings_from_env, warehouse_path
 
 nurd_settings = settings_from_env()
 
+AUTOMATION_ON = os.environ.get("NURD_AUTOMATION", "on") != "off"
+
 observe_trace_sources = dg.ScheduleDefinition(
     name="observe_trace_sources",
     target=trace.observe_trace_source,
     cron_schedule=os.environ.get("NURD_OBSERVE_CRON", "0 4 * * *"),
-    default_status=(dg.DefaultScheduleStatus.STOPPED if os.environ.get("NURD_AUTOMATION", "on") == "off"
-                    else dg.DefaultScheduleStatus.RUNNING),
+    default_status=dg.DefaultScheduleStatus.RUNNING if AUTOMATION_ON else dg.DefaultScheduleStatus.STOPPED,
     description="Observe the trace source (default daily, NURD_OBSERVE_CRON); a new data version "
                 "re-materializes the chain through the assets' automation conditions.",
+)
+
+# Evaluates the assets' AutomationConditions (eager: re-run when upstream has new data).
+automation = dg.AutomationConditionSensorDefinition(
+    "nurd_automation",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING if AUTOMATION_ON else dg.DefaultSensorStatus.STOPPED,
+    description="Re-materializes the chain, the evaluations and the tables when the trace source has a "
+                "new data version (NURD_AUTOMATION=off starts it stopped).",
 )
 
 defs = dg.Definitions(
@@ -28,6 +38,7 @@ defs = dg.Definitions(
     asset_checks=warehouse.checks,
     jobs=[trace.observe_trace_source],
     schedules=[observe_trace_sources],
+    sensors=[automation],
     resources={
         "nurd": nurd_settings,
         "duckdb": DuckDBResource(

@@ -79,3 +79,12 @@ def test_new_data_version_requests_downstream_runs(mirror, tmp_path):
     changed = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=same.cursor)
     requested = {r.key.to_user_string() for r in changed.results if r.true_subset.size}
     assert requested == {"raw_trace", "staged_trace", "jobs"}  # the whole chain below the source
+
+
+def test_automation_is_on_by_default():
+    from pipeline import defs
+    sensor = defs.resolve_sensor_def("nurd_automation")
+    schedule = defs.resolve_schedule_def("observe_trace_sources")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    assert schedule.cron_schedule == "0 4 * * *"

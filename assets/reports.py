@@ -65,7 +65,6 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         except BaseException:
             con.execute("ROLLBACK")
             raise
-    view = pd.read_csv(out / "table3.csv") if not (out / "table3_view.csv").exists() else pd.read_csv(out / "table3_view.csv")
     meta = {
         "report": dg.MetadataValue.path(str(report)),
         "traces": ", ".join(sorted(job_metrics.trace.unique())),

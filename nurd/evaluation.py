@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from nurd import ALIBABA_FEATURES, GOOGLE_FEATURES
-from nurd.methods import BASELINES, NURD_FAMILY, Method
+from nurd.methods import BASELINES, Method
 from nurd.methods.nurd import NurdFamily
 from nurd.reports import table3
 from nurd.settings import GOOGLE_FORMAT, EvaluationSettings

@@ -22,7 +22,7 @@ simulator records the reason for (job, checkpoint) and flags nothing there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 import numpy as np

@@ -8,15 +8,13 @@ See docs/SYNTHETIC_TRACE.md.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import model as M
-from .formats import write_sha256sum, write_tar_gz, write_text
+from .formats import file_sizes, published_dir, write_tar_gz
 
 TRACE_SPAN_S = 8 * 86400            # 8 days (TRACES.md)
 TASK_START_S = (1_000, 600_000)     # INVENTED: task start times, uniform
@@ -97,19 +95,9 @@ def generate_alibaba_2018(
     rows.sort(key=lambda r: (r[5] is None, r[5] if r[5] is not None else 0, r[2], r[1], r[0], r[8]))
     text = "".join(",".join(_fmt(x) for x in r) + "\n" for r in rows)
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp", dir=out_dir.parent))
-    try:
+    with published_dir(out_dir) as stage:
         write_tar_gz(stage / "batch_instance.tar.gz", "batch_instance.csv", text.encode())
-        write_sha256sum(stage)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        stage.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-    files = {p.relative_to(out_dir).as_posix(): p.stat().st_size
-             for p in sorted(out_dir.rglob("*")) if p.is_file()}
+    files = file_sizes(out_dir)
 
     tj = pd.DataFrame(jrows).sort_values(["job_name", "task_name"]).reset_index(drop=True)
     tt = pd.DataFrame(trows)

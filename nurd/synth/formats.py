@@ -12,7 +12,10 @@ import hashlib
 import io
 import os
 import re
+import shutil
 import tarfile
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 
@@ -244,3 +247,25 @@ def read_sha256sum(root: Path) -> dict[str, str]:
         hexd, rel = line.split("  ", 1)
         out[rel[2:] if rel.startswith("./") else rel] = hexd
     return out
+
+
+@contextmanager
+def published_dir(out_dir: Path):
+    """Yield a hidden sibling directory to write a trace into; on success write its
+    SHA256SUM and swap it in place of ``out_dir`` (no half-written trace is ever
+    visible under ``out_dir``); on failure remove it."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp", dir=out_dir.parent))
+    try:
+        yield stage
+        write_sha256sum(stage)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        stage.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def file_sizes(root: Path) -> dict[str, int]:
+    return {p.relative_to(root).as_posix(): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}

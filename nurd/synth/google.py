@@ -5,8 +5,6 @@ See docs/SYNTHETIC_TRACE.md for the model and where each number comes from.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,9 +13,11 @@ import pandas as pd
 
 from . import model as M
 from .formats import (
+    file_sizes,
+    published_dir,
     EVICT, FAIL, FINISH, KILL, LOST, SCHEDULE, SENTINEL_US, SUBMIT, TRACE_START_US,
     UPDATE_PENDING, UPDATE_RUNNING, USAGE_WINDOW_US, EVENT_NAMES, part_name,
-    schema_csv_text, write_gzip_lines, write_sha256sum, write_text,
+    schema_csv_text, write_gzip_lines, write_text,
 )
 
 S = 1_000_000  # microseconds per second
@@ -444,9 +444,7 @@ def generate_google(
     tu_parts = np.minimum(np.maximum((usage_start - TRACE_START_US) // slice_us, 0), n_parts - 1)
 
     # --- write ----------------------------------------------------------------
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp", dir=out_dir.parent))
-    try:
+    with published_dir(out_dir) as stage:
         for p in range(n_parts):
             write_gzip_lines(stage / part_name("job_events", p, n_parts),
                              [r[-1] for r in sorted(je_rows[p], key=lambda r: r[:-1])])
@@ -461,16 +459,8 @@ def generate_google(
         write_gzip_lines(stage / "machine_events" / "part-00000-of-00001.csv.gz", me)
         write_text(stage / "schema.csv",
                    schema_csv_text(("job_events", "machine_events", "task_events", "task_usage")))
-        write_sha256sum(stage)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        stage.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
 
-    files = {p.relative_to(out_dir).as_posix(): p.stat().st_size
-             for p in sorted(out_dir.rglob("*")) if p.is_file()}
+    files = file_sizes(out_dir)
 
     truth_jobs, truth_tasks = _truth_frames(jobs, tasks_by_job)
     counts = dict(

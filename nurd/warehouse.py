@@ -78,10 +78,38 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
     return int(n)
 
 
+class TraceFormatError(ValueError):
+    """A raw trace file does not parse with the expected schema (names the file and line)."""
+
+
+_CSV_FILE = re.compile(r"^\s*file = (.+)$", re.M)
+_CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
+_CSV_ORIGINAL = re.compile(r"Original Line: (.*)")
+
+
+def _csv_error(e: duckdb.Error, table: str) -> TraceFormatError | None:
+    msg = str(e)
+    file, line = _CSV_FILE.search(msg), _CSV_LINE.search(msg)
+    if not file:
+        return None
+    what = msg.splitlines()[0]
+    detail = next((l for l in msg.splitlines() if l.startswith(("Error when converting", "Expected Number"))), "")
+    original = _CSV_ORIGINAL.search(msg)
+    return TraceFormatError(
+        f"building {table}: {file.group(1).strip()}, line {line.group(1) if line else '?'}: "
+        f"{detail or what}" + (f" (row: {original.group(1)[:200]})" if original else ""))
+
+
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings,
                 sql_name: str | None = None, **extra) -> int:
     params = settings.sql_params() | extra
-    return replace_trace_rows(con, table, render(sql_name or table, **params), settings.trace)
+    try:
+        return replace_trace_rows(con, table, render(sql_name or table, **params), settings.trace)
+    except (duckdb.ConversionException, duckdb.InvalidInputException) as e:
+        clear = _csv_error(e, table)
+        if clear is None:
+            raise
+        raise clear from e
 
 
 def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> None:

@@ -145,3 +145,27 @@ def test_features_normalized_and_complete(warehouse):
     ev = dict(warehouse.execute("""SELECT checkpoint_s > 2000, max(ev) FROM checkpoint_features
         WHERE job_id = ? AND task_id = 0 GROUP BY 1""", [J_MAIN]).fetchall())
     assert ev[False] == 0 and ev[True] == 1
+
+
+def test_malformed_row_is_an_error_naming_file_and_line(tmp_path):
+    import gzip
+
+    from nurd.warehouse import TraceFormatError
+
+    m = MiniTrace()
+    m.job(1, 1)
+    for i in range(3):
+        m.run(1, i, T0, T0 + 900 * S)
+    m.write(tmp_path, n_parts=2)
+    part = sorted((tmp_path / "task_events").glob("*.gz"))[0]
+    lines = gzip.decompress(part.read_bytes()).decode().splitlines()
+    lines[1] = "abc" + lines[1][lines[1].index(","):]
+    part.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    con = duckdb.connect()
+    s = SelectionSettings(min_tasks=2)
+    stage_google(con, tmp_path, s)
+    with pytest.raises(TraceFormatError, match=r"part-00000-of-00002\.csv\.gz, line 2: .*\"time\""):
+        build_selection(con, s)
+    # nothing half-written: the failed table has no rows of the trace
+    assert not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'task_lifecycle'"
+                           ).fetchone()[0] or con.execute("SELECT count(*) FROM task_lifecycle").fetchone()[0] == 0

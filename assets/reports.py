@@ -9,7 +9,7 @@ from dagster_duckdb import DuckDBResource
 
 from nurd.completion import completion_table
 from nurd.reports import build_report
-from nurd.warehouse import create_view
+from nurd.warehouse import create_view, transaction
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare
@@ -56,15 +56,10 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     comparison = t3.reindex(columns=COMPARISON_COLUMNS)
     with duckdb.get_connection() as con:
         create_view(con, "comparison")
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             con.execute("DELETE FROM comparison")
             con.register("_rows", comparison)
             con.execute("INSERT INTO comparison BY NAME SELECT * FROM _rows")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     meta = {
         "report": dg.MetadataValue.path(str(report)),
         "traces": ", ".join(sorted(job_metrics.trace.unique())),

@@ -22,7 +22,7 @@ from nurd.methods.nurd import NurdFamily
 from nurd.reports import table3
 from nurd.settings import GOOGLE_FORMAT, EvaluationSettings
 from nurd.simulate import JobData, replay_jobs, results_frames
-from nurd.warehouse import create_view
+from nurd.warehouse import create_view, transaction
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs")
 
@@ -124,8 +124,7 @@ def write_results(con: duckdb.DuckDBPyConnection, frames: dict[str, pd.DataFrame
     """Replace ``methods``' rows of ``trace`` in every result table, in one transaction."""
     for table in RESULT_TABLES:
         create_view(con, table)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for table in RESULT_TABLES:
             con.execute(f"DELETE FROM {table} WHERE trace = ? AND method IN (SELECT unnest(?))",
                         [trace, list(methods)])
@@ -134,7 +133,3 @@ def write_results(con: duckdb.DuckDBPyConnection, frames: dict[str, pd.DataFrame
                 con.register("_rows", df)
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
                 con.unregister("_rows")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise

@@ -11,6 +11,7 @@ settings and paths are substituted.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from string import Template
 
@@ -53,12 +54,24 @@ def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
         [table]).fetchone()[0])
 
 
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection):
+    """One DuckDB transaction: committed if the block succeeds, rolled back otherwise,
+    so readers never see a half-replaced table."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
 def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str, trace: str) -> int:
     """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction."""
     if not _IDENT.match(table):
         raise ValueError(f"bad table name {table!r}")
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         if not table_exists(con, table):
             con.execute(f"CREATE TABLE {table} AS SELECT * FROM ({select_sql}) LIMIT 0")
         else:
@@ -71,10 +84,6 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
         con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
         con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return int(n)
 
 

@@ -199,6 +199,16 @@ def _simulate_limited(
             avail -= 1
         return avail
 
+    def advance(t: float) -> None:
+        """Count the relaunched copies that finished and the killed originals due by t."""
+        nonlocal copies_done, killed_done
+        while copies and copies[0] <= t:
+            heapq.heappop(copies)
+            copies_done += 1
+        while killed and killed[0] <= t:
+            heapq.heappop(killed)
+            killed_done += 1
+
     def idle(a: int) -> int:
         v = pool0 + a - killed_done + copies_done - relaunched
         if kill_frees_machine:
@@ -209,12 +219,7 @@ def _simulate_limited(
         while nxt < n_flag and qf[nxt] <= c:
             queue.append(nxt)
             nxt += 1
-        while copies and copies[0] <= c:
-            heapq.heappop(copies)
-            copies_done += 1
-        while killed and killed[0] <= c:
-            heapq.heappop(killed)
-            killed_done += 1
+        advance(c)
         relaunched_before = relaunched
         relaunch_from_queue(c, idle(a))
 
@@ -237,12 +242,7 @@ def _simulate_limited(
                 while k < len(later) and later[k] <= t:
                     k += 1
                     a += 1
-                while copies and copies[0] <= t:
-                    heapq.heappop(copies)
-                    copies_done += 1
-                while killed and killed[0] <= t:
-                    heapq.heappop(killed)
-                    killed_done += 1
+                advance(t)
                 relaunched_before = relaunched
                 relaunch_from_queue(t, idle(a))
 

@@ -129,3 +129,18 @@ def test_project_instance_config_loads(tmp_path):
     config = instance.get_concurrency_config()
     assert config.run_queue_config.max_concurrent_runs == 1
     assert config.pool_config.default_pool_limit == 1
+
+
+def test_partition_range_runs_in_one_run(evaluated):
+    """`--partition-range` runs several methods in one run (single-run backfill policy):
+    the asset reads context.partition_keys."""
+    data, instance, _ = evaluated
+    job = dg.Definitions(assets=[evaluation.baseline_eval], resources=resources(data)).resolve_implicit_global_asset_job_def()
+    result = job.execute_in_process(instance=instance, tags={
+        "dagster/asset_partition_range_start": "hbos", "dagster/asset_partition_range_end": "iforest"})
+    assert result.success
+    keys = sorted(m.partition for m in result.asset_materializations_for_node("baseline_eval"))
+    assert keys == ["hbos", "iforest"]
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    got = {m for (m,) in con.execute("SELECT DISTINCT method FROM evaluation_runs").fetchall()}
+    assert {"hbos", "iforest", "nurd", "gbtr", "nurd_nc"} <= got

@@ -52,6 +52,14 @@ def f1_plot(outcome: EvaluationOutcome) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
+def _progress(context: dg.AssetExecutionContext):
+    """Log every 10th replayed job and the last one."""
+    def report(i: int, n: int) -> None:
+        if i % 10 == 0 or i == n:
+            context.log.info(f"jobs replayed: {i}/{n}")
+    return report
+
+
 def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
     fallbacks = outcome.frames["method_fallbacks"]
     jm = outcome.frames["job_metrics"]
@@ -86,7 +94,7 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
     with duckdb.get_connection() as con:
         prepare(con, nurd)
         outcome = evaluate(con, nurd.trace, ["nurd"], nurd.evaluation(),
-                           progress=lambda i, n: context.log.info(f"jobs replayed: {i}/{n}") if i % 10 == 0 or i == n else None)
+                           progress=_progress(context))
     return dg.MaterializeResult(metadata=_metadata(outcome, nurd))
 
 
@@ -103,6 +111,6 @@ def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
         prepare(con, nurd)
         # all requested methods in one replay: jobs are loaded once and spread over the workers
         outcome = evaluate(con, nurd.trace, methods, nurd.evaluation(),
-                           progress=lambda i, n: context.log.info(f"jobs replayed: {i}/{n}") if i % 10 == 0 or i == n else None)
+                           progress=_progress(context))
     metadata = _metadata(outcome, nurd)
     return dg.MaterializeResult(metadata=metadata)

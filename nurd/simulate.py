@@ -189,24 +189,23 @@ def replay_jobs(jobs: Sequence[JobData], factories: Sequence[MethodFactory], *, 
     when workers > 1: workers are spawned processes, each model single-threaded.
     """
     tasks = [(job, list(factories), seed) for job in jobs]
-    results: list[JobResult] = []
+    per_job: list[list[JobResult]] = [[] for _ in tasks]
     if workers <= 1 or len(jobs) <= 1:
         for i, t in enumerate(tasks):
-            results.extend(_replay_many(t))
+            per_job[i] = _replay_many(t)
             if progress:
                 progress(i + 1, len(tasks))
-        return results
+        return [r for rs in per_job for r in rs]
     saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     for k in saved:
         os.environ[k] = "1"
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-            # biggest jobs first keeps both cores busy; results are re-ordered below
+            # biggest jobs first keeps both cores busy; results keep the job order
             order = sorted(range(len(tasks)), key=lambda i: -tasks[i][0].X.size)
             futures = {i: pool.submit(_replay_many, tasks[i]) for i in order}
-            by_job = {}
             for n_done, i in enumerate(order):
-                by_job[i] = futures[i].result()
+                per_job[i] = futures[i].result()
                 if progress:
                     progress(n_done + 1, len(tasks))
     finally:
@@ -215,9 +214,7 @@ def replay_jobs(jobs: Sequence[JobData], factories: Sequence[MethodFactory], *, 
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    for i in range(len(tasks)):
-        results.extend(by_job[i])
-    return results
+    return [r for rs in per_job for r in rs]
 
 
 def results_frames(results: Sequence[JobResult], trace: str) -> dict[str, pd.DataFrame]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -115,11 +116,9 @@ def source_version(trace: str, data_dir: Path | str, *, url: str = "",
                 h.update(p.read_bytes())
         return h.hexdigest()[:16]
     if trace == "google_2011":
-        import urllib.request
         with urllib.request.urlopen(base.rstrip("/") + "/SHA256SUM", timeout=30) as r:
             h.update(r.read())
     else:
-        import urllib.request
         req = urllib.request.Request(base, method="HEAD")
         with urllib.request.urlopen(req, timeout=30) as r:
             h.update(f"{r.headers.get('Content-Length')}:{r.headers.get('ETag')}:{r.headers.get('Last-Modified')}".encode())

@@ -109,11 +109,11 @@ def _csv_error(e: duckdb.Error, table: str) -> TraceFormatError | None:
         f"{detail or what}" + (f" (row: {original.group(1)[:200]})" if original else ""))
 
 
-def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings,
-                sql_name: str | None = None, **extra) -> int:
+def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
+    """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
     params = settings.sql_params() | extra
     try:
-        return replace_trace_rows(con, table, render(sql_name or table, **params), settings.trace)
+        return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace)
     except (duckdb.ConversionException, duckdb.InvalidInputException) as e:
         clear = _csv_error(e, table)
         if clear is None:
@@ -151,14 +151,14 @@ def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> i
     if settings.is_google_format:
         build_table(con, "task_lifecycle", settings)
         create_view(con, "job_candidates", **settings.sql_params())
-    return build_table(con, "jobs", settings, sql_name=sql_name("jobs", settings))
+    return build_table(con, "jobs", settings)
 
 
 def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage)."""
     if settings.is_google_format:
         build_table(con, "usage_windows", settings)
-    build_table(con, "task_outcomes", settings, sql_name=sql_name("task_outcomes", settings))
+    build_table(con, "task_outcomes", settings)
     return build_table(con, "tasks", settings)
 
 
@@ -171,8 +171,7 @@ def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings)
 
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """job_checkpoints -> checkpoint_features, from ``tasks``."""
-    return {table: build_table(con, table, settings, sql_name=sql_name(table, settings))
-            for table in ("job_checkpoints", "checkpoint_features")}
+    return {table: build_table(con, table, settings) for table in ("job_checkpoints", "checkpoint_features")}
 
 
 def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None,

@@ -21,6 +21,13 @@ CHAIN = [trace.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.task
          warehouse.checkpoint_features, evaluation.nurd_eval]
 
 
+def read(data: Path, sql: str) -> list[tuple]:
+    """Query the warehouse read-only and close at once (a lingering read-only connection
+    would block the next run's writer in this process)."""
+    with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
 def resources(data_dir: Path, **settings) -> dict:
     return {"nurd": NurdSettings(data_dir=str(data_dir), synthetic_jobs=10, workers=1, n_boot=50, **settings),
             "duckdb": DuckDBResource(database=str(data_dir / "warehouse.duckdb"))}
@@ -45,15 +52,14 @@ def test_chain_materializes_and_validates(evaluated):
     data, _, result = evaluated
     checks = result.get_asset_check_evaluations()
     assert len(checks) == 6 and all(c.passed for c in checks)
-    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
-    n_jobs = con.execute("SELECT count(*) FROM jobs WHERE trace = 'synthetic'").fetchone()[0]
-    methods = dict(con.execute("SELECT method, count(*) FROM job_metrics GROUP BY method").fetchall())
+    n_jobs = read(data, "SELECT count(*) FROM jobs WHERE trace = 'synthetic'")[0][0]
+    methods = dict(read(data, "SELECT method, count(*) FROM job_metrics GROUP BY method"))
     assert n_jobs >= 3
     assert set(methods) == {"nurd", "nurd_nc", "gbtr"}
     assert len(set(methods.values())) == 1 and 0 < methods["nurd"] <= n_jobs
     # every prediction belongs to a task running at t0 of a selected job
-    orphans = con.execute("""SELECT count(*) FROM predictions p ANTI JOIN tasks t
-        ON t.trace = p.trace AND t.job_id = p.job_id AND t.task_id = p.task_id""").fetchone()[0]
+    orphans = read(data, """SELECT count(*) FROM predictions p ANTI JOIN tasks t
+        ON t.trace = p.trace AND t.job_id = p.job_id AND t.task_id = p.task_id""")[0][0]
     assert orphans == 0
     mat = result.asset_materializations_for_node("nurd_eval")[0]
     assert "metrics" in mat.metadata and "nurd" in mat.metadata["metrics"].value
@@ -72,8 +78,7 @@ def test_baseline_partition_and_comparison_over_two_traces(evaluated):
     r = dg.materialize([reports.comparison_tables, evaluation.nurd_eval, evaluation.baseline_eval],
                        selection=[reports.comparison_tables], resources=res, instance=instance)
     assert r.success
-    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
-    rows = set(con.execute("SELECT trace, method FROM comparison").fetchall())
+    rows = set(read(data, "SELECT trace, method FROM comparison"))
     assert rows == {("synthetic", m) for m in ("nurd", "nurd_nc", "gbtr", "hbos")} | \
         {("synthetic_alibaba", m) for m in ("nurd", "nurd_nc", "gbtr")}
     report = (data / "reports" / "report.md").read_text()
@@ -141,6 +146,5 @@ def test_partition_range_runs_in_one_run(evaluated):
     assert result.success
     keys = sorted(m.partition for m in result.asset_materializations_for_node("baseline_eval"))
     assert keys == ["hbos", "iforest"]
-    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
-    got = {m for (m,) in con.execute("SELECT DISTINCT method FROM evaluation_runs").fetchall()}
+    got = {m for (m,) in read(data, "SELECT DISTINCT method FROM evaluation_runs")}
     assert {"hbos", "iforest", "nurd", "gbtr", "nurd_nc"} <= got

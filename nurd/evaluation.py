@@ -67,7 +67,14 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
         task_ids = ft["task_id"].to_numpy()[:n]
         if not np.array_equal(task_ids, lt["task_id"].to_numpy()):
             raise ValueError(f"job {row.job_id}: checkpoint_features tasks differ from tasks")
-        jobs.append(JobData(job_id=row.job_id, task_ids=task_ids, latency=lt["latency_s"].to_numpy(float),
+        latency = lt["latency_s"].to_numpy(float)
+        expected_tau = float(np.quantile(latency, settings.quantile))
+        if not np.isclose(row.tau_s, expected_tau, rtol=1e-9, atol=1e-6):
+            raise ValueError(
+                f"job {row.job_id}: job_checkpoints has tau {row.tau_s:.6f} s but quantile={settings.quantile} "
+                f"gives {expected_tau:.6f} s: the warehouse was built with another quantile setting; "
+                f"re-materialize tasks and checkpoint_features")
+        jobs.append(JobData(job_id=row.job_id, task_ids=task_ids, latency=latency,
                             checkpoints=ft["checkpoint_s"].to_numpy(float)[::n], X=X, tau=float(row.tau_s),
                             feature_names=feats))
     return jobs, pd.DataFrame(skipped, columns=["job_id", "reason"])

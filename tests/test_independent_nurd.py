@@ -77,3 +77,14 @@ def test_independent_nurd_agrees_with_engine(tmp_path, mode):
     mine = independent_nurd(con, "synthetic")
     assert sorted(mine) == sorted(engine.index.tolist()) and len(mine) >= 3
     assert abs(np.mean(list(mine.values())) - engine.mean()) <= 0.02
+
+
+def test_quantile_mismatch_between_warehouse_and_evaluation_is_an_error(tmp_path):
+    generate_google(tmp_path / "raw", seed=31, n_jobs=12, n_parts=2)
+    con = duckdb.connect()
+    s = SelectionSettings(quantile=0.9)
+    stage_google(con, tmp_path / "raw", s)
+    build_selection(con, s)
+    build_features(con, s)
+    with pytest.raises(ValueError, match="quantile=0.8"):
+        evaluate(con, "synthetic", ["nurd"], EvaluationSettings(workers=1, quantile=0.8))

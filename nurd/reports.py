@@ -43,6 +43,8 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from nurd.metrics import rates
+
 METRICS = ("tpr", "fpr", "fnr", "f1")
 
 # Registry names, in the paper's Table 3 order.
@@ -161,9 +163,8 @@ def _weighted_nanmean(counts: np.ndarray, vals: np.ndarray) -> np.ndarray:
 
 
 def _pooled(tp, fp, fn, tn) -> dict[str, np.ndarray]:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpr = tp / (tp + fn)
-        return {"tpr": tpr, "fpr": fp / (fp + tn), "fnr": fn / (tp + fn), "f1": 2 * tp / (2 * tp + fp + fn)}
+    """Pooled rates from summed counts, with the per-job convention (nurd.metrics)."""
+    return rates(tp, fp, fn, tn)
 
 
 def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,

@@ -43,9 +43,8 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from nurd.metrics import rates
+from nurd.metrics import RATES as METRICS, rates
 
-METRICS = ("tpr", "fpr", "fnr", "f1")
 
 # Registry names, in the paper's Table 3 order.
 METHOD_ORDER = (

@@ -5,7 +5,7 @@ import dagster as dg
 import duckdb
 import pandas as pd
 
-from nurd.warehouse import configure
+from stragglers.warehouse.build import configure
 from assets.resources import NurdSettings
 
 AUTOMATION = dg.AutomationCondition.eager()   # re-run when an upstream asset has new data

@@ -7,13 +7,13 @@ import dagster as dg
 import pandas as pd
 from dagster_duckdb import DuckDBResource
 
-from nurd.completion import completion_table
-from nurd.reports import build_report
-from nurd.warehouse import create_view, transaction
+from stragglers.prediction.completion import completion_table
+from stragglers.reports.comparison import build_report
+from stragglers.warehouse.build import create_view, transaction
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare
-from assets.evaluation import baseline_eval, nurd_eval
+from assets.prediction import baseline_eval, nurd_eval
 
 COMPARISON_COLUMNS = ["trace", "method", "n_jobs", "tpr", "tpr_lo", "tpr_hi", "fpr", "fpr_lo", "fpr_hi",
                       "fnr", "fnr_lo", "fnr_hi", "f1", "f1_lo", "f1_hi", "pooled_f1", "pooled_f1_lo",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from nurd.download import parse_parts
-from nurd.settings import EvaluationSettings, SelectionSettings
-from nurd.trace import SyntheticScale, alibaba_csv, raw_dir
+from stragglers.traces.download import parse_parts
+from stragglers.settings import EvaluationSettings, SelectionSettings
+from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
 
 class NurdSettings(dg.ConfigurableResource):

@@ -7,13 +7,13 @@ import time
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from nurd import warehouse as wh
-from nurd.evaluation import feature_names
-from nurd.validation import validate_table
+from stragglers.warehouse import build as wh
+from stragglers.prediction.evaluation import feature_names
+from stragglers.warehouse.validation import validate_table
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare, preview
-from assets.trace import raw_trace
+from assets.traces import raw_trace
 
 RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
 

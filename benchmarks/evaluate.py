@@ -14,7 +14,7 @@ jobs, 8 parts; warehouse built with the default settings):
      and ``LogisticRegression(solver='lbfgs')`` are refitted from scratch; the
      NURD flag rule (y_hat / w >= tau, w = max(eps, min(z + delta, 1)), delta
      from the t0 centroids) and the same F / R / candidate sets as the engine.
-     F1 with the same definition (nurd.metrics.job_scores). BLAS threads are
+     F1 with the same definition (stragglers.prediction.metrics.job_scores). BLAS threads are
      limited to 1 (single process; multi-threaded BLAS on 15-column matrices
      only adds overhead on a loaded 2-core machine).
 
@@ -45,9 +45,9 @@ PARETO_XM = 100.0
 
 def build_warehouse(work: Path) -> tuple[str, dict]:
     import duckdb
-    from nurd.settings import SelectionSettings
-    from nurd.synth import GENERATOR_VERSION, generate_google
-    from nurd.warehouse import build_features, build_selection, configure, stage_google
+    from stragglers.settings import SelectionSettings
+    from stragglers.traces.synth import GENERATOR_VERSION, generate_google
+    from stragglers.warehouse.build import build_features, build_selection, configure, stage_google
     raw = work / "trace"
     stamp = work / "trace.json"
     want = {"generator_version": GENERATOR_VERSION, "seed": 2011, "n_jobs": 48, "n_parts": 8}
@@ -76,10 +76,10 @@ def cpu_now() -> float:
 
 def run_engine(db: str, job_ids: list[int] | None, workers: int) -> dict:
     import duckdb
-    from nurd.evaluation import load_jobs
-    from nurd.methods.nurd import NurdFamily
-    from nurd.settings import EvaluationSettings
-    from nurd.simulate import replay_jobs, results_frames
+    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.prediction.methods.nurd import NurdFamily
+    from stragglers.settings import EvaluationSettings
+    from stragglers.prediction.simulate import replay_jobs, results_frames
     con = duckdb.connect(db, read_only=True)
     t0, c0 = time.perf_counter(), cpu_now()
     jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=workers))
@@ -109,7 +109,7 @@ def authors_job(con, job_id: int, features: tuple[str, ...], seed: int = 42,
     import pandas as pd
     from sklearn.ensemble import GradientBoostingRegressor
     from sklearn.linear_model import LogisticRegression
-    from nurd.metrics import job_scores
+    from stragglers.prediction.metrics import job_scores
     started = time.perf_counter()
     cp = con.execute("SELECT k, checkpoint_s, t0_s, tau_s FROM job_checkpoints WHERE trace = 'synthetic' "
                      "AND job_id = ? ORDER BY k", [job_id]).df()
@@ -174,7 +174,7 @@ def authors_job(con, job_id: int, features: tuple[str, ...], seed: int = 42,
 def run_authors(db: str, job_ids: list[int]) -> dict:
     import duckdb
     from threadpoolctl import threadpool_limits
-    from nurd import GOOGLE_FEATURES
+    from stragglers import GOOGLE_FEATURES
     con = duckdb.connect(db, read_only=True)
     out = {}
     t0, c0 = time.perf_counter(), cpu_now()
@@ -216,7 +216,7 @@ def micro(sizes=(100, 300, 1000, 3000)) -> list[dict]:
     from sklearn.ensemble import GradientBoostingRegressor
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
-    from nurd.methods.nurd import make_regressor
+    from stragglers.prediction.methods.nurd import make_regressor
     rng = np.random.default_rng(0)
     rows = []
     with threadpool_limits(1):
@@ -308,8 +308,8 @@ def main(argv=None) -> int:
     db, res["trace"] = build_warehouse(work)
 
     import duckdb
-    from nurd.evaluation import load_jobs
-    from nurd.settings import EvaluationSettings
+    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.settings import EvaluationSettings
     con = duckdb.connect(db, read_only=True)
     all_ids = [int(j.job_id) for j in load_jobs(con, "synthetic", EvaluationSettings(workers=1))[0]]
     con.close()

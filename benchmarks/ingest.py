@@ -73,7 +73,7 @@ def _source_lines(work: Path) -> dict[str, list[str]]:
     """The embedded trace (one part per table), generated once under work/source."""
     src = work / "source"
     stamp = src / ".bench.json"
-    from nurd.synth import GENERATOR_VERSION, generate_google
+    from stragglers.traces.synth import GENERATOR_VERSION, generate_google
     want = {"generator_version": GENERATOR_VERSION, "seed": 2011, "n_jobs": 48, "n_parts": 1}
     if not (stamp.exists() and json.loads(stamp.read_text()) == want):
         generate_google(src, seed=2011, n_jobs=48, n_parts=1)
@@ -203,8 +203,8 @@ def run_floor(files: list[str]) -> dict:
 
 def child_pipeline(trace: str, db: str, tmp: str, memory_limit: str, threads: int) -> dict:
     import duckdb
-    from nurd.settings import SelectionSettings
-    from nurd.warehouse import build_features, build_selection, configure, stage_google
+    from stragglers.settings import SelectionSettings
+    from stragglers.warehouse.build import build_features, build_selection, configure, stage_google
     for p in (db, db + ".wal"):
         if os.path.exists(p):
             os.remove(p)
@@ -229,8 +229,8 @@ def child_pipeline(trace: str, db: str, tmp: str, memory_limit: str, threads: in
 def child_scan(trace: str, memory_limit: str, threads: int) -> dict:
     """Reference: DuckDB reading every column of the same files once (no SQL logic)."""
     import duckdb
-    from nurd.settings import SelectionSettings
-    from nurd.warehouse import configure, stage_google
+    from stragglers.settings import SelectionSettings
+    from stragglers.warehouse.build import configure, stage_google
     con = duckdb.connect()
     configure(con, memory_limit=memory_limit, threads=threads)
     stage_google(con, Path(trace), SelectionSettings(trace="synthetic"))

@@ -25,12 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nurd.evaluation import load_jobs, method_factory  # noqa: E402
-from nurd.methods import BASELINES  # noqa: E402
-from nurd.settings import EvaluationSettings, SelectionSettings  # noqa: E402
-from nurd.simulate import JobData, replay_job  # noqa: E402
-from nurd.synth import generate_google  # noqa: E402
-from nurd.warehouse import build_features, build_selection, stage_google  # noqa: E402
+from stragglers.prediction.evaluation import load_jobs, method_factory  # noqa: E402
+from stragglers.prediction.methods import BASELINES  # noqa: E402
+from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
+from stragglers.prediction.simulate import JobData, replay_job  # noqa: E402
+from stragglers.traces.synth import generate_google  # noqa: E402
+from stragglers.warehouse.build import build_features, build_selection, stage_google  # noqa: E402
 
 
 def big_job(n: int, K: int, d: int = 15, seed: int = 0) -> JobData:

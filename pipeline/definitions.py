@@ -6,7 +6,7 @@ import os
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from assets import evaluation, reports, trace, warehouse
+from assets import prediction, reports, traces, warehouse
 from assets.resources import settings_from_env, warehouse_path
 
 nurd_settings = settings_from_env()
@@ -15,7 +15,7 @@ AUTOMATION_ON = os.environ.get("NURD_AUTOMATION", "on") != "off"
 
 observe_trace_sources = dg.ScheduleDefinition(
     name="observe_trace_sources",
-    target=trace.observe_trace_source,
+    target=traces.observe_trace_source,
     cron_schedule=os.environ.get("NURD_OBSERVE_CRON", "0 4 * * *"),
     default_status=dg.DefaultScheduleStatus.RUNNING if AUTOMATION_ON else dg.DefaultScheduleStatus.STOPPED,
     description="Observe the trace source (default daily, NURD_OBSERVE_CRON); a new data version "
@@ -32,11 +32,11 @@ automation = dg.AutomationConditionSensorDefinition(
 )
 
 defs = dg.Definitions(
-    assets=[trace.trace_source, trace.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
-            warehouse.selection_funnel, warehouse.checkpoint_features, evaluation.nurd_eval,
-            evaluation.baseline_eval, reports.comparison_tables],
+    assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
+            warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
+            prediction.baseline_eval, reports.comparison_tables],
     asset_checks=warehouse.checks,
-    jobs=[trace.observe_trace_source],
+    jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation],
     resources={

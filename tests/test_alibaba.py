@@ -9,9 +9,9 @@ import duckdb
 import numpy as np
 import pytest
 
-from nurd.settings import SelectionSettings
-from nurd.trace import alibaba_csv, fetch_trace
-from nurd.warehouse import build_features, build_selection, stage_alibaba
+from stragglers.settings import SelectionSettings
+from stragglers.traces.fetch import alibaba_csv, fetch_trace
+from stragglers.warehouse.build import build_features, build_selection, stage_alibaba
 
 
 def write_batch_instance(path, rows):

@@ -10,10 +10,10 @@ import dagster as dg
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import trace, warehouse
+from assets import traces, warehouse
 from assets.resources import NurdSettings
-from nurd.synth import generate_google
-from nurd.trace import SyntheticScale, source_version
+from stragglers.traces.synth import generate_google
+from stragglers.traces.fetch import SyntheticScale, source_version
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +54,14 @@ def test_new_data_version_requests_downstream_runs(mirror, tmp_path):
     res = {"nurd": NurdSettings(data_dir=str(tmp_path / "data"), trace="google_2011", trace_url=str(local),
                                 trace_parts="all", workers=1),
            "duckdb": DuckDBResource(database=str(tmp_path / "data" / "warehouse.duckdb"))}
-    assets = [trace.trace_source, trace.raw_trace, warehouse.staged_trace, warehouse.jobs]
-    defs = dg.Definitions(assets=assets, jobs=[trace.observe_trace_source], resources=res)
+    assets = [traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs]
+    defs = dg.Definitions(assets=assets, jobs=[traces.observe_trace_source], resources=res)
     instance = dg.DagsterInstance.ephemeral()
 
     def observe():
         r = defs.resolve_job_def("observe_trace_source").execute_in_process(instance=instance)
         assert r.success
-        obs = instance.get_latest_data_version_record(trace.trace_source.key)
+        obs = instance.get_latest_data_version_record(traces.trace_source.key)
         return obs.asset_observation.tags.get("dagster/data_version") if obs else None
 
     v1 = observe()

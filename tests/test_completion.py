@@ -1,4 +1,4 @@
-"""Job completion time simulation (nurd/completion.py, PROTOCOL.md section 6)."""
+"""Job completion time simulation (stragglers/prediction/completion.py, PROTOCOL.md section 6)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nurd.completion import (
+from stragglers.prediction.completion import (
     TABLE_COLUMNS,
     completion_jobs,
     completion_limited,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nurd.download import (
+from stragglers.traces.download import (
     ALIBABA_2017_URL,
     ALIBABA_2018_URL,
     GOOGLE_2011_URL,

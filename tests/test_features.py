@@ -6,8 +6,8 @@ import duckdb
 import numpy as np
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from nurd.settings import SelectionSettings
-from nurd.warehouse import build_features, build_selection, stage_google
+from stragglers.settings import SelectionSettings
+from stragglers.warehouse.build import build_features, build_selection, stage_google
 from tests.minitrace import EVICT, FAIL, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 JOB = 6_251_000_000

@@ -1,5 +1,5 @@
 """An independent implementation of PROTOCOL.md's NURD, written from the text
-(no nurd.simulate / nurd.methods code), on the pipeline's own checkpoint_features,
+(no stragglers.prediction.simulate / stragglers.prediction.methods code), on the pipeline's own checkpoint_features,
 agrees with the engine's `nurd` results."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from xgboost import XGBRegressor
 
-from nurd import GOOGLE_FEATURES
-from nurd.evaluation import evaluate
-from nurd.settings import EvaluationSettings, SelectionSettings
-from nurd.synth import generate_google
-from nurd.warehouse import build_features, build_selection, stage_google
+from stragglers import GOOGLE_FEATURES
+from stragglers.prediction.evaluation import evaluate
+from stragglers.settings import EvaluationSettings, SelectionSettings
+from stragglers.traces.synth import generate_google
+from stragglers.warehouse.build import build_features, build_selection, stage_google
 
 
 def independent_nurd(con, trace: str, alpha=0.5, eps=0.05, min_finished=20) -> dict[int, float]:

@@ -1,4 +1,4 @@
-"""Tests of the 20 baselines of Table 3 (nurd/methods: outliers, pu, survival, wrangler)."""
+"""Tests of the 20 baselines of Table 3 (stragglers/prediction/methods: outliers, pu, survival, wrangler)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from nurd.methods import BASELINES, CannotFit, JobContext, TaskSet
-from nurd.methods.survival import CoxPH, Grabit, fit_tobit, tobit_negloglik, tobit_nll, tobit_objective
-from nurd.methods.wrangler import Wrangler
+from stragglers.prediction.methods import BASELINES, CannotFit, JobContext, TaskSet
+from stragglers.prediction.methods.survival import CoxPH, Grabit, fit_tobit, tobit_negloglik, tobit_nll, tobit_objective
+from stragglers.prediction.methods.wrangler import Wrangler
 
 EXPECTED = ("abod cblof hbos iforest knn lof mcd ocsvm pca sos lscp cof sod xgbod "
             "pu_en pu_bg tobit grabit coxph wrangler").split()
@@ -313,7 +313,7 @@ def test_wrangler_too_few_stragglers_cannot_fit():
 
 # ---------------------------------------------------------------- through the simulator
 def test_every_baseline_through_replay_job():
-    simulate = pytest.importorskip("nurd.simulate")
+    simulate = pytest.importorskip("stragglers.prediction.simulate")
     rng = np.random.default_rng(5)
     n, d, K = 120, 15, 5
     lat = 100.0 * (1.0 + 3.0 * rng.random(n) ** 2 + rng.exponential(0.3, n))

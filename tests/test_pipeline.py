@@ -13,12 +13,12 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import evaluation, reports, trace, warehouse
+from assets import prediction, reports, traces, warehouse
 from pipeline import defs
 from assets.resources import NurdSettings
 
-CHAIN = [trace.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
-         warehouse.checkpoint_features, evaluation.nurd_eval]
+CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+         warehouse.checkpoint_features, prediction.nurd_eval]
 
 
 def read(data: Path, sql: str) -> list[tuple]:
@@ -69,13 +69,13 @@ def test_chain_materializes_and_validates(evaluated):
 def test_baseline_partition_and_comparison_over_two_traces(evaluated):
     data, instance, _ = evaluated
     res = resources(data)
-    r = dg.materialize([evaluation.baseline_eval], partition_key="hbos", resources=res, instance=instance,
-                       selection=[evaluation.baseline_eval])
+    r = dg.materialize([prediction.baseline_eval], partition_key="hbos", resources=res, instance=instance,
+                       selection=[prediction.baseline_eval])
     assert r.success
     # a second trace in the same warehouse: the embedded Alibaba-format trace
     ali = resources(data, trace="synthetic_alibaba", alibaba_steps=8)
     assert dg.materialize(CHAIN + warehouse.checks, resources=ali, instance=instance).success
-    r = dg.materialize([reports.comparison_tables, evaluation.nurd_eval, evaluation.baseline_eval],
+    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
                        selection=[reports.comparison_tables], resources=res, instance=instance)
     assert r.success
     rows = set(read(data, "SELECT trace, method FROM comparison"))
@@ -140,7 +140,7 @@ def test_partition_range_runs_in_one_run(evaluated):
     """`--partition-range` runs several methods in one run (single-run backfill policy):
     the asset reads context.partition_keys."""
     data, instance, _ = evaluated
-    job = dg.Definitions(assets=[evaluation.baseline_eval], resources=resources(data)).resolve_implicit_global_asset_job_def()
+    job = dg.Definitions(assets=[prediction.baseline_eval], resources=resources(data)).resolve_implicit_global_asset_job_def()
     result = job.execute_in_process(instance=instance, tags={
         "dagster/asset_partition_range_start": "hbos", "dagster/asset_partition_range_end": "iforest"})
     assert result.success

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nurd import reports
-from nurd.completion import completion_table
-from nurd.reports import (
+from stragglers.reports import comparison as reports
+from stragglers.prediction.completion import completion_table
+from stragglers.reports.comparison import (
     METHOD_ORDER,
     PAPER_TABLE3,
     build_report,

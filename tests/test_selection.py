@@ -6,8 +6,8 @@ import duckdb
 import numpy as np
 import pytest
 
-from nurd.settings import SelectionSettings
-from nurd.warehouse import build_features, build_selection, stage_google
+from stragglers.settings import SelectionSettings
+from stragglers.warehouse.build import build_features, build_selection, stage_google
 from tests.minitrace import END, EVICT, FAIL, FINISH, KILL, LOST, S, SCHEDULE, SUBMIT, T0, UPDATE_PENDING, MiniTrace
 
 J_RAISED, J_CLASS0, J_99, J_MAIN, J_NO_TASKS = 6_000_000_001, 6_000_000_002, 6_000_000_003, 6_336_594_489, 6_000_000_005
@@ -150,7 +150,7 @@ def test_features_normalized_and_complete(warehouse):
 def test_malformed_row_is_an_error_naming_file_and_line(tmp_path):
     import gzip
 
-    from nurd.warehouse import TraceFormatError
+    from stragglers.warehouse.build import TraceFormatError
 
     m = MiniTrace()
     m.job(1, 1)

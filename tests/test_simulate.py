@@ -10,11 +10,11 @@ from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import confusion_matrix, f1_score, recall_score
 
-from nurd.methods.base import JobContext, Method, TaskSet
-from nurd.methods.nurd import NurdFamily, calibration_delta
-from nurd.metrics import job_scores
-from nurd.reports import table3
-from nurd.simulate import JobData, replay_job, replay_jobs, results_frames
+from stragglers.prediction.methods.base import JobContext, Method, TaskSet
+from stragglers.prediction.methods.nurd import NurdFamily, calibration_delta
+from stragglers.prediction.metrics import job_scores
+from stragglers.reports.comparison import table3
+from stragglers.prediction.simulate import JobData, replay_job, replay_jobs, results_frames
 from tests.jobs import make_job
 
 

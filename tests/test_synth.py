@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nurd.synth import GENERATOR_VERSION, generate_alibaba_2018, generate_google
-from nurd.synth.formats import (
+from stragglers.traces.synth import GENERATOR_VERSION, generate_alibaba_2018, generate_google
+from stragglers.traces.synth.formats import (
     ALIBABA_BATCH_INSTANCE_COLUMNS, EVICT, FAIL, FINISH, GOOGLE_SCHEMA, KILL, LOST,
     SCHEDULE, SENTINEL_US, SUBMIT, TRACE_START_US, UPDATE_PENDING, UPDATE_RUNNING,
     google_columns, parse_alibaba_fields, parse_google_fields, parse_google_line,

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import trace, warehouse
+from assets import traces, warehouse
 from assets.resources import NurdSettings
-from nurd.synth import generate_google
+from stragglers.traces.synth import generate_google
 from tests.httpserver import TraceServer
 
 END = 2**63 - 1
-ASSETS = [trace.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks]
+ASSETS = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks]
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_corrupted_file_fails_the_run_naming_it(bucket, tmp_path):
     bad = "task_usage/part-00002-of-00004.csv.gz"
     with TraceServer(root) as srv:
         srv.corrupt.add(bad)
-        result = dg.materialize([trace.raw_trace], resources=_resources(tmp_path, srv.url),
+        result = dg.materialize([traces.raw_trace], resources=_resources(tmp_path, srv.url),
                                 instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
     assert not result.success
     failure = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"][-1]

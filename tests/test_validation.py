@@ -1,4 +1,4 @@
-"""Tests for nurd.validation: GX suites on small hand-made DuckDB tables."""
+"""Tests for stragglers.warehouse.validation: GX suites on small hand-made DuckDB tables."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nurd import GOOGLE_FEATURES
-from nurd.validation import SUITES, ValidationOutcome, validate_table
+from stragglers import GOOGLE_FEATURES
+from stragglers.warehouse.validation import SUITES, ValidationOutcome, validate_table
 
 FEATURES = ["mcu", "maxcpu", "ev"]
 PARAMS = {"min_tasks": 10, "quantile": 0.9, "features": FEATURES}

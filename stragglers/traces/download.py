@@ -1,7 +1,7 @@
 """Download the public cluster traces (Google clusterdata-2011-2, Alibaba v2018/v2017).
 
 Plain Python, no Dagster: the assets call into this module, and so can a
-shell (``python -c "from nurd.download import download_google; ..."``).
+shell (``python -c "from stragglers.traces.download import download_google; ..."``).
 
 Google: ``download_google`` reads the bucket's ``SHA256SUM``, selects the
 requested tables and parts, and fetches them in parallel with resume (HTTP

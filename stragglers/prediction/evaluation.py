@@ -16,13 +16,13 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from nurd import ALIBABA_FEATURES, GOOGLE_FEATURES
-from nurd.methods import BASELINES, Method
-from nurd.methods.nurd import NurdFamily
-from nurd.reports import table3
-from nurd.settings import GOOGLE_FORMAT, EvaluationSettings
-from nurd.simulate import JobData, replay_jobs, results_frames
-from nurd.warehouse import create_view, transaction
+from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
+from stragglers.prediction.methods import BASELINES, Method
+from stragglers.prediction.methods.nurd import NurdFamily
+from stragglers.reports.comparison import table3
+from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
+from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
+from stragglers.warehouse.build import create_view, transaction
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs")
 

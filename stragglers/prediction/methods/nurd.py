@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression
 
-from nurd.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
 
 
 def calibration_delta(X_finished: np.ndarray, X_running: np.ndarray, alpha: float) -> tuple[float, float]:

@@ -3,8 +3,8 @@
 
 import dagster as dg
 
-from nurd.download import TraceDownloadError
-from nurd.trace import fetch_trace, source_version
+from stragglers.traces.download import TraceDownloadError
+from stragglers.traces.fetch import fetch_trace, source_version
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION

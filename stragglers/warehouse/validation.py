@@ -521,7 +521,7 @@ def _fetch(df_or_con, table: str | None, trace: str | None, max_rows: int | None
 
 
 def _default_features(trace: str | None) -> list[str]:
-    from nurd import ALIBABA_FEATURES, GOOGLE_FEATURES
+    from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
 
     if trace and "alibaba" in trace.lower():
         return list(ALIBABA_FEATURES)

@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pyod
 
-from nurd.methods._common import (
+from stragglers.prediction.methods._common import (
     cannot_fit_on_error,
     int_seed,
     job_rng,
@@ -50,7 +50,7 @@ from nurd.methods._common import (
     require_finite,
     subsample,
 )
-from nurd.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
 
 CONTAMINATION = 0.1
 DEFAULT_MAX_TRAIN = 2000

@@ -19,8 +19,8 @@ import numpy as np
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.svm import SVC
 
-from nurd.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet, require_finite, subsample
-from nurd.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet, require_finite, subsample
+from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
 
 DEFAULT_MAX_TRAIN = 2000
 

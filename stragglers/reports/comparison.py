@@ -11,7 +11,7 @@ Plain pandas in, files out (no Dagster, no DuckDB here):
   Alibaba traces.
 - ``f1_over_time_table`` / ``plot_f1_over_time``: Figures 2-3.
 - ``completion_summary`` / ``plot_completion_*``: Figures 4-9 (input is
-  ``nurd.completion.completion_table``).
+  ``stragglers.prediction.completion.completion_table``).
 - ``write_report``: tables as CSV + Parquet, plots as PNG, one ``report.md``,
   published atomically (written to a temporary sibling directory, then
   swapped in by rename).
@@ -43,7 +43,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from nurd.metrics import RATES as METRICS, rates
+from stragglers.prediction.metrics import RATES as METRICS, rates
 
 
 # Registry names, in the paper's Table 3 order.
@@ -162,7 +162,7 @@ def _weighted_nanmean(counts: np.ndarray, vals: np.ndarray) -> np.ndarray:
 
 
 def _pooled(tp, fp, fn, tn) -> dict[str, np.ndarray]:
-    """Pooled rates from summed counts, with the per-job convention (nurd.metrics)."""
+    """Pooled rates from summed counts, with the per-job convention (stragglers.prediction.metrics)."""
     return rates(tp, fp, fn, tn)
 
 

@@ -17,8 +17,8 @@ from string import Template
 
 import duckdb
 
-from nurd import SQL_DIR
-from nurd.settings import SelectionSettings
+from stragglers import SQL_DIR
+from stragglers.settings import SelectionSettings
 
 GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage")
 ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")

@@ -1,4 +1,4 @@
-"""Per-job classification metrics (summaries over jobs: nurd.reports.table3).
+"""Per-job classification metrics (summaries over jobs: stragglers.reports.comparison.table3).
 
 Conventions match scikit-learn with ``zero_division=0``: a rate whose
 denominator is empty is 0 (a job always has positives: every straggler is

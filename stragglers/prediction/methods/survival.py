@@ -16,8 +16,8 @@ from typing import Any, Callable
 import numpy as np
 from scipy import optimize, special
 
-from nurd.methods._common import cannot_fit_on_error, int_seed, nonconstant_columns, quiet, require_finite
-from nurd.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, nonconstant_columns, quiet, require_finite
+from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 

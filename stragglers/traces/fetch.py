@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from nurd import download
-from nurd.settings import SettingError, TRACES
+from stragglers.traces import download
+from stragglers.settings import SettingError, TRACES
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
     dest = raw_dir(data_dir, trace)
     verified = skipped = 0
     if trace == "synthetic":
-        from nurd.synth import GENERATOR_VERSION, generate_google
+        from stragglers.traces.synth import GENERATOR_VERSION, generate_google
         stamp = dest / ".generated.json"
         want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
         if stamp.exists() and json.loads(stamp.read_text()) == want:
@@ -64,7 +64,7 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
         report = download.download_google(str(dest), dest, parts="all", log=log)
         verified = report.files_verified
     elif trace == "synthetic_alibaba":
-        from nurd.synth import generate_alibaba_2018
+        from stragglers.traces.synth import generate_alibaba_2018
         src = Path(data_dir) / "raw" / "_synthetic_alibaba_archive"
         generate_alibaba_2018(src, seed=scale.seed, n_jobs=scale.n_jobs)
         report = download.download_alibaba(src.resolve().as_uri() + "/batch_instance.tar.gz", dest, log=log)
@@ -93,7 +93,7 @@ def source_version(trace: str, data_dir: Path | str, *, url: str = "",
     """
     h = hashlib.sha256(trace.encode())
     if trace in ("synthetic", "synthetic_alibaba"):
-        from nurd.synth import GENERATOR_VERSION
+        from stragglers.traces.synth import GENERATOR_VERSION
         h.update(json.dumps({"generator_version": GENERATOR_VERSION, **asdict(scale)}).encode())
         return h.hexdigest()[:16]
     base = url or download.default_trace_url(trace)

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from nurd.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet
-from nurd.methods.base import CannotFit, JobContext, Method, TaskSet
+from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet
+from stragglers.prediction.methods.base import CannotFit, JobContext, Method, TaskSet
 
 
 class Wrangler(Method):

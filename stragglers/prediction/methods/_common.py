@@ -8,7 +8,7 @@ from typing import Iterator
 
 import numpy as np
 
-from nurd.methods.base import CannotFit
+from stragglers.prediction.methods.base import CannotFit
 
 # Library exceptions that mean "this model cannot be fitted/scored on these
 # data" (as opposed to a programming error): they become CannotFit.

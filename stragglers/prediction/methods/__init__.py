@@ -6,14 +6,14 @@ checkpoint); ``BASELINES`` are the partitions of asset ``baseline_eval``.
 
 from __future__ import annotations
 
-from nurd.methods.base import CannotFit, JobContext, Method, TaskSet
-from nurd.methods.outliers import (
+from stragglers.prediction.methods.base import CannotFit, JobContext, Method, TaskSet
+from stragglers.prediction.methods.outliers import (
     ABODMethod, CBLOFMethod, COFMethod, HBOSMethod, IForestMethod, KNNMethod, LOFMethod,
     LSCPMethod, MCDMethod, OCSVMMethod, PCAMethod, SODMethod, SOSMethod, XGBODMethod,
 )
-from nurd.methods.pu import PUBagging, PUElkanNoto
-from nurd.methods.survival import CoxPH, Grabit, Tobit
-from nurd.methods.wrangler import Wrangler
+from stragglers.prediction.methods.pu import PUBagging, PUElkanNoto
+from stragglers.prediction.methods.survival import CoxPH, Grabit, Tobit
+from stragglers.prediction.methods.wrangler import Wrangler
 
 NURD_FAMILY = ("nurd", "nurd_nc", "gbtr")
 

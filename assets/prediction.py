@@ -10,8 +10,8 @@ import matplotlib
 import pandas as pd
 from dagster_duckdb import DuckDBResource
 
-from nurd.evaluation import EvaluationOutcome, evaluate
-from nurd.methods import BASELINES
+from stragglers.prediction.evaluation import EvaluationOutcome, evaluate
+from stragglers.prediction.methods import BASELINES
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare

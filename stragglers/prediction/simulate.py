@@ -34,8 +34,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from nurd.methods.base import CannotFit, JobContext, Method, TaskSet
-from nurd.metrics import job_scores
+from stragglers.prediction.methods.base import CannotFit, JobContext, Method, TaskSet
+from stragglers.prediction.metrics import job_scores
 
 N_TIME_POINTS = 10  # F1 over normalized time k/10, k = 1..10 (PROTOCOL 4.7)
 

@@ -1,0 +1,1 @@
+"""Stage 3, prediction: the online replay, NURD and every baseline, metrics and completion time."""

@@ -1,0 +1,1 @@
+"""Last stage, reports: the comparison tables, plots and the report files."""

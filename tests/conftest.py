@@ -1,3 +1,27 @@
 import os
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def realdata_dir() -> Path | None:
+    """The real Google 2011 excerpt: ``$NURD_REALDATA_DIR``, else ``<repo>/../shared/realdata``
+    (where CI puts it beside the clone); None where neither exists (a user's clone)."""
+    for candidate in (os.environ.get("NURD_REALDATA_DIR"), REPO.parent / "shared" / "realdata"):
+        if candidate and (Path(candidate) / "google_2011").is_dir():
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture(scope="session")
+def realdata() -> Path:
+    """Skips the test, with the reason, where the real trace excerpt is absent."""
+    found = realdata_dir()
+    if found is None:
+        pytest.skip("real trace excerpt not found: set NURD_REALDATA_DIR or put shared/realdata beside the "
+                    "repository (CI does; a user's clone has none)")
+    return found

@@ -12,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from stragglers.traces.download import parse_parts
+from stragglers.prediction.engine import EngineSettings
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
@@ -43,6 +44,10 @@ class NurdSettings(dg.ConfigurableResource):
     workers: int = 0                    # 0 = one per core
     min_finished: int = 20
     n_boot: int = 1000
+    # where replays run (stragglers/prediction/engine.py)
+    dask_address: str = EngineSettings.dask_address     # "" = local processes (`workers`)
+    exchange_dir: str = EngineSettings.exchange_dir     # "" = <data_dir>/exchange
+    batch_jobs: int = EngineSettings.batch_jobs
     # DuckDB (out of core)
     duckdb_memory_limit: str = "4GB"
     duckdb_threads: int = 0             # 0 = DuckDB's default (all cores)
@@ -80,6 +85,12 @@ class NurdSettings(dg.ConfigurableResource):
             workers=self.workers or (os.cpu_count() or 1), min_finished=self.min_finished, n_boot=self.n_boot)
 
 
+    def engine(self) -> EngineSettings:
+        return EngineSettings(dask_address=self.dask_address, batch_jobs=self.batch_jobs,
+                              exchange_dir=str(EngineSettings(exchange_dir=self.exchange_dir)
+                                               .exchange_path(self.data_dir)))
+
+
 def _env(name: str, default: str):
     """An EnvVar when the variable is set (the UI shows where the value came from), else the default."""
     return dg.EnvVar(name) if os.environ.get(name) else default
@@ -100,6 +111,9 @@ def settings_from_env() -> NurdSettings:
         feature_mode=_env("NURD_FEATURE_MODE", "observed"),
         synthetic_jobs=_env_int("NURD_SYNTHETIC_JOBS", 48),
         duckdb_memory_limit=_env("NURD_DUCKDB_MEMORY_LIMIT", "4GB"),
+        dask_address=_env("NURD_DASK_ADDRESS", EngineSettings.dask_address),
+        exchange_dir=_env("NURD_EXCHANGE_DIR", EngineSettings.exchange_dir),
+        batch_jobs=_env_int("NURD_BATCH_JOBS", EngineSettings.batch_jobs),
     )
 
 

@@ -189,11 +189,13 @@ class DaskEngine:
         return self.client.submit(fn, *args, key=key, priority=priority, pure=False)
 
     def wait(self, futures, timeout: float) -> list:
-        from distributed import wait
-        try:
-            return list(wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED").done)
-        except TimeoutError:
-            return []
+        # polled: distributed.wait needs a default client, and this one is not made the default
+        deadline = time.monotonic() + timeout
+        while True:
+            done = [f for f in futures if f.done()]
+            if done or time.monotonic() >= deadline:
+                return done
+            time.sleep(0.05)
 
     def cancel(self, futures) -> None:
         if self.client is not None and futures:
@@ -284,7 +286,7 @@ class ProgressLog:
 
     def __call__(self, done: int, total: int) -> None:
         now = time.perf_counter()
-        if done < total and now - self.last < self.every_s:
+        if self.lines and done < total and now - self.last < self.every_s:
             return
         if done == total and self.lines and self.last_done == total:
             return

@@ -22,7 +22,7 @@ from dagster_duckdb import DuckDBResource
 
 from assets import prediction
 from assets.resources import NurdSettings
-from stragglers.prediction.engine import EngineSettings
+from stragglers.settings import EngineSettings
 from stragglers.prediction.evaluation import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.synth import generate_google

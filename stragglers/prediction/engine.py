@@ -40,34 +40,17 @@ import pandas as pd
 
 from stragglers.prediction.jobstore import batches, export_batch, read_job
 from stragglers.prediction.simulate import JobResult, MethodFactory, replay_job
-from stragglers.settings import SettingError
-
-
-@dataclass(frozen=True)
-class EngineSettings:
-    dask_address: str = ""          # "" = local processes; else a Dask scheduler, e.g. tcp://host:8786
-    exchange_dir: str = ""          # batch Parquet files; "" = <data_dir>/exchange (must be shared with Dask workers)
-    batch_jobs: int = 200           # jobs per batch streamed from DuckDB
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.batch_jobs, int) and self.batch_jobs >= 1):
-            raise SettingError(f"setting batch_jobs={self.batch_jobs!r} is invalid: expected an integer >= 1")
-        if self.dask_address and "://" not in self.dask_address:
-            raise SettingError(f"setting NURD_DASK_ADDRESS={self.dask_address!r} is invalid: expected a "
-                               f"scheduler address such as tcp://127.0.0.1:8786")
-
-    def exchange_path(self, data_dir: str | Path) -> Path:
-        return Path(self.exchange_dir) if self.exchange_dir else Path(data_dir) / "exchange"
+from stragglers.settings import EngineSettings, SettingError
 
 
 # ----------------------------------------------------------------- the work of one job
 
 def replay_exported_job(path: str, job_id: int, tau_s: float, n_tasks: int, features: Sequence[str],
-                        quantile: float, factories: Sequence[MethodFactory], seed: int) -> list[JobResult]:
+                        factories: Sequence[MethodFactory], seed: int) -> list[JobResult]:
     """Read one job from its batch file and replay every method on it (runs on a worker)."""
     from threadpoolctl import threadpool_limits
 
-    job = read_job(path, job_id, tau_s, n_tasks, features, quantile)
+    job = read_job(path, job_id, tau_s, n_tasks, features)
     with threadpool_limits(1):
         return [replay_job(job, f(), seed) for f in factories]
 
@@ -224,7 +207,7 @@ class ReplayStats:
 
 
 def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFrame,
-                   factories: Sequence[MethodFactory], *, features: Sequence[str], quantile: float, seed: int,
+                   factories: Sequence[MethodFactory], *, features: Sequence[str], seed: int,
                    workers: int, settings: EngineSettings, exchange: Path,
                    on_job: Callable[[list[JobResult]], None],
                    progress: Callable[[int, int], None] | None = None,
@@ -252,7 +235,7 @@ def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFram
                         ["size", "job_id"], ascending=[False, True])
                     for row in order.itertuples(index=False):
                         fut = engine.submit(replay_exported_job, str(path), int(row.job_id), float(row.tau_s),
-                                            int(row.n_tasks), tuple(features), quantile, list(factories), seed,
+                                            int(row.n_tasks), tuple(features), list(factories), seed,
                                             key=f"replay-{trace}-{int(row.job_id)}-{run}", priority=-next_b)
                         pending[fut] = next_b
                     next_b += 1

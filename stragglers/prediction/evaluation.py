@@ -26,7 +26,7 @@ from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
-from stragglers.warehouse.build import create_view, transaction
+from stragglers.warehouse.build import create_view, require_settings, transaction
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs")
 
@@ -42,14 +42,22 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
     Holds every job in memory: for benchmarks and tests. ``evaluate`` streams batches instead.
     """
     feats = feature_names(trace)
-    jobs, skipped = evaluable_jobs(con, trace, settings.min_finished)
+    jobs, skipped = selected_jobs(con, trace, settings)
     out = []
     with tempfile.TemporaryDirectory(prefix="nurd-jobs-") as tmp:
         path = export_batch(con, trace, feats, jobs["job_id"].tolist(), Path(tmp))
         for row in jobs.itertuples(index=False):
-            out.append(read_job(str(path), int(row.job_id), float(row.tau_s), int(row.n_tasks), feats,
-                                settings.quantile))
+            out.append(read_job(str(path), int(row.job_id), float(row.tau_s), int(row.n_tasks), feats))
     return out, skipped
+
+
+def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The jobs to replay (one row each) and the jobs skipped, after checking that the features
+    were built with this evaluation's quantile (tau is the job's latency quantile)."""
+    require_settings(con, "checkpoint_features", trace, {"quantile": settings.quantile},
+                     asset="checkpoint_features")
+    return evaluable_jobs(con, trace, settings.min_finished)
 
 
 def method_factory(name: str, settings: EvaluationSettings) -> Callable[[], Method]:
@@ -86,7 +94,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     started = time.perf_counter()
     engine = engine or EngineSettings()
     feats = feature_names(trace)
-    jobs, skipped = evaluable_jobs(con, trace, settings.min_finished)
+    jobs, skipped = selected_jobs(con, trace, settings)
     if jobs.empty:
         raise LookupError(f"trace {trace!r} has no job to evaluate (skipped: {len(skipped)})")
     factories = [method_factory(m, settings) for m in methods]
@@ -110,7 +118,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
         exchange = exchange or engine.exchange_dir or stack.enter_context(
             tempfile.TemporaryDirectory(prefix="nurd-exchange-"))
         _delete(con, trace, variants)
-        stats = replay_batches(con, trace, jobs, factories, features=feats, quantile=settings.quantile,
+        stats = replay_batches(con, trace, jobs, factories, features=feats,
                                seed=settings.seed, workers=settings.workers, settings=engine,
                                exchange=Path(exchange), on_job=store, progress=progress)
         frames = {t: _concat(kept[t], ["method", "job_id"] + (["k"] if t != "job_metrics" else []))

@@ -105,18 +105,16 @@ def _batch_table(path: str) -> tuple[pd.DataFrame, dict]:
     return df, index
 
 
-def read_job(path: str, job_id: int, tau_s: float, n_tasks: int, features: Sequence[str],
-             quantile: float) -> JobData:
-    """One job of a batch file as JobData (checks shapes and the warehouse's tau)."""
+def read_job(path: str, job_id: int, tau_s: float, n_tasks: int, features: Sequence[str]) -> JobData:
+    """One job of a batch file as JobData (checks its shape)."""
     df, index = _batch_table(str(path))
     if job_id not in index:
         raise LookupError(f"job {job_id} is not in batch file {path}")
     s, e = index[job_id]
-    return job_from_rows(df.iloc[s:e], job_id, tau_s, n_tasks, features, quantile)
+    return job_from_rows(df.iloc[s:e], job_id, tau_s, n_tasks, features)
 
 
-def job_from_rows(ft: pd.DataFrame, job_id: int, tau_s: float, n_tasks: int, features: Sequence[str],
-                  quantile: float) -> JobData:
+def job_from_rows(ft: pd.DataFrame, job_id: int, tau_s: float, n_tasks: int, features: Sequence[str]) -> JobData:
     """JobData from one job's rows ordered by k, task_id (columns as in a batch file)."""
     K = int(ft["k"].nunique())
     n = int(n_tasks)
@@ -127,12 +125,6 @@ def job_from_rows(ft: pd.DataFrame, job_id: int, tau_s: float, n_tasks: int, fea
     if not (ft["task_id"].to_numpy().reshape(K, n) == task_ids).all():
         raise ValueError(f"job {job_id}: checkpoint_features has different tasks at different checkpoints")
     latency = ft["latency_s"].to_numpy(float)[:n]
-    expected_tau = float(np.quantile(latency, quantile))
-    if not np.isclose(tau_s, expected_tau, rtol=1e-9, atol=1e-6):
-        raise ValueError(
-            f"job {job_id}: job_checkpoints has tau {tau_s:.6f} s but quantile={quantile} "
-            f"gives {expected_tau:.6f} s: the warehouse was built with another quantile setting; "
-            f"re-materialize tasks and checkpoint_features")
     X = ft[list(features)].to_numpy(float).reshape(K, n, len(features))
     return JobData(job_id=int(job_id), task_ids=task_ids, latency=latency,
                    checkpoints=ft["checkpoint_s"].to_numpy(float)[::n], X=X, tau=float(tau_s),

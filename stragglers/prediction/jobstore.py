@@ -58,7 +58,8 @@ def batches(jobs: pd.DataFrame, batch_jobs: int) -> list[pd.DataFrame]:
 
 def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str],
                  job_ids: Sequence[int], directory: Path) -> Path:
-    """Write the batch's rows to ``directory/batch-<uuid>.parquet`` (temporary name, then rename)."""
+    """Write the batch's rows to ``directory/batch-<uuid>.parquet`` (temporary name, then rename).
+    The id range lets DuckDB skip the row groups of other jobs (batches are consecutive job ids)."""
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / f"batch-{uuid.uuid4().hex}.parquet"
     tmp = final.with_suffix(".parquet.tmp")
@@ -71,7 +72,7 @@ def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[
             FROM checkpoint_features f
             JOIN _batch_job_ids b ON b.job_id = f.job_id
             JOIN tasks t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id
-            WHERE f.trace = '{_quote(trace)}'
+            WHERE f.trace = '{_quote(trace)}' AND f.job_id BETWEEN {int(ids.job_id.min())} AND {int(ids.job_id.max())}
             ORDER BY f.job_id, f.k, f.task_id""")
         rel.write_parquet(str(tmp), row_group_size=32768)
     finally:

@@ -3,6 +3,7 @@
     python benchmarks/scale.py memory [--replicas 1 4 16] [--method hbos]
     python benchmarks/scale.py engines [--method nurd]
     python benchmarks/scale.py cost [--jobs 6]
+    python benchmarks/scale.py profile
 
 All on the embedded synthetic trace's warehouse (generate_google seed 2011, 48 jobs,
 8 parts, default settings; built once under --work-dir by benchmarks/evaluate.py's
@@ -20,6 +21,9 @@ All on the embedded synthetic trace's warehouse (generate_google seed 2011, 48 j
 - cost: CPU seconds per job of every method (one process, after a warm-up job)
   on --jobs jobs drawn at random (seeded) from the 41, and the projected
   CPU-hours for the paper's 8,425 Google jobs at that mean cost.
+- profile: CPU milliseconds per checkpoint of NURD's replay (cProfile, process
+  time) on the 5 smallest embedded jobs, by component, with the XGBoost
+  scikit-learn wrapper (before) and the direct booster (now).
 """
 
 from __future__ import annotations
@@ -55,8 +59,11 @@ def replicate(base: Path, dest: Path, r: int) -> Path:
     with duckdb.connect(str(dest)) as con:
         con.execute(f"ATTACH '{base}' AS base (READ_ONLY)")
         for table in ("tasks", "job_checkpoints", "checkpoint_features"):
+            # ordered by job like the pipeline's tables (checkpoint_features.sql ends ORDER BY job_id, k, task_id)
+            order = {"tasks": "job_id, task_id", "job_checkpoints": "job_id, k",
+                     "checkpoint_features": "job_id, k, task_id"}[table]
             con.execute(f"""CREATE TABLE {table} AS SELECT * REPLACE (job_id + i * 1000000000 AS job_id)
-                            FROM base.{table}, range({r}) AS rep(i)""")
+                            FROM base.{table}, range({r}) AS rep(i) ORDER BY {order}""")
         con.execute("CREATE TABLE table_settings AS SELECT * FROM base.table_settings")
     return dest
 
@@ -163,13 +170,62 @@ def cost(work: Path, n_jobs: int, methods: list[str]) -> list[dict]:
     return rows
 
 
+def profile(work: Path, rounds: int = 3) -> list[dict]:
+    """CPU time per checkpoint of NURD's replay on the smallest embedded jobs, split by component."""
+    import cProfile
+    import pstats
+    import duckdb
+    from threadpoolctl import threadpool_limits
+    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.prediction.methods import nurd as nurd_module
+    from stragglers.prediction.simulate import replay_job
+    from stragglers.settings import EvaluationSettings
+    base = warehouse(work)
+    with duckdb.connect(str(base), read_only=True) as con:
+        jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=1))
+    small = sorted(jobs, key=lambda j: len(j.task_ids))[:5]
+    n_cp = sum(len(j.checkpoints) - 1 for j in small) * rounds
+    rows = []
+    for label, direct in (("XGBRegressor.fit (before)", False), ("BoosterFit (now)", True)):
+        saved = nurd_module.BoosterFit
+        if not direct:
+            nurd_module.BoosterFit = lambda model: model            # the wrapper, as before this change
+        try:
+            with threadpool_limits(1):
+                replay_job(small[0], nurd_module.NurdFamily())
+                prof = cProfile.Profile(timer=time.process_time)
+                prof.enable()
+                for _ in range(rounds):
+                    for job in small:
+                        replay_job(job, nurd_module.NurdFamily())
+                prof.disable()
+        finally:
+            nurd_module.BoosterFit = saved
+        st = pstats.Stats(prof)
+        total = st.total_tt
+        def cum(pattern: str) -> float:
+            """Cumulative seconds of the outermost function matching file:name."""
+            return max([v[3] for k, v in st.stats.items() if f"{k[0]}:{k[2]}".endswith(pattern)] or [0.0])
+        nurd_fit, logreg = cum("nurd.py:fit"), cum("_logistic.py:fit")
+        row = {"variant": label, "jobs": [f"{len(j.task_ids)}x{len(j.checkpoints)}" for j in small],
+               "ms_per_checkpoint": 1e3 * total / n_cp,
+               "regressor_fit_ms": 1e3 * (nurd_fit - logreg) / n_cp,
+               "of_which_boosting_rounds_ms": 1e3 * cum("core.py:update") / n_cp,
+               "logistic_regression_ms": 1e3 * logreg / n_cp,
+               "flag_ms": 1e3 * cum("nurd.py:flag") / n_cp,
+               "rest_of_replay_ms": 1e3 * (total - nurd_fit - cum("nurd.py:flag")) / n_cp}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 def main(argv=None) -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "_child_memory":
         _child_memory(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6])
         return 0
     from stragglers.prediction.methods import BASELINES
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["memory", "engines", "cost"])
+    ap.add_argument("what", choices=["memory", "engines", "cost", "profile"])
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/nurd-bench-eval"))
     ap.add_argument("--replicas", type=int, nargs="*", default=[1, 4, 16])
     ap.add_argument("--method", default=None)
@@ -183,9 +239,11 @@ def main(argv=None) -> int:
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S')}, {os.cpu_count()} cores, load "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     if a.what == "memory":
-        rows = memory(work, a.replicas, a.method or "hbos", a.batch_jobs, a.memory_limit)
+        rows = memory(work, a.replicas, a.method or "pca", a.batch_jobs, a.memory_limit)
     elif a.what == "engines":
         rows = engines(work, a.method or "nurd", a.batch_jobs)
+    elif a.what == "profile":
+        rows = profile(work)
     else:
         rows = cost(work, a.jobs, a.methods or ["nurd", *sorted(BASELINES)])
     (work / f"scale_{a.what}.json").write_text(json.dumps(rows, indent=1))

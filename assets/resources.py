@@ -12,6 +12,8 @@ from pathlib import Path
 import dagster as dg
 
 from stragglers.traces.download import parse_parts
+from stragglers.failures.settings import FailureSettings
+from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
@@ -43,6 +45,16 @@ class NurdSettings(dg.ConfigurableResource):
     workers: int = 0                    # 0 = one per core
     min_finished: int = 20
     n_boot: int = 1000
+    # node ranking (Ouyang et al.; defaults in stragglers/nodes/settings.py)
+    node_min_tasks: int = NodeSettings.min_tasks_per_node
+    node_fit_sample: int = NodeSettings.fit_sample_nodes
+    node_interval: str = NodeSettings.interval
+    # failure prediction and cloning (El-Sayed et al.; defaults in stragglers/failures/settings.py)
+    failure_trees: int = FailureSettings.trees
+    failure_max_train_rows: int = FailureSettings.max_train_rows
+    clone_retries: int = FailureSettings.clone_retries
+    clones: int = FailureSettings.clones
+    clone_tasks: int = FailureSettings.clone_tasks
     # DuckDB (out of core)
     duckdb_memory_limit: str = "4GB"
     duckdb_threads: int = 0             # 0 = DuckDB's default (all cores)
@@ -73,6 +85,15 @@ class NurdSettings(dg.ConfigurableResource):
             quantile=self.quantile, initial_fraction=self.initial_fraction,
             checkpoint_step_s=self.checkpoint_step_s, alibaba_steps=self.alibaba_steps,
             feature_mode=self.feature_mode)
+
+    def nodes(self) -> NodeSettings:
+        return NodeSettings(min_tasks_per_node=self.node_min_tasks, fit_sample_nodes=self.node_fit_sample,
+                            interval=self.node_interval, seed=self.seed)
+
+    def failures(self) -> FailureSettings:
+        return FailureSettings(trees=self.failure_trees, max_train_rows=self.failure_max_train_rows,
+                               clone_retries=self.clone_retries, clones=self.clones, clone_tasks=self.clone_tasks,
+                               seed=self.seed)
 
     def evaluation(self) -> EvaluationSettings:
         return EvaluationSettings(

@@ -35,7 +35,7 @@ defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
             warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
             prediction.baseline_eval, reports.comparison_tables,
-            nodes.task_attempts, nodes.node_ranking],
+            nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain],
     asset_checks=warehouse.checks + nodes.checks,
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],

@@ -107,3 +107,23 @@ def test_zscores_within_the_job_by_hand(tmp_path):
     assert row.mean_z == pytest.approx(2.0) and row.ci_lo == pytest.approx(2 - 4.302653 / np.sqrt(3), abs=1e-5)
     assert ind.level.tolist() == [0, 0]
     con.close()
+
+
+def test_relaunches_avoid_excluded_machines():
+    from stragglers.prediction.completion import completion_table, draw_relaunch_latencies
+    y = np.array([10.0, 20.0, 100.0])
+    draws = draw_relaunch_latencies(y, np.random.default_rng(0), pool=np.array([True, True, False]))
+    assert len(draws) == 3 and set(draws) <= {10.0, 20.0}
+    # the slow task (100 s, on machine 9) is flagged at 5 s; relaunched it takes a sibling's latency.
+    tasks = pd.DataFrame({"trace": "t", "job_id": 1, "task_id": [0, 1, 2], "latency_s": y, "machine_id": [7, 8, 9]})
+    preds = pd.DataFrame({"trace": "t", "method": "m", "job_id": 1, "task_id": [2], "flagged_at_s": [5.0]})
+    seeds = range(20)
+    free = completion_table(tasks, preds, machines=[], seeds=seeds)
+    avoid = completion_table(tasks, preds, machines=[], seeds=seeds, excluded_machines=frozenset({9}))
+    # avoiding machine 9: the copy runs 10 or 20 s, new completion max(20, 5 + 10|20) -> 20 or 25 s,
+    # reduction (100 - new) / 100 in {0.8, 0.75}; without the exclusion a draw of 100 s is possible
+    r = avoid.reduction_mean.iloc[0]
+    assert 0.75 <= r <= 0.8
+    assert free.reduction_mean.iloc[0] < r
+    with pytest.raises(ValueError, match="machine_id"):
+        completion_table(tasks.drop(columns="machine_id"), preds, machines=[], excluded_machines=frozenset({9}))

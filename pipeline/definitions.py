@@ -6,7 +6,7 @@ import os
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from assets import nodes, prediction, reports, traces, warehouse
+from assets import failures, nodes, prediction, reports, traces, warehouse
 from assets.resources import settings_from_env, warehouse_path
 
 nurd_settings = settings_from_env()
@@ -35,8 +35,9 @@ defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
             warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
             prediction.baseline_eval, reports.comparison_tables,
-            nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain],
-    asset_checks=warehouse.checks + nodes.checks,
+            nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,
+            failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning],
+    asset_checks=warehouse.checks + nodes.checks + failures.checks,
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation],

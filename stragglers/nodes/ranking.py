@@ -83,10 +83,14 @@ def sample_nodes(indicators: pd.DataFrame, machines: pd.DataFrame | None, settin
         df["stratum"] = df["cpus"].astype(str) + "/" + df["memory"].astype(str)
     else:
         df["stratum"] = "all"
+    groups = [g["machine_id"].to_numpy() for _, g in df.groupby("stratum", sort=True)]
+    # proportional allocation by largest remainder: the quotas sum to k exactly
+    quota = np.array([k * len(g) / len(df) for g in groups])
+    take = np.floor(quota).astype(int)
+    take[np.argsort(-(quota - take), kind="stable")[: k - take.sum()]] += 1
     picked = []
-    for _, g in df.groupby("stratum", sort=True):
-        m = int(round(k * len(g) / len(df)))
-        picked += rng.choice(g["machine_id"].to_numpy(), size=min(m, len(g)), replace=False).tolist()
+    for g, m in zip(groups, take):
+        picked += rng.choice(g, size=min(int(m), len(g)), replace=False).tolist()
     return sorted(picked)
 
 

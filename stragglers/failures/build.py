@@ -46,10 +46,13 @@ def clone_sets(replayable_keys: pd.DataFrame, attempts: pd.DataFrame,
                settings: FailureSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Section VI-B: a random evaluation set of ``clone_tasks`` replayable tasks and a
     disjoint random training set of ``clone_tasks`` tasks (any task with known attempt
-    outcomes). Returns the training attempts and the evaluation task keys."""
+    outcomes), at most half of the tasks each. Returns the training attempts and the
+    evaluation task keys."""
     rng = np.random.default_rng(settings.seed)
-    eval_keys = replayable_keys.iloc[np.sort(rng.permutation(len(replayable_keys))[: settings.clone_tasks])]
     known = attempts[attempts["end_event"].notna()]
+    # at most half of the tasks go to the evaluation set: a small trace keeps a training set
+    n_eval = min(settings.clone_tasks, known[["job_id", "task_id"]].drop_duplicates().shape[0] // 2)
+    eval_keys = replayable_keys.iloc[np.sort(rng.permutation(len(replayable_keys))[:n_eval])]
     keys = known[["job_id", "task_id"]].drop_duplicates().merge(eval_keys, how="left", indicator=True)
     keys = keys[keys["_merge"] == "left_only"][["job_id", "task_id"]]
     train_keys = keys.iloc[np.sort(rng.permutation(len(keys))[: settings.clone_tasks])]

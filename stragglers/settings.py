@@ -268,6 +268,7 @@ class SelectionSettings:
     min_cpu_rate_for_cpi: float = default("min_cpu_rate_for_cpi")
     max_cpi: float = default("max_cpi")
     max_mai: float = default("max_mai")
+    on_bad_rows: str = default("on_bad_rows")
 
     def __post_init__(self) -> None:
         validate(self)

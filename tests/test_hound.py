@@ -63,3 +63,63 @@ def test_settings_reject_bad_values():
     from stragglers.settings import SettingError
     with pytest.raises(SettingError, match="hound_min_tasks"):
         HoundSettings(min_tasks=1)
+
+
+# ----------------------------------------------------------------------------- meta learning, ensemble, naming
+from stragglers.diagnosis.topics import TopicModel, ensemble, meta_learn, trim  # noqa: E402
+from stragglers.diagnosis.vocabulary import METRIC_COLUMNS, WORDS, name_topic  # noqa: E402
+
+
+def _topic(**words):
+    v = np.zeros(len(WORDS))
+    for w, x in words.items():
+        v[WORDS.index(w.replace("_p", "(+)").replace("_m", "(-)").upper()
+                      .replace("(+)", "(+)"))] = x
+    return v / v.sum()
+
+
+def test_trim_hand_computed():
+    assert np.allclose(trim([0.5, 0.45, 0.05], 0.1), [[0.5 / 0.95, 0.45 / 0.95, 0.0]])
+    assert np.allclose(trim([0.0, 0.0], 0.1), [[0.0, 0.0]])
+
+
+def test_ensemble_drops_a_topic_found_by_one_learner():
+    mem = _topic(MEAN_MEM_p=0.5, PEAK_MEM_p=0.3, MEM_ASSIGN_p=0.2)
+    cpu = _topic(MEAN_CPU_m=0.8, PEAK_CPU_m=0.2)
+    fail = _topic(FAIL_p=1.0)                                  # only PR finds it (Hound Table 4: P12)
+    jobs = [1, 2, 3]
+    theta = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    pr = TopicModel("PR", np.vstack([mem, cpu, fail]), np.array([[0.7, 0.0, 0.3], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0]]),
+                    jobs)
+    dp = TopicModel("DP", np.vstack([mem * 0.9 + cpu * 0.1, cpu]), theta, jobs)
+    ca = TopicModel("CA", np.vstack([mem, cpu * 0.95 + mem * 0.05]), theta, jobs)
+    ens = ensemble([pr, dp, ca])
+    assert len(ens.topics) == 2
+    assert ("PR", 2) in ens.dropped
+    assert sorted(name_topic(t) for t in ens.topics) == ["data_skew", "limited_processor"]
+    # job 1: PR 0.7 mem (0.3 lost with the dropped topic), DP 1.0, CA 1.0 -> mem only after averaging
+    mem_e = [name_topic(t) for t in ens.topics].index("data_skew")
+    assert ens.mixtures[0, mem_e] == pytest.approx(1.0)
+    assert np.allclose(ens.mixtures.sum(axis=1), 1.0)
+
+
+def test_meta_learning_recovers_planted_topics():
+    # 40 jobs: half with a memory profile, half with a queueing one; LDA must separate them
+    P = len(METRIC_COLUMNS)
+    mem, sched = np.zeros(P), np.zeros(P)
+    mem[METRIC_COLUMNS.index("mean_mem")], mem[METRIC_COLUMNS.index("mem_assign")] = 0.6, 0.4
+    sched[METRIC_COLUMNS.index("sched_delay")] = 1.0
+    profiles = np.array([mem] * 20 + [sched] * 20)
+    model = meta_learn("DP", list(range(40)), profiles, k_min=2, seed=0, k_max=4)
+    names = [name_topic(t) for t in model.beta]
+    assert "data_skew" in names and "queueing_delay" in names
+    top = [names[i] for i in model.theta.argmax(axis=1)]
+    assert top[:20] == ["data_skew"] * 20 and top[20:] == ["queueing_delay"] * 20
+    assert np.allclose(model.theta.sum(axis=1), 1.0)
+
+
+def test_naming_follows_table4():
+    assert name_topic(_topic(CACHE_MISS_p=0.54, CPI_p=0.46)) == "cache_misses"
+    assert name_topic(_topic(MEAN_IO_m=1.0)) == "limited_io"
+    assert name_topic(_topic(FAIL_p=1.0)) is None                      # no named cause: stays keywords
+    assert name_topic(_topic(MEAN_MEM_m=0.5, PEAK_MEM_p=0.5)) is None   # contradictory signs: unnamed

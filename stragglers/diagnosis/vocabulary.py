@@ -40,7 +40,7 @@ CAUSE_WORDS: dict[str, tuple[str, ...]] = {
 }
 assert set(CAUSE_WORDS) == set(CAUSES), "the named causes are the generator's causes (Hound Table 7)"
 WORD_CAUSE: dict[str, str] = {w: c for c, ws in CAUSE_WORDS.items() for w in ws}
-NAME_SHARE = 0.5   # a topic is named when one cause's words hold at least this share of its weight
+NAME_SHARE = 0.5   # a topic is named when one cause's words hold more than this share of its weight
 
 
 def words_of(profile: np.ndarray) -> np.ndarray:
@@ -65,8 +65,8 @@ def topic_label(topic: np.ndarray) -> str:
 
 def name_topic(topic: np.ndarray) -> str | None:
     """The named cause (Table 4) whose keywords hold most of the topic's weight,
-    if at least ``NAME_SHARE`` of it; None = the topic stays as its keywords."""
+    if more than ``NAME_SHARE`` of it (a majority); None = the topic stays as its keywords."""
     share = {c: sum(float(topic[WORDS.index(w)]) for w in ws) for c, ws in CAUSE_WORDS.items()}
     best = max(share, key=lambda c: (share[c], -CAUSES.index(c)))
     total = float(np.sum(topic))
-    return best if total > 0 and share[best] / total >= NAME_SHARE else None
+    return best if total > 0 and share[best] / total > NAME_SHARE else None

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from stragglers.diagnosis.settings import HoundSettings
 from stragglers.traces.download import parse_parts
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
@@ -43,6 +44,11 @@ class NurdSettings(dg.ConfigurableResource):
     workers: int = 0                    # 0 = one per core
     min_finished: int = 20
     n_boot: int = 1000
+    # Hound (stragglers/diagnosis; defaults in HoundSettings)
+    hound_min_tasks: int = HoundSettings.min_tasks
+    hound_replicas: int = HoundSettings.replicas
+    hound_adaboost_rounds: int = HoundSettings.adaboost_rounds
+    hound_words: int = HoundSettings.words
     # DuckDB (out of core)
     duckdb_memory_limit: str = "4GB"
     duckdb_threads: int = 0             # 0 = DuckDB's default (all cores)
@@ -74,6 +80,11 @@ class NurdSettings(dg.ConfigurableResource):
             checkpoint_step_s=self.checkpoint_step_s, alibaba_steps=self.alibaba_steps,
             feature_mode=self.feature_mode)
 
+    def hound(self) -> HoundSettings:
+        return HoundSettings(min_tasks=self.hound_min_tasks, seed=self.seed, replicas=self.hound_replicas,
+                             adaboost_rounds=self.hound_adaboost_rounds, words=self.hound_words,
+                             workers=self.workers or (os.cpu_count() or 1))
+
     def evaluation(self) -> EvaluationSettings:
         return EvaluationSettings(
             seed=self.seed, quantile=self.quantile, alpha=self.alpha, eps=self.eps, regressor=self.regressor,
@@ -99,6 +110,7 @@ def settings_from_env() -> NurdSettings:
         workers=_env_int("NURD_WORKERS", 0),
         feature_mode=_env("NURD_FEATURE_MODE", "observed"),
         synthetic_jobs=_env_int("NURD_SYNTHETIC_JOBS", 48),
+        hound_min_tasks=_env_int("NURD_HOUND_MIN_TASKS", HoundSettings.min_tasks),
         duckdb_memory_limit=_env("NURD_DUCKDB_MEMORY_LIMIT", "4GB"),
     )
 

@@ -59,6 +59,7 @@ class Diagnosis:
     models: dict            # learner -> TopicModel
     ensemble: Ensemble
     topics: pd.DataFrame    # hound_topics rows (initial and ensemble topics)
+    mixtures: pd.DataFrame  # hound_topic_mixtures rows (job x ensemble topic)
     job_causes: pd.DataFrame  # hound_job_causes rows
 
 
@@ -80,32 +81,31 @@ def topic_rows(models: dict[str, TopicModel], ens: Ensemble) -> pd.DataFrame:
                          "weights": ", ".join(f"{v:.2f}" for _, v in kw),
                          "cluster": member_of.get((learner, q), "unclustered"),
                          "cause": name_topic(topic), "coverage": float((m.theta[:, q] > 0).mean())})
-    return pd.DataFrame(rows, columns=["topic", "learner", "keywords", "weights", "cluster", "cause", "coverage"])
+    df = pd.DataFrame(rows, columns=["topic", "learner", "keywords", "weights", "cluster", "cause", "coverage"])
+    return df.astype({"cause": "string"})
 
 
-def job_cause_rows(ens: Ensemble) -> pd.DataFrame:
-    """Table 5: each job's mixture of causes; ensemble topics with the same name are summed, an
-    unnamed topic stays as its keywords (named = false)."""
-    rows = []
-    for i, job in enumerate(ens.jobs):
-        per = {}
-        for e, w in enumerate(ens.mixtures[i]):
-            if w <= 0:
-                continue
-            name = name_topic(ens.topics[e])
-            label = name or "+".join(w_ for w_, _ in keywords(ens.topics[e])[:3])
-            key = (label, name is not None)
-            tw = per.setdefault(key, [0.0, []])
-            tw[0] += float(w)
-            tw[1].append(f"E{e}")
-        for (label, named), (w, topics) in sorted(per.items(), key=lambda kv: -kv[1][0]):
-            rows.append({"job_id": job, "cause": label, "named": named, "weight": w, "topics": ",".join(topics)})
-    df = pd.DataFrame(rows, columns=["job_id", "cause", "named", "weight", "topics"])
-    if len(df):
-        df["rank"] = df.groupby("job_id")["weight"].rank(ascending=False, method="first").astype(int)
-    else:
-        df["rank"] = pd.Series(dtype=int)
-    return df
+def mixture_rows(ens: Ensemble) -> pd.DataFrame:
+    """Each job's trimmed mixture over the ensemble topics (job_id, topic, weight > 0)."""
+    rows = [{"job_id": job, "topic": f"E{e}", "weight": float(w)}
+            for i, job in enumerate(ens.jobs) for e, w in enumerate(ens.mixtures[i]) if w > 0]
+    return pd.DataFrame(rows, columns=["job_id", "topic", "weight"])
+
+
+def job_cause_rows(mixtures: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
+    """Table 5: each job's mixture of causes. Ensemble topics with the same name are summed; an
+    unnamed topic stays as its (first three) keywords, named = false."""
+    ens = topics[topics.learner == "ENS"].set_index("topic")
+    m = mixtures.join(ens[["cause", "keywords"]], on="topic")
+    named = m.cause.notna()
+    m["label"] = m.cause.where(named, m.keywords.fillna("").map(lambda k: "+".join(k.split(", ")[:3])))
+    m["named"] = named
+    df = (m.groupby(["job_id", "label", "named"], sort=False)
+          .agg(weight=("weight", "sum"), topics=("topic", ",".join)).reset_index()
+          .rename(columns={"label": "cause"}))
+    df = df.sort_values(["job_id", "weight"], ascending=[True, False], kind="stable").reset_index(drop=True)
+    df["rank"] = df.groupby("job_id").cumcount() + 1
+    return df[["job_id", "cause", "named", "weight", "topics", "rank"]]
 
 
 def diagnose(profiles: pd.DataFrame, settings: HoundSettings) -> Diagnosis:
@@ -117,7 +117,8 @@ def diagnose(profiles: pd.DataFrame, settings: HoundSettings) -> Diagnosis:
                                      k_min=settings.k_min, coverage_stop=settings.coverage_stop, eta=settings.trim,
                                      seed=settings.seed + i)
     ens = ensemble(list(models.values()), eta=settings.trim, lam=settings.ensemble_lambda)
-    return Diagnosis(models, ens, topic_rows(models, ens), job_cause_rows(ens))
+    topics, mixtures = topic_rows(models, ens), mixture_rows(ens)
+    return Diagnosis(models, ens, topics, mixtures, job_cause_rows(mixtures, topics))
 
 
 __all__ = ["Diagnosis", "diagnose", "profile_jobs", "WORDS"]

@@ -20,7 +20,7 @@ class HoundSettings:
     l1_ratio: float = 0.5              # ElasticNet mix of L1 and L2 (paper: not given)
     ssw_min_grid: int = 50             # SSW: grid of max(this, sqrt(M)) sampled tasks (Section 3.1, App. G)
     ssw_sign_tol: float | None = None  # SSW sign tolerance epsilon; None = one s.e. of rho_S / 6
-    adaboost_rounds: int = 50          # Algorithm 2: iterations I
+    adaboost_rounds: int = 25          # Algorithm 2: iterations I
     propensity_clip: float = 0.02      # propensities clipped to [c, 1 - c] before IPW
     words: int = 500                   # Algorithm 3: W words per document
     k_min: int = 5                     # Algorithm 3: first number of topics

@@ -87,14 +87,19 @@ def cosine_similarity_matrix(vectors: np.ndarray) -> np.ndarray:
 
 
 def cluster_score(sim: np.ndarray, labels: np.ndarray, lam: float) -> float:
-    """Algorithm 4: SCORE = lambda H1 + (1 - lambda)(1 - H2), H1 = mean similarity over pairs of
-    topics in the same cluster, H2 = over pairs in different clusters (a partition without such
-    pairs scores its missing term as 1 for H1, 0 for H2)."""
-    iu = np.triu_indices(len(labels), 1)
-    same = labels[iu[0]] == labels[iu[1]]
-    s = sim[iu]
-    h1 = s[same].mean() if same.any() else 1.0
-    h2 = s[~same].mean() if (~same).any() else 0.0
+    """Algorithm 4: SCORE = lambda H1 + (1 - lambda)(1 - H2) with cosine similarity.
+    H1, the average intra-cluster similarity, is taken per topic: the mean similarity of a topic to
+    the other members of its cluster, averaged over all topics, a singleton counting 0 (it has no
+    support; without this, splitting everything into singletons would always score best). H2 is the
+    mean similarity over pairs of topics in different clusters (0 when there is one cluster)."""
+    n = len(labels)
+    same = labels[:, None] == labels[None, :]
+    np.fill_diagonal(same, False)
+    mates = same.sum(axis=1)
+    per_topic = np.where(mates > 0, (sim * same).sum(axis=1) / np.maximum(mates, 1), 0.0)
+    h1 = float(per_topic.mean()) if n else 0.0
+    other = labels[:, None] != labels[None, :]
+    h2 = float(sim[other].mean()) if other.any() else 0.0
     return float(lam * h1 + (1 - lam) * (1 - h2))
 
 

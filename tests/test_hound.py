@@ -123,3 +123,49 @@ def test_naming_follows_table4():
     assert name_topic(_topic(MEAN_IO_m=1.0)) == "limited_io"
     assert name_topic(_topic(FAIL_p=1.0)) is None                      # no named cause: stays keywords
     assert name_topic(_topic(MEAN_MEM_m=0.5, PEAK_MEM_p=0.5)) is None   # contradictory signs: unnamed
+
+
+# ----------------------------------------------------------------------------- Dagster: the Hound assets
+def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
+    import dagster as dg
+    import duckdb
+    import pandas as pd
+    from dagster_duckdb import DuckDBResource
+
+    from assets import diagnosis, prediction, traces, warehouse
+    from assets.resources import NurdSettings
+    from stragglers.warehouse.validation import validate_table
+
+    data = tmp_path / "data"
+    res = {"nurd": NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1, n_boot=50,
+                                hound_replicas=5, hound_adaboost_rounds=10),
+           "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
+    chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
+             warehouse.checkpoint_features, prediction.nurd_eval, *diagnosis.assets]
+    result = dg.materialize(chain + diagnosis.checks, resources=res, instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
+    assert checks == {f"{t}_valid": True for t in ("hound_profiles", "hound_topics", "hound_job_causes",
+                                                   "hound_validation", "straggler_explanations")}
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        q = lambda sql: con.execute(sql).df()  # noqa: E731
+        n_jobs = q("SELECT count(DISTINCT job_id) AS n FROM hound_inputs").n[0]
+        assert n_jobs == q("SELECT count(*) AS n FROM jobs").n[0]        # every selected job has >= 20 tasks
+        prof = q("SELECT job_id, learner, sum(abs(weight)) AS s FROM hound_profiles GROUP BY ALL")
+        assert len(prof) == 3 * n_jobs and ((prof.s - 1).abs() < 1e-9).sum() >= 2 * n_jobs
+        sums = q("SELECT job_id, sum(weight) AS s FROM hound_job_causes GROUP BY job_id")
+        assert np.allclose(sums.s, 1.0)
+        assert q("SELECT count(*) AS n FROM hound_validation").n[0] == n_jobs
+        flagged = q("SELECT count(*) AS n FROM predictions WHERE method = 'nurd' AND flagged_at_s IS NOT NULL").n[0]
+        assert q("SELECT count(*) AS n FROM straggler_explanations").n[0] == flagged > 0
+        # the ground truth went beside the trace, not into it
+        assert (data / "truth" / "synthetic" / "truth_jobs.parquet").exists()
+        assert not list((data / "raw" / "synthetic").rglob("truth_*"))
+        # the blocking check catches a mixture that does not sum to 1
+        con.execute("UPDATE hound_job_causes SET weight = weight / 2 WHERE rank = 1")
+        outcome = validate_table("hound_job_causes", con, "hound_job_causes", trace="synthetic")
+        assert not outcome.success
+        assert any(f.get("frame") == "sum" for f in outcome.failures)
+    meta = result.asset_materializations_for_node("hound_validation")[0].metadata
+    assert 0.0 <= meta["dominant_accuracy"].value <= 1.0 and "always_data_skew" in meta["summary"].value
+    assert "top_signal_accuracy" in result.asset_materializations_for_node("straggler_explanations")[0].metadata

@@ -169,3 +169,42 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
     meta = result.asset_materializations_for_node("hound_validation")[0].metadata
     assert 0.0 <= meta["dominant_accuracy"].value <= 1.0 and "always_data_skew" in meta["summary"].value
     assert "top_signal_accuracy" in result.asset_materializations_for_node("straggler_explanations")[0].metadata
+    report = (data / "reports" / "hound.md").read_text()
+    for section in ("Table 4", "Table 5", "Table 6", "Table 7", "hound_validation", "Figure 8", "Figure 9",
+                    "Figure 10", "always_data_skew"):
+        assert section in report
+    assert all((data / "reports" / f"hound_figure{i}.png").stat().st_size > 1000 for i in (8, 9, 10))
+
+
+# ----------------------------------------------------------------------------- truth and explanations, by hand
+def test_validation_scores_hand_computed():
+    import pandas as pd
+    from stragglers.diagnosis.truth import validate
+
+    truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:0.70;cache_misses:0.30", "limited_io:1.00"]})
+    causes = pd.DataFrame({"job_id": [1, 1, 2], "cause": ["cache_misses", "data_skew", "data_skew"],
+                           "named": [True] * 3, "weight": [0.6, 0.4, 1.0]})
+    per_job, summary = validate(causes, truth, [1, 2])
+    hound, base = summary.set_index("method").loc["hound"], summary.set_index("method").loc["always_data_skew"]
+    # Hound: dominant cache_misses vs data_skew (wrong), data_skew vs limited_io (wrong) -> 0;
+    # sets {cm, ds} vs {ds, cm}: 2 hits, {ds} vs {lio}: 0 -> precision 2/3, recall 2/3
+    assert hound.dominant_accuracy == 0.0 and hound.precision == pytest.approx(2 / 3)
+    assert hound.recall == pytest.approx(2 / 3)
+    # always data skew: right on job 1 -> 1/2; precision 1/2; recall 1/3
+    assert base.dominant_accuracy == 0.5 and base.precision == 0.5 and base.recall == pytest.approx(1 / 3)
+    assert list(per_job.planted_dominant) == ["data_skew", "limited_io"]
+
+
+def test_explanation_names_the_deviating_metric():
+    import pandas as pd
+    from stragglers.diagnosis.truth import explain_job
+
+    # at checkpoint 600 s, tasks 0-3 finished with memory 1..4 (median 2.5, sd 1.118) and CPU 1, 1, 1, 2;
+    # task 9 (flagged) has memory 10 -> z = 6.7 -> MEAN_MEM(+) -> data skew
+    rows = [{"job_id": 7, "task_id": t, "k": 1, "checkpoint_s": 600.0, "is_finished": t < 4,
+             "cmu": float(m), "mcu": float(c)} for t, m, c in ((0, 1, 1), (1, 2, 1), (2, 3, 1), (3, 4, 2), (9, 10, 1.25))]
+    out = explain_job(pd.DataFrame({"task_id": [9], "flagged_at_s": [600.0]}), pd.DataFrame(rows), "data_skew:1.0")
+    assert out.top_signal_cause[0] == "data_skew"
+    assert out.task_signals[0].startswith("MEAN_MEM(+) z=6.7")
+    # CPU: median 1, sd sqrt(0.1875) = 0.433 -> z = 0.25 / 0.433 = 0.58
+    assert out.task_signals[0].endswith("MEAN_CPU(+) z=0.6 -> computation_skew")

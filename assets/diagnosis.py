@@ -32,13 +32,14 @@ def _not_applicable(s) -> str | None:
     return None
 
 
-def write_rows(con, table: str, df: pd.DataFrame, trace: str) -> int:
-    """Replace ``trace``'s rows of ``table`` by ``df`` in one transaction (nothing partial is visible)."""
+def write_rows(con, table: str, df: pd.DataFrame, trace: str, settings: dict | None = None) -> int:
+    """Replace ``trace``'s rows of ``table`` by ``df`` in one transaction (nothing partial is visible),
+    recording the settings they were built with (table_settings)."""
     df = df.copy()
     df.insert(0, "trace", trace)
     con.register("_hound_rows", df)
     try:
-        return wh.replace_trace_rows(con, table, "SELECT * FROM _hound_rows", trace)
+        return wh.replace_trace_rows(con, table, "SELECT * FROM _hound_rows", trace, settings=settings)
     finally:
         con.unregister("_hound_rows")
 
@@ -66,7 +67,7 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
     context.log.info(f"Hound: profiling {n_jobs} jobs ({n_inputs} tasks) with {hs.workers} workers")
     profiles = hound.profile_jobs(inputs, hs, log=context.log.info)
     with duckdb.get_connection() as con:
-        n = write_rows(con, "hound_profiles", profiles, s.trace)
+        n = write_rows(con, "hound_profiles", profiles, s.trace, settings=hs.as_dict())
     abs_sum = profiles.assign(a=profiles.weight.abs()).groupby(["job_id", "learner"]).a.sum()
     empty = abs_sum[abs_sum == 0].reset_index().groupby("learner").size().to_dict()
     imputed = (profiles[profiles.learner == "PR"].groupby("metric").n_imputed.sum())
@@ -92,8 +93,8 @@ def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
         profiles = _read(con, "SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = ?", s.trace)
     d = hound.diagnose(profiles, hs)
     with duckdb.get_connection() as con:
-        n = write_rows(con, "hound_topics", d.topics, s.trace)
-        write_rows(con, "hound_topic_mixtures", d.mixtures, s.trace)
+        n = write_rows(con, "hound_topics", d.topics, s.trace, settings=hs.as_dict())
+        write_rows(con, "hound_topic_mixtures", d.mixtures, s.trace, settings=hs.as_dict())
     ens = d.topics[d.topics.learner == "ENS"]
     return dg.MaterializeResult(metadata={
         "dagster/row_count": n, "ensemble_topics": len(ens),

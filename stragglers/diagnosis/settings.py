@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from stragglers.settings import SettingError
+from stragglers.settings import SettingError, default
 
 
 def _check(cond: bool, name: str, value, expected: str) -> None:
@@ -14,15 +14,15 @@ def _check(cond: bool, name: str, value, expected: str) -> None:
 
 @dataclass(frozen=True)
 class HoundSettings:
-    min_tasks: int = 20                # Section 4.1: jobs with fewer finished tasks are left out
-    seed: int = 0
-    replicas: int = 20                 # Algorithm 1: bootstrap replicas I of BAE
+    min_tasks: int = default("hound_min_tasks")      # Section 4.1: jobs with fewer finished tasks are left out
+    seed: int = default("seed")
+    replicas: int = default("hound_replicas")        # Algorithm 1: bootstrap replicas I of BAE
     l1_ratio: float = 0.5              # ElasticNet mix of L1 and L2 (paper: not given)
     ssw_min_grid: int = 50             # SSW: grid of max(this, sqrt(M)) sampled tasks (Section 3.1, App. G)
     ssw_sign_tol: float | None = None  # SSW sign tolerance epsilon; None = one s.e. of rho_S / 6
-    adaboost_rounds: int = 25          # Algorithm 2: iterations I
+    adaboost_rounds: int = default("hound_adaboost_rounds")   # Algorithm 2: iterations I
     propensity_clip: float = 0.02      # propensities clipped to [c, 1 - c] before IPW
-    words: int = 500                   # Algorithm 3: W words per document
+    words: int = default("hound_words")              # Algorithm 3: W words per document
     k_min: int = 5                     # Algorithm 3: first number of topics
     coverage_stop: float = 0.05        # Algorithm 3: epsilon, minimum document coverage of a topic
     trim: float = 0.1                  # Algorithms 3 and 4: eta

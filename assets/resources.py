@@ -69,6 +69,9 @@ class _SettingsViews:
     def engine(self) -> EngineSettings:
         return self.settings().engine()
 
+    def hound(self):
+        return self.settings().hound()
+
 
 def _resource_class() -> type:
     hints = typing.get_type_hints(Settings)

@@ -157,6 +157,15 @@ class Settings:
     batch_jobs: int = setting(200, env="NURD_BATCH_JOBS", check=int_at_least(1),
                               doc="jobs per batch streamed from the warehouse (memory grows with it, not "
                                   "with the number of jobs)")
+    # Hound cause diagnosis (stragglers/diagnosis, docs/HOUND.md)
+    hound_min_tasks: int = setting(20, env="NURD_HOUND_MIN_TASKS", check=int_at_least(5),
+                                   doc="Hound: jobs with fewer finished tasks are not diagnosed (Hound Section 4.1)")
+    hound_replicas: int = setting(20, check=int_at_least(1),
+                                  doc="Hound PR: bootstrap replicas of Bagging Augmented ElasticNet (Algorithm 1)")
+    hound_adaboost_rounds: int = setting(25, check=int_at_least(1),
+                                         doc="Hound CA: AdaBoost iterations of the propensity score (Algorithm 2)")
+    hound_words: int = setting(500, check=int_at_least(10),
+                               doc="Hound meta learning: words drawn per job (Algorithm 3)")
     # DuckDB (out of core)
     duckdb_memory_limit: str = setting("4GB", env="NURD_DUCKDB_MEMORY_LIMIT", check=memory_size,
                                        doc="DuckDB spills to disk past this")
@@ -197,6 +206,13 @@ class Settings:
     def engine(self) -> EngineSettings:
         return EngineSettings(dask_address=self.dask_address, batch_jobs=self.batch_jobs,
                               exchange_dir=self.exchange_dir or str(Path(self.data_dir) / "exchange"))
+
+    def hound(self):
+        """Hound's settings (stragglers/diagnosis/settings.py holds the ones not exposed here)."""
+        from stragglers.diagnosis.settings import HoundSettings
+        return HoundSettings(min_tasks=self.hound_min_tasks, seed=self.seed, replicas=self.hound_replicas,
+                             adaboost_rounds=self.hound_adaboost_rounds, words=self.hound_words,
+                             workers=self.resolved_workers)
 
     def as_dict(self) -> dict:
         return asdict(self)

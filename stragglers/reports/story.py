@@ -100,7 +100,7 @@ def _versus(nurd, other, name: str) -> str:
 def _change(reduction: float) -> str:
     if reduction >= 0:
         return f"shortens jobs by {reduction * 100:.1f}%"
-    return f"lengthens jobs by {-reduction * 100:.1f}% (the relaunches cost more than they save)"
+    return f"lengthens jobs by {-reduction * 100:.1f}%"
 
 
 def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = None) -> str:
@@ -206,7 +206,9 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
     lines = ["", "=" * 78, "NURD pipeline: summary"]
     if ran or elapsed_s is not None:
         took = f"{int(elapsed_s // 60)}:{int(elapsed_s % 60):02d} (min:s)" if elapsed_s is not None else ""
-        lines.append(f"  ran      {ran}{' in ' + took if took else ''}")
+        import textwrap
+        lines += textwrap.wrap(f"{ran}{' in ' + took if took else ''}", 78, initial_indent="  ran        ",
+                               subsequent_indent=" " * 13)
     if not warehouse.exists():
         lines.append(f"  no warehouse at {warehouse}: the run did not get that far")
         return "\n".join(lines)

@@ -1,6 +1,6 @@
 """Settings of the pipeline as a Dagster resource.
 
-Every field can come from an environment variable (CONTRACT.md names) and be
+Every field can come from an environment variable (NURD_..., README "Settings") and be
 overridden in the launchpad / run config. ``selection()`` and ``evaluation()``
 hand plain typed settings to the Dagster-free code.
 """
@@ -17,7 +17,8 @@ from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
 
 class NurdSettings(dg.ConfigurableResource):
-    """Where data lives, which trace, and every protocol setting (PROTOCOL.md)."""
+    """Where data lives, which trace, and every setting of the selection, the features and the
+    online evaluation (defaults reproduce the NURD paper's protocol; README "Settings")."""
 
     data_dir: str = "data"
     trace: str = "synthetic"

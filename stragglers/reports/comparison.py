@@ -364,8 +364,9 @@ def plot_completion_limited(completion_df: pd.DataFrame, path) -> Path:
 # Files
 # ---------------------------------------------------------------------------
 
-def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """GitHub-style Markdown table (tabulate); NaN shown empty, no index."""
+def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f", numparse: bool = True) -> str:
+    """GitHub-style Markdown table (tabulate); NaN shown empty, no index. ``numparse=False``
+    prints strings as they are (views whose numbers are formatted already)."""
     from tabulate import tabulate
 
     if not isinstance(df.index, pd.RangeIndex):
@@ -374,7 +375,7 @@ def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
         return "_(no rows)_"
     df = df.astype(object).where(df.notna(), None)     # tabulate's missingval applies to None
     return tabulate(df, headers="keys", tablefmt="github", floatfmt=floatfmt,
-                    showindex=False, missingval="")
+                    showindex=False, missingval="", disable_numparse=not numparse)
 
 
 def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
@@ -431,7 +432,7 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
             if len(view) > max_md_rows:
                 md += [f"First {max_md_rows} of {len(view)} rows:", ""]
                 view = view.head(max_md_rows)
-            md += [to_markdown(view), ""]
+            md += [to_markdown(view, numparse=name not in (markdown_tables or {})), ""]
             for p in (figures_after or {}).get(name, []):
                 if p in plots:
                     md += figure(p, plots[p])
@@ -508,6 +509,8 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
         tables["paper_table3"] = PAPER_TABLE3
         md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
         head = story.headline(t3, early, cs)
+        tables = {"headline": head, **tables}
+        md_views["headline"] = story.headline_view(head)
         n_methods = job_metrics_df.groupby("trace")["method"].nunique().to_dict()
         return write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
                             summary=story.what_this_run_shows(head, n_methods),

@@ -74,6 +74,32 @@ def headline(t3: pd.DataFrame, early: pd.DataFrame | None = None,
     return pd.DataFrame(rows, columns=HEADLINE_COLUMNS)
 
 
+def headline_view(head: pd.DataFrame) -> pd.DataFrame:
+    """The headline rows formatted for a reader: units in the headers, reductions in %."""
+    def pct(v):
+        return "" if pd.isna(v) else f"{v * 100:.1f}"
+
+    def num(v):
+        return "" if pd.isna(v) else f"{v:.2f}"
+
+    return pd.DataFrame({
+        "trace": head["trace"], "role": head["role"], "method": head["method"].map(_display),
+        "jobs (count)": head["n_jobs"].map(lambda v: "" if pd.isna(v) else str(int(v))),
+        "F1 (0-1) [95% CI]": [f"{num(r.f1)} [{num(r.f1_lo)}, {num(r.f1_hi)}]" if not pd.isna(r.f1_lo)
+                              else num(r.f1) for r in head.itertuples()],
+        "F1 AUC (0-1)": head["f1_auc"].map(num),
+        "JCT reduction, unlimited (%)": head["unlimited"].map(pct),
+        "JCT reduction, limited avg (%)": head["limited_avg"].map(pct),
+        "paper F1 (0-1)": head["paper_f1"].map(num),
+    })
+
+
+def headline_markdown(head: pd.DataFrame) -> str:
+    from stragglers.reports.comparison import to_markdown  # late: comparison imports this module
+
+    return to_markdown(headline_view(head), numparse=False)
+
+
 def _ci(r) -> str:
     if pd.isna(r.f1_lo):
         return f"{r.f1:.2f}"

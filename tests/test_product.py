@@ -213,7 +213,7 @@ def test_report_renders_in_headless_chromium(report_dir, tmp_path):
 # scripts and logs
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("script", ["run.sh", "baselines.sh", "test.sh", "setup.sh"])
+@pytest.mark.parametrize("script", ["run.sh", "baselines.sh", "test.sh", "setup.sh", "ui.sh"])
 def test_scripts_explain_and_exit(script, tmp_path):
     # a copy of the project without .venv: --help must not start installing anything
     r = subprocess.run(["bash", str(ROOT / "scripts" / script), "--help"], capture_output=True, text=True,
@@ -245,7 +245,7 @@ def test_dagster_warnings_filtered_only_by_prefix():
     env = subprocess.run(["bash", "-c", "cd '%s' && source scripts/env.sh && printf %%s \"$PYTHONWARNINGS\"" % ROOT],
                          capture_output=True, text=True, timeout=30, env={"PATH": os.environ["PATH"]}).stdout
     filters = env.split(",")
-    assert len(filters) == 3 and all(f.startswith("ignore:") for f in filters)
+    assert len(filters) == 4 and all(f.startswith("ignore:") for f in filters)
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:

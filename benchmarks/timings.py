@@ -32,6 +32,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -77,14 +78,17 @@ class LoadSampler:
 def run_step(name: str, cmd: list[str], env: dict, cwd: Path, log: Path) -> dict:
     print(f"[timings] {name}: {' '.join(cmd)}", flush=True)
     started = time.perf_counter()
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with LoadSampler() as load, open(log, "w") as out:
         proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
     seconds = time.perf_counter() - started
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"[timings] {name} failed (exit {proc.returncode}); log: {log}")
-    row = {"step": name, "seconds": seconds, "load_mean": sum(load.samples) / len(load.samples),
+    row = {"step": name, "seconds": seconds, "cpu_seconds": cpu, "load_mean": sum(load.samples) / len(load.samples),
            "load_max": max(load.samples)}
-    print(f"[timings] {name}: {_mmss(seconds)} (load average mean {row['load_mean']:.1f}, "
+    print(f"[timings] {name}: {_mmss(seconds)}, CPU {_mmss(cpu)} (load average mean {row['load_mean']:.1f}, "
           f"max {row['load_max']:.1f} on {os.cpu_count()} cores)", flush=True)
     return row
 
@@ -101,17 +105,20 @@ def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
         "Written by `benchmarks/timings.py` (re-run it to check them on your machine; it overwrites this "
         "file). Each step ran in a fresh data directory and a fresh Dagster instance. \"load\" is the "
         "1-minute load average sampled every 5 s during the step: on an idle machine it stays near 0 "
-        f"plus what the step itself uses (at most {cores}); higher means other work shared the cores.",
+        f"plus what the step itself uses (at most {cores}); higher means other work shared the cores. "
+        "\"CPU\" is the user + system time of the step's processes, which other work hardly changes: "
+        f"on an idle machine the wall clock lies between CPU / {cores} (all cores busy throughout) and "
+        "CPU (one core at a time), plus time spent waiting on the network or the disk.",
         "",
         f"Measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node() and 'this machine'}: "
         f"{cores} cores, Python {platform.python_version()}, commit `{commit}`.",
         "",
-        "| step | command | wall clock (m:ss) | seconds | load mean | load max |",
+        "| step | command | wall clock (m:ss) | CPU (m:ss) | load mean | load max |",
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r['step']} | `{README_COMMANDS[r['step']]}` | {_mmss(r['seconds'])} | "
-                     f"{r['seconds']:.0f} | {r['load_mean']:.1f} | {r['load_max']:.1f} |")
+                     f"{_mmss(r['cpu_seconds'])} | {r['load_mean']:.1f} | {r['load_max']:.1f} |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"[timings] wrote {path}")
 

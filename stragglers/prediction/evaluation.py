@@ -22,7 +22,7 @@ from stragglers.prediction.methods.nurd import NurdFamily
 from stragglers.reports.comparison import table3
 from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
 from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
-from stragglers.warehouse.build import create_view, transaction
+from stragglers.warehouse.build import create_view, require_settings, transaction
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs")
 
@@ -35,6 +35,9 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
               ) -> tuple[list[JobData], pd.DataFrame]:
     """Every selected job of ``trace`` as JobData, and the jobs skipped (with why)."""
     feats = feature_names(trace)
+    # the features and tau were built for one quantile: the evaluation must use the same
+    require_settings(con, "checkpoint_features", trace, {"quantile": settings.quantile},
+                     asset="checkpoint_features")
     clock = con.execute("""
         SELECT job_id, any_value(tau_s) AS tau_s, any_value(n_finished) AS n_finished, count(*) AS n_cp
         FROM job_checkpoints WHERE trace = ? GROUP BY job_id ORDER BY job_id""", [trace]).df()
@@ -68,12 +71,6 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
         if not np.array_equal(task_ids, lt["task_id"].to_numpy()):
             raise ValueError(f"job {row.job_id}: checkpoint_features tasks differ from tasks")
         latency = lt["latency_s"].to_numpy(float)
-        expected_tau = float(np.quantile(latency, settings.quantile))
-        if not np.isclose(row.tau_s, expected_tau, rtol=1e-9, atol=1e-6):
-            raise ValueError(
-                f"job {row.job_id}: job_checkpoints has tau {row.tau_s:.6f} s but quantile={settings.quantile} "
-                f"gives {expected_tau:.6f} s: the warehouse was built with another quantile setting; "
-                f"re-materialize tasks and checkpoint_features")
         jobs.append(JobData(job_id=row.job_id, task_ids=task_ids, latency=latency,
                             checkpoints=ft["checkpoint_s"].to_numpy(float)[::n], X=X, tau=float(row.tau_s),
                             feature_names=feats))

@@ -10,8 +10,10 @@ settings and paths are substituted.
 
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from string import Template
 
@@ -67,8 +69,54 @@ def transaction(con: duckdb.DuckDBPyConnection):
         raise
 
 
-def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str, trace: str) -> int:
-    """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction."""
+SETTINGS_TABLE = "table_settings"
+
+
+def record_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, settings: dict) -> None:
+    """Record the settings ``table``'s rows of ``trace`` were built with (call inside its transaction)."""
+    con.execute(f"""CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (trace VARCHAR, table_name VARCHAR,
+                    settings JSON, built_at TIMESTAMP)""")
+    con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = ?", [trace, table])
+    con.execute(f"INSERT INTO {SETTINGS_TABLE} VALUES (?, ?, ?, ?)",
+                [trace, table, json.dumps(settings, sort_keys=True),
+                 datetime.now(timezone.utc).replace(tzinfo=None)])
+
+
+def recorded_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str) -> dict | None:
+    """The settings ``table``'s rows of ``trace`` were built with; None if not recorded."""
+    if not table_exists(con, SETTINGS_TABLE):
+        return None
+    row = con.execute(f"SELECT settings FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = ?",
+                      [trace, table]).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+class StaleTableError(LookupError):
+    """A table is missing, or was built with other settings than the consumer's."""
+
+
+def require_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, expected: dict, *,
+                     asset: str) -> None:
+    """Raise StaleTableError unless ``table`` of ``trace`` was built with ``expected`` settings,
+    naming the asset to materialize."""
+    if not table_exists(con, table):
+        raise StaleTableError(f"table {table} does not exist in the warehouse: materialize asset {asset} "
+                              f"(and its upstream assets) first")
+    built = recorded_settings(con, table, trace)
+    if built is None:
+        raise StaleTableError(f"table {table} has no recorded settings for trace {trace!r} (built by an older "
+                              f"version, or not built for this trace): re-materialize asset {asset}")
+    differ = {k: (built.get(k), v) for k, v in expected.items() if built.get(k) != v}
+    if differ:
+        what = ", ".join(f"{k}={want!r} (table built with {k}={have!r})" for k, (have, want) in differ.items())
+        raise StaleTableError(f"table {table} of trace {trace!r} was built with other settings than this run's: "
+                              f"{what}; re-materialize asset {asset} with this run's settings")
+
+
+def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str, trace: str,
+                       settings: dict | None = None) -> int:
+    """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction,
+    recording the ``settings`` they were built with (table ``table_settings``)."""
     if not _IDENT.match(table):
         raise ValueError(f"bad table name {table!r}")
     with transaction(con):
@@ -84,6 +132,8 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
         con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
         con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
+        if settings is not None:
+            record_settings(con, table, trace, settings)
     return int(n)
 
 
@@ -113,7 +163,8 @@ def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionS
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
     params = settings.sql_params() | extra
     try:
-        return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace)
+        return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
+                                  settings=settings.as_dict())
     except (duckdb.ConversionException, duckdb.InvalidInputException) as e:
         clear = _csv_error(e, table)
         if clear is None:

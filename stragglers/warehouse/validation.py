@@ -46,6 +46,8 @@ os.environ["GX_ANALYTICS_ENABLED"] = "false"
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from stragglers.settings import default  # noqa: E402
+
 try:  # POSIX file lock for the shared docs_dir (several Dagster processes).
     import fcntl
 except ImportError:  # pragma: no cover - non-POSIX
@@ -60,8 +62,9 @@ __all__ = [
 ]
 
 DEFAULT_PARAMS: dict[str, Any] = {
-    "min_tasks": 10,  # jobs: n_tasks >= min_tasks; tasks: sizes the global share tolerance
-    "quantile": 0.9,  # straggler = latency above the per-job q-quantile
+    # the pipeline's settings (stragglers/settings.py); the checks pass the run's values
+    "min_tasks": default("min_tasks"),  # jobs: n_tasks >= min_tasks; tasks: sizes the global share tolerance
+    "quantile": default("quantile"),  # straggler = latency above the per-job q-quantile
     "share_tol": 0.03,  # floor of the straggler-share tolerance
     "share_slack_tasks": 2,  # per-job tolerance is max(share_tol, slack / n_tasks)
     "straggler_share_mostly": 1.0,  # fraction of jobs that must be within tolerance

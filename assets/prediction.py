@@ -98,9 +98,13 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
 
 @dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
-          description="NURD on every selected job of the configured trace, replayed online (PROTOCOL.md "
-                      "section 4), with its ablations NURD-NC and GBTR sharing its fitted models. Writes "
-                      "`predictions`, `job_metrics`, `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
+          description="NURD on every selected job of the configured trace, replayed online: at each "
+                      "checkpoint from t0 (a first share of the job's tasks has finished, setting "
+                      "`initial_fraction`) to tau (its straggler threshold: the `quantile` of its task "
+                      "latencies) a method sees only the tasks finished by then and the "
+                      "features observed so far, and flags running tasks as stragglers. NURD's ablations "
+                      "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
+                      "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     outcome = _run(context, nurd, duckdb, ["nurd"])
     return dg.MaterializeResult(metadata=_metadata(outcome, nurd))

@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from stragglers.settings import _check
+from stragglers.settings import SettingError, default
+
+
+def _check(cond: bool, name: str, value, expected: str) -> None:
+    if not cond:
+        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
 
 
 @dataclass(frozen=True)
 class FailureSettings:
-    trees: int = 50                       # random-forest trees (Section V-A)
+    trees: int = default("failure_trees")                # random-forest trees (Section V-A)
     train_fraction: float = 0.7           # share of jobs in the training set (split by job)
-    seed: int = 0                         # split, forest and sampling seed
+    seed: int = default("seed")                          # split, forest and sampling seed
     thresholds: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)   # Figs. 7, 8, 10 (left)
     sampling_ratios: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0)   # positives per negative in training (0 = as is)
-    max_train_rows: int = 50_000          # training rows per model (a seeded sample beyond; reported)
+    max_train_rows: int = default("failure_max_train_rows")   # training rows per forest (seeded sample beyond)
     usage_window_s: int = 300             # "first 5 minutes" of usage (Table IV)
-    clone_retries: int = 4                # R of Algorithm 1
-    clones: int = 1                       # C of Algorithm 1
-    clone_tasks: int = 25_000             # tasks in each of the cloning train / evaluation sets (Section VI-B)
+    clone_retries: int = default("clone_retries")        # R of Algorithm 1
+    clones: int = default("clones")                      # C of Algorithm 1
+    clone_tasks: int = default("clone_tasks")            # tasks in each cloning train / evaluation set (VI-B)
     clone_thresholds: tuple[float, ...] = (0.1, 0.5, 0.9, 0.95, 0.99)  # Table V rows
     clone_counts: tuple[int, ...] = (1, 2, 3)                          # Table V columns
 

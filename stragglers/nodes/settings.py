@@ -4,20 +4,25 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from stragglers.settings import _check
+from stragglers.settings import SettingError, default
+
+
+def _check(cond: bool, name: str, value, expected: str) -> None:
+    if not cond:
+        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
 
 INTERVALS = ("mean", "fitted")
 
 
 @dataclass(frozen=True)
 class NodeSettings:
-    min_tasks_per_node: int = 10     # machines with fewer finished tasks are not ranked (counted)
-    fit_sample_nodes: int = 132      # nodes whose 9 distributions are fitted (the paper's sample size, Section IV-B)
+    min_tasks_per_node: int = default("node_min_tasks")   # machines with fewer finished tasks are not ranked
+    fit_sample_nodes: int = default("node_fit_sample")    # nodes whose 9 distributions are fitted (Section IV-B)
     confidence: float = 0.95         # confidence of the interval indicator (Table 1)
-    interval: str = "mean"           # "mean": CI of the node's mean z; "fitted": central interval of the fitted 3p log-logistic
+    interval: str = default("node_interval")    # "mean": CI of the mean z; "fitted": central interval of the fit
     quantile: float = 0.9            # quantile indicator (Table 1), of the fitted 3p log-logistic
     extreme_z: float = 1.0           # extreme-value possibility P(z > extreme_z), of the fitted 3p log-logistic
-    seed: int = 0                    # sampling of the fitted nodes
+    seed: int = default("seed")     # sampling of the fitted nodes
 
     def __post_init__(self) -> None:
         _check(isinstance(self.min_tasks_per_node, int) and self.min_tasks_per_node >= 3, "node_min_tasks",

@@ -72,6 +72,7 @@ def write_prediction_report(out: Path, trace: str, result: dict, settings: dict)
         axes[0, 0].legend(fontsize=7)
         fig.suptitle(f"{trace}: random forests (50 trees) varying the {xcol.replace('_', ' ')} (paper Figs. 7, 8, 10)",
                      fontsize=10)
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
         figs[kind] = save_figure(fig, out / f"failures_{trace}_{kind}.png")
     top = (imp[imp.scenario == "config"].sort_values("importance", ascending=False).groupby("target").head(5)
            if len(imp) else imp)

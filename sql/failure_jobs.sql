@@ -12,7 +12,7 @@ SELECT
     any_value(scheduling_class)         AS scheduling_class,
     any_value(job_end_event)            AS job_end_event,
     max(priority)                       AS priority,
-    count(*)                            AS n_tasks,
+    any_value(n_tasks)                  AS n_tasks,
     max(different_machine)              AS different_machine,
     avg(cpu_request)                    AS cpu_request,
     avg(memory_request)                 AS memory_request,

@@ -10,7 +10,9 @@ WITH task_conf AS (
         avg(cpu_request)        AS cpu_request,
         avg(memory_request)     AS memory_request,
         avg(disk_request)       AS disk_request,
-        max(different_machine)  AS different_machine
+        max(different_machine)  AS different_machine,
+        -- degree of parallelism: every task index of the job in task_events, scheduled or not
+        count(*) OVER (PARTITION BY job_id) AS n_tasks
     FROM stg_task_events
     GROUP BY job_id, task_index
 ),
@@ -41,7 +43,7 @@ SELECT
     t.job_id, t.task_id,
     j.user_name, j.logical_job_name, j.scheduling_class, j.job_end_event,
     c.priority, c.cpu_request, c.memory_request, c.disk_request, c.different_machine,
-    count(*) OVER (PARTITION BY t.job_id)    AS n_tasks,
+    c.n_tasks,
     t.attempts, t.failed_attempts, t.final_event, t.attempt_fail_flag,
     t.first_start_us, t.last_end_us,
     u.early_cpu, u.early_memory, u.early_io

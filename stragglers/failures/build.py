@@ -9,7 +9,7 @@ import pandas as pd
 
 from stragglers.failures.settings import FailureSettings
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_table, replace_trace_rows, table_exists
+from stragglers.warehouse.build import build_table, replace_trace_frame, replace_trace_rows, table_exists
 
 EARLY_USAGE_COLUMNS = {"job_id": "BIGINT", "task_id": "BIGINT", "early_cpu": "DOUBLE", "early_memory": "DOUBLE",
                        "early_io": "DOUBLE", "early_windows": "BIGINT"}
@@ -63,11 +63,10 @@ def run_prediction(con: duckdb.DuckDBPyConnection, trace: str, settings: Failure
                    log=None) -> dict[str, pd.DataFrame]:
     """The forests of every target and scenario; writes failure_predictions and failure_importances."""
     from stragglers.failures.predict import evaluate
-    from stragglers.nodes.build import write_frame
     frames = {t: load(con, t, trace) for t in ("failure_jobs", "failure_tasks", "failure_attempts")}
     curves, importances, summary = evaluate(frames, settings, log=log)
-    write_frame(con, "failure_predictions", curves, trace)
-    write_frame(con, "failure_importances", importances, trace)
+    replace_trace_frame(con, "failure_predictions", curves, trace)
+    replace_trace_frame(con, "failure_importances", importances, trace)
     return {"curves": curves, "importances": importances, "summary": summary}
 
 
@@ -77,7 +76,6 @@ def run_cloning(con: duckdb.DuckDBPyConnection, trace: str, settings: FailureSet
     on another set; writes cloning_tasks (per threshold, clone count and task) and cloning_overhead."""
     from stragglers.failures.cloning import attempt_lists, evaluate_cloning, replayable
     from stragglers.failures.predict import TARGET_BY_NAME, fit_model, usage_present
-    from stragglers.nodes.build import write_frame
     attempts = load(con, "failure_attempts", trace)
     keys, reasons = replayable(attempts)
     train, eval_keys = clone_sets(keys, attempts, settings)
@@ -93,8 +91,8 @@ def run_cloning(con: duckdb.DuckDBPyConnection, trace: str, settings: FailureSet
     thresholds = sorted(set(settings.clone_thresholds))
     tasks, overhead = evaluate_cloning(lists, scores, thresholds, sorted(set(settings.clone_counts) | {settings.clones}),
                                        settings.clone_retries)
-    write_frame(con, "cloning_tasks", tasks, trace)
-    write_frame(con, "cloning_overhead", overhead, trace)
+    replace_trace_frame(con, "cloning_tasks", tasks, trace)
+    replace_trace_frame(con, "cloning_overhead", overhead, trace)
     info = pd.DataFrame([{"scenario": scenario, "train_tasks": train[["job_id", "task_id"]].drop_duplicates().shape[0],
                           "train_attempts": n_train, "eval_tasks": len(lists),
                           "eval_tasks_with_failed_attempt": int(sum(any(a.failed for a in v) for v in lists.values())),

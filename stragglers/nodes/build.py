@@ -12,7 +12,7 @@ import pandas as pd
 from stragglers.nodes.ranking import node_fits, node_indicators, sample_nodes
 from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_table, create_view, replace_trace_rows, sql_path_literal, table_exists
+from stragglers.warehouse.build import build_table, create_view, replace_trace_frame, sql_path_literal, table_exists
 
 
 def stage_machine_events(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> bool:
@@ -34,16 +34,6 @@ def build_attempts(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Sele
     return counts
 
 
-def write_frame(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, trace: str) -> int:
-    """Replace the trace's rows of ``table`` by ``df`` (one transaction)."""
-    frame = df.assign(trace=trace)[["trace", *[c for c in df.columns if c != "trace"]]]
-    con.register("_frame", frame)
-    try:
-        return replace_trace_rows(con, table, "SELECT * FROM _frame", trace)
-    finally:
-        con.unregister("_frame")
-
-
 def machines_frame(con: duckdb.DuckDBPyConnection, trace: str) -> pd.DataFrame | None:
     if not table_exists(con, "machines"):
         return None
@@ -59,9 +49,9 @@ def build_node_ranking(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
     durations = con.execute("SELECT machine_id, z FROM node_task_durations WHERE trace = ?", [trace]).df()
     ind = node_indicators(durations, settings)
     log(f"{len(ind)} of {durations.machine_id.nunique()} machines have >= {settings.min_tasks_per_node} tasks")
-    counts["node_indicators"] = write_frame(con, "node_indicators", ind, trace)
+    counts["node_indicators"] = replace_trace_frame(con, "node_indicators", ind, trace)
     nodes = sample_nodes(ind, machines_frame(con, trace), settings)
     log(f"fitting the 9 distributions on {len(nodes)} nodes")
     fits = node_fits(durations, nodes, log=log)
-    counts["node_fits"] = write_frame(con, "node_fits", fits, trace) if len(fits) else 0
+    counts["node_fits"] = replace_trace_frame(con, "node_fits", fits, trace) if len(fits) else 0
     return counts

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.methods.base import CannotFit, JobContext, Method, TaskSet
-from stragglers.prediction.metrics import job_scores
+from stragglers.prediction.metrics import f1_auc, job_scores, median_lead
 
 N_TIME_POINTS = 10  # F1 over normalized time k/10, k = 1..10 (PROTOCOL 4.7)
 
@@ -74,7 +74,7 @@ class VariantResult:
     method: str
     flagged_at: np.ndarray       # (n,) seconds, NaN = never flagged
     scored: np.ndarray           # (n,) bool: evaluated tasks
-    scores: dict[str, float]     # tp fp fn tn tpr fpr fnr f1
+    scores: dict[str, float]     # tp fp fn tn tpr fpr fnr f1 f1_auc median_lead
     f1_over_time: np.ndarray     # (10,)
 
 
@@ -104,7 +104,7 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
     y = job.latency
     ctx = JobContext(
         job_id=job.job_id, tau=job.tau, t0=job.t0, task_ids=job.task_ids,
-        feature_names=job.feature_names, seed=job_seed(seed, job.job_id),
+        feature_names=job.feature_names, seed=job_seed(seed, job.job_id), checkpoints=job.checkpoints,
         labels=dict(zip(job.task_ids.tolist(), job.labels.tolist())) if method.oracle else None,
     )
     method.reset(ctx)
@@ -161,7 +161,9 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         lab, fa_s = labels[scored], fa[scored]
         pred = ~np.isnan(fa_s)
         over_time = np.array([job_scores(lab, pred & (fa_s <= c))["f1"] for c in cutoffs])
-        variants.append(VariantResult(v, fa, scored.copy(), job_scores(lab, pred), over_time))
+        scores = job_scores(lab, pred) | {"f1_auc": f1_auc(over_time),
+                                          "median_lead": median_lead(lab, fa_s, y[scored], job.tau)}
+        variants.append(VariantResult(v, fa, scored.copy(), scores, over_time))
     return JobResult(job.job_id, job.task_ids, variants, fallbacks, len(job.checkpoints),
                      time.perf_counter() - started)
 

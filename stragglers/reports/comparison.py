@@ -43,7 +43,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.metrics import RATES as METRICS, rates
+from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, rates
 
 
 # Registry names, in the paper's Table 3 order.
@@ -179,10 +179,12 @@ def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
     if missing:
         raise ValueError(f"job_metrics_df lacks columns {sorted(missing)}")
     has_counts = {"tp", "fp", "fn", "tn"} <= set(job_metrics_df.columns)
+    # earliness (f1_auc, median_lead) where the evaluation recorded it; NaN-skipping like the rates
+    per_job = (*METRICS, *(m for m in EARLINESS if m in job_metrics_df.columns))
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
     rows = []
     for (trace, method), g in job_metrics_df.groupby(["trace", "method"], sort=False):
-        vals = g[list(METRICS)].to_numpy(dtype=float)
+        vals = g[list(per_job)].to_numpy(dtype=float)
         row: dict = {"trace": trace, "method": method, "n_jobs": int(g["job_id"].nunique())}
         with np.errstate(invalid="ignore"):
             means = np.array([np.nanmean(c) if np.any(~np.isnan(c)) else np.nan for c in vals.T])
@@ -197,8 +199,8 @@ def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
                     s = counts @ cnt
                     pm = _pooled(s[:, 0], s[:, 1], s[:, 2], s[:, 3])
                     boots_pooled.append(np.column_stack([pm[m] for m in METRICS]))
-        B = np.concatenate(boots) if boots else np.full((1, len(METRICS)), np.nan)
-        for k, m in enumerate(METRICS):
+        B = np.concatenate(boots) if boots else np.full((1, len(per_job)), np.nan)
+        for k, m in enumerate(per_job):
             row[m] = means[k]
             lo, hi = _nanpercentile(B[:, k], q)
             row[f"{m}_lo"], row[f"{m}_hi"] = lo, hi

@@ -13,6 +13,7 @@ from stragglers.prediction.methods.outliers import (
 )
 from stragglers.prediction.methods.pu import PUBagging, PUElkanNoto
 from stragglers.prediction.methods.survival import CoxPH, Grabit, Tobit
+from stragglers.prediction.methods.rules import FlagAll, SparkSpeculation, WaitForTau
 from stragglers.prediction.methods.wrangler import Wrangler
 
 NURD_FAMILY = ("nurd", "nurd_nc", "gbtr")
@@ -39,5 +40,8 @@ BASELINES["tobit"] = Tobit
 BASELINES["grabit"] = Grabit
 BASELINES["coxph"] = CoxPH
 BASELINES["wrangler"] = Wrangler
+BASELINES["flag_all"] = FlagAll
+BASELINES["wait_for_tau"] = WaitForTau
+BASELINES["spark_speculation"] = SparkSpeculation
 
 __all__ = ["BASELINES", "NURD_FAMILY", "CannotFit", "JobContext", "Method", "TaskSet"]

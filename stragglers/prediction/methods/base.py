@@ -58,12 +58,17 @@ class JobContext:
     feature_names: tuple[str, ...]
     seed: int                       # per-job seed derived from the run seed and job id
     labels: Mapping[int, bool] | None = None   # only for oracle methods (true straggler labels)
+    # the replay's checkpoint grid (s), checkpoints[0] = t0: fixed by t0, tau and the step
+    # before the replay starts, so knowing it is no look-ahead
+    checkpoints: np.ndarray | None = None
 
 
 class Method:
     """Base class. Subclasses set ``name`` and implement ``fit`` and ``flag``."""
 
     name: ClassVar[str] = "method"
+    display_name: ClassVar[str] = ""        # as in the paper's tables ("" = name)
+    reference_rule: ClassVar[bool] = False  # a free time-only rule, not a model
     oracle: ClassVar[bool] = False          # sees true labels (Wrangler), by design
     # Several methods can share one fit (NURD, NURD-NC, GBTR). Such a family
     # lists its variants; ``flag`` then returns {variant: bool array}.

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
-from stragglers.prediction.methods import BASELINES, Method
-from stragglers.prediction.methods.nurd import NurdFamily
+from stragglers.prediction.methods import METHODS, Method
 from stragglers.reports.comparison import table3
 from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
 from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
@@ -81,12 +80,16 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
 
 
 def method_factory(name: str, settings: EvaluationSettings) -> Callable[[], Method]:
-    """A picklable zero-argument constructor for method ``name``."""
-    if name == "nurd":
-        return partial(NurdFamily, regressor=settings.regressor, alpha=settings.alpha, eps=settings.eps)
-    if name in BASELINES:
-        return BASELINES[name]
-    raise KeyError(f"unknown method {name!r}; known: nurd, {', '.join(sorted(BASELINES))}")
+    """A picklable zero-argument constructor for method ``name`` (a METHODS key): its
+    hyperparameters from the settings it declares, and the authors' values where
+    ``settings.baseline_params`` is "authors"."""
+    if name not in METHODS:
+        raise KeyError(f"unknown method {name!r}; known: {', '.join(METHODS)}")
+    cls = METHODS[name]
+    params = {p: getattr(settings, p) for p in cls.settings_params}
+    if getattr(settings, "baseline_params", "ours") == "authors":
+        params |= dict(cls.authors_params)
+    return partial(cls, **params)
 
 
 @dataclass

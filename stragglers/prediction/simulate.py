@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.methods.base import CannotFit, JobContext, Method, TaskSet
+from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, JobContext, Method, TaskSet
 from stragglers.prediction.metrics import f1_auc, job_scores, median_lead
 
 N_TIME_POINTS = 10  # F1 over normalized time k/10, k = 1..10 (PROTOCOL 4.7)
@@ -94,8 +94,7 @@ def job_seed(seed: int, job_id) -> int:
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
-# Errors a library raises on degenerate data; recorded as a fallback, not a crash.
-DEGENERATE = (CannotFit, ValueError, np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError)
+DEGENERATE = (CannotFit, *DEGENERATE_DATA_ERRORS)
 
 
 def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:

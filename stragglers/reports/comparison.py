@@ -43,68 +43,27 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from stragglers.prediction.methods import VARIANTS
 from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, rates
 
 
-# Registry names, in the paper's Table 3 order.
-METHOD_ORDER = (
-    "gbtr", "abod", "cblof", "hbos", "iforest", "knn", "lof", "mcd", "ocsvm",
-    "pca", "sos", "lscp", "cof", "sod", "xgbod", "pu_en", "pu_bg", "tobit",
-    "grabit", "coxph", "wrangler", "nurd_nc", "nurd",
-)
-DISPLAY_NAMES = {
-    "gbtr": "GBTR", "abod": "ABOD", "cblof": "CBLOF", "hbos": "HBOS",
-    "iforest": "IForest", "knn": "KNN", "lof": "LOF", "mcd": "MCD",
-    "ocsvm": "OCSVM", "pca": "PCA", "sos": "SOS", "lscp": "LSCP", "cof": "COF",
-    "sod": "SOD", "xgbod": "XGBOD", "pu_en": "PU-EN", "pu_bg": "PU-BG",
-    "tobit": "Tobit", "grabit": "Grabit", "coxph": "CoxPH",
-    "wrangler": "Wrangler", "nurd_nc": "NURD-NC", "nurd": "NURD",
-}
+# Registry names in table order: the reference rules, the baselines, NURD and its ablations.
+METHOD_ORDER = tuple(VARIANTS)
 
 # Which column of the paper's Table 3 a trace is compared with.
 PAPER_TRACE = {"google_2011": "google", "alibaba_2018": "alibaba", "alibaba_2017": "alibaba"}
 
-# TARGETS.md: Table 3, "TPR/FPR/FNR/F1" for Google then Alibaba.
-_PAPER_TEXT = """
-gbtr     .46/.01/.54/.57   .16/.01/.48/.27
-abod     .95/.56/.05/.29   .02/.01/.98/.04
-cblof    .99/.69/.01/.24   .69/.50/.31/.33
-hbos     .99/.68/.01/.24   .56/.39/.44/.32
-iforest  .94/.52/.06/.31   .58/.45/.42/.29
-knn      .97/.49/.03/.32   .57/.42/.43/.29
-lof      .90/.45/.10/.33   .39/.24/.61/.25
-mcd      .99/.52/.01/.31   .75/.45/.25/.42
-ocsvm    .91/.47/.09/.32   .56/.41/.44/.29
-pca      .61/.27/.39/.26   .03/.02/.97/.05
-sos      .22/.24/.78/.12   .08/.08/.92/.11
-lscp     .96/.51/.04/.29   .65/.44/.35/.35
-cof      .27/.21/.73/.14   .10/.07/.90/.14
-sod      .25/.08/.75/.19   .18/.28/.82/.18
-xgbod    .58/.18/.41/.28   .48/.14/.67/.38
-pu_en    .99/.67/.01/.27   .72/.12/.28/.54
-pu_bg    .99/.99/.01/.16   .86/.16/.14/.57
-tobit    .97/.52/.03/.46   .35/.02/.15/.32
-grabit   .91/.17/.04/.70   .72/.19/.28/.49
-coxph    .87/.28/.11/.61   .45/.10/.21/.45
-wrangler .95/.42/.15/.46   .83/.46/.18/.38
-nurd_nc  .96/.60/.14/.42   .98/.57/.12/.37
-nurd     .95/.11/.09/.81   .87/.13/.17/.59
-"""
 
-
-def _parse_paper_table3() -> pd.DataFrame:
-    rows = []
-    for line in _PAPER_TEXT.strip().splitlines():
-        method, google, alibaba = line.split()
-        for paper_trace, cell in (("google", google), ("alibaba", alibaba)):
-            vals = [float(v) for v in cell.split("/")]
-            rows.append((method, paper_trace, *vals))
+def _paper_table3() -> pd.DataFrame:
+    """The paper's Table 3 (TARGETS: "TPR/FPR/FNR/F1"), from each method class."""
+    rows = [(v.name, paper_trace, *(float(x) for x in cell.split("/")))
+            for v in VARIANTS.values() for paper_trace, cell in v.paper_table3.items()]
     return pd.DataFrame(rows, columns=["method", "paper_trace", *METRICS])
 
 
 #: The paper's Table 3 (means over jobs), long form: method, paper_trace
 #: ('google' | 'alibaba'), tpr, fpr, fnr, f1.
-PAPER_TABLE3: pd.DataFrame = _parse_paper_table3()
+PAPER_TABLE3: pd.DataFrame = _paper_table3()
 
 #: The paper's completion-time headline figures (Section 7.3), fractions.
 PAPER_COMPLETION = pd.DataFrame(
@@ -132,7 +91,13 @@ def _sort(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def display_name(method: str) -> str:
-    return DISPLAY_NAMES.get(method, method)
+    v = VARIANTS.get(method)
+    return v.display_name if v else method
+
+
+def band(method: str) -> str:
+    v = VARIANTS.get(method)
+    return v.band if v else "baseline"
 
 
 # ---------------------------------------------------------------------------

@@ -11,11 +11,13 @@ NURD-NC: w = max(eps, z) (no calibration). GBTR: flag if y_hat >= tau.
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 import numpy as np
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression
 
-from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods.base import CannotFit, Method, TaskSet, Variant
 
 
 def calibration_delta(X_finished: np.ndarray, X_running: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -46,14 +48,26 @@ def make_regressor(kind: str, seed: int, **params):
 
 class NurdFamily(Method):
     name = "nurd"
+    band = "nurd"
     variants = ("nurd", "nurd_nc", "gbtr")
+    settings_params = ("regressor", "alpha", "eps")
+    # the paper's Table 3 ("TPR/FPR/FNR/F1"), per variant
+    variant_rows = {
+        "gbtr": ("GBTR", {"google": ".46/.01/.54/.57", "alibaba": ".16/.01/.48/.27"}),
+        "nurd_nc": ("NURD-NC", {"google": ".96/.60/.14/.42", "alibaba": ".98/.57/.12/.37"}),
+        "nurd": ("NURD", {"google": ".95/.11/.09/.81", "alibaba": ".87/.13/.17/.59"}),
+    }
 
     def __init__(self, regressor: str = "xgboost", alpha: float = 0.5, eps: float = 0.05,
-                 **regressor_params) -> None:
-        super().__init__(regressor=regressor, alpha=alpha, eps=eps, **regressor_params)
+                 regressor_params: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
         self.regressor, self.alpha, self.eps = regressor, alpha, eps
-        self.regressor_params = regressor_params
+        self.regressor_params = dict(regressor_params or {})
         self.rho = self.delta = None
+
+    @classmethod
+    def catalog(cls) -> tuple[Variant, ...]:
+        return tuple(Variant(v, display, cls.band, paper) for v, (display, paper) in cls.variant_rows.items())
 
     def begin(self, finished: TaskSet, running: TaskSet, t0: float) -> None:
         self.rho, self.delta = calibration_delta(finished.X, running.X, self.alpha)

@@ -28,7 +28,7 @@ from stragglers.prediction.methods.base import Method, TaskSet
 class FlagAll(Method):
     name = "flag_all"
     display_name = "flag all at t1"
-    reference_rule = True
+    band = "reference"
 
     def __init__(self) -> None:
         super().__init__()
@@ -44,7 +44,7 @@ class FlagAll(Method):
 class WaitForTau(Method):
     name = "wait_for_tau"
     display_name = "wait for tau"
-    reference_rule = True
+    band = "reference"
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,7 +60,7 @@ class WaitForTau(Method):
 class SparkSpeculation(Method):
     name = "spark_speculation"
     display_name = "Spark speculation"
-    reference_rule = True
+    band = "reference"
 
     def __init__(self, quantile: float = 0.75, multiplier: float = 1.5) -> None:
         super().__init__()

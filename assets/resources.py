@@ -12,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from stragglers.traces.download import parse_parts
+from stragglers.prediction.protocol import protocol_settings
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
@@ -43,6 +44,18 @@ class NurdSettings(dg.ConfigurableResource):
     workers: int = 0                    # 0 = one per core
     min_finished: int = 20
     n_boot: int = 1000
+    # "ours" or "authors": the authors' protocol (stragglers/prediction/protocol.py) overrides the
+    # protocol settings below and feature_mode; with "ours" each applies as set
+    protocol: str = "ours"
+    latency_normalization: str = "none"
+    propensity_max_iter: int = 1000
+    quantiles: str = "interpolated"
+    test_set: str = "running_at_t0"
+    horizon: str = "tau"
+    latency: str = "lifecycle"
+    baseline_params: str = "ours"
+    # the cheap settings of the protocol_ablation and nurd_sensitivity runs (0 = every job)
+    ablation_max_jobs: int = 0
     # DuckDB (out of core)
     duckdb_memory_limit: str = "4GB"
     duckdb_threads: int = 0             # 0 = DuckDB's default (all cores)
@@ -68,16 +81,25 @@ class NurdSettings(dg.ConfigurableResource):
         return SyntheticScale(seed=self.synthetic_seed, n_jobs=self.synthetic_jobs, n_parts=self.synthetic_parts)
 
     def selection(self) -> SelectionSettings:
+        return protocol_settings(self.protocol, self._evaluation(), self._selection())[1]
+
+    def evaluation(self) -> EvaluationSettings:
+        return protocol_settings(self.protocol, self._evaluation(), self._selection())[0]
+
+    def _selection(self) -> SelectionSettings:
         return SelectionSettings(
             trace=self.trace, production_rule=self.production_rule, min_tasks=self.min_tasks,
             quantile=self.quantile, initial_fraction=self.initial_fraction,
             checkpoint_step_s=self.checkpoint_step_s, alibaba_steps=self.alibaba_steps,
             feature_mode=self.feature_mode)
 
-    def evaluation(self) -> EvaluationSettings:
+    def _evaluation(self) -> EvaluationSettings:
         return EvaluationSettings(
             seed=self.seed, quantile=self.quantile, alpha=self.alpha, eps=self.eps, regressor=self.regressor,
-            workers=self.workers or (os.cpu_count() or 1), min_finished=self.min_finished, n_boot=self.n_boot)
+            workers=self.workers or (os.cpu_count() or 1), min_finished=self.min_finished, n_boot=self.n_boot,
+            initial_fraction=self.initial_fraction, latency_normalization=self.latency_normalization,
+            propensity_max_iter=self.propensity_max_iter, quantiles=self.quantiles, test_set=self.test_set,
+            horizon=self.horizon, latency=self.latency, baseline_params=self.baseline_params)
 
 
 def _env(name: str, default: str):
@@ -98,6 +120,7 @@ def settings_from_env() -> NurdSettings:
         seed=_env_int("NURD_SEED", 0),
         workers=_env_int("NURD_WORKERS", 0),
         feature_mode=_env("NURD_FEATURE_MODE", "observed"),
+        protocol=_env("NURD_PROTOCOL", "ours"),
         synthetic_jobs=_env_int("NURD_SYNTHETIC_JOBS", 48),
         duckdb_memory_limit=_env("NURD_DUCKDB_MEMORY_LIMIT", "4GB"),
     )

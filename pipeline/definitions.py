@@ -34,7 +34,8 @@ automation = dg.AutomationConditionSensorDefinition(
 defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
             warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
-            prediction.baseline_eval, reports.comparison_tables],
+            prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
+            reports.comparison_tables],
     asset_checks=warehouse.checks,
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],

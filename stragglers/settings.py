@@ -67,6 +67,17 @@ class SelectionSettings:
         return p
 
 
+# The values each protocol setting of EvaluationSettings accepts (first: this pipeline's default).
+PROTOCOL_CHOICES = {
+    "latency_normalization": ("none", "job_minmax"),
+    "quantiles": ("interpolated", "sorted_index"),
+    "test_set": ("running_at_t0", "length_filter"),
+    "horizon": ("tau", "longest_straggler"),
+    "latency": ("lifecycle", "usage_windows"),
+    "baseline_params": ("ours", "authors"),
+}
+
+
 @dataclass(frozen=True)
 class EvaluationSettings:
     seed: int = 0
@@ -77,10 +88,25 @@ class EvaluationSettings:
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     min_finished: int = 20                 # jobs with fewer finished tasks are skipped (counted)
     n_boot: int = 1000                     # bootstrap resamples over jobs
+    initial_fraction: float = 0.04         # as SelectionSettings (the initial training set)
+    # The authors' protocol, one setting per difference between their released code and this
+    # pipeline; each default is this pipeline's protocol (stragglers/prediction/protocol.py,
+    # docs/EVALUATION.md cites the line of the released code each one mirrors).
+    latency_normalization: str = "none"    # or "job_minmax": threshold (y_hat - y_min)/w >= tau - y_min
+    propensity_max_iter: int = 1000        # the authors': 100 (LogisticRegression(solver='lbfgs') defaults)
+    quantiles: str = "interpolated"        # or "sorted_index": tau and the p4 cut as sorted[int(q n)]
+    test_set: str = "running_at_t0"        # or "length_filter": the authors' series-length filter
+    horizon: str = "tau"                   # or "longest_straggler": replay past tau
+    latency: str = "lifecycle"             # or "usage_windows": sum of the task's usage-window durations
+    baseline_params: str = "ours"          # or "authors": the released code's baseline hyperparameters
 
     def __post_init__(self) -> None:
         _check(isinstance(self.seed, int) and self.seed >= 0, "seed", self.seed, "an integer >= 0")
-        _check(0 < self.alpha < 1, "alpha", self.alpha, "a number in (0, 1)")
+        _check(0 <= self.alpha < 1, "alpha", self.alpha, "a number in [0, 1)")
+        for name, allowed in PROTOCOL_CHOICES.items():
+            _check(getattr(self, name) in allowed, name, getattr(self, name), f"one of {allowed}")
+        _check(isinstance(self.propensity_max_iter, int) and self.propensity_max_iter >= 1,
+               "propensity_max_iter", self.propensity_max_iter, "an integer >= 1")
         _check(0 < self.eps <= 1, "eps", self.eps, "a number in (0, 1]")
         _check(self.regressor in ("xgboost", "sklearn"), "regressor", self.regressor, "'xgboost' or 'sklearn'")
         _check(isinstance(self.workers, int) and self.workers >= 1, "workers", self.workers, "an integer >= 1")

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from stragglers.reports import comparison as reports
+from stragglers.reports.render import markdown_table as to_markdown
 from stragglers.prediction.completion import completion_table
 from stragglers.reports.comparison import (
     METHOD_ORDER,
@@ -20,7 +21,6 @@ from stragglers.reports.comparison import (
     plot_completion_unlimited,
     plot_f1_over_time,
     table3,
-    to_markdown,
     write_report,
 )
 
@@ -44,6 +44,8 @@ def fake_job_metrics(n_jobs=30, seed=0) -> pd.DataFrame:
                     "tpr": tp / pos, "fpr": fp / neg, "fnr": fn / pos,
                     "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else np.nan,
                     "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+                    "f1_auc": (2 * tp / (2 * tp + fp + fn)) * rng.uniform(0.2, 1.0),
+                    "median_lead": rng.uniform(0, 1) if tp else np.nan,
                 })
     return pd.DataFrame(rows)
 
@@ -237,12 +239,25 @@ def test_write_report_failure_keeps_old_report(tmp_path, t3):
 
 
 def test_build_report_end_to_end(tmp_path, jm):
-    md_path = build_report(tmp_path / "r", jm, fake_f1_time(), fake_completion(), n_boot=50)
+    ablation = pd.DataFrame([{"variant": v, "method": m, "f1": 0.5, "tpr": 0.6, "fpr": 0.1, "f1_auc": 0.3,
+                              "settings": "{}"} for v in ("authors", "ours") for m in ("nurd", "flag_all")])
+    sens = pd.DataFrame([{"method": m, "alpha": a, "quantile": q, "f1": 0.4, "f1_auc": 0.2}
+                         for m, alphas in (("nurd", (0.0, 0.5)), ("wait_for_tau", (np.nan,)))
+                         for a in alphas for q in (0.7, 0.9)])
+    report = build_report(tmp_path / "r", jm, fake_f1_time(), fake_completion(), n_boot=50,
+                          ablation_df=ablation, sensitivity_df=sens)
+    md_path = report.path
     md = md_path.read_text()
+    # the tables and plots come back to the caller (no reading files back)
+    assert set(report.tables) >= {"table3", "paper_table3", "f1_over_time", "completion", "completion_summary"}
+    assert {"completion_unlimited", "completion_limited_avg"} <= set(report.tables["table3"].columns)
+    assert all(_is_png(p) for p in report.plots.values())
     for m in METHOD_ORDER:
         assert m in md
     d = md_path.parent
-    for name in ("f1_over_time", "completion_unlimited", "completion_limited", "completion_limited_avg"):
+    assert "Spearman correlation" in md      # how the f1_auc ranking differs from the F1 ranking
+    for name in ("f1_over_time", "completion_unlimited", "completion_limited", "completion_limited_avg",
+                 "accuracy_vs_earliness", "protocol_ablation", "nurd_sensitivity"):
         assert _is_png(d / f"{name}.png"), name
         assert f"]({name}.png)" in md
     for name in ("table3", "paper_table3", "f1_over_time", "completion", "completion_summary"):

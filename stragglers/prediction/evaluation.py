@@ -18,6 +18,7 @@ import pandas as pd
 
 from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
 from stragglers.prediction.methods import METHODS, Method
+from stragglers.prediction.protocol import adapt_jobs
 from stragglers.reports.comparison import table3
 from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
 from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
@@ -108,6 +109,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     and replace their rows in the result tables in one transaction."""
     started = time.perf_counter()
     jobs, skipped = load_jobs(con, trace, settings)
+    jobs = adapt_jobs(con, trace, jobs, settings)     # the protocol settings (the jobs as they are by default)
     if not jobs:
         raise LookupError(f"trace {trace!r} has no job to evaluate (skipped: {len(skipped)})")
     factories = [method_factory(m, settings) for m in methods]
@@ -143,3 +145,20 @@ def write_results(con: duckdb.DuckDBPyConnection, frames: dict[str, pd.DataFrame
                 con.register("_rows", df)
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
                 con.unregister("_rows")
+
+
+def replace_table(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, trace: str | None = None) -> None:
+    """Replace the rows of ``table`` (created from sql/<table>.sql; only ``trace``'s rows when
+    given) by ``df``'s columns of the same names, in one transaction; columns of df the
+    table lacks are not stored."""
+    create_view(con, table)
+    cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+    with transaction(con):
+        if trace is None:
+            con.execute(f"DELETE FROM {table}")
+        else:
+            con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
+        if len(df):
+            con.register("_rows", df.reindex(columns=cols))
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+            con.unregister("_rows")

@@ -51,6 +51,10 @@ class JobData:
     X: np.ndarray                # (K, n, d) normalized features
     tau: float                   # straggler threshold (s)
     feature_names: tuple[str, ...]
+    # a protocol other than this pipeline's may fix the initial training set F0 and the
+    # evaluated tasks itself (stragglers.prediction.protocol); None = y <= t0 and y > t0
+    initial: np.ndarray | None = None      # (n,) bool
+    evaluated: np.ndarray | None = None    # (n,) bool
 
     def __post_init__(self) -> None:
         K, n, d = self.X.shape
@@ -109,7 +113,8 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
     method.reset(ctx)
     names = method.variant_names
     flagged_at = {v: np.full(n, np.nan) for v in names}
-    scored = y > job.t0
+    initial = y <= job.t0 if job.initial is None else job.initial
+    scored = ~initial if job.evaluated is None else job.evaluated.copy()
     restrict = method.scored_task_ids(ctx)
     if restrict is not None:
         scored &= np.isin(job.task_ids, restrict)
@@ -119,7 +124,8 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         fin = y <= t
         return fin, TaskSet(job.task_ids[fin], job.X[k][fin], y[fin]), TaskSet(job.task_ids[~fin], job.X[k][~fin])
 
-    _, F0, R0 = sets(0, job.t0)
+    F0 = TaskSet(job.task_ids[initial], job.X[0][initial], y[initial])
+    R0 = TaskSet(job.task_ids[~initial], job.X[0][~initial])
     try:
         method.begin(F0, R0, job.t0)
     except DEGENERATE as e:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 import tempfile
 import uuid
 import zlib
@@ -44,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.methods import VARIANTS
+from stragglers.reports.render import markdown_table
 from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, rates
 
 
@@ -212,11 +214,18 @@ def table3_markdown_frame(t3: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     """A compact view for the report: 'mean [lo, hi]' per metric, paper beside."""
     rows = []
     for _, r in t3.iterrows():
-        row = {"trace": r["trace"], "method": r["method"], "n_jobs": r["n_jobs"]}
+        row = {"trace": r["trace"], "band": band(r["method"]), "method": display_name(r["method"]),
+               "n_jobs": r["n_jobs"]}
         for m in METRICS:
             row[m.upper()] = _fmt_ci(r[m], r.get(f"{m}_lo"), r.get(f"{m}_hi"), digits)
         if "pooled_f1" in r:
             row["F1 pooled"] = _fmt_ci(r["pooled_f1"], r.get("pooled_f1_lo"), r.get("pooled_f1_hi"), digits)
+        for m in EARLINESS:
+            if m in r:
+                row[m] = _fmt_ci(r[m], r.get(f"{m}_lo"), r.get(f"{m}_hi"), digits)
+        for col, label in (("completion_unlimited", "JCT cut, Alg. 2"), ("completion_limited_avg", "JCT cut, Alg. 3")):
+            if col in r:
+                row[label] = "" if pd.isna(r[col]) else f"{100 * r[col]:.1f}%"
         if "paper_f1" in r and pd.notna(r.get("paper_f1")):
             row["paper T/F/F/F1"] = "/".join(f"{r[f'paper_{m}']:.2f}" for m in METRICS)
             row["F1 - paper"] = f"{r['f1_diff']:+.{digits}f}"
@@ -266,7 +275,13 @@ def _style(method: str, i: int) -> dict:
     cmap = matplotlib.colormaps["tab20"]
     if method == "nurd":
         return {"color": "black", "linewidth": 2.6, "linestyle": "-", "zorder": 5}
+    if band(method) == "reference":     # the free rules: grey, dotted, in every plot
+        greys = {"flag_all": "0.65", "wait_for_tau": "0.35", "spark_speculation": "0.5"}
+        return {"color": greys.get(method, "0.5"), "linewidth": 2.0, "linestyle": ":", "zorder": 4}
     return {"color": cmap(i % 20), "linewidth": 1.2, "linestyle": ("-", "--", ":")[(i // 20) % 3]}
+
+
+BAND_COLORS = {"reference": "0.6", "baseline": "tab:blue", "nurd": "black"}
 
 
 def _methods_in(df: pd.DataFrame) -> list[str]:
@@ -349,7 +364,7 @@ def _bars(table: pd.DataFrame, value: str, err: str | None, title: str, path) ->
     for ax, trace in zip(axes, traces):
         sub = _sort(table[table["trace"] == trace], ["method"])
         x = np.arange(len(sub))
-        colors = ["black" if m == "nurd" else "tab:blue" for m in sub["method"]]
+        colors = [BAND_COLORS[band(m)] for m in sub["method"]]
         yerr = sub[err].fillna(0).to_numpy() if err and err in sub else None
         ax.bar(x, sub[value].to_numpy() * 100, yerr=None if yerr is None else yerr * 100,
                color=colors, capsize=2)
@@ -398,23 +413,10 @@ def plot_completion_limited(completion_df: pd.DataFrame, path) -> Path:
 # Files
 # ---------------------------------------------------------------------------
 
-def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """GitHub-style Markdown table (tabulate); NaN shown empty, no index."""
-    from tabulate import tabulate
-
-    if not isinstance(df.index, pd.RangeIndex):
-        df = df.reset_index()
-    if df.empty:
-        return "_(no rows)_"
-    df = df.astype(object).where(df.notna(), None)     # tabulate's missingval applies to None
-    return tabulate(df, headers="keys", tablefmt="github", floatfmt=floatfmt,
-                    showindex=False, missingval="")
-
-
 def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
                  *, title: str = "Straggler prediction: comparison with NURD (MLSys 2022)",
                  notes: str | None = None, markdown_tables: Mapping[str, pd.DataFrame] | None = None,
-                 max_md_rows: int = 500) -> Path:
+                 max_md_rows: int = 500, table_notes: Mapping[str, str] | None = None) -> Path:
     """Write ``<name>.csv`` and ``<name>.parquet`` per table, ``<name>.png`` per
     plot (a path to an existing PNG, or a matplotlib Figure), and ``report.md``
     linking them and embedding each table as Markdown (``markdown_tables[name]``
@@ -435,12 +437,14 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
             df.to_csv(tmp / f"{name}.csv", index=False)
             df.to_parquet(tmp / f"{name}.parquet", index=False)
             view = (markdown_tables or {}).get(name, df)
-            md += [f"## {name}", "", f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
-                   f" ({len(df)} rows)", ""]
+            md += [f"## {name}", ""]
+            if (table_notes or {}).get(name):
+                md += [table_notes[name].strip(), ""]
+            md += [f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet) ({len(df)} rows)", ""]
             if len(view) > max_md_rows:
                 md += [f"First {max_md_rows} of {len(view)} rows:", ""]
                 view = view.head(max_md_rows)
-            md += [to_markdown(view), ""]
+            md += [markdown_table(view), ""]
         if plots:
             md += ["## Figures", ""]
         for name, plot in plots.items():
@@ -480,16 +484,146 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
         os.rename(tmp, out_dir)
 
 
+@dataclass
+class Report:
+    """What ``build_report`` made: report.md, its tables and its plots (PNG files beside it)."""
+
+    path: Path
+    tables: dict[str, pd.DataFrame]
+    plots: dict[str, Path]
+
+
+def with_completion(t3: pd.DataFrame, completion_df: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 3 with each method's completion-time reduction (Algorithm 2; Algorithm 3 averaged
+    over machine counts) as columns ``completion_unlimited`` and ``completion_limited_avg``."""
+    if completion_df is None or completion_df.empty:
+        return t3.assign(completion_unlimited=np.nan, completion_limited_avg=np.nan)
+    cs = completion_summary(completion_df)[["trace", "method", "unlimited", "limited_avg"]].rename(
+        columns={"unlimited": "completion_unlimited", "limited_avg": "completion_limited_avg"})
+    return t3.merge(cs, on=["trace", "method"], how="left")
+
+
+def ranking_note(t3: pd.DataFrame) -> str:
+    """One paragraph per trace: how the ranking by f1_auc differs from the ranking by F1."""
+    if "f1_auc" not in t3:
+        return ""
+    out = []
+    for trace, g in t3.groupby("trace", sort=True):
+        g = g.dropna(subset=["f1", "f1_auc"])
+        if len(g) < 2:
+            continue
+        by_f1 = g.sort_values("f1", ascending=False, kind="mergesort")
+        by_auc = g.sort_values("f1_auc", ascending=False, kind="mergesort")
+        rank_f1 = {m: i + 1 for i, m in enumerate(by_f1["method"])}
+        rank_auc = {m: i + 1 for i, m in enumerate(by_auc["method"])}
+        rho = float(pd.Series(rank_f1).corr(pd.Series(rank_auc), method="spearman"))
+        moves = sorted(rank_f1, key=lambda m: -abs(rank_f1[m] - rank_auc[m]))[:3]
+
+        def top(df, col):
+            return ", ".join(f"{display_name(m)} {v:.2f}" for m, v in zip(df["method"][:3], df[col][:3]))
+        out.append(
+            f"**{trace}**: by final F1 the top three are {top(by_f1, 'f1')}; by f1_auc (F1 averaged over "
+            f"normalized time) they are {top(by_auc, 'f1_auc')}. Spearman correlation of the two rankings over "
+            f"{len(g)} methods: {rho:.2f}. Largest moves: "
+            + "; ".join(f"{display_name(m)} {rank_f1[m]} -> {rank_auc[m]}" for m in moves) + ".")
+    return "\n\n".join(out)
+
+
+def plot_accuracy_vs_earliness(t3: pd.DataFrame, path) -> Path:
+    """F1 (x) against f1_auc (y) per method, one panel per trace; the reference rules in grey."""
+    traces = sorted(t3["trace"].unique())
+    plt, fig, axes = _panels(traces, width=6.0, height=5.0)
+    for ax, trace in zip(axes, traces):
+        sub = t3[t3["trace"] == trace]
+        for r in sub.itertuples(index=False):
+            ax.scatter(r.f1, r.f1_auc, color=BAND_COLORS[band(r.method)], s=40 if r.method == "nurd" else 22,
+                       marker="s" if band(r.method) == "reference" else "o", zorder=3)
+            ax.annotate(display_name(r.method), (r.f1, r.f1_auc), fontsize=7, xytext=(3, 2),
+                        textcoords="offset points")
+        ax.plot([0, 1], [0, 1], color="0.8", linewidth=0.8)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("final F1 (mean over jobs)")
+        ax.set_ylabel("f1_auc: F1 averaged over normalized time")
+        ax.set_title(f"Accuracy vs earliness: {trace} (grey squares: reference rules)")
+        ax.grid(alpha=0.3)
+    return _save(plt, fig, path)
+
+
+def plot_ablation(ablation: pd.DataFrame, path) -> Path:
+    """F1 and f1_auc per method under each protocol variant (rows of ``protocol_ablation``)."""
+    plt = _plt()
+    variants = list(dict.fromkeys(ablation["variant"]))
+    methods = _methods_in(ablation)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.35 * len(variants) + 2.2), sharey=True)
+    y = np.arange(len(variants))
+    h = 0.8 / max(1, len(methods))
+    for ax, metric in zip(axes, ("f1", "f1_auc")):
+        for i, m in enumerate(methods):
+            sub = ablation[ablation["method"] == m].set_index("variant").reindex(variants)
+            st = _style(m, i)
+            ax.barh(y + i * h - 0.4 + h / 2, sub[metric].to_numpy(), height=h, color=st["color"],
+                    label=display_name(m), hatch="//" if band(m) == "reference" else None)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(metric + " (mean over jobs)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, variants, fontsize=8)
+    axes[0].invert_yaxis()
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("Protocol ablation: the authors' preset, each setting switched back, and today's protocol")
+    return _save(plt, fig, path)
+
+
+def plot_sensitivity(sens: pd.DataFrame, path) -> Path:
+    """F1 and f1_auc against the straggler quantile, one line per method and alpha."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    methods = _methods_in(sens)
+    for ax, metric in zip(axes, ("f1", "f1_auc")):
+        for i, m in enumerate(methods):
+            sm = sens[sens["method"] == m]
+            alphas = sorted(sm["alpha"].dropna().unique()) if sm["alpha"].notna().any() else [np.nan]
+            for j, a in enumerate(alphas):
+                s2 = (sm if np.isnan(a) else sm[sm["alpha"] == a]).sort_values("quantile")
+                st = _style(m, i)
+                if m == "nurd":
+                    st = st | {"linestyle": ("-", "--", "-.", ":")[j % 4]}
+                label = display_name(m) + ("" if np.isnan(a) else f" alpha={a:g}")
+                ax.plot(s2["quantile"], s2[metric], marker="o", markersize=3, label=label, **st)
+        ax.set_xlabel("straggler quantile (tau = job's latency quantile)")
+        ax.set_ylabel(metric + " (mean over jobs)")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("NURD's sensitivity to alpha and the straggler quantile, beside the reference rules")
+    return _save(plt, fig, path)
+
+
+TABLE3_NOTE = """Means over jobs with 95% bootstrap intervals. TPR/FPR/FNR/F1 are the paper's columns (a
+task counts as flagged if it was flagged at any checkpoint before tau). f1_auc is F1 averaged over
+normalized time k/10, k = 1..10 (a flag raised at t1 counts ten times, one raised just before tau once);
+median_lead is the median over true positives of (latency - flag time) / tau (how much of the
+threshold a straggler still had to run when flagged). Completion columns: reduction of the job
+completion time when flagged tasks are relaunched (Algorithm 2, unlimited machines; Algorithm 3
+averaged over machine counts). Band "reference": free time-only rules, what a scheduler gets without
+a model (docs/EVALUATION.md)."""
+
+
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
-                 completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
-                 notes: str | None = None) -> Path:
-    """Everything at once: Table 3 with the paper beside, F1 over time, completion time."""
-    t3 = compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed))
+                 completion_df: pd.DataFrame | None = None, *, ablation_df: pd.DataFrame | None = None,
+                 sensitivity_df: pd.DataFrame | None = None, n_boot: int = 1000, seed: int = 0,
+                 notes: str | None = None) -> Report:
+    """Everything at once: Table 3 with earliness, completion and the paper beside; F1 over
+    time; completion time; the protocol ablation and NURD's sensitivity when given."""
+    t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
     tables = {"table3": t3, "paper_table3": PAPER_TABLE3}
     md_views = {"table3": table3_markdown_frame(t3)}
+    table_notes = {"table3": TABLE3_NOTE + "\n\n" + ranking_note(t3)}
     plots: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
+        if "f1_auc" in t3 and t3["f1_auc"].notna().any():
+            plots["accuracy_vs_earliness"] = plot_accuracy_vs_earliness(t3, d / "ae.png")
         if f1_time_df is not None and len(f1_time_df):
             ft = f1_over_time_table(f1_time_df)
             tables["f1_over_time"] = ft
@@ -509,4 +643,25 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
                 plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
             if (completion_df["algorithm"] == "unlimited").any():
                 plots["completion_unlimited"] = plot_completion_unlimited(completion_df, d / "cu.png")
-        return write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views)
+        if ablation_df is not None and len(ablation_df):
+            tables["protocol_ablation"] = ablation_df
+            table_notes["protocol_ablation"] = ABLATION_NOTE
+            plots["protocol_ablation"] = plot_ablation(ablation_df, d / "pa.png")
+        if sensitivity_df is not None and len(sensitivity_df):
+            tables["nurd_sensitivity"] = sensitivity_df
+            table_notes["nurd_sensitivity"] = SENSITIVITY_NOTE
+            plots["nurd_sensitivity"] = plot_sensitivity(sensitivity_df, d / "ns.png")
+        path = write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
+                            table_notes=table_notes)
+    out_dir = Path(out_dir)
+    return Report(path, tables, {name: out_dir / f"{name}.png" for name in plots})
+
+
+ABLATION_NOTE = """Where the paper's numbers come from: NURD, NURD-NC, GBTR, the best baseline and the
+reference rules under the authors' protocol (their released code), with each of its settings
+switched back to this pipeline's protocol one at a time, and under this pipeline's protocol.
+Means over jobs; the settings of every row are in column `settings` (docs/EVALUATION.md)."""
+
+SENSITIVITY_NOTE = """NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} and the straggler quantile in
+{0.7, 0.8, 0.9, 0.95} (the paper claims robustness over p70-p95), beside the reference rules at the
+same quantile (they have no alpha). Means over jobs."""

@@ -24,8 +24,6 @@ and evaluated on the other third.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet

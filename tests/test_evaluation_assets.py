@@ -14,7 +14,7 @@ from dagster_duckdb import DuckDBResource
 
 from assets import prediction, reports, traces, warehouse
 from assets.resources import NurdSettings
-from stragglers.prediction.protocol import AUTHORS
+from stragglers.prediction.protocol import AUTHORS, ours_value, protocol_ablation
 
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
          warehouse.checkpoint_features]
@@ -42,7 +42,7 @@ def warehouse_ready(tmp_path_factory):
 def test_rules_partitions_and_comparison_tables(warehouse_ready):
     data, instance = warehouse_ready
     res = resources(data)
-    for rule in (*RULES, "hbos"):
+    for rule in RULES:
         assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res,
                               instance=instance).success
     r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
@@ -53,7 +53,7 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
     rows = read(data, """SELECT method, count(*), min(f1_auc), max(f1_auc), avg(abs(f1_auc - f1 / 10))
                          FROM job_metrics GROUP BY method ORDER BY method""")
     got = {m: (n, lo, hi, dev) for m, n, lo, hi, dev in rows}
-    assert set(got) == {*RULES, "hbos"}
+    assert set(got) == set(RULES)
     n_jobs = got["flag_all"][0]
     assert n_jobs >= 3 and all(got[m][0] == n_jobs for m in got)
     assert all(0 <= got[m][1] <= got[m][2] <= 1 for m in got)
@@ -62,7 +62,7 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
     leads = dict(read(data, "SELECT method, median(median_lead) FROM job_metrics GROUP BY method"))
     assert leads["flag_all"] > leads["wait_for_tau"]
     comp = read(data, "SELECT method, f1, f1_auc, median_lead, completion_unlimited FROM comparison")
-    assert {m for m, *_ in comp} == {*RULES, "hbos"}
+    assert {m for m, *_ in comp} == set(RULES)
     assert all(v is not None for row in comp for v in row[:3]) and all(row[4] is not None for row in comp)
     report = (data / "reports" / "report.md").read_text()
     assert "f1_auc" in report and "median_lead" in report and "Spearman correlation" in report
@@ -71,21 +71,30 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
 
 
 def test_protocol_ablation_rows_record_their_settings(warehouse_ready):
-    data, instance = warehouse_ready
-    res = resources(data, ablation_max_jobs=1)
-    assert dg.materialize([prediction.protocol_ablation], resources=res, instance=instance,
-                          selection=[prediction.protocol_ablation]).success
-    rows = read(data, "SELECT variant, method, n_jobs, f1, settings FROM protocol_ablation")
-    variants = list(dict.fromkeys(v for v, *_ in rows))
+    """The ablation on the real warehouse, with the rules only (cheap; the assets run NURD too)."""
+    data, _ = warehouse_ready
+    nurd = NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1)
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        table = protocol_ablation(con, "synthetic", nurd.evaluation(), nurd.selection(), "hbos", max_jobs=3,
+                                  methods=RULES)
+        # the reference-feature variants were built in temporary tables, dropped afterwards
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
+    variants = list(dict.fromkeys(table["variant"]))
     assert variants[0] == "authors" and variants[-1] == "ours" and len(variants) == len(AUTHORS) + 2
-    methods = {m for _, m, *_ in rows}
-    assert {"nurd", "nurd_nc", "gbtr", *RULES} <= methods and len(methods) == 7   # + the best baseline
-    for variant, method, n, f1, settings in rows:
-        s = json.loads(settings)
-        assert n == 1 and 0 <= f1 <= 1 and s["max_jobs"] == 1
-        if variant == "authors":
+    assert len(table) == len(variants) * len(RULES) and (table["n_jobs"] == 3).all()
+    for row in table.itertuples():
+        s = json.loads(row.settings)
+        assert 0 <= row.f1 <= 1 and s["max_jobs"] == 3
+        if row.variant == "authors":
             assert all(s[k] == v for k, v in AUTHORS.items())
-        if variant == "ours":
+        if row.variant == "ours":
             assert s["alpha"] == 0.5 and s["feature_mode"] == "observed" and s["horizon"] == "tau"
-    # the reference-feature variants were built in temporary tables: the warehouse is unchanged
-    assert read(data, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'temp'")[0][0] == 0
+    by = table.set_index(["variant", "method"])
+    # the rules read no features and no alpha: those switches leave them unchanged
+    for name in ("alpha", "feature_mode", "regressor", "latency_normalization"):
+        switched = f"authors, {name}={ours_value(name)}"
+        assert by.loc[(switched, "wait_for_tau"), "f1"] == by.loc[("authors", "wait_for_tau"), "f1"]
+    # our protocol's rows equal the main evaluation's (same jobs, same replay)
+    main = dict(read(data, "SELECT job_id, f1 FROM job_metrics WHERE method = 'wait_for_tau' ORDER BY job_id"))
+    first3 = [main[j] for j in sorted(main)[:3]]
+    assert by.loc[("ours", "wait_for_tau"), "f1"] == pytest.approx(sum(first3) / 3)

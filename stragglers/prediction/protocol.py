@@ -203,20 +203,30 @@ def ablation_variants() -> list[tuple[str, dict[str, object]]]:
 
 def protocol_ablation(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
                       selection: SelectionSettings, best_baseline: str, max_jobs: int | None = None,
-                      progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """Rows: variant, method, n_jobs, f1, tpr, fpr, f1_auc, median_lead, settings (JSON)."""
-    methods = ["nurd", best_baseline, *REFERENCE_RULES]
-    rows = []
-    base_ev, base_sel = protocol_settings("ours", evaluation, selection)
+                      progress: Callable[[str], None] | None = None,
+                      methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """Rows: trace, variant, method, n_jobs, f1, tpr, fpr, f1_auc, median_lead, settings (JSON).
+
+    ``methods`` defaults to NURD (with NURD-NC and GBTR), ``best_baseline`` and the reference rules.
+    Variants that share a feature construction share one build of the features.
+    """
+    methods = list(methods or ["nurd", best_baseline, *REFERENCE_RULES])
+    variants = []
     for label, values in ablation_variants():
-        ev, sel = with_settings(base_ev, base_sel, values)
-        if progress:
-            progress(label)
-        jm = run_variant(con, trace, ev, sel, selection, methods, max_jobs)
-        recorded = {k: (getattr(sel, k) if k in SELECTION_FIELDS else getattr(ev, k)) for k in AUTHORS}
-        recorded |= {"seed": ev.seed, "quantile": ev.quantile, "max_jobs": max_jobs}
-        rows.append(_summary(jm).assign(variant=label, settings=json.dumps(recorded, sort_keys=True)))
-    out = pd.concat(rows, ignore_index=True).assign(trace=trace)
+        ev, sel = with_settings(evaluation, selection, values)
+        variants.append((label, ev, sel))
+    rows: dict[str, pd.DataFrame] = {}
+    for key in dict.fromkeys((sel.feature_mode, sel.quantile) for _, _, sel in variants):
+        group = [v for v in variants if (v[2].feature_mode, v[2].quantile) == key]
+        with warehouse_features(con, group[0][2], selection):
+            for label, ev, sel in group:
+                if progress:
+                    progress(label)
+                jm = run_variant(con, trace, ev, sel, sel, methods, max_jobs)
+                recorded = {k: (getattr(sel, k) if k in SELECTION_FIELDS else getattr(ev, k)) for k in AUTHORS}
+                recorded |= {"seed": ev.seed, "quantile": ev.quantile, "max_jobs": max_jobs}
+                rows[label] = _summary(jm).assign(variant=label, settings=json.dumps(recorded, sort_keys=True))
+    out = pd.concat([rows[label] for label, _, _ in variants], ignore_index=True).assign(trace=trace)
     return out[["trace", "variant", "method", "n_jobs", "f1", "tpr", "fpr", "f1_auc", "median_lead", "settings"]]
 
 
@@ -228,14 +238,15 @@ def nurd_sensitivity(con: duckdb.DuckDBPyConnection, trace: str, evaluation: Eva
     rows = []
     for q in quantiles:
         ev_q, sel_q = replace(evaluation, quantile=q), replace(selection, quantile=q)
-        for i, a in enumerate(alphas):
-            if progress:
-                progress(f"quantile {q}, alpha {a}")
-            methods = ["nurd", *REFERENCE_RULES] if i == 0 else ["nurd"]
-            jm = run_variant(con, trace, replace(ev_q, alpha=a), sel_q, selection, methods, max_jobs)
-            jm = jm[jm["method"].isin(["nurd", *REFERENCE_RULES])]
-            s = _summary(jm)
-            s["alpha"] = np.where(s["method"] == "nurd", a, np.nan)
-            rows.append(s.assign(quantile=q))
+        with warehouse_features(con, sel_q, selection):        # one build of the features per quantile
+            for i, a in enumerate(alphas):
+                if progress:
+                    progress(f"quantile {q}, alpha {a}")
+                methods = ["nurd", *REFERENCE_RULES] if i == 0 else ["nurd"]   # the rules have no alpha
+                jm = run_variant(con, trace, replace(ev_q, alpha=a), sel_q, sel_q, methods, max_jobs)
+                jm = jm[jm["method"].isin(["nurd", *REFERENCE_RULES])]
+                s = _summary(jm)
+                s["alpha"] = np.where(s["method"] == "nurd", a, np.nan)
+                rows.append(s.assign(quantile=q))
     out = pd.concat(rows, ignore_index=True).assign(trace=trace)
     return out[["trace", "method", "alpha", "quantile", "n_jobs", "f1", "tpr", "fpr", "f1_auc", "median_lead"]]

@@ -22,8 +22,10 @@ def md_image(image, alt: str) -> dg.MetadataValue:
 
 
 def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:
-    configure(con, memory_limit=nurd.duckdb_memory_limit, threads=nurd.duckdb_threads or None,
-              temp_directory=str(nurd.data_path / "duckdb_tmp"))
+    """The run's DuckDB options (the one place they are set): memory limit, threads, spill directory."""
+    s = nurd.settings()
+    configure(con, memory_limit=s.duckdb_memory_limit, threads=s.duckdb_threads or None,
+              temp_directory=str(s.data_path / "duckdb_tmp"))
 
 
 def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10) -> dg.MetadataValue:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping, Sequence
 
 import duckdb
@@ -136,13 +136,31 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
                    feature_names=job.feature_names, initial=initial, evaluated=evaluated)
 
 
+@dataclass(frozen=True)
+class ProtocolTransform:
+    """``adapt_job`` as a picklable callable for the replay engine's workers: the settings, and
+    per job the usage-window latencies when the protocol needs them."""
+
+    settings: EvaluationSettings
+    usage: Mapping[int, Mapping[int, float]] | None = None
+
+    def __call__(self, job: JobData) -> JobData:
+        usage = None if self.usage is None else self.usage.get(int(job.job_id), {})
+        return adapt_job(job, self.settings, usage)
+
+
+def job_transform(con: duckdb.DuckDBPyConnection, trace: str, s: EvaluationSettings) -> ProtocolTransform | None:
+    """What the engine applies to each job under the protocol settings of ``s``; None under ours."""
+    if _is_default(s):
+        return None
+    return ProtocolTransform(s, usage_window_latencies(con, trace) if s.latency == "usage_windows" else None)
+
+
 def adapt_jobs(con: duckdb.DuckDBPyConnection, trace: str, jobs: Sequence[JobData], s: EvaluationSettings
                ) -> list[JobData]:
     """Every job under the protocol settings of ``s`` (the jobs themselves under ours)."""
-    if _is_default(s):
-        return list(jobs)
-    usage = usage_window_latencies(con, trace) if s.latency == "usage_windows" else {}
-    return [adapt_job(j, s, usage.get(int(j.job_id), {}) if s.latency == "usage_windows" else None) for j in jobs]
+    transform = job_transform(con, trace, s)
+    return list(jobs) if transform is None else [transform(j) for j in jobs]
 
 
 @contextlib.contextmanager
@@ -151,7 +169,7 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
     """Inside the block, ``job_checkpoints`` and ``checkpoint_features`` are those ``selection``
     builds (temporary tables that shadow the warehouse's) when it differs from ``built_with`` in
     feature mode or quantile; the warehouse is not modified."""
-    from stragglers.warehouse.build import render, sql_name
+    from stragglers.warehouse.build import SETTINGS_TABLE, record_settings, render, sql_name
 
     same = (selection.feature_mode, selection.quantile) == (built_with.feature_mode, built_with.quantile)
     if same:
@@ -163,6 +181,11 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
             select = render(sql_name(table, selection), **selection.sql_params())
             con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
             made.append(table)
+        # the settings recorded with the shadow tables (read by the evaluation's consistency check)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {SETTINGS_TABLE} AS SELECT * FROM main.{SETTINGS_TABLE}")
+        made.append(SETTINGS_TABLE)
+        for table in ("job_checkpoints", "checkpoint_features"):
+            record_settings(con, table, selection.trace, selection.as_dict())
         yield
     finally:
         for table in reversed(made):

@@ -45,8 +45,11 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.methods import VARIANTS
-from stragglers.reports.render import markdown_table
 from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, rates
+from stragglers.reports import figures, story, views
+from stragglers.reports.html import render_html
+from stragglers.reports.render import markdown_table
+from stragglers.reports.style import is_reference_rule, style_for
 
 
 # Registry names in table order: the reference rules, the baselines, NURD and its ablations.
@@ -57,7 +60,7 @@ PAPER_TRACE = {"google_2011": "google", "alibaba_2018": "alibaba", "alibaba_2017
 
 
 def _paper_table3() -> pd.DataFrame:
-    """The paper's Table 3 (TARGETS: "TPR/FPR/FNR/F1"), from each method class."""
+    """The paper's Table 3 (docs/PAPER_NUMBERS.md: "TPR/FPR/FNR/F1"), from each method class."""
     rows = [(v.name, paper_trace, *(float(x) for x in cell.split("/")))
             for v in VARIANTS.values() for paper_trace, cell in v.paper_table3.items()]
     return pd.DataFrame(rows, columns=["method", "paper_trace", *METRICS])
@@ -98,6 +101,7 @@ def display_name(method: str) -> str:
 
 
 def band(method: str) -> str:
+    """"reference", "baseline" or "nurd" (the method class's band)."""
     v = VARIANTS.get(method)
     return v.band if v else "baseline"
 
@@ -214,18 +218,11 @@ def table3_markdown_frame(t3: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     """A compact view for the report: 'mean [lo, hi]' per metric, paper beside."""
     rows = []
     for _, r in t3.iterrows():
-        row = {"trace": r["trace"], "band": band(r["method"]), "method": display_name(r["method"]),
-               "n_jobs": r["n_jobs"]}
+        row = {"trace": r["trace"], "method": r["method"], "n_jobs": r["n_jobs"]}
         for m in METRICS:
             row[m.upper()] = _fmt_ci(r[m], r.get(f"{m}_lo"), r.get(f"{m}_hi"), digits)
         if "pooled_f1" in r:
             row["F1 pooled"] = _fmt_ci(r["pooled_f1"], r.get("pooled_f1_lo"), r.get("pooled_f1_hi"), digits)
-        for m in EARLINESS:
-            if m in r:
-                row[m] = _fmt_ci(r[m], r.get(f"{m}_lo"), r.get(f"{m}_hi"), digits)
-        for col, label in (("completion_unlimited", "JCT cut, Alg. 2"), ("completion_limited_avg", "JCT cut, Alg. 3")):
-            if col in r:
-                row[label] = "" if pd.isna(r[col]) else f"{100 * r[col]:.1f}%"
         if "paper_f1" in r and pd.notna(r.get("paper_f1")):
             row["paper T/F/F/F1"] = "/".join(f"{r[f'paper_{m}']:.2f}" for m in METRICS)
             row["F1 - paper"] = f"{r['f1_diff']:+.{digits}f}"
@@ -260,67 +257,12 @@ def f1_over_time_table(df: pd.DataFrame) -> pd.DataFrame:
     return _sort(out, ["trace", "method", "k"])
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _style(method: str, i: int) -> dict:
-    import matplotlib
-
-    cmap = matplotlib.colormaps["tab20"]
-    if method == "nurd":
-        return {"color": "black", "linewidth": 2.6, "linestyle": "-", "zorder": 5}
-    if band(method) == "reference":     # the free rules: grey, dotted, in every plot
-        greys = {"flag_all": "0.65", "wait_for_tau": "0.35", "spark_speculation": "0.5"}
-        return {"color": greys.get(method, "0.5"), "linewidth": 2.0, "linestyle": ":", "zorder": 4}
-    return {"color": cmap(i % 20), "linewidth": 1.2, "linestyle": ("-", "--", ":")[(i // 20) % 3]}
-
-
-BAND_COLORS = {"reference": "0.6", "baseline": "tab:blue", "nurd": "black"}
-
-
-def _methods_in(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(_sort(df[["method"]].drop_duplicates(), ["method"])["method"]))
-
-
-def _panels(traces, width=6.5, height=4.2):
-    plt = _plt()
-    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(width * max(1, len(traces)), height),
-                             squeeze=False)
-    return plt, fig, axes[0]
-
-
-def _save(plt, fig, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight", format="png")
-    plt.close(fig)
-    return path
-
-
 def plot_f1_over_time(table: pd.DataFrame, path) -> Path:
-    """Line plot of mean F1 against normalized time k/10, one panel per trace."""
-    traces = sorted(table["trace"].unique())
-    plt, fig, axes = _panels(traces)
-    methods = _methods_in(table)
-    for ax, trace in zip(axes, traces):
-        sub = table[table["trace"] == trace]
-        for i, m in enumerate(methods):
-            s = sub[sub["method"] == m].sort_values("k")
-            if len(s):
-                ax.plot(s["k"] / 10, s["f1"], label=display_name(m), **_style(m, i))
-        ax.set_title(f"F1 over time: {trace}")
-        ax.set_xlabel("normalized time")
-        ax.set_ylabel("F1 (mean over jobs)")
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(plt, fig, path)
+    """Mean F1 against normalized time k/10, small multiples (stragglers.reports.figures)."""
+    return figures.small_multiples(
+        table.assign(t=table["k"] / 10), "t", "f1", path, label=display_name, ylim=(0, 1),
+        xlabel="normalized time t = k/10 of [t0, tau] (fraction)",
+        ylabel="F1 of flags raised so far (mean over jobs, 0-1)", title="F1 over time (Figures 2-3)")
 
 
 # ---------------------------------------------------------------------------
@@ -358,55 +300,35 @@ def completion_summary(completion_df: pd.DataFrame) -> pd.DataFrame:
     return _sort(out, ["trace", "method"])
 
 
-def _bars(table: pd.DataFrame, value: str, err: str | None, title: str, path) -> Path:
-    traces = sorted(table["trace"].unique())
-    plt, fig, axes = _panels(traces, width=8.0)
-    for ax, trace in zip(axes, traces):
-        sub = _sort(table[table["trace"] == trace], ["method"])
-        x = np.arange(len(sub))
-        colors = [BAND_COLORS[band(m)] for m in sub["method"]]
-        yerr = sub[err].fillna(0).to_numpy() if err and err in sub else None
-        ax.bar(x, sub[value].to_numpy() * 100, yerr=None if yerr is None else yerr * 100,
-               color=colors, capsize=2)
-        ax.set_xticks(x, [display_name(m) for m in sub["method"]], rotation=70, fontsize=8)
-        ax.set_ylabel("reduction in job completion time (%)")
-        ax.axhline(0, color="grey", linewidth=0.8)
-        ax.set_title(f"{title}: {trace}")
-        ax.grid(axis="y", alpha=0.3)
-    return _save(plt, fig, path)
+def _paper_nurd(algorithm: str) -> dict[str, float]:
+    pc = PAPER_COMPLETION.set_index(["paper_trace", "algorithm"])["nurd_reduction"]
+    return {t: float(pc[(p, algorithm)]) for t, p in PAPER_TRACE.items() if (p, algorithm) in pc}
 
 
 def plot_completion_unlimited(completion_df: pd.DataFrame, path) -> Path:
     """Bar per method, Algorithm 2 (Figures 4-5); error bars: std over seeds."""
     sub = completion_df[completion_df["algorithm"] == "unlimited"]
-    return _bars(sub, "reduction_mean", "reduction_std_over_seeds", "Unlimited machines", path)
+    return figures.method_bars(sub, "reduction_mean", "reduction_std_over_seeds", path, label=display_name,
+                               xlabel="reduction in job completion time (%, mean over jobs and seeds)",
+                               title="Unlimited machines (Algorithm 2)", paper=_paper_nurd("unlimited"))
 
 
 def plot_completion_limited_avg(completion_df: pd.DataFrame, path) -> Path:
     """Bar per method, Algorithm 3 averaged over machine counts (Figures 8-9)."""
     s = completion_summary(completion_df)
-    return _bars(s, "limited_avg", None, "Averaged over machine counts", path)
+    return figures.method_bars(s, "limited_avg", None, path, label=display_name,
+                               xlabel="reduction in job completion time (%, mean over machine counts)",
+                               title="Limited machines, averaged (Algorithm 3)",
+                               paper=_paper_nurd("limited_avg"))
 
 
 def plot_completion_limited(completion_df: pd.DataFrame, path) -> Path:
-    """Reduction against the number of machines, one line per method (Figures 6-7)."""
+    """Reduction against the number of machines, small multiples (Figures 6-7)."""
     sub = completion_df[completion_df["algorithm"] == "limited"]
-    traces = sorted(sub["trace"].unique())
-    plt, fig, axes = _panels(traces)
-    methods = _methods_in(sub)
-    for ax, trace in zip(axes, traces):
-        st = sub[sub["trace"] == trace]
-        for i, m in enumerate(methods):
-            s = st[st["method"] == m].sort_values("machines")
-            if len(s):
-                ax.plot(s["machines"], s["reduction_mean"] * 100, marker="o", markersize=3,
-                        label=display_name(m), **_style(m, i))
-        ax.set_title(f"Fewer machines: {trace}")
-        ax.set_xlabel("number of machines")
-        ax.set_ylabel("reduction in job completion time (%)")
-        ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(plt, fig, path)
+    return figures.small_multiples(sub, "machines", "reduction_mean", path, label=display_name, y_scale=100,
+                                   xlabel="machines available to the job (count)",
+                                   ylabel="reduction in job completion time (%)",
+                                   title="Completion time with limited machines (Figures 6-7)")
 
 
 # ---------------------------------------------------------------------------
@@ -416,14 +338,21 @@ def plot_completion_limited(completion_df: pd.DataFrame, path) -> Path:
 def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
                  *, title: str = "Straggler prediction: comparison with NURD (MLSys 2022)",
                  notes: str | None = None, markdown_tables: Mapping[str, pd.DataFrame] | None = None,
-                 max_md_rows: int = 500, table_notes: Mapping[str, str] | None = None) -> Path:
+                 max_md_rows: int = 500, summary: str | None = None,
+                 captions: Mapping[str, tuple[str, str]] | None = None,
+                 figures_after: Mapping[str, list[str]] | None = None) -> Path:
     """Write ``<name>.csv`` and ``<name>.parquet`` per table, ``<name>.png`` per
     plot (a path to an existing PNG, or a matplotlib Figure), and ``report.md``
     linking them and embedding each table as Markdown (``markdown_tables[name]``
     instead of the table itself when given, e.g. a formatted view; at most
     ``max_md_rows`` rows). Everything is written to a temporary sibling
     directory that then replaces ``out_dir`` by rename, so a reader never sees
-    a half-written report. Returns the path of report.md.
+    a half-written report. ``summary`` opens the report ("What this run
+    shows"); ``captions`` maps a table name, or "fig:" + a plot name, to its
+    (heading, caption); ``figures_after`` places plots right after a table
+    (the others go under "Figures"). ``report.html`` (self-contained, see
+    ``stragglers.reports.html``) is published with report.md. Returns the
+    path of report.md.
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -432,30 +361,45 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
         md = [f"# {title}", ""]
         if notes:
             md += [notes.strip(), ""]
-        for name, df in tables.items():
-            _check_name(name)
-            df.to_csv(tmp / f"{name}.csv", index=False)
-            df.to_parquet(tmp / f"{name}.parquet", index=False)
-            view = (markdown_tables or {}).get(name, df)
-            md += [f"## {name}", ""]
-            if (table_notes or {}).get(name):
-                md += [table_notes[name].strip(), ""]
-            md += [f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet) ({len(df)} rows)", ""]
-            if len(view) > max_md_rows:
-                md += [f"First {max_md_rows} of {len(view)} rows:", ""]
-                view = view.head(max_md_rows)
-            md += [markdown_table(view), ""]
-        if plots:
-            md += ["## Figures", ""]
-        for name, plot in plots.items():
+        if summary:
+            md += ["## What this run shows", "", summary.strip(), ""]
+        captions = captions or {}
+        placed = {p for names in (figures_after or {}).values() for p in names}
+
+        def figure(name: str, plot) -> list[str]:
             _check_name(name)
             dest = tmp / f"{name}.png"
             if hasattr(plot, "savefig"):
                 plot.savefig(dest, dpi=110, bbox_inches="tight", format="png")
             else:
                 shutil.copyfile(Path(plot), dest)
-            md += [f"### {name}", "", f"![{name}]({name}.png)", ""]
+            heading, caption = captions.get(f"fig:{name}", (name, ""))
+            return [f"### {heading}", "", f"![{heading}]({name}.png)", "",
+                    *([f"> {caption}", ""] if caption else [])]
+
+        for name, df in tables.items():
+            _check_name(name)
+            df.to_csv(tmp / f"{name}.csv", index=False)
+            df.to_parquet(tmp / f"{name}.parquet", index=False)
+            view = (markdown_tables or {}).get(name, df)
+            heading, caption = captions.get(name, (name, ""))
+            md += [f"## {heading}", "", *([f"> {caption}", ""] if caption else []),
+                   f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
+                   f" ({len(df)} rows)", ""]
+            if len(view) > max_md_rows:
+                md += [f"First {max_md_rows} of {len(view)} rows:", ""]
+                view = view.head(max_md_rows)
+            md += [markdown_table(view, numparse=name not in (markdown_tables or {})), ""]
+            for p in (figures_after or {}).get(name, []):
+                if p in plots:
+                    md += figure(p, plots[p])
+        rest = [n for n in plots if n not in placed]
+        if rest:
+            md += ["## Figures", ""]
+        for name in rest:
+            md += figure(name, plots[name])
         (tmp / "report.md").write_text("\n".join(md), encoding="utf-8")
+        render_html(tmp / "report.md")
         os.chmod(tmp, 0o755)
         _swap_in(tmp, out_dir)
     except BaseException:
@@ -486,7 +430,7 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
 
 @dataclass
 class Report:
-    """What ``build_report`` made: report.md, its tables and its plots (PNG files beside it)."""
+    """What ``build_report`` made: report.md (report.html beside it), its tables and its plots."""
 
     path: Path
     tables: dict[str, pd.DataFrame]
@@ -524,144 +468,182 @@ def ranking_note(t3: pd.DataFrame) -> str:
         out.append(
             f"**{trace}**: by final F1 the top three are {top(by_f1, 'f1')}; by f1_auc (F1 averaged over "
             f"normalized time) they are {top(by_auc, 'f1_auc')}. Spearman correlation of the two rankings over "
-            f"{len(g)} methods: {rho:.2f}. Largest moves: "
+            f"{len(g)} methods: {rho:.2f}. Largest moves (rank by F1 -> rank by f1_auc): "
             + "; ".join(f"{display_name(m)} {rank_f1[m]} -> {rank_auc[m]}" for m in moves) + ".")
     return "\n\n".join(out)
 
 
+def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy beside earliness and completion time, per method (the columns Table 3 adds)."""
+    cols = {"f1": "F1 (0-1)", "f1_auc": "f1_auc (0-1)", "median_lead": "median lead (share of tau)",
+            "completion_unlimited": "JCT cut, Alg. 2 (%)", "completion_limited_avg": "JCT cut, Alg. 3 (%)"}
+    out = t3[["trace", "method"]].copy()
+    for c, label in cols.items():
+        if c in t3:
+            scale, digits = (100, 1) if c.startswith("completion") else (1, 2)
+            out[label] = (t3[c] * scale).map(lambda v, d=digits: "" if pd.isna(v) else f"{v:.{d}f}")
+    return views.banded(out)
+
+
+def _scatter_panels(traces):
+    plt = figures._plt()
+    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(6.0 * max(1, len(traces)), 5.0), squeeze=False)
+    return plt, fig, axes[0]
+
+
 def plot_accuracy_vs_earliness(t3: pd.DataFrame, path) -> Path:
-    """F1 (x) against f1_auc (y) per method, one panel per trace; the reference rules in grey."""
+    """F1 (x) against f1_auc (y) per method, one panel per trace."""
     traces = sorted(t3["trace"].unique())
-    plt, fig, axes = _panels(traces, width=6.0, height=5.0)
+    plt, fig, axes = _scatter_panels(traces)
     for ax, trace in zip(axes, traces):
-        sub = t3[t3["trace"] == trace]
-        for r in sub.itertuples(index=False):
-            ax.scatter(r.f1, r.f1_auc, color=BAND_COLORS[band(r.method)], s=40 if r.method == "nurd" else 22,
-                       marker="s" if band(r.method) == "reference" else "o", zorder=3)
+        for r in t3[t3["trace"] == trace].itertuples(index=False):
+            st = style_for(r.method)
+            ax.scatter(r.f1, r.f1_auc, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
             ax.annotate(display_name(r.method), (r.f1, r.f1_auc), fontsize=7, xytext=(3, 2),
                         textcoords="offset points")
         ax.plot([0, 1], [0, 1], color="0.8", linewidth=0.8)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.set_xlabel("final F1 (mean over jobs)")
-        ax.set_ylabel("f1_auc: F1 averaged over normalized time")
-        ax.set_title(f"Accuracy vs earliness: {trace} (grey squares: reference rules)")
+        ax.set_xlabel("final F1 (mean over jobs, 0-1)")
+        ax.set_ylabel("f1_auc: F1 averaged over normalized time (0-1)")
+        ax.set_title(f"Accuracy vs earliness: {trace}")
         ax.grid(alpha=0.3)
-    return _save(plt, fig, path)
+    return figures._save(plt, fig, path)
 
 
 def plot_ablation(ablation: pd.DataFrame, path) -> Path:
     """F1 and f1_auc per method under each protocol variant (rows of ``protocol_ablation``)."""
-    plt = _plt()
+    plt = figures._plt()
     variants = list(dict.fromkeys(ablation["variant"]))
-    methods = _methods_in(ablation)
-    fig, axes = plt.subplots(1, 2, figsize=(13, 0.35 * len(variants) + 2.2), sharey=True)
+    methods = figures.ordered(ablation["method"])
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.4 * len(variants) + 2.2), sharey=True)
     y = np.arange(len(variants))
     h = 0.8 / max(1, len(methods))
     for ax, metric in zip(axes, ("f1", "f1_auc")):
         for i, m in enumerate(methods):
-            sub = ablation[ablation["method"] == m].set_index("variant").reindex(variants)
-            st = _style(m, i)
-            ax.barh(y + i * h - 0.4 + h / 2, sub[metric].to_numpy(), height=h, color=st["color"],
-                    label=display_name(m), hatch="//" if band(m) == "reference" else None)
+            sub = ablation[ablation["method"] == m].groupby("variant")[metric].mean().reindex(variants)
+            st = style_for(m)
+            ax.barh(y + i * h - 0.4 + h / 2, sub.to_numpy(), height=h, color=st.color, label=display_name(m),
+                    hatch="//" if is_reference_rule(m) else None)
         ax.set_xlim(0, 1)
-        ax.set_xlabel(metric + " (mean over jobs)")
+        ax.set_xlabel(f"{metric} (mean over jobs, 0-1)")
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(y, variants, fontsize=8)
     axes[0].invert_yaxis()
     axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.suptitle("Protocol ablation: the authors' preset, each setting switched back, and today's protocol")
-    return _save(plt, fig, path)
+    fig.suptitle("Protocol ablation: the authors' preset, each setting switched back, and ours")
+    return figures._save(plt, fig, path)
 
 
 def plot_sensitivity(sens: pd.DataFrame, path) -> Path:
-    """F1 and f1_auc against the straggler quantile, one line per method and alpha."""
-    plt = _plt()
+    """F1 and f1_auc against the straggler quantile, one line per method (NURD: per alpha)."""
+    plt = figures._plt()
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
-    methods = _methods_in(sens)
+    linestyles = ("-", "--", ":", "-.")
     for ax, metric in zip(axes, ("f1", "f1_auc")):
-        for i, m in enumerate(methods):
+        for m in figures.ordered(sens["method"]):
             sm = sens[sens["method"] == m]
-            alphas = sorted(sm["alpha"].dropna().unique()) if sm["alpha"].notna().any() else [np.nan]
+            alphas = sorted(sm["alpha"].dropna().unique()) or [np.nan]
             for j, a in enumerate(alphas):
                 s2 = (sm if np.isnan(a) else sm[sm["alpha"] == a]).sort_values("quantile")
-                st = _style(m, i)
-                if m == "nurd":
-                    st = st | {"linestyle": ("-", "--", "-.", ":")[j % 4]}
-                label = display_name(m) + ("" if np.isnan(a) else f" alpha={a:g}")
-                ax.plot(s2["quantile"], s2[metric], marker="o", markersize=3, label=label, **st)
-        ax.set_xlabel("straggler quantile (tau = job's latency quantile)")
-        ax.set_ylabel(metric + " (mean over jobs)")
+                kw = style_for(m).line_kwargs()
+                if not np.isnan(a):
+                    kw["linestyle"] = linestyles[j % len(linestyles)]
+                label = display_name(m) + ("" if np.isnan(a) else f", alpha {a:g}")
+                ax.plot(s2["quantile"], s2[metric], label=label, **kw)
+        ax.set_xlabel("straggler quantile (tau = the job's latency quantile)")
+        ax.set_ylabel(f"{metric} (mean over jobs, 0-1)")
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.suptitle("NURD's sensitivity to alpha and the straggler quantile, beside the reference rules")
-    return _save(plt, fig, path)
+    return figures._save(plt, fig, path)
 
 
-TABLE3_NOTE = """Means over jobs with 95% bootstrap intervals. TPR/FPR/FNR/F1 are the paper's columns (a
-task counts as flagged if it was flagged at any checkpoint before tau). f1_auc is F1 averaged over
-normalized time k/10, k = 1..10 (a flag raised at t1 counts ten times, one raised just before tau once);
-median_lead is the median over true positives of (latency - flag time) / tau (how much of the
-threshold a straggler still had to run when flagged). Completion columns: reduction of the job
-completion time when flagged tasks are relaunched (Algorithm 2, unlimited machines; Algorithm 3
-averaged over machine counts). Band "reference": free time-only rules, what a scheduler gets without
-a model (docs/EVALUATION.md)."""
+EARLINESS_CAPTION = (
+    "Accuracy, earliness and completion time",
+    "f1_auc: F1 averaged over normalized time k/10, k = 1..10 (a flag raised at t1 counts ten times, one "
+    "raised just before tau once). median lead: the median over true positives of (latency - flag time) / "
+    "tau. JCT cut: the reduction of the job completion time when flagged tasks are relaunched (Algorithm 2, "
+    "unlimited machines; Algorithm 3 averaged over machine counts). Means over jobs. docs/EVALUATION.md.")
+ABLATION_CAPTION = (
+    "Where the paper's numbers come from: the protocol ablation",
+    "NURD, NURD-NC, GBTR, the best baseline and the reference rules under the authors' protocol (their "
+    "released code), with each of its settings switched back to this pipeline's protocol one at a time, and "
+    "under this pipeline's protocol. Means over jobs; column settings records every setting of the row "
+    "(docs/EVALUATION.md).")
+SENSITIVITY_CAPTION = (
+    "NURD's sensitivity to alpha and the straggler quantile",
+    "NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} and quantile in {0.7, 0.8, 0.9, 0.95} (the paper "
+    "claims robustness over p70-p95), beside the reference rules at the same quantile (no alpha). Means over jobs.")
 
 
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
-                 completion_df: pd.DataFrame | None = None, *, ablation_df: pd.DataFrame | None = None,
-                 sensitivity_df: pd.DataFrame | None = None, n_boot: int = 1000, seed: int = 0,
-                 notes: str | None = None) -> Report:
-    """Everything at once: Table 3 with earliness, completion and the paper beside; F1 over
-    time; completion time; the protocol ablation and NURD's sensitivity when given."""
+                 completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
+                 notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
+                 sensitivity_df: pd.DataFrame | None = None) -> Report:
+    """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
+    F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
+    "what this run shows" paragraph, report.md and report.html."""
     t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
-    tables = {"table3": t3, "paper_table3": PAPER_TABLE3}
-    md_views = {"table3": table3_markdown_frame(t3)}
-    table_notes = {"table3": TABLE3_NOTE + "\n\n" + ranking_note(t3)}
+    early = story.earliness(job_metrics_df)
+    tables = {"table3": t3}
+    md_views = {"table3": views.table3_view(t3, early)}
     plots: dict[str, object] = {}
+    figures_after: dict[str, list[str]] = {}
+    captions = views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds)
+    cs = None
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         if "f1_auc" in t3 and t3["f1_auc"].notna().any():
+            tables["earliness"] = t3[["trace", "method", "f1", "f1_auc", "median_lead", "completion_unlimited",
+                                      "completion_limited_avg"]]
+            md_views["earliness"] = earliness_view(t3)
+            heading, caption = EARLINESS_CAPTION
+            captions["earliness"] = (heading, caption + " " + ranking_note(t3))
             plots["accuracy_vs_earliness"] = plot_accuracy_vs_earliness(t3, d / "ae.png")
+            figures_after["earliness"] = ["accuracy_vs_earliness"]
         if f1_time_df is not None and len(f1_time_df):
             ft = f1_over_time_table(f1_time_df)
             tables["f1_over_time"] = ft
-            md_views["f1_over_time"] = ft.pivot_table(index=["trace", "method"], columns="k",
-                                                      values="f1", sort=False).reset_index()
+            md_views["f1_over_time"] = views.f1_over_time_view(ft)
             plots["f1_over_time"] = plot_f1_over_time(ft, d / "f1_over_time.png")
+            figures_after["f1_over_time"] = ["f1_over_time"]
         if completion_df is not None and len(completion_df):
-            tables["completion"] = completion_df
             cs = completion_summary(completion_df)
             tables["completion_summary"] = cs
-            lim = completion_df[completion_df["algorithm"] == "limited"]
-            if len(lim):
-                md_views["completion"] = lim.pivot_table(
-                    index=["trace", "method"], columns="machines", values="reduction_mean", sort=False,
-                ).reset_index()
-                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
-                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
+            md_views["completion_summary"] = views.completion_summary_view(cs)
+            figures_after["completion_summary"] = []
             if (completion_df["algorithm"] == "unlimited").any():
                 plots["completion_unlimited"] = plot_completion_unlimited(completion_df, d / "cu.png")
+                figures_after["completion_summary"].append("completion_unlimited")
+            tables["completion"] = completion_df
+            if (completion_df["algorithm"] == "limited").any():
+                md_views["completion"] = views.completion_view(completion_df)
+                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
+                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
+                figures_after["completion_summary"].append("completion_limited_avg")
+                figures_after["completion"] = ["completion_limited"]
         if ablation_df is not None and len(ablation_df):
             tables["protocol_ablation"] = ablation_df
-            table_notes["protocol_ablation"] = ABLATION_NOTE
+            md_views["protocol_ablation"] = ablation_df.drop(columns=["settings"], errors="ignore")
+            captions["protocol_ablation"] = ABLATION_CAPTION
             plots["protocol_ablation"] = plot_ablation(ablation_df, d / "pa.png")
+            figures_after["protocol_ablation"] = ["protocol_ablation"]
         if sensitivity_df is not None and len(sensitivity_df):
             tables["nurd_sensitivity"] = sensitivity_df
-            table_notes["nurd_sensitivity"] = SENSITIVITY_NOTE
+            md_views["nurd_sensitivity"] = sensitivity_df.drop(columns=["settings"], errors="ignore")
+            captions["nurd_sensitivity"] = SENSITIVITY_CAPTION
             plots["nurd_sensitivity"] = plot_sensitivity(sensitivity_df, d / "ns.png")
+            figures_after["nurd_sensitivity"] = ["nurd_sensitivity"]
+        tables["paper_table3"] = PAPER_TABLE3
+        md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
+        head = story.headline(t3, early, cs)
+        tables = {"headline": head, **tables}
+        md_views["headline"] = story.headline_view(head)
+        n_methods = job_metrics_df.groupby("trace")["method"].nunique().to_dict()
         path = write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
-                            table_notes=table_notes)
+                            summary=story.what_this_run_shows(head, n_methods), captions=captions,
+                            figures_after=figures_after)
     out_dir = Path(out_dir)
     return Report(path, tables, {name: out_dir / f"{name}.png" for name in plots})
-
-
-ABLATION_NOTE = """Where the paper's numbers come from: NURD, NURD-NC, GBTR, the best baseline and the
-reference rules under the authors' protocol (their released code), with each of its settings
-switched back to this pipeline's protocol one at a time, and under this pipeline's protocol.
-Means over jobs; the settings of every row are in column `settings` (docs/EVALUATION.md)."""
-
-SENSITIVITY_NOTE = """NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} and the straggler quantile in
-{0.7, 0.8, 0.9, 0.95} (the paper claims robustness over p70-p95), beside the reference rules at the
-same quantile (they have no alpha). Means over jobs."""

@@ -166,6 +166,11 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
         return dg.MaterializeResult(metadata={"note": why})
     started = time.perf_counter()
     with duckdb.get_connection() as con:
+        for table, asset in (("predictions", "nurd_eval"), ("hound_job_causes", "hound_job_causes"),
+                             ("hound_inputs", "hound_profiles")):
+            if not wh.table_exists(con, table):
+                raise wh.StaleTableError(f"table {table} does not exist in the warehouse: materialize asset "
+                                         f"{asset} (and its upstream assets) first")
         flagged = con.execute("""SELECT job_id, task_id, flagged_at_s FROM predictions
             WHERE trace = ? AND method = ? AND flagged_at_s IS NOT NULL""", [s.trace, EXPLAINED_METHOD]).df()
         causes = _read(con, "SELECT job_id, cause, weight FROM hound_job_causes WHERE trace = ?", s.trace)

@@ -60,17 +60,27 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
         stamp = dest / ".generated.json"
         want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
         truth = truth_dir(data_dir, trace)
-        if (stamp.exists() and json.loads(stamp.read_text()) == want
-                and (truth / "truth_tasks.parquet").exists()):
-            log(f"embedded trace already generated at {dest} ({want})")
-            skipped = 1
-        else:
+        generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
+                         and (truth / "truth_tasks.parquet").exists())
+        if generated:
             log(f"generating the embedded trace at {dest} ({want})")
             generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
             stamp.write_text(json.dumps(want))
-        # the generated bucket is verified like a download: every file against SHA256SUM
-        report = download.download_google(str(dest), dest, parts="all", log=log)
+        else:
+            skipped = 1
+
+        # The generated bucket is verified like a download: every file against SHA256SUM.
+        # Its per-file "verified existing" lines and "downloaded 0 B" total would read as if
+        # nothing happened, so only unusual lines (a checksum mismatch) pass through.
+        def unusual(msg: str) -> None:
+            if not msg.startswith(("verified existing", "clusterdata-2011-2:")):
+                log(msg)
+
+        report = download.download_google(str(dest), dest, parts="all", log=unusual)
         verified = report.files_verified
+        what = "generated" if generated else "reused (generated earlier with the same settings)"
+        log(f"embedded trace {what}: {len(report.files)} files, {report.bytes_total / 1e6:.1f} MB in {dest}; "
+            f"{verified} hashed against SHA256SUM now, {len(report.files) - verified} unchanged since hashed")
     elif trace == "synthetic_alibaba":
         from stragglers.traces.synth import generate_alibaba_2018
         src = Path(data_dir) / "raw" / "_synthetic_alibaba_archive"

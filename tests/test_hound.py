@@ -103,6 +103,13 @@ def test_ensemble_drops_a_topic_found_by_one_learner():
     assert np.allclose(ens.mixtures.sum(axis=1), 1.0)
 
 
+def test_ensemble_of_learners_that_found_nothing_is_empty():
+    # every job's profile all zero (e.g. all metrics constant): no documents, no topics, no causes
+    models = [meta_learn(name, [1, 2], np.zeros((2, len(METRIC_COLUMNS)))) for name in ("PR", "DP", "CA")]
+    ens = ensemble(models)
+    assert len(ens.topics) == 0 and ens.mixtures.shape == (2, 0)
+
+
 def test_meta_learning_recovers_planted_topics():
     # 40 jobs: half with a memory profile, half with a queueing one; LDA must separate them
     P = len(METRIC_COLUMNS)

@@ -21,7 +21,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.svm import SVR
 from sklearn.tree import DecisionTreeRegressor
 
-from stragglers.diagnosis.learners import AdaBoostIPW, SignedSchweizerWolff, job_matrix, standardize
+from stragglers.diagnosis.learners import AdaBoostIPW, SignedSchweizerWolff, job_matrix, standardize, varies
 from stragglers.diagnosis.settings import HoundSettings
 
 FIGURE_JOBS = 20        # Figures 8 and 10 run on a seeded sample of this many jobs (all when fewer)
@@ -59,7 +59,7 @@ def adjusted_r2_job(frame: pd.DataFrame, s: HoundSettings) -> dict:
     predictions of the standardized latency from the standardized metrics (p = metrics that vary).
     ElasticNet's alpha is chosen by ElasticNetCV on each training fold and shared by BAE."""
     X, y, _ = job_matrix(frame)
-    keep = X.std(axis=0) > 0
+    keep = varies(X)
     Z, ys = standardize(X[:, keep]), standardize(y.reshape(-1, 1)).ravel()
     n, p = Z.shape
     pred = {}
@@ -86,7 +86,7 @@ def shuffled_dependence_job(frame: pd.DataFrame, s: HoundSettings) -> pd.DataFra
     d = ssw.dependences(X, y)
     rows = []
     for j in range(X.shape[1]):
-        if X[:, j].std() == 0:
+        if not varies(X[:, [j]])[0]:
             continue
         rows += [("SSW", d[j]), ("Pearson", pearsonr(X[:, j], y)[0]), ("Spearman", spearmanr(X[:, j], y)[0]),
                  ("Kendall", kendalltau(X[:, j], y)[0])]
@@ -98,11 +98,10 @@ def weighted_imbalance(conf: np.ndarray, z: np.ndarray, e: np.ndarray) -> float:
     """Mean over confounders of |weighted mean(treated) - weighted mean(control)| / pooled sd, with IPW
     weights 1/e and 1/(1-e): a correct propensity balances the confounders (Rosenbaum and Rubin 1983),
     so lower is better. (Hound's Figure 10 measure is not given in the text; this is ours.)"""
-    sd = conf.std(axis=0)
-    keep = sd > 0
+    keep = varies(conf)
     if not keep.any():
         return 0.0
-    c = conf[:, keep] / sd[keep]
+    c = conf[:, keep] / conf[:, keep].std(axis=0)
     w1, w0 = z / e, (1 - z) / (1 - e)
     m1 = (w1[:, None] * c).sum(axis=0) / w1.sum()
     m0 = (w0[:, None] * c).sum(axis=0) / w0.sum()

@@ -197,7 +197,7 @@ def _md(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
 def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topics: pd.DataFrame,
                        job_causes: pd.DataFrame, n_causes: pd.DataFrame | None, coverage: pd.DataFrame,
                        validation: pd.DataFrame | None, explanation_acc: pd.DataFrame | None,
-                       settings: HoundSettings, log=None) -> dict:
+                       settings: HoundSettings, validation_per_job: pd.DataFrame | None = None, log=None) -> dict:
     """Write ``hound.md`` and the figures to ``out_dir``; return paths and the summary frames."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -236,6 +236,8 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
                   "Dominant cause = the cause with the largest weight; a job Hound left without a named cause "
                   "counts as wrong. Precision and recall of the set of named causes, pooled over jobs (micro) "
                   "and averaged per job (macro).", "", _md(validation), ""]
+        if validation_per_job is not None:
+            lines += ["Per job:", "", _md(validation_per_job), ""]
     if explanation_acc is not None:
         lines += ["## Flag + explain (`straggler_explanations`)", "",
                   "Over the tasks NURD flagged that carry a planted cause: does the task's top deviating metric "

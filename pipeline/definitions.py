@@ -34,7 +34,8 @@ automation = dg.AutomationConditionSensorDefinition(
 defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
             warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
-            prediction.baseline_eval, reports.comparison_tables, *diagnosis.assets,
+            prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
+            reports.comparison_tables, *diagnosis.assets,
             nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,
             failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning],
     asset_checks=[*warehouse.checks, *diagnosis.checks, *nodes.checks, *failures.checks],

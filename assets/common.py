@@ -5,6 +5,7 @@ import dagster as dg
 import duckdb
 import pandas as pd
 
+from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.warehouse.build import configure
 from assets.resources import NurdSettings
 
@@ -12,11 +13,12 @@ AUTOMATION = dg.AutomationCondition.eager()   # re-run when an upstream asset ha
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".3f", max_rows: int = 50) -> dg.MetadataValue:
-    shown = df.head(max_rows)
-    text = shown.to_markdown(index=False, floatfmt=floatfmt)
-    if len(df) > max_rows:
-        text += f"\n\n({len(df) - max_rows} more rows not shown)"
-    return dg.MetadataValue.md(text)
+    return dg.MetadataValue.md(markdown_table(df, floatfmt=floatfmt, max_rows=max_rows))
+
+
+def md_image(image, alt: str) -> dg.MetadataValue:
+    """A PNG (matplotlib Figure or file) embedded in Markdown metadata."""
+    return dg.MetadataValue.md(markdown_image(image, alt))
 
 
 def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:

@@ -69,6 +69,15 @@ class _SettingsViews:
     def engine(self) -> EngineSettings:
         return self.settings().engine()
 
+    def hound(self):
+        return self.settings().hound()
+
+    def nodes(self):
+        return self.settings().nodes()
+
+    def failures(self):
+        return self.settings().failures()
+
 
 def _resource_class() -> type:
     hints = typing.get_type_hints(Settings)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 import tempfile
 import uuid
 import zlib
@@ -43,68 +44,31 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.metrics import RATES as METRICS, rates
+from stragglers.prediction.methods import VARIANTS
+from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, rates
+from stragglers.reports import figures, story, views
+from stragglers.reports.html import render_html
+from stragglers.reports.render import markdown_table
+from stragglers.reports.style import is_reference_rule, style_for
 
 
-# Registry names, in the paper's Table 3 order.
-METHOD_ORDER = (
-    "gbtr", "abod", "cblof", "hbos", "iforest", "knn", "lof", "mcd", "ocsvm",
-    "pca", "sos", "lscp", "cof", "sod", "xgbod", "pu_en", "pu_bg", "tobit",
-    "grabit", "coxph", "wrangler", "nurd_nc", "nurd",
-)
-DISPLAY_NAMES = {
-    "gbtr": "GBTR", "abod": "ABOD", "cblof": "CBLOF", "hbos": "HBOS",
-    "iforest": "IForest", "knn": "KNN", "lof": "LOF", "mcd": "MCD",
-    "ocsvm": "OCSVM", "pca": "PCA", "sos": "SOS", "lscp": "LSCP", "cof": "COF",
-    "sod": "SOD", "xgbod": "XGBOD", "pu_en": "PU-EN", "pu_bg": "PU-BG",
-    "tobit": "Tobit", "grabit": "Grabit", "coxph": "CoxPH",
-    "wrangler": "Wrangler", "nurd_nc": "NURD-NC", "nurd": "NURD",
-}
+# Registry names in table order: the reference rules, the baselines, NURD and its ablations.
+METHOD_ORDER = tuple(VARIANTS)
 
 # Which column of the paper's Table 3 a trace is compared with.
 PAPER_TRACE = {"google_2011": "google", "alibaba_2018": "alibaba", "alibaba_2017": "alibaba"}
 
-# TARGETS.md: Table 3, "TPR/FPR/FNR/F1" for Google then Alibaba.
-_PAPER_TEXT = """
-gbtr     .46/.01/.54/.57   .16/.01/.48/.27
-abod     .95/.56/.05/.29   .02/.01/.98/.04
-cblof    .99/.69/.01/.24   .69/.50/.31/.33
-hbos     .99/.68/.01/.24   .56/.39/.44/.32
-iforest  .94/.52/.06/.31   .58/.45/.42/.29
-knn      .97/.49/.03/.32   .57/.42/.43/.29
-lof      .90/.45/.10/.33   .39/.24/.61/.25
-mcd      .99/.52/.01/.31   .75/.45/.25/.42
-ocsvm    .91/.47/.09/.32   .56/.41/.44/.29
-pca      .61/.27/.39/.26   .03/.02/.97/.05
-sos      .22/.24/.78/.12   .08/.08/.92/.11
-lscp     .96/.51/.04/.29   .65/.44/.35/.35
-cof      .27/.21/.73/.14   .10/.07/.90/.14
-sod      .25/.08/.75/.19   .18/.28/.82/.18
-xgbod    .58/.18/.41/.28   .48/.14/.67/.38
-pu_en    .99/.67/.01/.27   .72/.12/.28/.54
-pu_bg    .99/.99/.01/.16   .86/.16/.14/.57
-tobit    .97/.52/.03/.46   .35/.02/.15/.32
-grabit   .91/.17/.04/.70   .72/.19/.28/.49
-coxph    .87/.28/.11/.61   .45/.10/.21/.45
-wrangler .95/.42/.15/.46   .83/.46/.18/.38
-nurd_nc  .96/.60/.14/.42   .98/.57/.12/.37
-nurd     .95/.11/.09/.81   .87/.13/.17/.59
-"""
 
-
-def _parse_paper_table3() -> pd.DataFrame:
-    rows = []
-    for line in _PAPER_TEXT.strip().splitlines():
-        method, google, alibaba = line.split()
-        for paper_trace, cell in (("google", google), ("alibaba", alibaba)):
-            vals = [float(v) for v in cell.split("/")]
-            rows.append((method, paper_trace, *vals))
+def _paper_table3() -> pd.DataFrame:
+    """The paper's Table 3 (docs/PAPER_NUMBERS.md: "TPR/FPR/FNR/F1"), from each method class."""
+    rows = [(v.name, paper_trace, *(float(x) for x in cell.split("/")))
+            for v in VARIANTS.values() for paper_trace, cell in v.paper_table3.items()]
     return pd.DataFrame(rows, columns=["method", "paper_trace", *METRICS])
 
 
 #: The paper's Table 3 (means over jobs), long form: method, paper_trace
 #: ('google' | 'alibaba'), tpr, fpr, fnr, f1.
-PAPER_TABLE3: pd.DataFrame = _parse_paper_table3()
+PAPER_TABLE3: pd.DataFrame = _paper_table3()
 
 #: The paper's completion-time headline figures (Section 7.3), fractions.
 PAPER_COMPLETION = pd.DataFrame(
@@ -132,7 +96,14 @@ def _sort(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def display_name(method: str) -> str:
-    return DISPLAY_NAMES.get(method, method)
+    v = VARIANTS.get(method)
+    return v.display_name if v else method
+
+
+def band(method: str) -> str:
+    """"reference", "baseline" or "nurd" (the method class's band)."""
+    v = VARIANTS.get(method)
+    return v.band if v else "baseline"
 
 
 # ---------------------------------------------------------------------------
@@ -179,10 +150,12 @@ def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
     if missing:
         raise ValueError(f"job_metrics_df lacks columns {sorted(missing)}")
     has_counts = {"tp", "fp", "fn", "tn"} <= set(job_metrics_df.columns)
+    # earliness (f1_auc, median_lead) where the evaluation recorded it; NaN-skipping like the rates
+    per_job = (*METRICS, *(m for m in EARLINESS if m in job_metrics_df.columns))
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
     rows = []
     for (trace, method), g in job_metrics_df.groupby(["trace", "method"], sort=False):
-        vals = g[list(METRICS)].to_numpy(dtype=float)
+        vals = g[list(per_job)].to_numpy(dtype=float)
         row: dict = {"trace": trace, "method": method, "n_jobs": int(g["job_id"].nunique())}
         with np.errstate(invalid="ignore"):
             means = np.array([np.nanmean(c) if np.any(~np.isnan(c)) else np.nan for c in vals.T])
@@ -197,8 +170,8 @@ def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
                     s = counts @ cnt
                     pm = _pooled(s[:, 0], s[:, 1], s[:, 2], s[:, 3])
                     boots_pooled.append(np.column_stack([pm[m] for m in METRICS]))
-        B = np.concatenate(boots) if boots else np.full((1, len(METRICS)), np.nan)
-        for k, m in enumerate(METRICS):
+        B = np.concatenate(boots) if boots else np.full((1, len(per_job)), np.nan)
+        for k, m in enumerate(per_job):
             row[m] = means[k]
             lo, hi = _nanpercentile(B[:, k], q)
             row[f"{m}_lo"], row[f"{m}_hi"] = lo, hi
@@ -284,61 +257,12 @@ def f1_over_time_table(df: pd.DataFrame) -> pd.DataFrame:
     return _sort(out, ["trace", "method", "k"])
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _style(method: str, i: int) -> dict:
-    import matplotlib
-
-    cmap = matplotlib.colormaps["tab20"]
-    if method == "nurd":
-        return {"color": "black", "linewidth": 2.6, "linestyle": "-", "zorder": 5}
-    return {"color": cmap(i % 20), "linewidth": 1.2, "linestyle": ("-", "--", ":")[(i // 20) % 3]}
-
-
-def _methods_in(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(_sort(df[["method"]].drop_duplicates(), ["method"])["method"]))
-
-
-def _panels(traces, width=6.5, height=4.2):
-    plt = _plt()
-    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(width * max(1, len(traces)), height),
-                             squeeze=False)
-    return plt, fig, axes[0]
-
-
-def _save(plt, fig, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight", format="png")
-    plt.close(fig)
-    return path
-
-
 def plot_f1_over_time(table: pd.DataFrame, path) -> Path:
-    """Line plot of mean F1 against normalized time k/10, one panel per trace."""
-    traces = sorted(table["trace"].unique())
-    plt, fig, axes = _panels(traces)
-    methods = _methods_in(table)
-    for ax, trace in zip(axes, traces):
-        sub = table[table["trace"] == trace]
-        for i, m in enumerate(methods):
-            s = sub[sub["method"] == m].sort_values("k")
-            if len(s):
-                ax.plot(s["k"] / 10, s["f1"], label=display_name(m), **_style(m, i))
-        ax.set_title(f"F1 over time: {trace}")
-        ax.set_xlabel("normalized time")
-        ax.set_ylabel("F1 (mean over jobs)")
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(plt, fig, path)
+    """Mean F1 against normalized time k/10, small multiples (stragglers.reports.figures)."""
+    return figures.small_multiples(
+        table.assign(t=table["k"] / 10), "t", "f1", path, label=display_name, ylim=(0, 1),
+        xlabel="normalized time t = k/10 of [t0, tau] (fraction)",
+        ylabel="F1 of flags raised so far (mean over jobs, 0-1)", title="F1 over time (Figures 2-3)")
 
 
 # ---------------------------------------------------------------------------
@@ -376,85 +300,59 @@ def completion_summary(completion_df: pd.DataFrame) -> pd.DataFrame:
     return _sort(out, ["trace", "method"])
 
 
-def _bars(table: pd.DataFrame, value: str, err: str | None, title: str, path) -> Path:
-    traces = sorted(table["trace"].unique())
-    plt, fig, axes = _panels(traces, width=8.0)
-    for ax, trace in zip(axes, traces):
-        sub = _sort(table[table["trace"] == trace], ["method"])
-        x = np.arange(len(sub))
-        colors = ["black" if m == "nurd" else "tab:blue" for m in sub["method"]]
-        yerr = sub[err].fillna(0).to_numpy() if err and err in sub else None
-        ax.bar(x, sub[value].to_numpy() * 100, yerr=None if yerr is None else yerr * 100,
-               color=colors, capsize=2)
-        ax.set_xticks(x, [display_name(m) for m in sub["method"]], rotation=70, fontsize=8)
-        ax.set_ylabel("reduction in job completion time (%)")
-        ax.axhline(0, color="grey", linewidth=0.8)
-        ax.set_title(f"{title}: {trace}")
-        ax.grid(axis="y", alpha=0.3)
-    return _save(plt, fig, path)
+def _paper_nurd(algorithm: str) -> dict[str, float]:
+    pc = PAPER_COMPLETION.set_index(["paper_trace", "algorithm"])["nurd_reduction"]
+    return {t: float(pc[(p, algorithm)]) for t, p in PAPER_TRACE.items() if (p, algorithm) in pc}
 
 
 def plot_completion_unlimited(completion_df: pd.DataFrame, path) -> Path:
     """Bar per method, Algorithm 2 (Figures 4-5); error bars: std over seeds."""
     sub = completion_df[completion_df["algorithm"] == "unlimited"]
-    return _bars(sub, "reduction_mean", "reduction_std_over_seeds", "Unlimited machines", path)
+    return figures.method_bars(sub, "reduction_mean", "reduction_std_over_seeds", path, label=display_name,
+                               xlabel="reduction in job completion time (%, mean over jobs and seeds)",
+                               title="Unlimited machines (Algorithm 2)", paper=_paper_nurd("unlimited"))
 
 
 def plot_completion_limited_avg(completion_df: pd.DataFrame, path) -> Path:
     """Bar per method, Algorithm 3 averaged over machine counts (Figures 8-9)."""
     s = completion_summary(completion_df)
-    return _bars(s, "limited_avg", None, "Averaged over machine counts", path)
+    return figures.method_bars(s, "limited_avg", None, path, label=display_name,
+                               xlabel="reduction in job completion time (%, mean over machine counts)",
+                               title="Limited machines, averaged (Algorithm 3)",
+                               paper=_paper_nurd("limited_avg"))
 
 
 def plot_completion_limited(completion_df: pd.DataFrame, path) -> Path:
-    """Reduction against the number of machines, one line per method (Figures 6-7)."""
+    """Reduction against the number of machines, small multiples (Figures 6-7)."""
     sub = completion_df[completion_df["algorithm"] == "limited"]
-    traces = sorted(sub["trace"].unique())
-    plt, fig, axes = _panels(traces)
-    methods = _methods_in(sub)
-    for ax, trace in zip(axes, traces):
-        st = sub[sub["trace"] == trace]
-        for i, m in enumerate(methods):
-            s = st[st["method"] == m].sort_values("machines")
-            if len(s):
-                ax.plot(s["machines"], s["reduction_mean"] * 100, marker="o", markersize=3,
-                        label=display_name(m), **_style(m, i))
-        ax.set_title(f"Fewer machines: {trace}")
-        ax.set_xlabel("number of machines")
-        ax.set_ylabel("reduction in job completion time (%)")
-        ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(plt, fig, path)
+    return figures.small_multiples(sub, "machines", "reduction_mean", path, label=display_name, y_scale=100,
+                                   xlabel="machines available to the job (count)",
+                                   ylabel="reduction in job completion time (%)",
+                                   title="Completion time with limited machines (Figures 6-7)")
 
 
 # ---------------------------------------------------------------------------
 # Files
 # ---------------------------------------------------------------------------
 
-def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """GitHub-style Markdown table (tabulate); NaN shown empty, no index."""
-    from tabulate import tabulate
-
-    if not isinstance(df.index, pd.RangeIndex):
-        df = df.reset_index()
-    if df.empty:
-        return "_(no rows)_"
-    df = df.astype(object).where(df.notna(), None)     # tabulate's missingval applies to None
-    return tabulate(df, headers="keys", tablefmt="github", floatfmt=floatfmt,
-                    showindex=False, missingval="")
-
-
 def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
                  *, title: str = "Straggler prediction: comparison with NURD (MLSys 2022)",
                  notes: str | None = None, markdown_tables: Mapping[str, pd.DataFrame] | None = None,
-                 max_md_rows: int = 500) -> Path:
+                 max_md_rows: int = 500, summary: str | None = None,
+                 captions: Mapping[str, tuple[str, str]] | None = None,
+                 figures_after: Mapping[str, list[str]] | None = None) -> Path:
     """Write ``<name>.csv`` and ``<name>.parquet`` per table, ``<name>.png`` per
     plot (a path to an existing PNG, or a matplotlib Figure), and ``report.md``
     linking them and embedding each table as Markdown (``markdown_tables[name]``
     instead of the table itself when given, e.g. a formatted view; at most
     ``max_md_rows`` rows). Everything is written to a temporary sibling
     directory that then replaces ``out_dir`` by rename, so a reader never sees
-    a half-written report. Returns the path of report.md.
+    a half-written report. ``summary`` opens the report ("What this run
+    shows"); ``captions`` maps a table name, or "fig:" + a plot name, to its
+    (heading, caption); ``figures_after`` places plots right after a table
+    (the others go under "Figures"). ``report.html`` (self-contained, see
+    ``stragglers.reports.html``) is published with report.md. Returns the
+    path of report.md.
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -463,28 +361,45 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
         md = [f"# {title}", ""]
         if notes:
             md += [notes.strip(), ""]
-        for name, df in tables.items():
-            _check_name(name)
-            df.to_csv(tmp / f"{name}.csv", index=False)
-            df.to_parquet(tmp / f"{name}.parquet", index=False)
-            view = (markdown_tables or {}).get(name, df)
-            md += [f"## {name}", "", f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
-                   f" ({len(df)} rows)", ""]
-            if len(view) > max_md_rows:
-                md += [f"First {max_md_rows} of {len(view)} rows:", ""]
-                view = view.head(max_md_rows)
-            md += [to_markdown(view), ""]
-        if plots:
-            md += ["## Figures", ""]
-        for name, plot in plots.items():
+        if summary:
+            md += ["## What this run shows", "", summary.strip(), ""]
+        captions = captions or {}
+        placed = {p for names in (figures_after or {}).values() for p in names}
+
+        def figure(name: str, plot) -> list[str]:
             _check_name(name)
             dest = tmp / f"{name}.png"
             if hasattr(plot, "savefig"):
                 plot.savefig(dest, dpi=110, bbox_inches="tight", format="png")
             else:
                 shutil.copyfile(Path(plot), dest)
-            md += [f"### {name}", "", f"![{name}]({name}.png)", ""]
+            heading, caption = captions.get(f"fig:{name}", (name, ""))
+            return [f"### {heading}", "", f"![{heading}]({name}.png)", "",
+                    *([f"> {caption}", ""] if caption else [])]
+
+        for name, df in tables.items():
+            _check_name(name)
+            df.to_csv(tmp / f"{name}.csv", index=False)
+            df.to_parquet(tmp / f"{name}.parquet", index=False)
+            view = (markdown_tables or {}).get(name, df)
+            heading, caption = captions.get(name, (name, ""))
+            md += [f"## {heading}", "", *([f"> {caption}", ""] if caption else []),
+                   f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
+                   f" ({len(df)} rows)", ""]
+            if len(view) > max_md_rows:
+                md += [f"First {max_md_rows} of {len(view)} rows:", ""]
+                view = view.head(max_md_rows)
+            md += [markdown_table(view, numparse=name not in (markdown_tables or {})), ""]
+            for p in (figures_after or {}).get(name, []):
+                if p in plots:
+                    md += figure(p, plots[p])
+        rest = [n for n in plots if n not in placed]
+        if rest:
+            md += ["## Figures", ""]
+        for name in rest:
+            md += figure(name, plots[name])
         (tmp / "report.md").write_text("\n".join(md), encoding="utf-8")
+        render_html(tmp / "report.md")
         os.chmod(tmp, 0o755)
         _swap_in(tmp, out_dir)
     except BaseException:
@@ -513,33 +428,222 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
         os.rename(tmp, out_dir)
 
 
+@dataclass
+class Report:
+    """What ``build_report`` made: report.md (report.html beside it), its tables and its plots."""
+
+    path: Path
+    tables: dict[str, pd.DataFrame]
+    plots: dict[str, Path]
+
+
+def with_completion(t3: pd.DataFrame, completion_df: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 3 with each method's completion-time reduction (Algorithm 2; Algorithm 3 averaged
+    over machine counts) as columns ``completion_unlimited`` and ``completion_limited_avg``."""
+    if completion_df is None or completion_df.empty:
+        return t3.assign(completion_unlimited=np.nan, completion_limited_avg=np.nan)
+    cs = completion_summary(completion_df)[["trace", "method", "unlimited", "limited_avg"]].rename(
+        columns={"unlimited": "completion_unlimited", "limited_avg": "completion_limited_avg"})
+    return t3.merge(cs, on=["trace", "method"], how="left")
+
+
+def ranking_note(t3: pd.DataFrame) -> str:
+    """One paragraph per trace: how the ranking by f1_auc differs from the ranking by F1."""
+    if "f1_auc" not in t3:
+        return ""
+    out = []
+    for trace, g in t3.groupby("trace", sort=True):
+        g = g.dropna(subset=["f1", "f1_auc"])
+        if len(g) < 2:
+            continue
+        by_f1 = g.sort_values("f1", ascending=False, kind="mergesort")
+        by_auc = g.sort_values("f1_auc", ascending=False, kind="mergesort")
+        rank_f1 = {m: i + 1 for i, m in enumerate(by_f1["method"])}
+        rank_auc = {m: i + 1 for i, m in enumerate(by_auc["method"])}
+        rho = float(pd.Series(rank_f1).corr(pd.Series(rank_auc), method="spearman"))
+        moves = sorted(rank_f1, key=lambda m: -abs(rank_f1[m] - rank_auc[m]))[:3]
+
+        def top(df, col):
+            return ", ".join(f"{display_name(m)} {v:.2f}" for m, v in zip(df["method"][:3], df[col][:3]))
+        out.append(
+            f"**{trace}**: by final F1 the top three are {top(by_f1, 'f1')}; by f1_auc (F1 averaged over "
+            f"normalized time) they are {top(by_auc, 'f1_auc')}. Spearman correlation of the two rankings over "
+            f"{len(g)} methods: {rho:.2f}. Largest moves (rank by F1 -> rank by f1_auc): "
+            + "; ".join(f"{display_name(m)} {rank_f1[m]} -> {rank_auc[m]}" for m in moves) + ".")
+    return "\n\n".join(out)
+
+
+def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy beside earliness and completion time, per method (the columns Table 3 adds)."""
+    cols = {"f1": "F1 (0-1)", "f1_auc": "f1_auc (0-1)", "median_lead": "median lead (share of tau)",
+            "completion_unlimited": "JCT cut, Alg. 2 (%)", "completion_limited_avg": "JCT cut, Alg. 3 (%)"}
+    out = t3[["trace", "method"]].copy()
+    for c, label in cols.items():
+        if c in t3:
+            scale, digits = (100, 1) if c.startswith("completion") else (1, 2)
+            out[label] = (t3[c] * scale).map(lambda v, d=digits: "" if pd.isna(v) else f"{v:.{d}f}")
+    return views.banded(out)
+
+
+def _scatter_panels(traces):
+    plt = figures._plt()
+    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(6.0 * max(1, len(traces)), 5.0), squeeze=False)
+    return plt, fig, axes[0]
+
+
+def plot_accuracy_vs_earliness(t3: pd.DataFrame, path) -> Path:
+    """F1 (x) against f1_auc (y) per method, one panel per trace."""
+    traces = sorted(t3["trace"].unique())
+    plt, fig, axes = _scatter_panels(traces)
+    for ax, trace in zip(axes, traces):
+        for r in t3[t3["trace"] == trace].itertuples(index=False):
+            st = style_for(r.method)
+            ax.scatter(r.f1, r.f1_auc, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
+            ax.annotate(display_name(r.method), (r.f1, r.f1_auc), fontsize=7, xytext=(3, 2),
+                        textcoords="offset points")
+        ax.plot([0, 1], [0, 1], color="0.8", linewidth=0.8)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("final F1 (mean over jobs, 0-1)")
+        ax.set_ylabel("f1_auc: F1 averaged over normalized time (0-1)")
+        ax.set_title(f"Accuracy vs earliness: {trace}")
+        ax.grid(alpha=0.3)
+    return figures._save(plt, fig, path)
+
+
+def plot_ablation(ablation: pd.DataFrame, path) -> Path:
+    """F1 and f1_auc per method under each protocol variant (rows of ``protocol_ablation``)."""
+    plt = figures._plt()
+    variants = list(dict.fromkeys(ablation["variant"]))
+    methods = figures.ordered(ablation["method"])
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.4 * len(variants) + 2.2), sharey=True)
+    y = np.arange(len(variants))
+    h = 0.8 / max(1, len(methods))
+    for ax, metric in zip(axes, ("f1", "f1_auc")):
+        for i, m in enumerate(methods):
+            sub = ablation[ablation["method"] == m].groupby("variant")[metric].mean().reindex(variants)
+            st = style_for(m)
+            ax.barh(y + i * h - 0.4 + h / 2, sub.to_numpy(), height=h, color=st.color, label=display_name(m),
+                    hatch="//" if is_reference_rule(m) else None)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(f"{metric} (mean over jobs, 0-1)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, variants, fontsize=8)
+    axes[0].invert_yaxis()
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("Protocol ablation: the authors' preset, each setting switched back, and ours")
+    return figures._save(plt, fig, path)
+
+
+def plot_sensitivity(sens: pd.DataFrame, path) -> Path:
+    """F1 and f1_auc against the straggler quantile, one line per method (NURD: per alpha)."""
+    plt = figures._plt()
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    linestyles = ("-", "--", ":", "-.")
+    for ax, metric in zip(axes, ("f1", "f1_auc")):
+        for m in figures.ordered(sens["method"]):
+            sm = sens[sens["method"] == m]
+            alphas = sorted(sm["alpha"].dropna().unique()) or [np.nan]
+            for j, a in enumerate(alphas):
+                s2 = (sm if np.isnan(a) else sm[sm["alpha"] == a]).sort_values("quantile")
+                kw = style_for(m).line_kwargs()
+                if not np.isnan(a):
+                    kw["linestyle"] = linestyles[j % len(linestyles)]
+                label = display_name(m) + ("" if np.isnan(a) else f", alpha {a:g}")
+                ax.plot(s2["quantile"], s2[metric], label=label, **kw)
+        ax.set_xlabel("straggler quantile (tau = the job's latency quantile)")
+        ax.set_ylabel(f"{metric} (mean over jobs, 0-1)")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("NURD's sensitivity to alpha and the straggler quantile, beside the reference rules")
+    return figures._save(plt, fig, path)
+
+
+EARLINESS_CAPTION = (
+    "Accuracy, earliness and completion time",
+    "f1_auc: F1 averaged over normalized time k/10, k = 1..10 (a flag raised at t1 counts ten times, one "
+    "raised just before tau once). median lead: the median over true positives of (latency - flag time) / "
+    "tau. JCT cut: the reduction of the job completion time when flagged tasks are relaunched (Algorithm 2, "
+    "unlimited machines; Algorithm 3 averaged over machine counts). Means over jobs. docs/EVALUATION.md.")
+ABLATION_CAPTION = (
+    "Where the paper's numbers come from: the protocol ablation",
+    "NURD, NURD-NC, GBTR, the best baseline and the reference rules under the authors' protocol (their "
+    "released code), with each of its settings switched back to this pipeline's protocol one at a time, and "
+    "under this pipeline's protocol. Means over jobs; column settings records every setting of the row "
+    "(docs/EVALUATION.md).")
+SENSITIVITY_CAPTION = (
+    "NURD's sensitivity to alpha and the straggler quantile",
+    "NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} and quantile in {0.7, 0.8, 0.9, 0.95} (the paper "
+    "claims robustness over p70-p95), beside the reference rules at the same quantile (no alpha). Means over jobs.")
+
+
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
                  completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
-                 notes: str | None = None) -> Path:
-    """Everything at once: Table 3 with the paper beside, F1 over time, completion time."""
-    t3 = compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed))
-    tables = {"table3": t3, "paper_table3": PAPER_TABLE3}
-    md_views = {"table3": table3_markdown_frame(t3)}
+                 notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
+                 sensitivity_df: pd.DataFrame | None = None) -> Report:
+    """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
+    F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
+    "what this run shows" paragraph, report.md and report.html."""
+    t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
+    early = story.earliness(job_metrics_df)
+    tables = {"table3": t3}
+    md_views = {"table3": views.table3_view(t3, early)}
     plots: dict[str, object] = {}
+    figures_after: dict[str, list[str]] = {}
+    captions = views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds)
+    cs = None
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
+        if "f1_auc" in t3 and t3["f1_auc"].notna().any():
+            tables["earliness"] = t3[["trace", "method", "f1", "f1_auc", "median_lead", "completion_unlimited",
+                                      "completion_limited_avg"]]
+            md_views["earliness"] = earliness_view(t3)
+            heading, caption = EARLINESS_CAPTION
+            captions["earliness"] = (heading, caption + " " + ranking_note(t3))
+            plots["accuracy_vs_earliness"] = plot_accuracy_vs_earliness(t3, d / "ae.png")
+            figures_after["earliness"] = ["accuracy_vs_earliness"]
         if f1_time_df is not None and len(f1_time_df):
             ft = f1_over_time_table(f1_time_df)
             tables["f1_over_time"] = ft
-            md_views["f1_over_time"] = ft.pivot_table(index=["trace", "method"], columns="k",
-                                                      values="f1", sort=False).reset_index()
+            md_views["f1_over_time"] = views.f1_over_time_view(ft)
             plots["f1_over_time"] = plot_f1_over_time(ft, d / "f1_over_time.png")
+            figures_after["f1_over_time"] = ["f1_over_time"]
         if completion_df is not None and len(completion_df):
-            tables["completion"] = completion_df
             cs = completion_summary(completion_df)
             tables["completion_summary"] = cs
-            lim = completion_df[completion_df["algorithm"] == "limited"]
-            if len(lim):
-                md_views["completion"] = lim.pivot_table(
-                    index=["trace", "method"], columns="machines", values="reduction_mean", sort=False,
-                ).reset_index()
-                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
-                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
+            md_views["completion_summary"] = views.completion_summary_view(cs)
+            figures_after["completion_summary"] = []
             if (completion_df["algorithm"] == "unlimited").any():
                 plots["completion_unlimited"] = plot_completion_unlimited(completion_df, d / "cu.png")
-        return write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views)
+                figures_after["completion_summary"].append("completion_unlimited")
+            tables["completion"] = completion_df
+            if (completion_df["algorithm"] == "limited").any():
+                md_views["completion"] = views.completion_view(completion_df)
+                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
+                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
+                figures_after["completion_summary"].append("completion_limited_avg")
+                figures_after["completion"] = ["completion_limited"]
+        if ablation_df is not None and len(ablation_df):
+            tables["protocol_ablation"] = ablation_df
+            md_views["protocol_ablation"] = ablation_df.drop(columns=["settings"], errors="ignore")
+            captions["protocol_ablation"] = ABLATION_CAPTION
+            plots["protocol_ablation"] = plot_ablation(ablation_df, d / "pa.png")
+            figures_after["protocol_ablation"] = ["protocol_ablation"]
+        if sensitivity_df is not None and len(sensitivity_df):
+            tables["nurd_sensitivity"] = sensitivity_df
+            md_views["nurd_sensitivity"] = sensitivity_df.drop(columns=["settings"], errors="ignore")
+            captions["nurd_sensitivity"] = SENSITIVITY_CAPTION
+            plots["nurd_sensitivity"] = plot_sensitivity(sensitivity_df, d / "ns.png")
+            figures_after["nurd_sensitivity"] = ["nurd_sensitivity"]
+        tables["paper_table3"] = PAPER_TABLE3
+        md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
+        head = story.headline(t3, early, cs)
+        tables = {"headline": head, **tables}
+        md_views["headline"] = story.headline_view(head)
+        n_methods = job_metrics_df.groupby("trace")["method"].nunique().to_dict()
+        path = write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
+                            summary=story.what_this_run_shows(head, n_methods), captions=captions,
+                            figures_after=figures_after)
+    out_dir = Path(out_dir)
+    return Report(path, tables, {name: out_dir / f"{name}.png" for name in plots})

@@ -110,14 +110,18 @@ class LocalEngine:
         self.pool: ProcessPoolExecutor | None = None
 
     def __enter__(self):
-        saved = {k: os.environ.get(k) for k in _THREAD_VARS}
-        os.environ.update({k: "1" for k in _THREAD_VARS})   # inherited by the spawned workers
-        try:
-            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"))
-        finally:
-            for k, v in saved.items():
-                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+        # Inherited by the spawned workers. Kept until the pool is shut down: the executor spawns
+        # its processes on demand at submit time, not here (restoring the variables at once gave
+        # the workers multi-threaded BLAS: 6x the CPU time under load).
+        self._saved_env = {k: os.environ.get(k) for k in _THREAD_VARS}
+        os.environ.update({k: "1" for k in _THREAD_VARS})
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"))
         return self
+
+    def _restore_env(self) -> None:
+        for k, v in getattr(self, "_saved_env", {}).items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+        self._saved_env = {}
 
     def submit(self, fn, *args, key: str, priority: int = 0) -> Future:
         return self.pool.submit(fn, *args)
@@ -138,11 +142,13 @@ class LocalEngine:
             p.join(timeout=5)
             if p.is_alive():
                 p.kill()
+        self._restore_env()
 
     def __exit__(self, *exc) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
             self.pool = None
+        self._restore_env()
 
 
 class DaskEngine:

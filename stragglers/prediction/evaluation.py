@@ -91,9 +91,11 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     and replace their rows in the result tables.
 
     Jobs are streamed in batches (``engine.batch_jobs``) through Parquet files in ``exchange``
-    and replayed on local processes or a Dask cluster (stragglers/prediction/engine.py). All
-    writes are one transaction: the old rows are deleted and each finished job's predictions
-    inserted as they come, committed after the last job; an interruption rolls it all back.
+    and replayed on local processes or a Dask cluster (stragglers/prediction/engine.py).
+    Finished jobs' predictions are spooled to Parquet files beside the batches (memory stays
+    flat: appending them to an open DuckDB transaction grew DuckDB's memory with every job);
+    all writes are one transaction after the last job (old rows deleted, spooled rows inserted),
+    so an interrupted evaluation writes nothing.
     """
     started = time.perf_counter()
     engine = engine or EngineSettings()
@@ -109,19 +111,21 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             hyper[v] = m.hyperparameters()
     variants = sorted(hyper)
     kept: dict[str, list[pd.DataFrame]] = {"job_metrics": [], "f1_over_time": [], "method_fallbacks": []}
+    spool = PredictionSpool()
 
     def store(results) -> None:
         frames = results_frames(results, trace)
-        _insert(con, "predictions", frames["predictions"])   # the bulk: into DuckDB, not kept here
+        spool.add(frames["predictions"])   # the bulk: to disk, not kept here
         for table in kept:
             kept[table].append(frames[table])
 
     for table in RESULT_TABLES:
         create_view(con, table)
-    with contextlib.ExitStack() as stack, transaction(con):
+    with contextlib.ExitStack() as stack:
         exchange = exchange or engine.exchange_dir or stack.enter_context(
             tempfile.TemporaryDirectory(prefix="nurd-exchange-"))
-        _delete(con, trace, variants)
+        Path(exchange).mkdir(parents=True, exist_ok=True)
+        spool.directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="results-", dir=exchange)))
         stats = replay_batches(con, trace, jobs, factories, features=feats,
                                seed=settings.seed, workers=settings.workers, settings=engine,
                                exchange=Path(exchange), on_job=store, progress=progress,
@@ -133,10 +137,40 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             "trace": trace, "method": v, "n_jobs": len(jobs), "n_jobs_skipped": len(skipped),
             "settings": json.dumps(settings.as_dict()), "hyperparameters": json.dumps(hyper[v], default=str),
             "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
-        for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs"):
-            _insert(con, table, frames[table])
+        spool.flush()
+        with transaction(con):
+            _delete(con, trace, variants)
+            if spool.files:
+                con.execute("INSERT INTO predictions BY NAME SELECT * FROM read_parquet(?)",
+                            [[str(f) for f in spool.files]])
+            for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs"):
+                _insert(con, table, frames[table])
     summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
     return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats)
+
+
+class PredictionSpool:
+    """Prediction rows written to Parquet files of about ``rows_per_file`` rows."""
+
+    def __init__(self, rows_per_file: int = 200_000) -> None:
+        self.rows_per_file, self.directory = rows_per_file, None
+        self.buffer: list[pd.DataFrame] = []
+        self.buffered = 0
+        self.files: list[Path] = []
+
+    def add(self, df: pd.DataFrame) -> None:
+        if len(df):
+            self.buffer.append(df)
+            self.buffered += len(df)
+            if self.buffered >= self.rows_per_file:
+                self.flush()
+
+    def flush(self) -> None:
+        if self.buffer:
+            path = self.directory / f"predictions-{len(self.files):05d}.parquet"
+            pd.concat(self.buffer, ignore_index=True).to_parquet(path, index=False)
+            self.files.append(path)
+            self.buffer, self.buffered = [], 0
 
 
 def _concat(parts: list[pd.DataFrame], order: list[str]) -> pd.DataFrame:

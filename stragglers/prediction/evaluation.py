@@ -92,8 +92,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
 
     Jobs are streamed in batches (``engine.batch_jobs``) through Parquet files in ``exchange``
     and replayed on local processes or a Dask cluster (stragglers/prediction/engine.py).
-    Finished jobs' predictions are spooled to Parquet files beside the batches (memory stays
-    flat: appending them to an open DuckDB transaction grew DuckDB's memory with every job);
+    Finished jobs' predictions are spooled to Parquet files beside the batches (not held in
+    memory, nor in a DuckDB transaction open for the whole replay);
     all writes are one transaction after the last job (old rows deleted, spooled rows inserted),
     so an interrupted evaluation writes nothing.
     """

@@ -12,6 +12,7 @@ from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.evaluation import EvaluationOutcome, evaluate
 from stragglers.prediction.methods import BASELINES
+from stragglers.warehouse import build as wh
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare
@@ -85,6 +86,28 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
     return meta
 
 
+def _evaluation_inputs(con, nurd: NurdSettings, method: str) -> str:
+    """What an evaluation of ``method`` is computed from: the features (their own inputs digest),
+    the evaluation settings and the method's name."""
+    return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), nurd.evaluation().as_dict(), method])
+
+
+def _evaluate_unless_current(context, con, nurd: NurdSettings, methods: list[str]) -> tuple[dict, str]:
+    """Evaluate ``methods`` unless each was last evaluated on the same features with the same
+    settings (then its rows would be identical); returns (metadata, data version)."""
+    wanted = {m: _evaluation_inputs(con, nurd, m) for m in methods}
+    version = wh.digest(sorted(wanted.items()))
+    current = all(wh.recorded_inputs(con, f"evaluation:{m}", nurd.trace) == v for m, v in wanted.items())
+    if current and wh.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None:
+        context.log.info(f"{methods}: up to date (same features and settings as the last evaluation): not re-run")
+        return {"rebuilt": False, "methods": ", ".join(methods)}, version
+    outcome = evaluate(con, nurd.trace, methods, nurd.evaluation(), progress=_progress(context))
+    with wh.transaction(con):   # recorded after the results' own transaction: a crash between re-runs it
+        for m, v in wanted.items():
+            wh.record_settings(con, f"evaluation:{m}", nurd.trace, nurd.evaluation().as_dict(), v)
+    return _metadata(outcome, nurd) | {"rebuilt": True}, version
+
+
 @dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
           description="NURD on every selected job of the configured trace, replayed online (PROTOCOL.md "
@@ -93,9 +116,8 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        outcome = evaluate(con, nurd.trace, ["nurd"], nurd.evaluation(),
-                           progress=_progress(context))
-    return dg.MaterializeResult(metadata=_metadata(outcome, nurd))
+        metadata, version = _evaluate_unless_current(context, con, nurd, ["nurd"])
+    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[checkpoint_features], group_name="evaluation", kinds={"python", "duckdb"},
@@ -110,7 +132,5 @@ def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
     with duckdb.get_connection() as con:
         prepare(con, nurd)
         # all requested methods in one replay: jobs are loaded once and spread over the workers
-        outcome = evaluate(con, nurd.trace, methods, nurd.evaluation(),
-                           progress=_progress(context))
-    metadata = _metadata(outcome, nurd)
-    return dg.MaterializeResult(metadata=metadata)
+        metadata, version = _evaluate_unless_current(context, con, nurd, methods)
+    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))

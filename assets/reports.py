@@ -9,7 +9,7 @@ from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.completion import completion_table
 from stragglers.reports.comparison import build_report
-from stragglers.warehouse.build import create_view, transaction
+from stragglers.warehouse.build import create_view, digest, record_settings, recorded_inputs, table_exists, transaction
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare
@@ -35,8 +35,20 @@ def _image(path: Path) -> dg.MetadataValue:
                       "contract table `comparison`.")
 def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
+    out = nurd.data_path / "reports"
     with duckdb.get_connection() as con:
         prepare(con, nurd)
+        if not table_exists(con, "job_metrics"):
+            raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
+                              "(and baseline_eval partitions) first")
+        # the tables are computed from every evaluation in the warehouse (all traces, all methods)
+        evaluations = con.execute("SELECT trace, table_name, inputs FROM table_settings WHERE table_name LIKE "
+                                  "'evaluation:%' ORDER BY ALL").fetchall()
+        inputs = digest([evaluations, nurd.n_boot, nurd.seed, list(COMPLETION_SEEDS)])
+        if recorded_inputs(con, "comparison", "*") == inputs and (out / "table3.parquet").exists():
+            context.log.info("comparison_tables: up to date (same evaluations and settings): not rebuilt")
+            return dg.MaterializeResult(metadata={"rebuilt": False, "report": dg.MetadataValue.path(str(out))},
+                                        data_version=dg.DataVersion(inputs))
         job_metrics = con.execute("SELECT * FROM job_metrics").df()
         if job_metrics.empty:
             raise LookupError("job_metrics is empty: materialize nurd_eval and baseline_eval first")
@@ -48,7 +60,6 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         checkpoints = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
     context.log.info(f"completion-time simulation over {len(COMPLETION_SEEDS)} seeds")
     completion = completion_table(tasks, predictions, checkpoints, seeds=COMPLETION_SEEDS)
-    out = nurd.data_path / "reports"
     report = build_report(out, job_metrics, f1_time, completion, n_boot=nurd.n_boot, seed=nurd.seed,
                           notes=f"Bootstrap seed {nurd.seed}, {nurd.n_boot} resamples over jobs; completion-time "
                                 f"seeds {list(COMPLETION_SEEDS)}.")
@@ -60,6 +71,7 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
             con.execute("DELETE FROM comparison")
             con.register("_rows", comparison)
             con.execute("INSERT INTO comparison BY NAME SELECT * FROM _rows")
+            record_settings(con, "comparison", "*", {"n_boot": nurd.n_boot, "seed": nurd.seed}, inputs)
     meta = {
         "report": dg.MetadataValue.path(str(report)),
         "traces": ", ".join(sorted(job_metrics.trace.unique())),
@@ -75,4 +87,4 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         meta["completion_time"] = md_table(pd.read_parquet(cs), max_rows=200)
     for png in sorted(out.glob("*.png")):
         meta[f"plot_{png.stem}"] = _image(png)
-    return dg.MaterializeResult(metadata=meta)
+    return dg.MaterializeResult(metadata=meta | {"rebuilt": True}, data_version=dg.DataVersion(inputs))

@@ -24,7 +24,8 @@ RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each ta
 @dg.asset(deps=[raw_trace], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Typed staging views over the raw trace files (read_csv with explicit column names "
                       "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core.")
-def staged_trace(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                 duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
@@ -34,10 +35,30 @@ def staged_trace(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeRe
         else:
             wh.stage_alibaba(con, nurd.alibaba_csv, s)
             views = ["stg_batch_instance"]
-        counts = {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
+        inputs = wh.recorded_inputs(con, "staged_trace", s.trace)
+        if wh.recorded_inputs(con, "staged_trace:rows", s.trace) == inputs:
+            counts = wh.recorded_settings(con, "staged_trace:rows", s.trace)   # same files: not counted again
+            context.log.info("staged_trace: raw files unchanged since the last count")
+        else:
+            counts = {f"rows_{v}": con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
+            with wh.transaction(con):
+                wh.record_settings(con, "staged_trace:rows", s.trace, counts, inputs)
         quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
-    return dg.MaterializeResult(metadata={f"rows_{v}": n for v, n in counts.items()} | {
-        "trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined})
+    return dg.MaterializeResult(metadata=counts | {
+        "trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined},
+        data_version=dg.DataVersion(inputs))
+
+
+def _build_step(context, con, step: str, s, build) -> tuple[bool, str]:
+    """Run ``build`` unless every table of ``step`` was built from the same raw files, settings
+    and SQL (then the rows would be identical); returns (rebuilt, data version)."""
+    tables = wh.step_tables(step, s)
+    rebuilt = not wh.is_current(con, tables, s)
+    if rebuilt:
+        build()
+    else:
+        context.log.info(f"{step}: up to date (same raw files, settings and SQL as its last build): not rebuilt")
+    return rebuilt, wh.digest([wh.recorded_inputs(con, t, s.trace) for t in tables])
 
 
 def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=None, google_only=False,
@@ -81,41 +102,48 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=No
 @dg.asset(deps=[staged_trace], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
                       "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
-def jobs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n = wh.build_jobs(con, s)
+        rebuilt, version = _build_step(context, con, "jobs", s, lambda: wh.build_jobs(con, s))
+        n = con.execute("SELECT count(*) FROM jobs WHERE trace = ?", [s.trace]).fetchone()[0]
         quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
         meta = {"dagster/row_count": n, "preview": preview(con, "jobs", s.trace), "quarantined_rows": quarantined}
-    return dg.MaterializeResult(metadata=meta | {"production_rule": s.production_rule, "min_tasks": s.min_tasks})
+    return dg.MaterializeResult(metadata=meta | {"production_rule": s.production_rule, "min_tasks": s.min_tasks,
+                                                 "rebuilt": rebuilt}, data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[jobs], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE "
                       "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
                       "Excluded tasks are counted by reason in task_outcomes.")
-def tasks(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n = wh.build_tasks(con, s)
+        rebuilt, version = _build_step(context, con, "tasks", s, lambda: wh.build_tasks(con, s))
+        n = con.execute("SELECT count(*) FROM tasks WHERE trace = ?", [s.trace]).fetchone()[0]
         outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
                                "GROUP BY outcome ORDER BY tasks DESC", [s.trace]).df()
         meta = {"dagster/row_count": n, "outcomes": md_table(outcomes), "preview": preview(con, "tasks", s.trace)}
-    return dg.MaterializeResult(metadata=meta | {"quantile": s.quantile})
+    return dg.MaterializeResult(metadata=meta | {"quantile": s.quantile, "rebuilt": rebuilt},
+                                data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Jobs and tasks before and after every filter of the selection, by reason.")
-def selection_funnel(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                     duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        wh.build_table(con, "selection_funnel", s)
+        rebuilt, version = _build_step(context, con, "selection_funnel", s,
+                                       lambda: wh.build_table(con, "selection_funnel", s))
         funnel = con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
                              "ORDER BY step, reason", [s.trace]).df()
-    return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel)})
+    return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel),
+                                          "rebuilt": rebuilt}, data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
@@ -128,15 +156,17 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
     started = time.perf_counter()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        counts = wh.build_features(con, s)
+        rebuilt, version = _build_step(context, con, "checkpoint_features", s, lambda: wh.build_features(con, s))
+        counts = {"checkpoint_features": con.execute("SELECT count(*) FROM checkpoint_features WHERE trace = ?",
+                                                     [s.trace]).fetchone()[0]}
         per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
             max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
             GROUP BY job_id)""", [s.trace]).df()
         meta = {"dagster/row_count": counts["checkpoint_features"], "feature_mode": s.feature_mode,
                 "features": ", ".join(feature_names(s.trace)), "checkpoints": md_table(per_job),
                 "preview": preview(con, "checkpoint_features", s.trace, 5),
-                "seconds": round(time.perf_counter() - started, 2)}
-    return dg.MaterializeResult(metadata=meta)
+                "seconds": round(time.perf_counter() - started, 2), "rebuilt": rebuilt}
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
 
 
 checks = [

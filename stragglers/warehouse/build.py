@@ -21,6 +21,7 @@ from string import Template
 import duckdb
 
 from stragglers import SQL_DIR
+from stragglers.faults import failpoint
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
 from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
@@ -176,7 +177,30 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
         if settings is not None:
             record_settings(con, table, trace, settings, inputs)
+        failpoint(f"inside:{table}")
+    failpoint(f"after:{table}")
     return int(n)
+
+
+# the asset that writes each table or view (what to materialize when it is missing)
+PRODUCED_BY = {
+    **{v: "staged_trace" for v in (*GOOGLE_VIEWS, *ALIBABA_VIEWS, "stg_batch_instance", "job_candidates")},
+    "task_lifecycle": "jobs", "jobs": "jobs", "usage_windows": "tasks", "task_outcomes": "tasks", "tasks": "tasks",
+    "selection_funnel": "selection_funnel", "job_checkpoints": "checkpoint_features",
+    "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
+}
+_MISSING = re.compile(r"Table with name (\w+) does not exist")
+
+
+def missing_upstream(e: duckdb.Error) -> StaleTableError | None:
+    """'Table with name X does not exist' as an error naming the asset to materialize."""
+    m = _MISSING.search(str(e))
+    if not m:
+        return None
+    name = m.group(1)
+    asset = PRODUCED_BY.get(name, "the upstream assets")
+    return StaleTableError(f"table {name} does not exist in the warehouse: materialize asset {asset} first "
+                           f"(e.g. dagster asset materialize -m pipeline --select '*{asset}')")
 
 
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
@@ -185,6 +209,11 @@ def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionS
     try:
         return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
                                   settings=settings.as_dict(), inputs=table_inputs(con, table, settings, **extra))
+    except duckdb.CatalogException as e:
+        missing = missing_upstream(e)
+        if missing is None:
+            raise
+        raise missing from e
     except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException) as e:
         located = locate.explain(con, e, table)   # which file and line, and what to do
         if located is None:

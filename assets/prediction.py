@@ -89,7 +89,8 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
 def _evaluation_inputs(con, nurd: NurdSettings, method: str) -> str:
     """What an evaluation of ``method`` is computed from: the features (their own inputs digest),
     the evaluation settings and the method's name."""
-    return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), nurd.evaluation().as_dict(), method])
+    settings = {k: v for k, v in nurd.evaluation().as_dict().items() if k != "workers"}  # results do not depend on it
+    return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), settings, method])
 
 
 def _evaluate_unless_current(context, con, nurd: NurdSettings, methods: list[str]) -> tuple[dict, str]:

@@ -59,28 +59,11 @@ def tables(data: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def clean(tmp_path_factory) -> dict:
-    data = tmp_path_factory.mktemp("clean")
-    r = run_cli(data)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return tables(data)
-
-
-def test_kill_inside_writes_and_at_boundaries_then_rerun_equals_clean_run(clean, tmp_path):
-    data = tmp_path / "faulty"
-    for point in ("kill@after:jobs", "kill@inside:tasks"):   # a stage boundary, then inside a transaction
-        r = run_cli(data, NURD_FAILPOINT=point)
-        assert r.returncode == -signal.SIGKILL, (point, r.stderr[-3000:])
-    r = run_cli(data)
-    assert r.returncode == 0, r.stderr[-3000:]
-    after = tables(data)
-    assert after == clean
-    assert after["table:tasks"]["rows"] > 0
-
-
-def test_second_cli_run_fails_at_once_naming_the_first(clean, tmp_path):
-    data = tmp_path / "busy"
-    resume = tmp_path / "resume"
+def busy(tmp_path_factory) -> dict:
+    """A run paused after jobs, a second CLI run started meanwhile, then the first resumed:
+    the second's output and the first's (complete, otherwise undisturbed) tables."""
+    data = tmp_path_factory.mktemp("busy")
+    resume = data / "resume"
     first = subprocess.Popen(_cli(data), cwd=REPO, env=_env(data, NURD_FAILPOINT="pause@after:jobs",
                                                             NURD_FAILPOINT_RESUME=str(resume)),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -93,17 +76,32 @@ def test_second_cli_run_fails_at_once_naming_the_first(clean, tmp_path):
         run_id = re.search(r" - ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}) - ", "".join(out))
         assert run_id, "".join(out)[-3000:]
         second = run_cli(data)
-        assert second.returncode != 0
-        text = second.stdout + second.stderr
-        assert f"is being written by run {run_id.group(1)}" in text, text[-3000:]
-        assert "This run stops before doing any work" in text
         resume.touch()
         rest, _ = first.communicate(timeout=300)
         assert first.returncode == 0, rest[-3000:]
     finally:
         if first.poll() is None:
             first.kill()
-    assert tables(data) == clean
+    return {"run_id": run_id.group(1), "second": second, "tables": tables(data)}
+
+
+def test_second_cli_run_fails_at_once_naming_the_first(busy):
+    second = busy["second"]
+    assert second.returncode != 0
+    text = second.stdout + second.stderr
+    assert f"is being written by run {busy['run_id']}" in text, text[-3000:]
+    assert "This run stops before doing any work" in text
+    assert busy["tables"]["table:tasks"]["rows"] > 0       # the first run finished its work
+
+
+def test_kill_inside_writes_and_at_boundaries_then_rerun_equals_clean_run(busy, tmp_path):
+    data = tmp_path / "faulty"
+    for point in ("kill@after:jobs", "kill@inside:tasks"):   # a stage boundary, then inside a transaction
+        r = run_cli(data, NURD_FAILPOINT=point)
+        assert r.returncode == -signal.SIGKILL, (point, r.stderr[-3000:])
+    r = run_cli(data)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert tables(data) == busy["tables"]     # identical to a run that was never killed: no row lost
 
 
 DOWNLOAD = """

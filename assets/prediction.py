@@ -4,12 +4,14 @@
 import base64
 import io
 import json
+import resource
 
 import dagster as dg
 import matplotlib
 import pandas as pd
 from dagster_duckdb import DuckDBResource
 
+from stragglers.prediction.engine import ProgressLog
 from stragglers.prediction.evaluation import EvaluationOutcome, evaluate
 from stragglers.prediction.methods import BASELINES
 from stragglers.warehouse import build as wh
@@ -53,12 +55,17 @@ def f1_plot(outcome: EvaluationOutcome) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _progress(context: dg.AssetExecutionContext):
-    """Log every 10th replayed job and the last one."""
-    def report(i: int, n: int) -> None:
-        if i % 10 == 0 or i == n:
-            context.log.info(f"jobs replayed: {i}/{n}")
-    return report
+def _run(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource,
+         methods: list[str]) -> EvaluationOutcome:
+    """Evaluate ``methods`` on the engine the settings choose, logging progress every ~10 s."""
+    engine = nurd.engine()
+    context.log.info(f"evaluating {methods} on {nurd.trace}: "
+                     f"{'Dask scheduler ' + engine.dask_address if engine.dask_address else 'local processes'}, "
+                     f"batches of {engine.batch_jobs} jobs via {engine.exchange_dir}")
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        return evaluate(con, nurd.trace, methods, nurd.evaluation(), progress=ProgressLog(context.log.info, methods),
+                        engine=engine, exchange=engine.exchange_dir)
 
 
 def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
@@ -73,6 +80,10 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
         "fallback_checkpoints": len(fallbacks),
         "fallback_jobs": int(fallbacks["job_id"].nunique()) if len(fallbacks) else 0,
         "seconds": round(outcome.seconds, 2),
+        "engine": outcome.replay.engine if outcome.replay else "",
+        "batches": outcome.replay.n_batches if outcome.replay else 0,
+        "jobs_per_second": round(outcome.n_jobs / max(outcome.replay.seconds, 1e-9), 3) if outcome.replay else 0.0,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "seconds_per_job": dg.MetadataValue.json(per_job),
         "settings": dg.MetadataValue.json(nurd.evaluation().as_dict() | {"trace": nurd.trace,
                                                                            "feature_mode": nurd.feature_mode}),
@@ -93,17 +104,21 @@ def _evaluation_inputs(con, nurd: NurdSettings, method: str) -> str:
     return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), settings, method])
 
 
-def _evaluate_unless_current(context, con, nurd: NurdSettings, methods: list[str]) -> tuple[dict, str]:
+def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource,
+                             methods: list[str]) -> tuple[dict, str]:
     """Evaluate ``methods`` unless each was last evaluated on the same features with the same
     settings (then its rows would be identical); returns (metadata, data version)."""
-    wanted = {m: _evaluation_inputs(con, nurd, m) for m in methods}
+    with duckdb.get_connection() as con:
+        wanted = {m: _evaluation_inputs(con, nurd, m) for m in methods}
+        current = all(wh.recorded_inputs(con, f"evaluation:{m}", nurd.trace) == v for m, v in wanted.items())
+        current = current and wh.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None
     version = wh.digest(sorted(wanted.items()))
-    current = all(wh.recorded_inputs(con, f"evaluation:{m}", nurd.trace) == v for m, v in wanted.items())
-    if current and wh.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None:
+    if current:
         context.log.info(f"{methods}: up to date (same features and settings as the last evaluation): not re-run")
         return {"rebuilt": False, "methods": ", ".join(methods)}, version
-    outcome = evaluate(con, nurd.trace, methods, nurd.evaluation(), progress=_progress(context))
-    with wh.transaction(con):   # recorded after the results' own transaction: a crash between re-runs it
+    outcome = _run(context, nurd, duckdb, methods)
+    with duckdb.get_connection() as con, wh.transaction(con):
+        # recorded after the results' own transaction: a crash in between only re-runs the evaluation
         for m, v in wanted.items():
             wh.record_settings(con, f"evaluation:{m}", nurd.trace, nurd.evaluation().as_dict(), v)
     return _metadata(outcome, nurd) | {"rebuilt": True}, version
@@ -111,13 +126,15 @@ def _evaluate_unless_current(context, con, nurd: NurdSettings, methods: list[str
 
 @dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
-          description="NURD on every selected job of the configured trace, replayed online (PROTOCOL.md "
-                      "section 4), with its ablations NURD-NC and GBTR sharing its fitted models. Writes "
-                      "`predictions`, `job_metrics`, `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
+          description="NURD on every selected job of the configured trace, replayed online: at each "
+                      "checkpoint from t0 (a first share of the job's tasks has finished, setting "
+                      "`initial_fraction`) to tau (its straggler threshold: the `quantile` of its task "
+                      "latencies) a method sees only the tasks finished by then and the "
+                      "features observed so far, and flags running tasks as stragglers. NURD's ablations "
+                      "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
+                      "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        metadata, version = _evaluate_unless_current(context, con, nurd, ["nurd"])
+    metadata, version = _evaluate_unless_current(context, nurd, duckdb, ["nurd"])
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))
 
 
@@ -129,9 +146,6 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
 def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     methods = sorted(context.partition_keys)
-    context.log.info(f"evaluating {methods} on {nurd.trace}")
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        # all requested methods in one replay: jobs are loaded once and spread over the workers
-        metadata, version = _evaluate_unless_current(context, con, nurd, methods)
+    # all requested methods in one replay: jobs are loaded once and spread over the workers
+    metadata, version = _evaluate_unless_current(context, nurd, duckdb, methods)
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))

@@ -32,6 +32,12 @@ def raw_dir(data_dir: Path | str, trace: str) -> Path:
     return Path(data_dir) / "raw" / trace
 
 
+def truth_dir(data_dir: Path | str, trace: str) -> Path:
+    """Where the embedded trace's ground truth goes (truth_jobs/truth_tasks.parquet): beside the
+    trace directory, never inside it (the trace directory holds only what the real bucket holds)."""
+    return Path(data_dir) / "truth" / trace
+
+
 def alibaba_csv(data_dir: Path | str, trace: str) -> Path:
     return raw_dir(data_dir, trace) / "batch_instance.csv"
 
@@ -53,16 +59,28 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
         from stragglers.traces.synth import GENERATOR_VERSION, generate_google
         stamp = dest / ".generated.json"
         want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
-        if stamp.exists() and json.loads(stamp.read_text()) == want:
-            log(f"embedded trace already generated at {dest} ({want})")
-            skipped = 1
-        else:
+        truth = truth_dir(data_dir, trace)
+        generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
+                         and (truth / "truth_tasks.parquet").exists())
+        if generated:
             log(f"generating the embedded trace at {dest} ({want})")
-            generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts)
+            generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
             stamp.write_text(json.dumps(want))
-        # the generated bucket is verified like a download: every file against SHA256SUM
-        report = download.download_google(str(dest), dest, parts="all", log=log)
+        else:
+            skipped = 1
+
+        # The generated bucket is verified like a download: every file against SHA256SUM.
+        # Its per-file "verified existing" lines and "downloaded 0 B" total would read as if
+        # nothing happened, so only unusual lines (a checksum mismatch) pass through.
+        def unusual(msg: str) -> None:
+            if not msg.startswith(("verified existing", "clusterdata-2011-2:")):
+                log(msg)
+
+        report = download.download_google(str(dest), dest, parts="all", log=unusual)
         verified = report.files_verified
+        what = "generated" if generated else "reused (generated earlier with the same settings)"
+        log(f"embedded trace {what}: {len(report.files)} files, {report.bytes_total / 1e6:.1f} MB in {dest}; "
+            f"{verified} hashed against SHA256SUM now, {len(report.files) - verified} unchanged since hashed")
     elif trace == "synthetic_alibaba":
         from stragglers.traces.synth import generate_alibaba_2018
         src = Path(data_dir) / "raw" / "_synthetic_alibaba_archive"

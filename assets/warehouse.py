@@ -8,8 +8,6 @@ from pathlib import Path
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-import duckdb as duckdb_errors
-
 from stragglers.warehouse import build as wh
 from stragglers.warehouse import locate
 from stragglers.prediction.evaluation import feature_names
@@ -44,7 +42,8 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
             counts = wh.recorded_settings(con, "staged_trace:rows", s.trace)   # same files: not counted again
             context.log.info("staged_trace: raw files unchanged since the last count")
         else:
-            counts = {f"rows_{v}": con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
+            with wh.located_errors(con, "staged_trace"):
+                counts = {f"rows_{v}": con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
             with wh.transaction(con):
                 wh.record_settings(con, "staged_trace:rows", s.trace, counts, inputs)
         quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
@@ -82,15 +81,9 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=No
             if built_from is not None and wh.recorded_inputs(con, f"check:{name}", s.trace) == key:
                 return dg.AssetCheckResult(passed=True, severity=dg.AssetCheckSeverity.ERROR, metadata={
                     "note": "table unchanged since it passed this suite (same inputs digest): not re-validated"})
-            try:
+            with wh.located_errors(con, f"check {name}"):   # a raw file that does not parse: where, what to do
                 outcome = validate_table(suite, con, table, trace=trace, docs_dir=nurd.data_path / "validation",
                                          params=p, max_rows=max_rows)
-            except (duckdb_errors.ConversionException, duckdb_errors.InvalidInputException,
-                    duckdb_errors.IOException) as e:
-                located = locate.explain(con, e, table)   # a raw file that does not parse: where, what to do
-                if located is None:
-                    raise
-                raise located from e
             if outcome.success and built_from is not None:
                 with wh.transaction(con):
                     wh.record_settings(con, f"check:{name}", s.trace, {"suite": suite}, key)

@@ -182,6 +182,24 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
     return int(n)
 
 
+@contextmanager
+def located_errors(con: duckdb.DuckDBPyConnection, what: str):
+    """Turn DuckDB's errors on reading the raw files into a TraceFormatError naming the file and
+    line (and a missing table into one naming the asset to materialize)."""
+    try:
+        yield
+    except duckdb.CatalogException as e:
+        missing = missing_upstream(e)
+        if missing is None:
+            raise
+        raise missing from e
+    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException) as e:
+        located = locate.explain(con, e, what)   # which file and line, and what to do
+        if located is None:
+            raise
+        raise located from e
+
+
 # the asset that writes each table or view (what to materialize when it is missing)
 PRODUCED_BY = {
     **{v: "staged_trace" for v in (*GOOGLE_VIEWS, *ALIBABA_VIEWS, "stg_batch_instance", "job_candidates")},
@@ -206,19 +224,9 @@ def missing_upstream(e: duckdb.Error) -> StaleTableError | None:
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
     params = settings.sql_params() | extra
-    try:
+    with located_errors(con, table):
         return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
                                   settings=settings.as_dict(), inputs=table_inputs(con, table, settings, **extra))
-    except duckdb.CatalogException as e:
-        missing = missing_upstream(e)
-        if missing is None:
-            raise
-        raise missing from e
-    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException) as e:
-        located = locate.explain(con, e, table)   # which file and line, and what to do
-        if located is None:
-            raise
-        raise located from e
 
 
 def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> None:

@@ -2,14 +2,13 @@
 
 
 import json
-import resource
 
 import dagster as dg
 import matplotlib
 import pandas as pd
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction.engine import ProgressLog
+from stragglers.prediction.engine import ProgressLog, peak_rss_mb
 from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, replace_table
 from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
 from stragglers.prediction.protocol import protocol_ablation as run_ablation
@@ -80,7 +79,7 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
         "engine": outcome.replay.engine if outcome.replay else "",
         "batches": outcome.replay.n_batches if outcome.replay else 0,
         "jobs_per_second": round(outcome.n_jobs / max(outcome.replay.seconds, 1e-9), 3) if outcome.replay else 0.0,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
         "seconds_per_job": dg.MetadataValue.json(per_job),
         "settings": dg.MetadataValue.json(nurd.evaluation().as_dict() | {
             "trace": nurd.trace, "feature_mode": nurd.selection().feature_mode, "protocol": nurd.protocol}),

@@ -291,3 +291,15 @@ class ProgressLog:
                  f"in {elapsed:.0f} s; {eta}")
 
     last_done = -1
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM; ru_maxrss would carry a parent's peak over fork + exec)."""
+    import resource
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

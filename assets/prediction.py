@@ -11,6 +11,7 @@ import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.evaluation import EvaluationOutcome, evaluate
+from stragglers.warehouse.build import usage_absent_reason
 from stragglers.prediction.methods import BASELINES
 from assets.resources import NurdSettings
 
@@ -85,6 +86,15 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
     return meta
 
 
+def _skip_without_usage(context, con, nurd: NurdSettings) -> dg.MaterializeResult | None:
+    """A trace without usage (partial mirror): a green, empty materialization saying why."""
+    reason = usage_absent_reason(con, nurd.trace)
+    if reason is None:
+        return None
+    context.log.warning(f"skipped: {reason}")
+    return dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0})
+
+
 @dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
           description="NURD on every selected job of the configured trace, replayed online (PROTOCOL.md "
@@ -93,6 +103,8 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with duckdb.get_connection() as con:
         prepare(con, nurd)
+        if (skipped := _skip_without_usage(context, con, nurd)) is not None:
+            return skipped
         outcome = evaluate(con, nurd.trace, ["nurd"], nurd.evaluation(),
                            progress=_progress(context))
     return dg.MaterializeResult(metadata=_metadata(outcome, nurd))
@@ -109,6 +121,8 @@ def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
     context.log.info(f"evaluating {methods} on {nurd.trace}")
     with duckdb.get_connection() as con:
         prepare(con, nurd)
+        if (skipped := _skip_without_usage(context, con, nurd)) is not None:
+            return skipped
         # all requested methods in one replay: jobs are loaded once and spread over the workers
         outcome = evaluate(con, nurd.trace, methods, nurd.evaluation(),
                            progress=_progress(context))

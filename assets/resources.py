@@ -22,7 +22,7 @@ class NurdSettings(dg.ConfigurableResource):
     data_dir: str = "data"
     trace: str = "synthetic"
     trace_url: str = ""                 # "" = the chosen trace's public location
-    trace_parts: str = "2"              # Google parts per table: a count N or "all"
+    trace_parts: str = "2"              # Google parts: N, "all", or per table "task_events=0-13,job_events=all"
     download_workers: int = 4
     synthetic_seed: int = 2011
     synthetic_jobs: int = 48

@@ -49,6 +49,7 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
     started = time.perf_counter()
     dest = raw_dir(data_dir, trace)
     verified = skipped = 0
+    report = None
     if trace == "synthetic":
         from stragglers.traces.synth import GENERATOR_VERSION, generate_google
         stamp = dest / ".generated.json"
@@ -78,7 +79,9 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
         verified, skipped = report.files_verified, report.files_skipped
     n_files, n_bytes = _dir_stats(dest)
     return {"path": str(dest), "files": n_files, "bytes": n_bytes, "files_verified": verified,
-            "files_skipped": skipped, "seconds": round(time.perf_counter() - started, 3)}
+            "files_skipped": skipped, "files_unverified": report.files_unverified,
+            "tables": dict(report.tables), "tables_missing": dict(report.tables_missing),
+            "seconds": round(time.perf_counter() - started, 3)}
 
 
 def source_version(trace: str, data_dir: Path | str, *, url: str = "",

@@ -121,15 +121,74 @@ def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionS
         raise clear from e
 
 
-def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> None:
-    """(Re)create the typed staging views over a Google-format trace directory."""
+REQUIRED_GOOGLE_TABLES = ("job_events", "task_events")   # the selection needs only events
+OPTIONAL_GOOGLE_TABLES = ("task_usage",)                  # features need it; absent on a partial mirror
+
+
+def _parts(raw_dir: Path, table: str) -> list[Path]:
+    return sorted((raw_dir / table).glob("part-*-of-*.csv.gz"))
+
+
+def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> dict[str, int]:
+    """(Re)create the typed staging views over a Google-format trace directory.
+
+    job_events and task_events are required. task_usage may be absent (a partial
+    mirror): its view is then empty, with the same columns, and ``staged_tables``
+    records it so that the steps needing usage say so. Returns {table: parts}."""
     raw_dir = Path(raw_dir).resolve()
-    for table in ("job_events", "task_events", "task_usage"):
-        if not any((raw_dir / table).glob("part-*-of-*.csv.gz")):
+    for table in REQUIRED_GOOGLE_TABLES:
+        if not _parts(raw_dir, table):
             raise FileNotFoundError(f"no {table} parts under {raw_dir / table} (expected part-NNNNN-of-MMMMM.csv.gz)")
+    n_parts = {t: len(_parts(raw_dir, t)) for t in REQUIRED_GOOGLE_TABLES + OPTIONAL_GOOGLE_TABLES}
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
-    for view in GOOGLE_VIEWS:
-        create_view(con, view, **params)
+    for view, table in zip(GOOGLE_VIEWS, ("job_events", "task_events", "task_usage")):
+        if n_parts[table]:
+            create_view(con, view, **params)
+        else:
+            # the same typed view over one empty part: zero rows, the same columns
+            empty = _empty_table_dir(raw_dir, table)
+            create_view(con, view, **(params | {"raw_dir": sql_path_literal(empty)}))
+    record_staged_tables(con, settings.trace, n_parts)
+    return n_parts
+
+
+def _empty_table_dir(raw_dir: Path, table: str) -> Path:
+    """A directory holding ``<table>/part-00000-of-00001.csv.gz`` with no rows (beside the raw trace,
+    never inside it: the raw directory holds only what the source holds)."""
+    import gzip
+    root = raw_dir.parent / f".{raw_dir.name}_absent_tables"
+    part = root / table / "part-00000-of-00001.csv.gz"
+    if not part.exists():
+        part.parent.mkdir(parents=True, exist_ok=True)
+        tmp = part.with_name(part.name + ".tmp")
+        with gzip.GzipFile(tmp, "wb", mtime=0):
+            pass
+        tmp.replace(part)
+    return root
+
+
+def record_staged_tables(con: duckdb.DuckDBPyConnection, trace: str, n_parts: dict[str, int]) -> None:
+    """``staged_tables``: which raw tables the trace has (parts per table), read by the steps
+    that need one to say what they skip."""
+    with transaction(con):
+        con.execute("CREATE TABLE IF NOT EXISTS staged_tables (trace VARCHAR, table_name VARCHAR, parts INTEGER)")
+        con.execute("DELETE FROM staged_tables WHERE trace = ?", [trace])
+        con.executemany("INSERT INTO staged_tables VALUES (?, ?, ?)",
+                        [[trace, t, int(n)] for t, n in n_parts.items()])
+
+
+def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | None:
+    """Why the trace has no usage measurements (None when it has them): a Google mirror
+    without task_usage parts. Alibaba's batch_instance carries usage in every row."""
+    if not table_exists(con, "staged_tables"):
+        return None
+    row = con.execute("SELECT parts FROM staged_tables WHERE trace = ? AND table_name = 'task_usage'",
+                      [trace]).fetchone()
+    if row is None or row[0] > 0:
+        return None
+    return (f"trace {trace} has no task_usage parts (a partial mirror): no usage features, so the "
+            f"feature-based methods (NURD, GBTR and the Table 3 baselines) cannot run on it; jobs, tasks, "
+            f"the funnel, job_checkpoints and the time-only rules still run")
 
 
 def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings) -> None:
@@ -154,24 +213,43 @@ def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> i
     return build_table(con, "jobs", settings)
 
 
+def _has_usage_sql(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> str:
+    return "false" if usage_absent_reason(con, settings.trace) else "true"
+
+
 def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
-    """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage)."""
+    """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage).
+    Without task_usage the ``no_usage`` exclusion does not apply (the funnel says so)."""
+    has_usage = _has_usage_sql(con, settings)
     if settings.is_google_format:
         build_table(con, "usage_windows", settings)
-    build_table(con, "task_outcomes", settings)
+    build_table(con, "task_outcomes", settings, has_usage=has_usage)
     return build_table(con, "tasks", settings)
+
+
+def build_funnel(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    return build_table(con, "selection_funnel", settings, has_usage=_has_usage_sql(con, settings))
 
 
 def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """jobs -> task_outcomes -> tasks -> selection_funnel, from the staged views."""
     counts = {"jobs": build_jobs(con, settings), "tasks": build_tasks(con, settings)}
-    counts["selection_funnel"] = build_table(con, "selection_funnel", settings)
+    counts["selection_funnel"] = build_funnel(con, settings)
     return counts
 
 
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
-    """job_checkpoints -> checkpoint_features, from ``tasks``."""
-    return {table: build_table(con, table, settings) for table in ("job_checkpoints", "checkpoint_features")}
+    """job_checkpoints -> checkpoint_features, from ``tasks``. A trace without usage gets its
+    job_checkpoints (the time-only rules need only the clock) and no checkpoint_features rows."""
+    counts = {"job_checkpoints": build_table(con, "job_checkpoints", settings)}
+    if usage_absent_reason(con, settings.trace):
+        if table_exists(con, "checkpoint_features"):
+            with transaction(con):
+                con.execute("DELETE FROM checkpoint_features WHERE trace = ?", [settings.trace])
+        counts["checkpoint_features"] = 0
+        return counts
+    counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
+    return counts
 
 
 def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None,

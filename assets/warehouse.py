@@ -26,14 +26,9 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        absent = {}
-        if s.is_google_format:
-            n_parts = wh.stage_google(con, nurd.raw_path, s)
-            views = list(wh.GOOGLE_VIEWS)
-            absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
-        else:
-            wh.stage_alibaba(con, nurd.alibaba_csv, s)
-            views = ["stg_batch_instance"]
+        n_parts = s.format.stage(con, nurd.raw_path, s)
+        views = list(wh.GOOGLE_VIEWS) if s.is_google_format else ["stg_batch_instance"]
+        absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
         counts = {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
         usage_note = wh.usage_absent_reason(con, s.trace)
     if usage_note:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field, fields
 
-TRACES = ("synthetic", "google_2011", "alibaba_2018", "alibaba_2017", "synthetic_alibaba")
-GOOGLE_FORMAT = ("synthetic", "google_2011")
-ALIBABA_FORMAT = ("alibaba_2018", "alibaba_2017", "synthetic_alibaba")
+from stragglers.traces.formats import FORMATS, TRACES, TraceFormat
+
+GOOGLE_FORMAT = tuple(n for n, f in FORMATS.items() if f.is_google_layout)
+ALIBABA_FORMAT = tuple(n for n, f in FORMATS.items() if not f.is_google_layout)
 
 
 class SettingError(ValueError):
@@ -52,10 +53,18 @@ class SelectionSettings:
                self.alibaba_steps, "an integer >= 1")
         _check(self.feature_mode in ("observed", "reference"), "feature_mode", self.feature_mode,
                "'observed' or 'reference'")
+        modes = self.format.feature_modes
+        _check(self.feature_mode in modes, "feature_mode", self.feature_mode,
+               f"one of {modes} for trace {self.trace} (its features are "
+               f"{', '.join(self.format.features)})")
+
+    @property
+    def format(self) -> TraceFormat:
+        return FORMATS[self.trace]
 
     @property
     def is_google_format(self) -> bool:
-        return self.trace in GOOGLE_FORMAT
+        return self.format.is_google_layout
 
     def sql_params(self) -> dict:
         p = asdict(self)

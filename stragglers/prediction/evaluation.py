@@ -16,11 +16,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
 from stragglers.prediction.methods import BASELINES, Method
 from stragglers.prediction.methods.nurd import NurdFamily
 from stragglers.reports.comparison import table3
-from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
+from stragglers.settings import EvaluationSettings
+from stragglers.traces.formats import trace_format
 from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
 from stragglers.warehouse.build import create_view, transaction
 
@@ -28,7 +28,7 @@ RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks
 
 
 def feature_names(trace: str) -> tuple[str, ...]:
-    return GOOGLE_FEATURES if trace in GOOGLE_FORMAT else ALIBABA_FEATURES
+    return trace_format(trace).features
 
 
 def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings

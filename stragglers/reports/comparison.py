@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.metrics import RATES as METRICS, rates
+from stragglers.traces.formats import FORMATS
 
 
 # Registry names, in the paper's Table 3 order.
@@ -62,7 +63,7 @@ DISPLAY_NAMES = {
 }
 
 # Which column of the paper's Table 3 a trace is compared with.
-PAPER_TRACE = {"google_2011": "google", "alibaba_2018": "alibaba", "alibaba_2017": "alibaba"}
+PAPER_TRACE = {name: f.paper_column for name, f in FORMATS.items() if f.paper_column}
 
 # TARGETS.md: Table 3, "TPR/FPR/FNR/F1" for Google then Alibaba.
 _PAPER_TEXT = """

@@ -191,16 +191,18 @@ def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | Non
             f"the funnel, job_checkpoints and the time-only rules still run")
 
 
-def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings) -> None:
+def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings,
+                  staging_sql: str | None = None) -> None:
+    """Staging views over an Alibaba batch_instance file; ``staging_sql`` (default: the trace
+    format's) is the SQL file of its typed view (v2017 has other columns than v2018)."""
     csv_path = Path(csv_path).resolve()
     if not csv_path.exists():
         raise FileNotFoundError(f"no batch_instance file at {csv_path}")
     params = settings.sql_params() | {"csv_path": sql_path_literal(csv_path)}
-    if settings.trace == "alibaba_2017":
-        create_view(con, "stg_batch_instance__2017", **params)
-        con.execute("CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM stg_batch_instance__2017")
-    else:
-        create_view(con, "stg_batch_instance", **params)
+    staging_sql = staging_sql or settings.format.staging_sql
+    create_view(con, staging_sql, **params)
+    if staging_sql != "stg_batch_instance":
+        con.execute(f"CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM {staging_sql}")
     for view in ALIBABA_VIEWS:
         create_view(con, view, **params)
 
@@ -266,8 +268,6 @@ def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None
 
 
 def sql_name(table: str, settings: SelectionSettings) -> str:
-    """The SQL file building ``table`` for the trace's format: Alibaba variants end in
-    ``__alibaba``; tables without one (tasks, job_checkpoints, selection_funnel) share the file."""
-    if not settings.is_google_format and (SQL_DIR / f"{table}__alibaba.sql").exists():
-        return f"{table}__alibaba"
-    return table
+    """The SQL file building ``table`` for the trace's format (its variant, e.g. ``__alibaba``;
+    tables without one, like tasks, job_checkpoints, selection_funnel, share the file)."""
+    return settings.format.sql_name(table, SQL_DIR)

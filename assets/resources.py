@@ -35,6 +35,9 @@ class NurdSettings(dg.ConfigurableResource):
     checkpoint_step_s: int = 300
     alibaba_steps: int = 50
     feature_mode: str = "observed"
+    # trace_realism
+    realism_against: str = "google_2011"  # the trace the configured one is compared with
+    usage_sample: str = ""                # usage rows (CSV with header) for a trace without task_usage
     # online evaluation
     seed: int = 0
     regressor: str = "xgboost"
@@ -99,6 +102,8 @@ def settings_from_env() -> NurdSettings:
         workers=_env_int("NURD_WORKERS", 0),
         feature_mode=_env("NURD_FEATURE_MODE", "observed"),
         synthetic_jobs=_env_int("NURD_SYNTHETIC_JOBS", 48),
+        realism_against=_env("NURD_REALISM_AGAINST", "google_2011"),
+        usage_sample=_env("NURD_USAGE_SAMPLE", ""),
         duckdb_memory_limit=_env("NURD_DUCKDB_MEMORY_LIMIT", "4GB"),
     )
 

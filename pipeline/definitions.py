@@ -6,7 +6,7 @@ import os
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from assets import prediction, reports, traces, warehouse
+from assets import prediction, realism, reports, traces, warehouse
 from assets.resources import settings_from_env, warehouse_path
 
 nurd_settings = settings_from_env()
@@ -33,7 +33,7 @@ automation = dg.AutomationConditionSensorDefinition(
 
 defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
-            warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
+            warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, prediction.nurd_eval,
             prediction.baseline_eval, reports.comparison_tables],
     asset_checks=warehouse.checks,
     jobs=[traces.observe_trace_source],

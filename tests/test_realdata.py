@@ -10,11 +10,12 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import traces, warehouse
+from assets import realism, traces, warehouse
 from assets.resources import NurdSettings
 
 PARTS = "job_events=0-19,task_events=0-1"      # ~2.7 h of task events: fast, and real
@@ -23,6 +24,7 @@ JE = ["time", "missing_info", "job_id", "event_type", "user_name", "scheduling_c
 TE = ["time", "missing_info", "job_id", "task_index", "machine_id", "event_type", "user_name",
       "scheduling_class", "priority", "cpu_request", "memory_request", "disk_request", "different_machine"]
 END = 2**63 - 1
+USAGE_SAMPLE = "samples/task_usage_part-00000_first_10000_rows.csv"
 
 
 def _read(root: Path, table: str, parts: range, names: list[str]) -> pd.DataFrame:
@@ -52,12 +54,12 @@ def real_run(realdata, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("real")
     resources = {
         "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(realdata / "google_2011"),
-                             trace_parts=PARTS),
+                             trace_parts=PARTS, usage_sample=str(realdata / "google_2011" / USAGE_SAMPLE)),
         "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
     }
     result = dg.materialize(
         [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
-         warehouse.checkpoint_features, *warehouse.checks],
+         warehouse.checkpoint_features, realism.trace_realism, *warehouse.checks],
         resources=resources, instance=dg.DagsterInstance.ephemeral())
     return result, tmp, realdata / "google_2011"
 
@@ -91,5 +93,50 @@ def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
             set(got.job_id))
         assert con.execute("SELECT count(*) FROM information_schema.tables "
                            "WHERE table_name = 'checkpoint_features'").fetchone()[0] == 0
+    finally:
+        con.close()
+
+
+def _ks_by_hand(x: np.ndarray, y: np.ndarray) -> float:
+    """sup |F_x - F_y| over every observed point (the two ECDFs are steps there)."""
+    pts = np.concatenate([x, y])
+    fx = np.searchsorted(np.sort(x), pts, side="right") / len(x)
+    fy = np.searchsorted(np.sort(y), pts, side="right") / len(y)
+    return float(np.max(np.abs(fx - fy)))
+
+
+def test_trace_realism_real_excerpt_vs_embedded(real_run):
+    result, tmp, root = real_run
+    first = result.asset_materializations_for_node("trace_realism")[0].metadata
+    assert "no statistics of google_2011" not in first["comparison"].value   # it is the real side itself
+    resources = {
+        "nurd": NurdSettings(data_dir=str(tmp), trace="synthetic", synthetic_jobs=12, realism_against="google_2011"),
+        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
+    }
+    synth = dg.materialize([traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
+                            realism.trace_realism], resources=resources, instance=dg.DagsterInstance.ephemeral())
+    assert synth.success
+    meta = synth.asset_materializations_for_node("trace_realism")[0].metadata
+    assert meta["against"].value == "google_2011" and meta["statistics"].value == 16
+    assert meta["cdfs"].value.startswith("![CDFs](data:image/png;base64,")
+    report = Path(meta["report"].value)
+    assert report.exists() and "job_p90_latency_s" in report.read_text()
+
+    from stragglers.warehouse.realism import compare
+    con = duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True)
+    try:
+        table = compare(con, "synthetic", "google_2011").set_index("statistic")
+        # independent: the real p90s from the raw files (pandas), the embedded ones from the truth of `tasks`
+        selected, latency = _expected(root)
+        real = latency.groupby(level=0).agg(["count", lambda v: np.quantile(v, 0.9)])
+        real_p90 = real[real["count"] >= 100].iloc[:, 1].to_numpy()
+        emb = con.execute("SELECT quantile_cont(latency_s, 0.9) FROM tasks WHERE trace = 'synthetic' "
+                          "GROUP BY job_id HAVING count(*) >= 100").fetchnumpy()
+        emb_p90 = next(iter(emb.values()))
+        assert table.loc["job_p90_latency_s", "distance"] == pytest.approx(_ks_by_hand(emb_p90, real_p90))
+        # usage of the real side comes from the sample: its 10,000 rows
+        assert table.loc["usage_cpu_rate", "n google_2011"] == len(pd.read_csv(root / USAGE_SAMPLE).cpu_rate.dropna())
+        assert table.loc["task_end_state", "measure"] == "TV"
+        assert 0 <= table.distance.min() and table.distance.max() <= 1
     finally:
         con.close()

@@ -4,12 +4,14 @@
 import base64
 import io
 import json
+import resource
 
 import dagster as dg
 import matplotlib
 import pandas as pd
 from dagster_duckdb import DuckDBResource
 
+from stragglers.prediction.engine import ProgressLog
 from stragglers.prediction.evaluation import EvaluationOutcome, evaluate
 from stragglers.warehouse.build import usage_absent_reason
 from stragglers.prediction.methods import BASELINES
@@ -53,12 +55,27 @@ def f1_plot(outcome: EvaluationOutcome) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _progress(context: dg.AssetExecutionContext):
-    """Log every 10th replayed job and the last one."""
-    def report(i: int, n: int) -> None:
-        if i % 10 == 0 or i == n:
-            context.log.info(f"jobs replayed: {i}/{n}")
-    return report
+def _run(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource,
+         methods: list[str]) -> EvaluationOutcome:
+    """Evaluate ``methods`` on the engine the settings choose, logging progress every ~10 s."""
+    engine = nurd.engine()
+    context.log.info(f"evaluating {methods} on {nurd.trace}: "
+                     f"{'Dask scheduler ' + engine.dask_address if engine.dask_address else 'local processes'}, "
+                     f"batches of {engine.batch_jobs} jobs via {engine.exchange_dir}")
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        return evaluate(con, nurd.trace, methods, nurd.evaluation(), progress=ProgressLog(context.log.info, methods),
+                        engine=engine, exchange=engine.exchange_dir)
+
+
+def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult | None:
+    """A trace without usage (partial mirror): a green, empty materialization saying why."""
+    with duckdb.get_connection() as con:
+        reason = usage_absent_reason(con, nurd.trace)
+    if reason is None:
+        return None
+    context.log.warning(f"skipped: {reason}")
+    return dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0})
 
 
 def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
@@ -73,6 +90,10 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
         "fallback_checkpoints": len(fallbacks),
         "fallback_jobs": int(fallbacks["job_id"].nunique()) if len(fallbacks) else 0,
         "seconds": round(outcome.seconds, 2),
+        "engine": outcome.replay.engine if outcome.replay else "",
+        "batches": outcome.replay.n_batches if outcome.replay else 0,
+        "jobs_per_second": round(outcome.n_jobs / max(outcome.replay.seconds, 1e-9), 3) if outcome.replay else 0.0,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "seconds_per_job": dg.MetadataValue.json(per_job),
         "settings": dg.MetadataValue.json(nurd.evaluation().as_dict() | {"trace": nurd.trace,
                                                                            "feature_mode": nurd.feature_mode}),
@@ -86,27 +107,19 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
     return meta
 
 
-def _skip_without_usage(context, con, nurd: NurdSettings) -> dg.MaterializeResult | None:
-    """A trace without usage (partial mirror): a green, empty materialization saying why."""
-    reason = usage_absent_reason(con, nurd.trace)
-    if reason is None:
-        return None
-    context.log.warning(f"skipped: {reason}")
-    return dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0})
-
-
 @dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
-          description="NURD on every selected job of the configured trace, replayed online (PROTOCOL.md "
-                      "section 4), with its ablations NURD-NC and GBTR sharing its fitted models. Writes "
-                      "`predictions`, `job_metrics`, `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
+          description="NURD on every selected job of the configured trace, replayed online: at each "
+                      "checkpoint from t0 (a first share of the job's tasks has finished, setting "
+                      "`initial_fraction`) to tau (its straggler threshold: the `quantile` of its task "
+                      "latencies) a method sees only the tasks finished by then and the "
+                      "features observed so far, and flags running tasks as stragglers. NURD's ablations "
+                      "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
+                      "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        if (skipped := _skip_without_usage(context, con, nurd)) is not None:
-            return skipped
-        outcome = evaluate(con, nurd.trace, ["nurd"], nurd.evaluation(),
-                           progress=_progress(context))
+    if (skipped := _skip_without_usage(context, nurd, duckdb)) is not None:
+        return skipped
+    outcome = _run(context, nurd, duckdb, ["nurd"])
     return dg.MaterializeResult(metadata=_metadata(outcome, nurd))
 
 
@@ -118,13 +131,9 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
 def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     methods = sorted(context.partition_keys)
-    context.log.info(f"evaluating {methods} on {nurd.trace}")
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        if (skipped := _skip_without_usage(context, con, nurd)) is not None:
-            return skipped
-        # all requested methods in one replay: jobs are loaded once and spread over the workers
-        outcome = evaluate(con, nurd.trace, methods, nurd.evaluation(),
-                           progress=_progress(context))
+    if (skipped := _skip_without_usage(context, nurd, duckdb)) is not None:
+        return skipped
+    # all requested methods in one replay: jobs are loaded once and spread over the workers
+    outcome = _run(context, nurd, duckdb, methods)
     metadata = _metadata(outcome, nurd)
     return dg.MaterializeResult(metadata=metadata)

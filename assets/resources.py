@@ -1,58 +1,48 @@
-"""Settings of the pipeline as a Dagster resource.
+"""The ``nurd`` resource (the settings, as Dagster config) and the ``duckdb`` warehouse resource.
 
-Every field can come from an environment variable (CONTRACT.md names) and be
-overridden in the launchpad / run config. ``selection()`` and ``evaluation()``
-hand plain typed settings to the Dagster-free code.
+``NurdSettings`` has one config field per run setting of ``stragglers.settings.Settings``,
+generated from it: the default, the variable and the description are written there
+only.  A field whose variable is set becomes an ``EnvVar`` (the UI shows where the
+value came from); the launchpad / run config overrides any field.  ``settings()``
+validates all of them at once, before any work.
+
+``WarehouseResource`` opens ``<data_dir>/warehouse.duckdb`` of the *run's* settings
+(not of the environment at load time), with the run's DuckDB memory limit, threads
+and spill directory: overriding ``data_dir`` in the launchpad moves the warehouse too.
 """
 
+from __future__ import annotations
 
 import os
+import typing
+from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 
 import dagster as dg
+from dagster_duckdb import DuckDBResource
+from pydantic import Field
 
-from stragglers.traces.download import parse_parts
-from stragglers.settings import EvaluationSettings, SelectionSettings
+from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, Settings
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
+RUN_SETTINGS = [f for f in fields(Settings) if f.metadata["run"]]
 
-class NurdSettings(dg.ConfigurableResource):
-    """Where data lives, which trace, and every protocol setting (PROTOCOL.md)."""
 
-    data_dir: str = "data"
-    trace: str = "synthetic"
-    trace_url: str = ""                 # "" = the chosen trace's public location
-    trace_parts: str = "2"              # Google parts: N, "all", or per table "task_events=0-13,job_events=all"
-    download_workers: int = 4
-    synthetic_seed: int = 2011
-    synthetic_jobs: int = 48
-    synthetic_parts: int = 8
-    # selection and features
-    production_rule: str = "max_class"
-    min_tasks: int = 100
-    quantile: float = 0.9
-    initial_fraction: float = 0.04
-    checkpoint_step_s: int = 300
-    alibaba_steps: int = 50
-    feature_mode: str = "observed"
-    # trace_realism
-    realism_against: str = "google_2011"  # the trace the configured one is compared with
-    usage_sample: str = ""                # usage rows (CSV with header) for a trace without task_usage
-    # online evaluation
-    seed: int = 0
-    regressor: str = "xgboost"
-    alpha: float = 0.5
-    eps: float = 0.05
-    workers: int = 0                    # 0 = one per core
-    min_finished: int = 20
-    n_boot: int = 1000
-    # DuckDB (out of core)
-    duckdb_memory_limit: str = "4GB"
-    duckdb_threads: int = 0             # 0 = DuckDB's default (all cores)
+class _SettingsViews:
+    """Derived values; every field is a setting of ``Settings``."""
+
+    def settings(self) -> Settings:
+        """The validated settings of this run (raises SettingError naming the first bad one)."""
+        return Settings(**{f.name: getattr(self, f.name) for f in RUN_SETTINGS})
 
     @property
     def data_path(self) -> Path:
         return Path(self.data_dir)
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.settings().warehouse_path
 
     @property
     def raw_path(self) -> Path:
@@ -64,49 +54,71 @@ class NurdSettings(dg.ConfigurableResource):
 
     @property
     def parts(self) -> int | str:
-        return parse_parts(self.trace_parts)
+        return self.settings().parts
 
     @property
     def scale(self) -> SyntheticScale:
         return SyntheticScale(seed=self.synthetic_seed, n_jobs=self.synthetic_jobs, n_parts=self.synthetic_parts)
 
     def selection(self) -> SelectionSettings:
-        return SelectionSettings(
-            trace=self.trace, production_rule=self.production_rule, min_tasks=self.min_tasks,
-            quantile=self.quantile, initial_fraction=self.initial_fraction,
-            checkpoint_step_s=self.checkpoint_step_s, alibaba_steps=self.alibaba_steps,
-            feature_mode=self.feature_mode)
+        return self.settings().selection()
 
     def evaluation(self) -> EvaluationSettings:
-        return EvaluationSettings(
-            seed=self.seed, quantile=self.quantile, alpha=self.alpha, eps=self.eps, regressor=self.regressor,
-            workers=self.workers or (os.cpu_count() or 1), min_finished=self.min_finished, n_boot=self.n_boot)
+        return self.settings().evaluation()
+
+    def engine(self) -> EngineSettings:
+        return self.settings().engine()
+
+    def hound(self):
+        return self.settings().hound()
 
 
-def _env(name: str, default: str):
-    """An EnvVar when the variable is set (the UI shows where the value came from), else the default."""
-    return dg.EnvVar(name) if os.environ.get(name) else default
+def _resource_class() -> type:
+    hints = typing.get_type_hints(Settings)
+    namespace: dict = {"__module__": __name__, "__annotations__": {}}
+    for f in RUN_SETTINGS:
+        namespace["__annotations__"][f.name] = hints[f.name]
+        var = f.metadata["env"]
+        namespace[f.name] = Field(default=f.default,
+                                  description=f.metadata["doc"] + (f" (environment: {var})" if var else ""))
+    namespace["__doc__"] = ("Every setting of the pipeline (stragglers.settings.Settings): where data lives, "
+                            "which trace, the protocol (docs/PROTOCOL.md), the evaluation and DuckDB.")
+    return type("NurdSettings", (_SettingsViews, dg.ConfigurableResource), namespace)
 
 
-def _env_int(name: str, default: int):
-    return dg.EnvVar.int(name) if os.environ.get(name) else default
+NurdSettings = _resource_class()
 
 
-def settings_from_env() -> NurdSettings:
-    return NurdSettings(
-        data_dir=_env("NURD_DATA_DIR", "data"),
-        trace=_env("NURD_TRACE", "synthetic"),
-        trace_url=_env("NURD_TRACE_URL", ""),
-        trace_parts=_env("NURD_TRACE_PARTS", "2"),
-        seed=_env_int("NURD_SEED", 0),
-        workers=_env_int("NURD_WORKERS", 0),
-        feature_mode=_env("NURD_FEATURE_MODE", "observed"),
-        synthetic_jobs=_env_int("NURD_SYNTHETIC_JOBS", 48),
-        realism_against=_env("NURD_REALISM_AGAINST", "google_2011"),
-        usage_sample=_env("NURD_USAGE_SAMPLE", ""),
-        duckdb_memory_limit=_env("NURD_DUCKDB_MEMORY_LIMIT", "4GB"),
-    )
+def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> NurdSettings:
+    """The resource as the environment configures it; every value is validated now (fail fast:
+    a bad NURD_... stops the code location from loading, naming the variable)."""
+    environ = os.environ if environ is None else environ
+    Settings.from_env(environ)
+    values = {}
+    for f in RUN_SETTINGS:
+        var = f.metadata["env"]
+        if var and environ.get(var, "") != "":
+            kind = typing.get_type_hints(Settings)[f.name]
+            values[f.name] = dg.EnvVar.int(var) if kind is int else (
+                dg.EnvVar.float(var) if kind is float else dg.EnvVar(var))
+    return NurdSettings(**values)
+
+
+class WarehouseResource(DuckDBResource):
+    """DuckDB on ``<data_dir>/warehouse.duckdb`` of the run's ``nurd`` settings. The assets'
+    ``prepare`` (assets/common.py) sets the run's memory limit, threads and spill directory."""
+
+    nurd: NurdSettings
+    database: str = ""     # "" = the run's <data_dir>/warehouse.duckdb
+
+    @contextmanager
+    def get_connection(self):
+        path = Path(self.database) if self.database else self.nurd.settings().warehouse_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with DuckDBResource(database=str(path)).get_connection() as con:
+            yield con
 
 
 def warehouse_path(data_dir: str | None = None) -> Path:
-    return Path(data_dir or os.environ.get("NURD_DATA_DIR") or "data") / "warehouse.duckdb"
+    """The warehouse of ``data_dir``, else of the environment's settings."""
+    return Settings.from_env(**({"data_dir": data_dir} if data_dir else {})).warehouse_path

@@ -1,22 +1,22 @@
 """The Definitions object: every asset, check, resource, job and schedule."""
 
 
-import os
-
 import dagster as dg
-from dagster_duckdb import DuckDBResource
 
-from assets import prediction, realism, reports, traces, warehouse
-from assets.resources import settings_from_env, warehouse_path
+from assets import diagnosis, prediction, realism, reports, traces, warehouse
+from assets.resources import WarehouseResource, settings_from_env
+from stragglers.settings import Settings
 
+# Every NURD_... variable is validated here, before any run: a bad value stops the load, naming it.
+load_settings = Settings.from_env()
 nurd_settings = settings_from_env()
 
-AUTOMATION_ON = os.environ.get("NURD_AUTOMATION", "on") != "off"
+AUTOMATION_ON = load_settings.automation == "on"
 
 observe_trace_sources = dg.ScheduleDefinition(
     name="observe_trace_sources",
     target=traces.observe_trace_source,
-    cron_schedule=os.environ.get("NURD_OBSERVE_CRON", "0 4 * * *"),
+    cron_schedule=load_settings.observe_cron,
     default_status=dg.DefaultScheduleStatus.RUNNING if AUTOMATION_ON else dg.DefaultScheduleStatus.STOPPED,
     description="Observe the trace source (default daily, NURD_OBSERVE_CRON); a new data version "
                 "re-materializes the chain through the assets' automation conditions.",
@@ -34,17 +34,15 @@ automation = dg.AutomationConditionSensorDefinition(
 defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
             warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, prediction.nurd_eval,
-            prediction.baseline_eval, reports.comparison_tables],
-    asset_checks=warehouse.checks,
+            prediction.baseline_eval, reports.comparison_tables, *diagnosis.assets],
+    asset_checks=[*warehouse.checks, *diagnosis.checks],
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation],
     resources={
         "nurd": nurd_settings,
-        "duckdb": DuckDBResource(
-            database=str(warehouse_path()),
-            connection_config={"memory_limit": os.environ.get("NURD_DUCKDB_MEMORY_LIMIT", "4GB")},
-        ),
+        # <data_dir>/warehouse.duckdb of the run's settings (a launchpad data_dir moves it too)
+        "duckdb": WarehouseResource(nurd=nurd_settings),
     },
     # DuckDB allows one writer process: steps run one after another in the run's process,
     # and evaluations parallelize inside their step (process pool over jobs).

@@ -2,10 +2,20 @@
 # Create .venv with Python 3.11 and install the project (editable) with its test extras.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  -h|--help)
+    echo "Usage: bash scripts/setup.sh"
+    echo
+    echo "Creates .venv (Python 3.11, or \$PYTHON) and installs the project editable with its"
+    echo "test extras (pip install -e '.[test]'). Re-running it only installs what changed."
+    exit 0 ;;
+esac
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $("$PY" --version 2>&1)"
   "$PY" -m venv .venv
 fi
+echo "setup: installing the project into .venv (about 3 minutes the first time, seconds after)"
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"

@@ -1,24 +1,30 @@
 -- Jobs and tasks before and after every filter of the selection, by reason.
+-- sum() of BIGINT is HUGEINT in DuckDB (a float in pandas) and NULL over no rows: counts are
+-- coalesced to 0 and cast back to BIGINT.
 -- `step` orders the rows; `kept` says whether the row is what goes on.
 WITH c AS (SELECT * FROM job_candidates)
 SELECT '${trace}' AS trace, * FROM (
-    SELECT 1 AS step, 'all jobs (job_events or task_events)' AS stage, 'input' AS reason, true AS kept,
-           count(*) AS jobs, sum(n_tasks) AS tasks FROM c
+    SELECT 0 AS step, 'raw rows set aside as malformed (table quarantine)' AS stage, 'quarantined' AS reason,
+           false AS kept, count(DISTINCT job_id) AS jobs, count(*) AS tasks
+    FROM quarantine WHERE trace = '${trace}'
+    UNION ALL
+    SELECT 1, 'all jobs (job_events or task_events)', 'input', true,
+           count(*), coalesce(sum(n_tasks), 0)::BIGINT FROM c
     UNION ALL
     SELECT 2, 'jobs without task events', 'no_task_events', false,
            count(*), 0 FROM c WHERE n_tasks = 0
     UNION ALL
     SELECT 3, 'not production (${production_rule})', 'not_production', false,
-           count(*), sum(n_tasks) FROM c WHERE n_tasks > 0 AND NOT coalesce(is_production, false)
+           count(*), coalesce(sum(n_tasks), 0)::BIGINT FROM c WHERE n_tasks > 0 AND NOT coalesce(is_production, false)
     UNION ALL
     SELECT 4, 'production jobs', 'production', true,
-           count(*), sum(n_tasks) FROM c WHERE n_tasks > 0 AND is_production
+           count(*), coalesce(sum(n_tasks), 0)::BIGINT FROM c WHERE n_tasks > 0 AND is_production
     UNION ALL
     SELECT 5, 'fewer than ${min_tasks} tasks', 'too_few_tasks', false,
-           count(*), sum(n_tasks) FROM c WHERE n_tasks > 0 AND is_production AND n_tasks < ${min_tasks}
+           count(*), coalesce(sum(n_tasks), 0)::BIGINT FROM c WHERE n_tasks > 0 AND is_production AND n_tasks < ${min_tasks}
     UNION ALL
     SELECT 6, 'selected jobs', 'selected', true,
-           count(*), sum(n_tasks) FROM jobs WHERE trace = '${trace}'
+           count(*), coalesce(sum(n_tasks), 0)::BIGINT FROM jobs WHERE trace = '${trace}'
     UNION ALL
     SELECT 7, 'tasks of selected jobs: ' || outcome, outcome, outcome = 'finished',
            count(DISTINCT job_id), count(*)

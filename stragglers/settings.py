@@ -1,62 +1,329 @@
-"""Typed settings of the selection, features and online evaluation.
+"""The pipeline's settings: one model, one default per setting, one check per setting.
 
-Plain dataclasses (no Dagster): the Dagster resource in ``pipeline`` fills
-them from environment variables / run config, tests build them directly.
-Every bad value is rejected with an error naming the setting.
+``Settings`` (plain frozen dataclass, no Dagster) lists every setting once: its
+default, its environment variable (if any) and its check.  Everything else is
+derived from it:
+
+- ``Settings.from_env()`` reads the ``NURD_...`` variables (a value that does not
+  parse or check is rejected with an error naming the variable);
+- the Dagster resource ``nurd`` (``assets/resources.py``) has one config field per
+  setting, generated from this class; its ``settings()`` validates them all at once;
+- ``SelectionSettings`` and ``EvaluationSettings``, the typed subsets handed to the
+  Dagster-free code, take their defaults and checks from here (tests build them
+  directly).
+
+Every bad value raises ``SettingError`` naming the setting (and its variable).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field, fields
+import re
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 from stragglers.traces.formats import FORMATS, TRACES, TraceFormat
 
 GOOGLE_FORMAT = tuple(n for n, f in FORMATS.items() if f.is_google_layout)
 ALIBABA_FORMAT = tuple(n for n, f in FORMATS.items() if not f.is_google_layout)
+ON_BAD_ROWS = ("fail", "quarantine")
 
 
 class SettingError(ValueError):
     """A setting has a value the pipeline cannot use."""
 
 
-def _check(cond: bool, name: str, value, expected: str) -> None:
-    if not cond:
-        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
+# --------------------------------------------------------------------------- checks
+# A check returns None when the value is fine, else what was expected.
+Check = Callable[[Any], "str | None"]
 
 
+def one_of(*choices: str) -> Check:
+    return lambda v: None if v in choices else f"one of {', '.join(repr(c) for c in choices)}"
+
+
+def int_at_least(lo: int) -> Check:
+    return lambda v: None if isinstance(v, int) and not isinstance(v, bool) and v >= lo else f"an integer >= {lo}"
+
+
+def number_in(lo: float, hi: float, *, lo_open=False, hi_open=False) -> Check:
+    def check(v):
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and (
+            (lo < v if lo_open else lo <= v) and (v < hi if hi_open else v <= hi))
+        return None if ok else f"a number in {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
+    return check
+
+
+def synthetic_job_count(v) -> str | None:
+    from stragglers.traces.synth.google import N_SPECIAL_JOBS  # the generator's hand-made jobs come first
+
+    return int_at_least(N_SPECIAL_JOBS + 1)(v)
+
+
+def positive_number(v) -> str | None:
+    return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else "a number > 0"
+
+
+def nonempty(v) -> str | None:
+    return None if isinstance(v, str) and v.strip() else "a non-empty string"
+
+
+def any_string(v) -> str | None:
+    return None if isinstance(v, str) else "a string"
+
+
+def parts_spec(v) -> str | None:
+    """Google parts: "all", a positive integer N (parts 0..N-1 of every table), or per-table
+    selections such as "task_events=0-13,job_events=all" (stragglers/traces/google_parts.py)."""
+    from stragglers.traces.google_parts import parse_parts
+    try:
+        parse_parts(v)
+    except ValueError:
+        return "'all' or a positive integer (or per-table selections such as 'task_events=0-13,job_events=all')"
+    return None
+
+
+_MEMORY = re.compile(r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", re.I)
+
+
+def dask_address(v) -> str | None:
+    return None if isinstance(v, str) and (v == "" or "://" in v) else "'' or a scheduler address such as tcp://127.0.0.1:8786"
+
+
+def memory_size(v) -> str | None:
+    return None if isinstance(v, str) and _MEMORY.match(v) else "a size such as '4GB' or '512MiB'"
+
+
+def cron(v) -> str | None:
+    return None if isinstance(v, str) and len(v.split()) == 5 else "a 5-field cron expression such as '0 4 * * *'"
+
+
+def setting(default, *, check: Check, env: str | None = None, doc: str = "", run: bool = True):
+    """A settings field: its default (written here only), check, variable and description.
+    ``run=False``: read when the definitions load (schedules, sensors), not a run setting."""
+    return field(default=default, metadata={"check": check, "env": env, "doc": doc, "run": run})
+
+
+# --------------------------------------------------------------------------- the model
 @dataclass(frozen=True)
-class SelectionSettings:
-    trace: str = "synthetic"
-    production_rule: str = "max_class"     # or "priority" (tasks with priority 9..11)
-    min_tasks: int = 100
-    quantile: float = 0.9                  # straggler threshold: the job's latency quantile
-    initial_fraction: float = 0.04         # t0 = time by which this share of tasks finished
-    checkpoint_step_s: int = 300           # Google: one usage window
-    alibaba_steps: int = 50                # Alibaba: equal steps between t0 and tau
-    feature_mode: str = "observed"         # or "reference" (the authors' leaky construction)
-    min_cpu_rate_for_cpi: float = 1e-4     # CPI/MAI of windows with less CPU are missing
-    max_cpi: float = 100.0
-    max_mai: float = 10.0
+class Settings:
+    # where and which trace
+    data_dir: str = setting("data", env="NURD_DATA_DIR", check=nonempty,
+                            doc="downloads, the warehouse (warehouse.duckdb) and the reports live here")
+    trace: str = setting("synthetic", env="NURD_TRACE", check=one_of(*TRACES), doc="the trace to run on")
+    trace_url: str = setting("", env="NURD_TRACE_URL", check=any_string,
+                             doc="the trace's source; '' = its public location")
+    trace_parts: str = setting("2", env="NURD_TRACE_PARTS", check=parts_spec,
+                               doc="Google parts: a count N (parts 0..N-1 of every table), 'all', or per "
+                                   "table, e.g. 'task_events=0-13,job_events=all' (tables not named are not "
+                                   "fetched unless a bare N or 'all' is given)")
+    download_workers: int = setting(4, check=int_at_least(1), doc="parallel downloads")
+    synthetic_seed: int = setting(2011, check=int_at_least(0), doc="seed of the embedded trace generator")
+    synthetic_jobs: int = setting(48, env="NURD_SYNTHETIC_JOBS", check=synthetic_job_count,
+                                  doc="jobs of the embedded trace")
+    synthetic_parts: int = setting(8, check=int_at_least(1), doc="parts per table of the embedded trace")
+    on_bad_rows: str = setting("fail", env="NURD_ON_BAD_ROWS", check=one_of(*ON_BAD_ROWS),
+                               doc="a malformed trace row: 'fail' (stop, naming file and line) or "
+                                   "'quarantine' (set aside in table quarantine, counted)")
+    # selection and features (docs/PROTOCOL.md)
+    production_rule: str = setting("max_class", check=one_of("max_class", "priority"),
+                                   doc="production job: max scheduling class >= 1, or a task priority 9-11")
+    min_tasks: int = setting(100, check=int_at_least(2), doc="jobs with fewer tasks are not selected")
+    quantile: float = setting(0.9, check=number_in(0.5, 1, hi_open=True),
+                              doc="straggler threshold: the job's latency quantile")
+    initial_fraction: float = setting(0.04, check=number_in(0, 1, lo_open=True, hi_open=True),
+                                      doc="t0 = time by which this share of the tasks finished")
+    checkpoint_step_s: int = setting(300, check=int_at_least(1), doc="Google: seconds between checkpoints")
+    alibaba_steps: int = setting(50, check=int_at_least(1), doc="Alibaba: equal steps between t0 and tau")
+    feature_mode: str = setting("observed", env="NURD_FEATURE_MODE", check=one_of("observed", "reference"),
+                                doc="'observed': only what was visible at the checkpoint; 'reference': the "
+                                    "authors' leaky construction")
+    min_cpu_rate_for_cpi: float = setting(1e-4, check=positive_number,
+                                          doc="CPI/MAI of usage windows with less CPU are missing")
+    max_cpi: float = setting(100.0, check=positive_number, doc="CPI above this is missing")
+    max_mai: float = setting(10.0, check=positive_number, doc="MAI above this is missing")
+    # trace_realism (stragglers/warehouse/realism.py)
+    realism_against: str = setting("google_2011", env="NURD_REALISM_AGAINST", check=one_of(*TRACES),
+                                   doc="trace_realism compares the configured trace with this one")
+    usage_sample: str = setting("", env="NURD_USAGE_SAMPLE", check=any_string,
+                                doc="usage rows (CSV with a header row) standing for the usage of a trace "
+                                    "without task_usage in trace_realism, e.g. the real excerpt's sample")
+    # online evaluation
+    seed: int = setting(0, env="NURD_SEED", check=int_at_least(0), doc="seed of the evaluation and bootstrap")
+    regressor: str = setting("xgboost", check=one_of("xgboost", "sklearn"),
+                             doc="NURD's regressor ('sklearn' = GradientBoostingRegressor, the authors')")
+    alpha: float = setting(0.5, check=number_in(0, 1, lo_open=True, hi_open=True), doc="NURD calibration")
+    eps: float = setting(0.05, check=number_in(0, 1, lo_open=True), doc="NURD minimum weight")
+    workers: int = setting(0, env="NURD_WORKERS", check=int_at_least(0),
+                           doc="evaluation worker processes; 0 = one per core")
+    min_finished: int = setting(20, check=int_at_least(2),
+                                doc="jobs with fewer finished tasks are skipped (counted)")
+    n_boot: int = setting(1000, check=int_at_least(1), doc="bootstrap resamples over jobs")
+    # where the replays run (stragglers/prediction/engine.py)
+    dask_address: str = setting("", env="NURD_DASK_ADDRESS", check=dask_address,
+                                doc="a Dask scheduler to replay jobs on, e.g. tcp://host:8786; '' = local "
+                                    "processes (workers)")
+    exchange_dir: str = setting("", env="NURD_EXCHANGE_DIR", check=any_string,
+                                doc="where job batches are exported as Parquet for the workers (a path every "
+                                    "Dask worker can read); '' = <data_dir>/exchange")
+    batch_jobs: int = setting(200, env="NURD_BATCH_JOBS", check=int_at_least(1),
+                              doc="jobs per batch streamed from the warehouse (memory grows with it, not "
+                                  "with the number of jobs)")
+    # Hound cause diagnosis (stragglers/diagnosis, docs/HOUND.md)
+    hound_min_tasks: int = setting(20, env="NURD_HOUND_MIN_TASKS", check=int_at_least(5),
+                                   doc="Hound: jobs with fewer finished tasks are not diagnosed (Hound Section 4.1)")
+    hound_replicas: int = setting(20, check=int_at_least(1),
+                                  doc="Hound PR: bootstrap replicas of Bagging Augmented ElasticNet (Algorithm 1)")
+    hound_adaboost_rounds: int = setting(25, check=int_at_least(1),
+                                         doc="Hound CA: AdaBoost iterations of the propensity score (Algorithm 2)")
+    hound_words: int = setting(500, check=int_at_least(10),
+                               doc="Hound meta learning: words drawn per job (Algorithm 3)")
+    # DuckDB (out of core)
+    duckdb_memory_limit: str = setting("4GB", env="NURD_DUCKDB_MEMORY_LIMIT", check=memory_size,
+                                       doc="DuckDB spills to disk past this")
+    duckdb_threads: int = setting(0, check=int_at_least(0), doc="DuckDB threads; 0 = DuckDB's default")
+    # read when the definitions load
+    automation: str = setting("on", env="NURD_AUTOMATION", check=one_of("on", "off"), run=False,
+                              doc="'off' starts the schedule and the automation sensor stopped")
+    observe_cron: str = setting("0 4 * * *", env="NURD_OBSERVE_CRON", check=cron, run=False,
+                                doc="when the trace source is observed")
 
     def __post_init__(self) -> None:
-        _check(self.trace in TRACES, "NURD_TRACE", self.trace, f"one of {TRACES}")
-        _check(self.production_rule in ("max_class", "priority"), "production_rule",
-               self.production_rule, "'max_class' or 'priority'")
-        _check(isinstance(self.min_tasks, int) and self.min_tasks >= 2, "min_tasks", self.min_tasks, "an integer >= 2")
-        _check(0.5 <= self.quantile < 1, "quantile", self.quantile, "a number in [0.5, 1)")
-        _check(0 < self.initial_fraction < self.quantile, "initial_fraction", self.initial_fraction,
-               "a number in (0, quantile)")
-        _check(isinstance(self.checkpoint_step_s, int) and self.checkpoint_step_s >= 1,
-               "checkpoint_step_s", self.checkpoint_step_s, "an integer >= 1 (seconds)")
-        _check(isinstance(self.alibaba_steps, int) and self.alibaba_steps >= 1, "alibaba_steps",
-               self.alibaba_steps, "an integer >= 1")
-        _check(self.feature_mode in ("observed", "reference"), "feature_mode", self.feature_mode,
-               "'observed' or 'reference'")
+        validate(self)
+
+    # ---- derived values
+    @property
+    def data_path(self) -> Path:
+        return Path(self.data_dir)
+
+    @property
+    def warehouse_path(self) -> Path:
+        return Path(self.data_dir) / "warehouse.duckdb"
+
+    @property
+    def parts(self) -> int | str | dict:
+        from stragglers.traces.google_parts import parse_parts
+        return parse_parts(self.trace_parts)
+
+    @property
+    def resolved_workers(self) -> int:
+        return self.workers or (os.cpu_count() or 1)
+
+    def selection(self) -> SelectionSettings:
+        return SelectionSettings(**{f.name: getattr(self, f.name) for f in fields(SelectionSettings)})
+
+    def evaluation(self) -> EvaluationSettings:
+        return EvaluationSettings(**{f.name: getattr(self, f.name) for f in fields(EvaluationSettings)})
+
+    def engine(self) -> EngineSettings:
+        return EngineSettings(dask_address=self.dask_address, batch_jobs=self.batch_jobs,
+                              exchange_dir=self.exchange_dir or str(Path(self.data_dir) / "exchange"))
+
+    def hound(self):
+        """Hound's settings (stragglers/diagnosis/settings.py holds the ones not exposed here)."""
+        from stragglers.diagnosis.settings import HoundSettings
+        return HoundSettings(min_tasks=self.hound_min_tasks, seed=self.seed, replicas=self.hound_replicas,
+                             adaboost_rounds=self.hound_adaboost_rounds, words=self.hound_words,
+                             workers=self.resolved_workers)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> Settings:
+        """Defaults, then the ``NURD_...`` variables that are set (non-empty), then ``overrides``."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            var = f.metadata["env"]
+            if var and environ.get(var, "") != "":
+                values[f.name] = parse_env(f.name, environ[var])
+        return cls(**(values | overrides))
+
+
+# --------------------------------------------------------------------------- helpers
+def _types() -> dict[str, type]:
+    hints = typing.get_type_hints(Settings)
+    return {name: hints[name] for name in hints}
+
+
+def spec(name: str):
+    """The dataclass field of setting ``name`` (default, env, check, doc in its metadata)."""
+    for f in fields(Settings):
+        if f.name == name:
+            return f
+    raise KeyError(f"unknown setting {name!r}")
+
+
+def default(name: str):
+    """The default of setting ``name``: the domain dataclasses use it instead of repeating it."""
+    d = spec(name).default
+    assert d is not MISSING
+    return d
+
+
+def label(name: str) -> str:
+    """How an error names the setting: its variable when it has one."""
+    var = spec(name).metadata["env"]
+    return f"{name} ({var})" if var else name
+
+
+def parse_env(name: str, raw: str):
+    """An environment value converted to the setting's type, or a SettingError naming the variable."""
+    kind = _types()[name]
+    var = spec(name).metadata["env"]
+    try:
+        return kind(raw.strip()) if kind in (int, float) else raw
+    except ValueError:
+        raise SettingError(f"setting {var}={raw!r} is invalid: expected {'an integer' if kind is int else 'a number'}"
+                           f" ({spec(name).metadata['doc']})") from None
+
+
+def validate(obj) -> None:
+    """Check every field of ``obj`` (Settings or a subset) with the setting's check, then the
+    rules between settings; the first failure raises SettingError naming the setting."""
+    types = _types()
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if types.get(f.name) is float and isinstance(value, int) and not isinstance(value, bool):
+            object.__setattr__(obj, f.name, float(value))
+            value = float(value)
+        expected = spec(f.name).metadata["check"](value)
+        if expected:
+            var = spec(f.name).metadata["env"]
+            shown = f"{var}={value!r}" if var else f"{f.name}={value!r}"
+            raise SettingError(f"setting {shown} is invalid: expected {expected} ({spec(f.name).metadata['doc']})")
+    names = {f.name for f in fields(obj)}
+    if {"initial_fraction", "quantile"} <= names and not obj.initial_fraction < obj.quantile:
+        raise SettingError(f"setting initial_fraction={obj.initial_fraction!r} is invalid: expected a number "
+                           f"below quantile={obj.quantile!r} (t0 must come before the straggler threshold)")
+
+
+# --------------------------------------------------------------------------- typed subsets
+@dataclass(frozen=True)
+class SelectionSettings:
+    """What the warehouse's selection and features depend on (recorded with every table)."""
+    trace: str = default("trace")
+    production_rule: str = default("production_rule")
+    min_tasks: int = default("min_tasks")
+    quantile: float = default("quantile")
+    initial_fraction: float = default("initial_fraction")
+    checkpoint_step_s: int = default("checkpoint_step_s")
+    alibaba_steps: int = default("alibaba_steps")
+    feature_mode: str = default("feature_mode")
+    min_cpu_rate_for_cpi: float = default("min_cpu_rate_for_cpi")
+    max_cpi: float = default("max_cpi")
+    max_mai: float = default("max_mai")
+    on_bad_rows: str = default("on_bad_rows")
+
+    def __post_init__(self) -> None:
+        validate(self)
         modes = self.format.feature_modes
-        _check(self.feature_mode in modes, "feature_mode", self.feature_mode,
-               f"one of {modes} for trace {self.trace} (its features are "
-               f"{', '.join(self.format.features)})")
+        if self.feature_mode not in modes:
+            raise SettingError(f"setting feature_mode={self.feature_mode!r} is invalid: expected one of {modes} "
+                               f"for trace {self.trace} (its features are {', '.join(self.format.features)})")
 
     @property
     def format(self) -> TraceFormat:
@@ -65,6 +332,9 @@ class SelectionSettings:
     @property
     def is_google_format(self) -> bool:
         return self.format.is_google_layout
+
+    def as_dict(self) -> dict:
+        return asdict(self)
 
     def sql_params(self) -> dict:
         p = asdict(self)
@@ -78,23 +348,40 @@ class SelectionSettings:
 
 @dataclass(frozen=True)
 class EvaluationSettings:
-    seed: int = 0
-    quantile: float = 0.9
-    alpha: float = 0.5                     # NURD calibration
-    eps: float = 0.05                      # NURD minimum weight
-    regressor: str = "xgboost"             # or "sklearn" (GradientBoostingRegressor, the authors')
-    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
-    min_finished: int = 20                 # jobs with fewer finished tasks are skipped (counted)
-    n_boot: int = 1000                     # bootstrap resamples over jobs
+    """What the online evaluation depends on (recorded in evaluation_runs)."""
+    seed: int = default("seed")
+    quantile: float = default("quantile")
+    alpha: float = default("alpha")
+    eps: float = default("eps")
+    regressor: str = default("regressor")
+    workers: int = default("workers")      # 0 = one per core, resolved here
+    min_finished: int = default("min_finished")
+    n_boot: int = default("n_boot")
 
     def __post_init__(self) -> None:
-        _check(isinstance(self.seed, int) and self.seed >= 0, "seed", self.seed, "an integer >= 0")
-        _check(0 < self.alpha < 1, "alpha", self.alpha, "a number in (0, 1)")
-        _check(0 < self.eps <= 1, "eps", self.eps, "a number in (0, 1]")
-        _check(self.regressor in ("xgboost", "sklearn"), "regressor", self.regressor, "'xgboost' or 'sklearn'")
-        _check(isinstance(self.workers, int) and self.workers >= 1, "workers", self.workers, "an integer >= 1")
-        _check(isinstance(self.min_finished, int) and self.min_finished >= 2, "min_finished",
-               self.min_finished, "an integer >= 2")
+        validate(self)
+        if self.workers == 0:
+            object.__setattr__(self, "workers", os.cpu_count() or 1)
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Where the replays run (not recorded with the results: they do not depend on it)."""
+    dask_address: str = default("dask_address")
+    exchange_dir: str = default("exchange_dir")   # '' = a temporary directory (local runs only)
+    batch_jobs: int = default("batch_jobs")
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+
+def describe() -> str:
+    """A Markdown table of every setting: variable, default, meaning (for the README)."""
+    rows = ["| setting | variable | default | meaning |", "|---|---|---|---|"]
+    for f in fields(Settings):
+        rows.append(f"| `{f.name}` | {('`' + f.metadata['env'] + '`') if f.metadata['env'] else ''} | "
+                    f"`{f.default!r}` | {f.metadata['doc']} |")
+    return "\n".join(rows)

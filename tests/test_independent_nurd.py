@@ -14,7 +14,7 @@ from stragglers import GOOGLE_FEATURES
 from stragglers.prediction.evaluation import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.synth import generate_google
-from stragglers.warehouse.build import build_features, build_selection, stage_google
+from stragglers.warehouse.build import StaleTableError, build_features, build_selection, stage_google
 
 
 def independent_nurd(con, trace: str, alpha=0.5, eps=0.05, min_finished=20) -> dict[int, float]:
@@ -86,5 +86,5 @@ def test_quantile_mismatch_between_warehouse_and_evaluation_is_an_error(tmp_path
     stage_google(con, tmp_path / "raw", s)
     build_selection(con, s)
     build_features(con, s)
-    with pytest.raises(ValueError, match="quantile=0.8"):
+    with pytest.raises(StaleTableError, match=r"quantile=0\.8 \(table built with quantile=0\.9\).*re-materialize asset checkpoint_features"):
         evaluate(con, "synthetic", ["nurd"], EvaluationSettings(workers=1, quantile=0.8))

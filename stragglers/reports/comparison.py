@@ -44,6 +44,8 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.metrics import RATES as METRICS, rates
+from stragglers.reports import figures, story, views
+from stragglers.reports.html import render_html
 from stragglers.traces.formats import FORMATS
 
 
@@ -285,61 +287,12 @@ def f1_over_time_table(df: pd.DataFrame) -> pd.DataFrame:
     return _sort(out, ["trace", "method", "k"])
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _style(method: str, i: int) -> dict:
-    import matplotlib
-
-    cmap = matplotlib.colormaps["tab20"]
-    if method == "nurd":
-        return {"color": "black", "linewidth": 2.6, "linestyle": "-", "zorder": 5}
-    return {"color": cmap(i % 20), "linewidth": 1.2, "linestyle": ("-", "--", ":")[(i // 20) % 3]}
-
-
-def _methods_in(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(_sort(df[["method"]].drop_duplicates(), ["method"])["method"]))
-
-
-def _panels(traces, width=6.5, height=4.2):
-    plt = _plt()
-    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(width * max(1, len(traces)), height),
-                             squeeze=False)
-    return plt, fig, axes[0]
-
-
-def _save(plt, fig, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight", format="png")
-    plt.close(fig)
-    return path
-
-
 def plot_f1_over_time(table: pd.DataFrame, path) -> Path:
-    """Line plot of mean F1 against normalized time k/10, one panel per trace."""
-    traces = sorted(table["trace"].unique())
-    plt, fig, axes = _panels(traces)
-    methods = _methods_in(table)
-    for ax, trace in zip(axes, traces):
-        sub = table[table["trace"] == trace]
-        for i, m in enumerate(methods):
-            s = sub[sub["method"] == m].sort_values("k")
-            if len(s):
-                ax.plot(s["k"] / 10, s["f1"], label=display_name(m), **_style(m, i))
-        ax.set_title(f"F1 over time: {trace}")
-        ax.set_xlabel("normalized time")
-        ax.set_ylabel("F1 (mean over jobs)")
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(plt, fig, path)
+    """Mean F1 against normalized time k/10, small multiples (stragglers.reports.figures)."""
+    return figures.small_multiples(
+        table.assign(t=table["k"] / 10), "t", "f1", path, label=display_name, ylim=(0, 1),
+        xlabel="normalized time t = k/10 of [t0, tau] (fraction)",
+        ylabel="F1 of flags raised so far (mean over jobs, 0-1)", title="F1 over time (Figures 2-3)")
 
 
 # ---------------------------------------------------------------------------
@@ -377,63 +330,44 @@ def completion_summary(completion_df: pd.DataFrame) -> pd.DataFrame:
     return _sort(out, ["trace", "method"])
 
 
-def _bars(table: pd.DataFrame, value: str, err: str | None, title: str, path) -> Path:
-    traces = sorted(table["trace"].unique())
-    plt, fig, axes = _panels(traces, width=8.0)
-    for ax, trace in zip(axes, traces):
-        sub = _sort(table[table["trace"] == trace], ["method"])
-        x = np.arange(len(sub))
-        colors = ["black" if m == "nurd" else "tab:blue" for m in sub["method"]]
-        yerr = sub[err].fillna(0).to_numpy() if err and err in sub else None
-        ax.bar(x, sub[value].to_numpy() * 100, yerr=None if yerr is None else yerr * 100,
-               color=colors, capsize=2)
-        ax.set_xticks(x, [display_name(m) for m in sub["method"]], rotation=70, fontsize=8)
-        ax.set_ylabel("reduction in job completion time (%)")
-        ax.axhline(0, color="grey", linewidth=0.8)
-        ax.set_title(f"{title}: {trace}")
-        ax.grid(axis="y", alpha=0.3)
-    return _save(plt, fig, path)
+def _paper_nurd(algorithm: str) -> dict[str, float]:
+    pc = PAPER_COMPLETION.set_index(["paper_trace", "algorithm"])["nurd_reduction"]
+    return {t: float(pc[(p, algorithm)]) for t, p in PAPER_TRACE.items() if (p, algorithm) in pc}
 
 
 def plot_completion_unlimited(completion_df: pd.DataFrame, path) -> Path:
     """Bar per method, Algorithm 2 (Figures 4-5); error bars: std over seeds."""
     sub = completion_df[completion_df["algorithm"] == "unlimited"]
-    return _bars(sub, "reduction_mean", "reduction_std_over_seeds", "Unlimited machines", path)
+    return figures.method_bars(sub, "reduction_mean", "reduction_std_over_seeds", path, label=display_name,
+                               xlabel="reduction in job completion time (%, mean over jobs and seeds)",
+                               title="Unlimited machines (Algorithm 2)", paper=_paper_nurd("unlimited"))
 
 
 def plot_completion_limited_avg(completion_df: pd.DataFrame, path) -> Path:
     """Bar per method, Algorithm 3 averaged over machine counts (Figures 8-9)."""
     s = completion_summary(completion_df)
-    return _bars(s, "limited_avg", None, "Averaged over machine counts", path)
+    return figures.method_bars(s, "limited_avg", None, path, label=display_name,
+                               xlabel="reduction in job completion time (%, mean over machine counts)",
+                               title="Limited machines, averaged (Algorithm 3)",
+                               paper=_paper_nurd("limited_avg"))
 
 
 def plot_completion_limited(completion_df: pd.DataFrame, path) -> Path:
-    """Reduction against the number of machines, one line per method (Figures 6-7)."""
+    """Reduction against the number of machines, small multiples (Figures 6-7)."""
     sub = completion_df[completion_df["algorithm"] == "limited"]
-    traces = sorted(sub["trace"].unique())
-    plt, fig, axes = _panels(traces)
-    methods = _methods_in(sub)
-    for ax, trace in zip(axes, traces):
-        st = sub[sub["trace"] == trace]
-        for i, m in enumerate(methods):
-            s = st[st["method"] == m].sort_values("machines")
-            if len(s):
-                ax.plot(s["machines"], s["reduction_mean"] * 100, marker="o", markersize=3,
-                        label=display_name(m), **_style(m, i))
-        ax.set_title(f"Fewer machines: {trace}")
-        ax.set_xlabel("number of machines")
-        ax.set_ylabel("reduction in job completion time (%)")
-        ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(plt, fig, path)
+    return figures.small_multiples(sub, "machines", "reduction_mean", path, label=display_name, y_scale=100,
+                                   xlabel="machines available to the job (count)",
+                                   ylabel="reduction in job completion time (%)",
+                                   title="Completion time with limited machines (Figures 6-7)")
 
 
 # ---------------------------------------------------------------------------
 # Files
 # ---------------------------------------------------------------------------
 
-def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """GitHub-style Markdown table (tabulate); NaN shown empty, no index."""
+def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f", numparse: bool = True) -> str:
+    """GitHub-style Markdown table (tabulate); NaN shown empty, no index. ``numparse=False``
+    prints strings as they are (views whose numbers are formatted already)."""
     from tabulate import tabulate
 
     if not isinstance(df.index, pd.RangeIndex):
@@ -442,20 +376,27 @@ def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
         return "_(no rows)_"
     df = df.astype(object).where(df.notna(), None)     # tabulate's missingval applies to None
     return tabulate(df, headers="keys", tablefmt="github", floatfmt=floatfmt,
-                    showindex=False, missingval="")
+                    showindex=False, missingval="", disable_numparse=not numparse)
 
 
 def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
                  *, title: str = "Straggler prediction: comparison with NURD (MLSys 2022)",
                  notes: str | None = None, markdown_tables: Mapping[str, pd.DataFrame] | None = None,
-                 max_md_rows: int = 500) -> Path:
+                 max_md_rows: int = 500, summary: str | None = None,
+                 captions: Mapping[str, tuple[str, str]] | None = None,
+                 figures_after: Mapping[str, list[str]] | None = None) -> Path:
     """Write ``<name>.csv`` and ``<name>.parquet`` per table, ``<name>.png`` per
     plot (a path to an existing PNG, or a matplotlib Figure), and ``report.md``
     linking them and embedding each table as Markdown (``markdown_tables[name]``
     instead of the table itself when given, e.g. a formatted view; at most
     ``max_md_rows`` rows). Everything is written to a temporary sibling
     directory that then replaces ``out_dir`` by rename, so a reader never sees
-    a half-written report. Returns the path of report.md.
+    a half-written report. ``summary`` opens the report ("What this run
+    shows"); ``captions`` maps a table name, or "fig:" + a plot name, to its
+    (heading, caption); ``figures_after`` places plots right after a table
+    (the others go under "Figures"). ``report.html`` (self-contained, see
+    ``stragglers.reports.html``) is published with report.md. Returns the
+    path of report.md.
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -464,28 +405,45 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
         md = [f"# {title}", ""]
         if notes:
             md += [notes.strip(), ""]
-        for name, df in tables.items():
-            _check_name(name)
-            df.to_csv(tmp / f"{name}.csv", index=False)
-            df.to_parquet(tmp / f"{name}.parquet", index=False)
-            view = (markdown_tables or {}).get(name, df)
-            md += [f"## {name}", "", f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
-                   f" ({len(df)} rows)", ""]
-            if len(view) > max_md_rows:
-                md += [f"First {max_md_rows} of {len(view)} rows:", ""]
-                view = view.head(max_md_rows)
-            md += [to_markdown(view), ""]
-        if plots:
-            md += ["## Figures", ""]
-        for name, plot in plots.items():
+        if summary:
+            md += ["## What this run shows", "", summary.strip(), ""]
+        captions = captions or {}
+        placed = {p for names in (figures_after or {}).values() for p in names}
+
+        def figure(name: str, plot) -> list[str]:
             _check_name(name)
             dest = tmp / f"{name}.png"
             if hasattr(plot, "savefig"):
                 plot.savefig(dest, dpi=110, bbox_inches="tight", format="png")
             else:
                 shutil.copyfile(Path(plot), dest)
-            md += [f"### {name}", "", f"![{name}]({name}.png)", ""]
+            heading, caption = captions.get(f"fig:{name}", (name, ""))
+            return [f"### {heading}", "", f"![{heading}]({name}.png)", "",
+                    *([f"> {caption}", ""] if caption else [])]
+
+        for name, df in tables.items():
+            _check_name(name)
+            df.to_csv(tmp / f"{name}.csv", index=False)
+            df.to_parquet(tmp / f"{name}.parquet", index=False)
+            view = (markdown_tables or {}).get(name, df)
+            heading, caption = captions.get(name, (name, ""))
+            md += [f"## {heading}", "", *([f"> {caption}", ""] if caption else []),
+                   f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
+                   f" ({len(df)} rows)", ""]
+            if len(view) > max_md_rows:
+                md += [f"First {max_md_rows} of {len(view)} rows:", ""]
+                view = view.head(max_md_rows)
+            md += [to_markdown(view, numparse=name not in (markdown_tables or {})), ""]
+            for p in (figures_after or {}).get(name, []):
+                if p in plots:
+                    md += figure(p, plots[p])
+        rest = [n for n in plots if n not in placed]
+        if rest:
+            md += ["## Figures", ""]
+        for name in rest:
+            md += figure(name, plots[name])
         (tmp / "report.md").write_text("\n".join(md), encoding="utf-8")
+        render_html(tmp / "report.md")
         os.chmod(tmp, 0o755)
         _swap_in(tmp, out_dir)
     except BaseException:
@@ -516,31 +474,46 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
 
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
                  completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
-                 notes: str | None = None) -> Path:
-    """Everything at once: Table 3 with the paper beside, F1 over time, completion time."""
+                 notes: str | None = None, completion_seeds=range(10)) -> Path:
+    """Everything at once: Table 3 with the paper beside, F1 over time, completion time,
+    the "what this run shows" paragraph, report.md and report.html."""
     t3 = compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed))
-    tables = {"table3": t3, "paper_table3": PAPER_TABLE3}
-    md_views = {"table3": table3_markdown_frame(t3)}
+    early = story.earliness(job_metrics_df)
+    tables = {"table3": t3}
+    md_views = {"table3": views.table3_view(t3, early)}
     plots: dict[str, object] = {}
+    figures_after: dict[str, list[str]] = {}
+    cs = None
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         if f1_time_df is not None and len(f1_time_df):
             ft = f1_over_time_table(f1_time_df)
             tables["f1_over_time"] = ft
-            md_views["f1_over_time"] = ft.pivot_table(index=["trace", "method"], columns="k",
-                                                      values="f1", sort=False).reset_index()
+            md_views["f1_over_time"] = views.f1_over_time_view(ft)
             plots["f1_over_time"] = plot_f1_over_time(ft, d / "f1_over_time.png")
+            figures_after["f1_over_time"] = ["f1_over_time"]
         if completion_df is not None and len(completion_df):
-            tables["completion"] = completion_df
             cs = completion_summary(completion_df)
             tables["completion_summary"] = cs
-            lim = completion_df[completion_df["algorithm"] == "limited"]
-            if len(lim):
-                md_views["completion"] = lim.pivot_table(
-                    index=["trace", "method"], columns="machines", values="reduction_mean", sort=False,
-                ).reset_index()
-                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
-                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
+            md_views["completion_summary"] = views.completion_summary_view(cs)
+            figures_after["completion_summary"] = []
             if (completion_df["algorithm"] == "unlimited").any():
                 plots["completion_unlimited"] = plot_completion_unlimited(completion_df, d / "cu.png")
-        return write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views)
+                figures_after["completion_summary"].append("completion_unlimited")
+            tables["completion"] = completion_df
+            if (completion_df["algorithm"] == "limited").any():
+                md_views["completion"] = views.completion_view(completion_df)
+                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
+                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
+                figures_after["completion_summary"].append("completion_limited_avg")
+                figures_after["completion"] = ["completion_limited"]
+        tables["paper_table3"] = PAPER_TABLE3
+        md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
+        head = story.headline(t3, early, cs)
+        tables = {"headline": head, **tables}
+        md_views["headline"] = story.headline_view(head)
+        n_methods = job_metrics_df.groupby("trace")["method"].nunique().to_dict()
+        return write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
+                            summary=story.what_this_run_shows(head, n_methods),
+                            captions=views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds),
+                            figures_after=figures_after)

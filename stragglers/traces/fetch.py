@@ -32,6 +32,12 @@ def raw_dir(data_dir: Path | str, trace: str) -> Path:
     return Path(data_dir) / "raw" / trace
 
 
+def truth_dir(data_dir: Path | str, trace: str) -> Path:
+    """Where the embedded trace's ground truth goes (truth_jobs/truth_tasks.parquet): beside the
+    trace directory, never inside it (the trace directory holds only what the real bucket holds)."""
+    return Path(data_dir) / "truth" / trace
+
+
 def alibaba_csv(data_dir: Path | str, trace: str) -> Path:
     return raw_dir(data_dir, trace) / "batch_instance.csv"
 

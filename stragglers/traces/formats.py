@@ -75,21 +75,32 @@ class TraceFormat:
 def _fetch_embedded_google(dest: Path, *, url, parts, workers, scale, log):
     import json
     from dataclasses import asdict
+    from stragglers.traces.fetch import truth_dir
     from stragglers.traces.google_parts import download_google
     from stragglers.traces.synth import GENERATOR_VERSION, generate_google
     stamp = dest / ".generated.json"
     want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
-    if stamp.exists() and json.loads(stamp.read_text()) == want:
-        log(f"embedded trace already generated at {dest} ({want})")
-        skipped = True
-    else:
+    truth = truth_dir(dest.parent.parent, dest.name)
+    generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
+                     and (truth / "truth_tasks.parquet").exists())
+    if generated:
         log(f"generating the embedded trace at {dest} ({want})")
-        generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts)
+        generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
         stamp.write_text(json.dumps(want))
-        skipped = False
-    # the generated bucket is verified like a download: every file against SHA256SUM
-    report = download_google(str(dest), dest, parts="all", log=log)
-    report.files_skipped = int(skipped)
+
+    # The generated bucket is verified like a download: every file against SHA256SUM.
+    # Its per-file "verified existing" lines and "downloaded 0 B" total would read as if
+    # nothing happened, so only unusual lines (a checksum mismatch) pass through.
+    def unusual(msg: str) -> None:
+        if not msg.startswith(("verified existing", "clusterdata-2011-2:")):
+            log(msg)
+
+    report = download_google(str(dest), dest, parts="all", log=unusual)
+    what = "generated" if generated else "reused (generated earlier with the same settings)"
+    log(f"embedded trace {what}: {len(report.files)} files, {report.bytes_total / 1e6:.1f} MB in {dest}; "
+        f"{report.files_verified} hashed against SHA256SUM now, {len(report.files) - report.files_verified} "
+        f"unchanged since hashed")
+    report.files_skipped = int(not generated)
     return report
 
 

@@ -10,8 +10,10 @@ settings and paths are substituted.
 
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from string import Template
 
@@ -19,6 +21,8 @@ import duckdb
 
 from stragglers import SQL_DIR
 from stragglers.settings import SelectionSettings
+from stragglers.warehouse import locate
+from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
 
 GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage")
 ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")
@@ -67,8 +71,54 @@ def transaction(con: duckdb.DuckDBPyConnection):
         raise
 
 
-def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str, trace: str) -> int:
-    """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction."""
+SETTINGS_TABLE = "table_settings"
+
+
+def record_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, settings: dict) -> None:
+    """Record the settings ``table``'s rows of ``trace`` were built with (call inside its transaction)."""
+    con.execute(f"""CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (trace VARCHAR, table_name VARCHAR,
+                    settings JSON, built_at TIMESTAMP)""")
+    con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = ?", [trace, table])
+    con.execute(f"INSERT INTO {SETTINGS_TABLE} VALUES (?, ?, ?, ?)",
+                [trace, table, json.dumps(settings, sort_keys=True),
+                 datetime.now(timezone.utc).replace(tzinfo=None)])
+
+
+def recorded_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str) -> dict | None:
+    """The settings ``table``'s rows of ``trace`` were built with; None if not recorded."""
+    if not table_exists(con, SETTINGS_TABLE):
+        return None
+    row = con.execute(f"SELECT settings FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = ?",
+                      [trace, table]).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+class StaleTableError(LookupError):
+    """A table is missing, or was built with other settings than the consumer's."""
+
+
+def require_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, expected: dict, *,
+                     asset: str) -> None:
+    """Raise StaleTableError unless ``table`` of ``trace`` was built with ``expected`` settings,
+    naming the asset to materialize."""
+    if not table_exists(con, table):
+        raise StaleTableError(f"table {table} does not exist in the warehouse: materialize asset {asset} "
+                              f"(and its upstream assets) first")
+    built = recorded_settings(con, table, trace)
+    if built is None:
+        raise StaleTableError(f"table {table} has no recorded settings for trace {trace!r} (built by an older "
+                              f"version, or not built for this trace): re-materialize asset {asset}")
+    differ = {k: (built.get(k), v) for k, v in expected.items() if built.get(k) != v}
+    if differ:
+        what = ", ".join(f"{k}={want!r} (table built with {k}={have!r})" for k, (have, want) in differ.items())
+        raise StaleTableError(f"table {table} of trace {trace!r} was built with other settings than this run's: "
+                              f"{what}; re-materialize asset {asset} with this run's settings")
+
+
+def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str, trace: str,
+                       settings: dict | None = None) -> int:
+    """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction,
+    recording the ``settings`` they were built with (table ``table_settings``)."""
     if not _IDENT.match(table):
         raise ValueError(f"bad table name {table!r}")
     with transaction(con):
@@ -84,41 +134,22 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
         con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
         con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
+        if settings is not None:
+            record_settings(con, table, trace, settings)
     return int(n)
-
-
-class TraceFormatError(ValueError):
-    """A raw trace file does not parse with the expected schema (names the file and line)."""
-
-
-_CSV_FILE = re.compile(r"^\s*file = (.+)$", re.M)
-_CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
-_CSV_ORIGINAL = re.compile(r"Original Line: (.*)")
-
-
-def _csv_error(e: duckdb.Error, table: str) -> TraceFormatError | None:
-    msg = str(e)
-    file, line = _CSV_FILE.search(msg), _CSV_LINE.search(msg)
-    if not file:
-        return None
-    what = msg.splitlines()[0]
-    detail = next((l for l in msg.splitlines() if l.startswith(("Error when converting", "Expected Number"))), "")
-    original = _CSV_ORIGINAL.search(msg)
-    return TraceFormatError(
-        f"building {table}: {file.group(1).strip()}, line {line.group(1) if line else '?'}: "
-        f"{detail or what}" + (f" (row: {original.group(1)[:200]})" if original else ""))
 
 
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
     params = settings.sql_params() | extra
     try:
-        return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace)
-    except (duckdb.ConversionException, duckdb.InvalidInputException) as e:
-        clear = _csv_error(e, table)
-        if clear is None:
+        return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
+                                  settings=settings.as_dict())
+    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException) as e:
+        located = locate.explain(con, e, table)   # which file and line, and what to do
+        if located is None:
             raise
-        raise clear from e
+        raise located from e
 
 
 REQUIRED_GOOGLE_TABLES = ("job_events", "task_events")   # the selection needs only events
@@ -139,6 +170,7 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
     for table in REQUIRED_GOOGLE_TABLES:
         if not _parts(raw_dir, table):
             raise FileNotFoundError(f"no {table} parts under {raw_dir / table} (expected part-NNNNN-of-MMMMM.csv.gz)")
+    locate.check_manifest(raw_dir)   # a part fetched earlier and gone since is an error, not a smaller trace
     n_parts = {t: len(_parts(raw_dir, t)) for t in REQUIRED_GOOGLE_TABLES + OPTIONAL_GOOGLE_TABLES}
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
     for view, table in zip(GOOGLE_VIEWS, ("job_events", "task_events", "task_usage")):
@@ -149,7 +181,23 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
             empty = _empty_table_dir(raw_dir, table)
             create_view(con, view, **(params | {"raw_dir": sql_path_literal(empty)}))
     record_staged_tables(con, settings.trace, n_parts)
+    _bad_rows_policy(con, settings)
     return n_parts
+
+
+def _bad_rows_policy(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """on_bad_rows=quarantine: the staging views skip rows that do not parse, and those rows go to
+    table quarantine (file, line, reason); returns how many. ``fail``: nothing here (a bad row stops
+    the first build that reads it, located by locate.explain)."""
+    locate.ensure_quarantine(con)
+    if settings.on_bad_rows != "quarantine":
+        with transaction(con):
+            con.execute(f"DELETE FROM {locate.QUARANTINE} WHERE trace = ?", [settings.trace])
+        return 0
+    locate.quarantine_views(con)
+    rows = locate.unparsed_rows(con)
+    with transaction(con):
+        return locate.quarantine_rows(con, settings.trace, "staged_trace", rows)
 
 
 def _empty_table_dir(raw_dir: Path, table: str) -> Path:
@@ -203,6 +251,7 @@ def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: Sele
     create_view(con, staging_sql, **params)
     if staging_sql != "stg_batch_instance":
         con.execute(f"CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM {staging_sql}")
+    _bad_rows_policy(con, settings)
     for view in ALIBABA_VIEWS:
         create_view(con, view, **params)
 
@@ -211,12 +260,25 @@ def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> i
     """``jobs`` (Google: after ``task_lifecycle``, the one scan of task_events)."""
     if settings.is_google_format:
         build_table(con, "task_lifecycle", settings)
+        check_events(con, settings)
         create_view(con, "job_candidates", **settings.sql_params())
     return build_table(con, "jobs", settings)
 
 
 def _has_usage_sql(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> str:
     return "false" if usage_absent_reason(con, settings.trace) else "true"
+
+
+def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """Rows that parse but cannot be right (event type out of range, duplicates, FINISH before
+    SCHEDULE): ``fail`` raises at the first (file and line, or job and task); ``quarantine`` records
+    them all (they carry no weight: unknown events match no rule, such tasks end 'time_backwards')."""
+    first_only = settings.on_bad_rows != "quarantine"
+    rows = locate.event_anomalies(con, settings.trace, first_only=first_only)
+    if rows and first_only:
+        raise TraceFormatError("building jobs: " + rows[0].message())
+    with transaction(con):
+        return locate.quarantine_rows(con, settings.trace, "jobs", rows)
 
 
 def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:

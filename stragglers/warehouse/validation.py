@@ -46,6 +46,8 @@ os.environ["GX_ANALYTICS_ENABLED"] = "false"
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from stragglers.settings import default  # noqa: E402
+
 try:  # POSIX file lock for the shared docs_dir (several Dagster processes).
     import fcntl
 except ImportError:  # pragma: no cover - non-POSIX
@@ -60,8 +62,9 @@ __all__ = [
 ]
 
 DEFAULT_PARAMS: dict[str, Any] = {
-    "min_tasks": 10,  # jobs: n_tasks >= min_tasks; tasks: sizes the global share tolerance
-    "quantile": 0.9,  # straggler = latency above the per-job q-quantile
+    # the pipeline's settings (stragglers/settings.py); the checks pass the run's values
+    "min_tasks": default("min_tasks"),  # jobs: n_tasks >= min_tasks; tasks: sizes the global share tolerance
+    "quantile": default("quantile"),  # straggler = latency above the per-job q-quantile
     "share_tol": 0.03,  # floor of the straggler-share tolerance
     "share_slack_tasks": 2,  # per-job tolerance is max(share_tol, slack / n_tasks)
     "straggler_share_mostly": 1.0,  # fraction of jobs that must be within tolerance
@@ -371,6 +374,35 @@ class ValidationOutcome:
         if self.docs_path is not None:
             lines.append(f"\nData Docs: `{self.docs_path}`")
         return "\n".join(lines)
+
+
+    def explain(self, max_failures: int = 5, max_ids: int = 5) -> str:
+        """One paragraph a failed check shows: each failing expectation (with its bounds), how many
+        rows fail, a sample of their ids, and where the GX Data Docs page is."""
+        name = self.suite + (f" ({self.trace})" if self.trace else "")
+        if self.success:
+            return f"GX suite {name}: all {self.evaluated} expectations passed on {self.rows_validated} rows."
+        parts = []
+        for f in self.failures[:max_failures]:
+            bounds = {k: v for k, v in (f.get("kwargs") or {}).items()
+                      if k in ("min_value", "max_value", "strict_min", "strict_max", "mostly", "value_set")}
+            what = f"{f['expectation']}({f.get('column') or ''}" + (
+                "".join(f", {k}={v}" for k, v in bounds.items())) + ")"
+            ids = f.get("failing_rows") or []
+            sample = ["/".join(f"{k} {v}" for k, v in r.items() if k != "trace") if isinstance(r, dict) else str(r)
+                      for r in ids[:max_ids]]
+            if not sample:
+                sample = [_short(v, 60) for v in (f.get("first_failing_values") or [])[:max_ids]]
+            count = f.get("unexpected_count")
+            if count is not None:
+                rows = f"{count} offending row(s) of {self.rows_validated}"
+            else:
+                rows = "observed " + _short(f.get("observed_value"), 60)
+            parts.append(f"{what}: {rows}" + (f", e.g. {'; '.join(sample)}" if sample else ""))
+        more = f" (and {len(self.failures) - max_failures} more)" if len(self.failures) > max_failures else ""
+        docs = f" Data Docs: file://{self.docs_path}" if self.docs_path else ""
+        return (f"GX suite {name} failed {self.failed} of {self.evaluated} expectations on "
+                f"{'table ' + self.table if self.table else 'the data'}: " + " | ".join(parts) + more + "." + docs)
 
 
 def _short(v: Any, n: int = 80) -> str:

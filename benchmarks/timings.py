@@ -1,0 +1,186 @@
+"""Measure the wall-clock times the README quotes, on this machine, and write docs/TIMINGS.md.
+
+Usage (from the project root, with the project's venv):
+
+    .venv/bin/python benchmarks/timings.py                    # command1, comparison, baselines
+    .venv/bin/python benchmarks/timings.py --steps install,command1,comparison,baselines,tests
+
+Steps (each in a fresh data dir and a fresh Dagster instance under a temporary
+directory, nothing of the user's data is touched):
+
+- ``install``: a fresh clone of the committed project, ``python3.11 -m venv``
+  and ``pip install -e ".[test]"`` with pip's cache off (what a new user
+  waits for; needs PyPI);
+- ``command1``: README command 1 after the install, i.e.
+  ``dagster asset materialize --select '*nurd_eval,comparison_tables'`` on
+  the embedded trace, plus the end-of-run summary;
+- ``comparison``: ``comparison_tables`` alone after the baselines (or after
+  command1 when the baselines are not measured);
+- ``baselines``: the 20 baselines in one run (``--partition-range
+  abod...xgbod``);
+- ``tests``: README command 2 after the install (``pytest -q``).
+
+The machine's load is part of the result: the 1-minute load average is
+sampled every 5 s during each step and reported with the cores, so a time
+measured on a busy machine says so. Re-run on an idle machine for the
+README's "idle 2 cores" figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = ("install", "command1", "baselines", "comparison", "tests")
+DEFAULT_STEPS = ("command1", "baselines", "comparison")
+README_COMMANDS = {
+    "install": 'bash scripts/setup.sh   (python3.11 -m venv .venv; pip install -e ".[test]")',
+    "command1": "dagster asset materialize -m pipeline --select '*nurd_eval,comparison_tables' + summary",
+    "baselines": "dagster asset materialize -m pipeline --select baseline_eval --partition-range 'abod...xgbod'",
+    "comparison": "dagster asset materialize -m pipeline --select comparison_tables",
+    "tests": "pytest -q (README command 2 after the install)",
+}
+
+
+class LoadSampler:
+    """Mean and max of the 1-minute load average while a step runs."""
+
+    def __init__(self, every_s: float = 5.0):
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every_s,), daemon=True)
+
+    def _run(self, every_s: float) -> None:
+        while not self._stop.is_set():
+            self.samples.append(os.getloadavg()[0])
+            self._stop.wait(every_s)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def run_step(name: str, cmd: list[str], env: dict, cwd: Path, log: Path) -> dict:
+    print(f"[timings] {name}: {' '.join(cmd)}", flush=True)
+    started = time.perf_counter()
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with LoadSampler() as load, open(log, "w") as out:
+        proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    seconds = time.perf_counter() - started
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    if proc.returncode != 0:
+        raise SystemExit(f"[timings] {name} failed (exit {proc.returncode}); log: {log}")
+    row = {"step": name, "seconds": seconds, "cpu_seconds": cpu, "load_mean": sum(load.samples) / len(load.samples),
+           "load_max": max(load.samples)}
+    print(f"[timings] {name}: {_mmss(seconds)}, CPU {_mmss(cpu)} (load average mean {row['load_mean']:.1f}, "
+          f"max {row['load_max']:.1f} on {os.cpu_count()} cores)", flush=True)
+    return row
+
+
+def _mmss(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{int(round(seconds % 60)):02d}"
+
+
+def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
+    cores = os.cpu_count()
+    lines = [
+        "# Wall-clock times of the README's commands",
+        "",
+        "Written by `benchmarks/timings.py` (re-run it to check them on your machine; it overwrites this "
+        "file). Each step ran in a fresh data directory and a fresh Dagster instance. \"load\" is the "
+        "1-minute load average sampled every 5 s during the step: on an idle machine it stays near 0 "
+        f"plus what the step itself uses (at most {cores}); higher means other work shared the cores. "
+        "\"CPU\" is the user + system time of the step's processes, which other work hardly changes: "
+        f"on an idle machine the wall clock lies between CPU / {cores} (all cores busy throughout) and "
+        "CPU (one core at a time), plus time spent waiting on the network or the disk.",
+        "",
+        f"Measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node() and 'this machine'}: "
+        f"{cores} cores, Python {platform.python_version()}, commit `{commit}`.",
+        "",
+        "| step | command | wall clock (m:ss) | CPU (m:ss) | load mean | load max |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['step']} | `{README_COMMANDS[r['step']]}` | {_mmss(r['seconds'])} | "
+                     f"{_mmss(r['cpu_seconds'])} | {r['load_mean']:.1f} | {r['load_max']:.1f} |")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"[timings] wrote {path}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", default=",".join(DEFAULT_STEPS),
+                    help=f"comma-separated, from {','.join(STEPS)} (default {','.join(DEFAULT_STEPS)})")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "TIMINGS.md"))
+    ap.add_argument("--synthetic-jobs", default=os.environ.get("NURD_SYNTHETIC_JOBS", "48"),
+                    help="size of the embedded trace (the README's default: 48)")
+    args = ap.parse_args()
+    steps = [s for s in args.steps.split(",") if s]
+    unknown = set(steps) - set(STEPS)
+    if unknown:
+        raise SystemExit(f"unknown steps {sorted(unknown)}; choose from {STEPS}")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    work = Path(tempfile.mkdtemp(prefix="nurd-timings-"))
+    rows = []
+    try:
+        bin_dir = Path(sys.executable).parent
+        project = ROOT
+        if "install" in steps or "tests" in steps:
+            project = work / "clone"
+            subprocess.run(["git", "clone", "--quiet", str(ROOT), str(project)], check=True)
+        if "install" in steps:
+            py = shutil.which("python3.11") or sys.executable
+            env = os.environ | {"PIP_NO_CACHE_DIR": "1"}
+            rows.append(run_step("install", ["bash", "-c", f"'{py}' -m venv .venv && .venv/bin/python -m pip "
+                                             "install --quiet --upgrade pip && .venv/bin/python -m pip install "
+                                             "--quiet -e '.[test]'"], env, project, work / "install.log"))
+            bin_dir = project / ".venv" / "bin"
+        home = work / "dagster_home"
+        home.mkdir()
+        shutil.copy(ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+        env = os.environ | {
+            "NURD_DATA_DIR": str(work / "data"), "DAGSTER_HOME": str(home), "NURD_AUTOMATION": "off",
+            "NURD_SYNTHETIC_JOBS": str(args.synthetic_jobs), "GX_ANALYTICS_ENABLED": "false",
+            "DAGSTER_DISABLE_TELEMETRY": "1", "PYTHONPATH": str(project),
+        }
+        dagster = [str(bin_dir / "python"), "-m", "dagster", "asset", "materialize", "-m", "pipeline"]
+        if "command1" in steps:
+            rows.append(run_step("command1", ["bash", "-c",
+                                              " ".join(f"'{a}'" for a in dagster) + " --select '*nurd_eval,comparison_tables'"
+                                              f" && '{bin_dir / 'python'}' scripts/summary.py"],
+                                 env, project, work / "command1.log"))
+        if "baselines" in steps:
+            rows.append(run_step("baselines", [*dagster, "--select", "baseline_eval", "--partition-range",
+                                               "abod...xgbod"], env, project, work / "baselines.log"))
+        if "comparison" in steps:
+            rows.append(run_step("comparison", [*dagster, "--select", "comparison_tables"], env, project,
+                                 work / "comparison.log"))
+        if "tests" in steps:
+            rows.append(run_step("tests", [str(bin_dir / "python"), "-m", "pytest", "-q"],
+                                 env | {"NURD_DATA_DIR": ""}, project, work / "tests.log"))
+        order = {s: i for i, s in enumerate(STEPS)}
+        write_markdown(sorted(rows, key=lambda r: order[r["step"]]), Path(args.out), commit)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

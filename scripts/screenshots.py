@@ -1,0 +1,97 @@
+"""Take the README's screenshots with headless Chromium (docs/img/*.png).
+
+Usage: python scripts/screenshots.py [--ui http://127.0.0.1:3000] [--report data/reports/report.html]
+
+- docs/img/report.png: the top of report.html (the "what this run shows"
+  paragraph, the headline table, Table 1);
+- docs/img/lineage.png: the asset lineage in the Dagster UI (start
+  `dagster dev` first). The UI's first-visit dialog is dismissed through the
+  Chrome DevTools protocol, which is why this is not a plain `--screenshot`.
+
+Needs the `chromium` command (Debian package chromium) and `websockets`
+(installed with dagster-webserver).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PORT = 9333
+
+
+async def _capture(url: str, out: Path, width: int, height: int, js: str = "", wait_s: float = 6.0) -> None:
+    import websockets
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/json") as r:
+        page = next(t for t in json.load(r) if t["type"] == "page")
+    async with websockets.connect(page["webSocketDebuggerUrl"], max_size=2**28) as ws:
+        n = 0
+
+        async def call(method: str, **params):
+            nonlocal n
+            n += 1
+            await ws.send(json.dumps({"id": n, "method": method, "params": params}))
+            while True:
+                msg = json.loads(await ws.recv())
+                if msg.get("id") == n:
+                    return msg.get("result", {})
+
+        await call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                   mobile=False)
+        await call("Page.navigate", url=url)
+        await asyncio.sleep(wait_s)
+        if js:
+            await call("Runtime.evaluate", expression=js)
+            await asyncio.sleep(2)
+        shot = await call("Page.captureScreenshot", format="png")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(base64.b64decode(shot["data"]))
+        print(f"wrote {out}")
+
+
+SKIP_DIALOG = "[...document.querySelectorAll('button')].filter(b => b.textContent.trim() === 'Skip')" \
+              ".forEach(b => b.click())"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ui", default="http://127.0.0.1:3000")
+    ap.add_argument("--report", default=str(ROOT / "data" / "reports" / "report.html"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "img"))
+    args = ap.parse_args()
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        raise SystemExit("chromium not found (Debian: apt-get install chromium)")
+    out = Path(args.out)
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                                 f"--remote-debugging-port={PORT}", f"--user-data-dir={profile}", "about:blank"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(50):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{PORT}/json/version", timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            asyncio.run(_capture(Path(args.report).resolve().as_uri(), out / "report.png", 1200, 1500, wait_s=3))
+            lineage = f"{args.ui}/assets/comparison_tables?view=lineage&lineageScope=upstream&lineageDepth=10"
+            asyncio.run(_capture(lineage, out / "lineage.png", 1500, 800, js=SKIP_DIALOG, wait_s=10))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

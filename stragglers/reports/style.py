@@ -1,0 +1,99 @@
+"""One look per method, the same in every figure and table of the report.
+
+Methods are grouped in families (the paper's Table 3 groups them the same
+way); a family has one hue, its members differ by shade, line style and
+marker. NURD is drawn black and thick, the free reference rules in warm
+dash-dot lines, so both stand out of any crowd. ``style_for(method)`` is the
+only entry point the plotting code needs; unknown methods get the "other"
+family (grey) so a new method is drawn before anyone styles it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Family name -> members in the paper's Table 3 order. The order of the families
+# is the order of legends, panels and table bands.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "NURD family": ("nurd", "nurd_nc", "gbtr"),
+    "reference rules": ("flag_all", "wait_for_tau", "spark_speculation"),
+    "outlier detectors": ("abod", "cblof", "hbos", "iforest", "knn", "lof", "mcd", "ocsvm", "pca",
+                          "sos", "lscp", "cof", "sod", "xgbod"),
+    "PU learning": ("pu_en", "pu_bg"),
+    "survival / censored regression": ("tobit", "grabit", "coxph"),
+    "Wrangler": ("wrangler",),
+}
+OTHER_FAMILY = "other"
+REFERENCE_FAMILY = "reference rules"
+
+# Per-family palettes (hex), one entry per member in FAMILIES order. The 14
+# outlier detectors share 7 cool blues/teals: the first seven solid, the other
+# seven dashed, and every one has its own marker.
+_PALETTES: dict[str, tuple[str, ...]] = {
+    "NURD family": ("#000000", "#4d4d4d", "#8c8c8c"),
+    "reference rules": ("#d62728", "#ff7f0e", "#8c564b"),
+    "outlier detectors": ("#1f77b4", "#17becf", "#0b2e6b", "#00796b", "#5e81ac", "#74a9cf", "#3f51b5") * 2,
+    "PU learning": ("#7b2cbf", "#c77dff"),
+    "survival / censored regression": ("#2ca02c", "#74c476", "#006d2c"),
+    "Wrangler": ("#b8860b",),
+    OTHER_FAMILY: ("#bdbdbd",),
+}
+_LINESTYLES = ("-", "--", ":", (0, (5, 1, 1, 1)))
+_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "<", ">", "h", "*", "p", "d", "8")
+
+
+@dataclass(frozen=True)
+class MethodStyle:
+    family: str
+    color: str
+    linestyle: object
+    marker: str
+    linewidth: float
+    zorder: int
+    highlight: bool           # NURD and the reference rules: drawn thick, on top, in every panel
+
+    def line_kwargs(self) -> dict:
+        """Keyword arguments for ``Axes.plot``."""
+        return {"color": self.color, "linestyle": self.linestyle, "marker": self.marker,
+                "linewidth": self.linewidth, "zorder": self.zorder, "markersize": 4 if self.highlight else 3}
+
+
+def family_of(method: str) -> str:
+    for family, members in FAMILIES.items():
+        if method in members:
+            return family
+    return OTHER_FAMILY
+
+
+def family_order(family: str) -> int:
+    names = list(FAMILIES)
+    return names.index(family) if family in names else len(names)
+
+
+def is_reference_rule(method: str) -> bool:
+    return family_of(method) == REFERENCE_FAMILY
+
+
+def style_for(method: str) -> MethodStyle:
+    """The style of ``method`` (a registry name such as ``nurd`` or ``hbos``)."""
+    family = family_of(method)
+    if method == "nurd":
+        return MethodStyle(family, "#000000", "-", "o", 2.8, 10, True)
+    if family == REFERENCE_FAMILY:
+        i = FAMILIES[family].index(method)
+        return MethodStyle(family, _PALETTES[family][i], "-.", _MARKERS[i], 2.2, 9, True)
+    members = FAMILIES.get(family, ())
+    i = members.index(method) if method in members else 0
+    palette = _PALETTES[family]
+    if family == "outlier detectors":
+        linestyle = "-" if i < 7 else "--"
+    else:
+        linestyle = _LINESTYLES[i % len(_LINESTYLES)]
+    return MethodStyle(family, palette[i % len(palette)], linestyle, _MARKERS[i % len(_MARKERS)], 1.4, 3, False)
+
+
+def sort_key(method: str) -> tuple:
+    """Family order, then the member's position in its family, then the name."""
+    family = family_of(method)
+    members = FAMILIES.get(family, ())
+    return (family_order(family), members.index(method) if method in members else len(members), method)

@@ -1,0 +1,191 @@
+"""How the report shows each table: headings, captions, units, family bands.
+
+The CSV/Parquet files keep the raw columns; these views are what report.md
+(and so report.html) prints: rates as 0-1 fractions with their 95% bootstrap
+interval, reductions in %, every header with its unit, rows grouped by method
+family with a header row per family (``html.BAND_MARK``) so the reference
+rules stand as a band of their own.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stragglers.prediction.metrics import RATES as METRICS
+from stragglers.reports.html import BAND_MARK
+from stragglers.reports.style import family_of, sort_key
+
+FAMILY_NOTES = {
+    "NURD family": "NURD and its ablations",
+    "reference rules": "no model: what a scheduler gets for free",
+    "outlier detectors": "unsupervised, PyOD",
+    "PU learning": "positive-unlabeled classifiers",
+    "survival / censored regression": "latency models that use censored tasks",
+    "Wrangler": "SVM on resource usage",
+}
+
+
+def _display(method: str) -> str:
+    from stragglers.reports.comparison import display_name  # late: comparison imports this module
+
+    return display_name(method)
+
+
+def banded(df: pd.DataFrame, method_col: str = "method") -> pd.DataFrame:
+    """Rows sorted by (trace, family, member) with a header row before each family.
+
+    The method column shows display names; a header row has ``BAND_MARK`` +
+    the family (and what it is) in the first column, other cells empty.
+    """
+    if df.empty:
+        return df
+    if "trace" in df and df["trace"].nunique() == 1:
+        df = df.drop(columns="trace")      # one trace: the report names it once, in its opening
+    d = df.assign(_family=df[method_col].map(family_of), _key=df[method_col].map(sort_key))
+    by = ["trace", "_key"] if "trace" in d else ["_key"]
+    d = d.sort_values(by, kind="mergesort")
+    first = d.columns[0]
+    rows, last = [], None
+    for r in d.to_dict("records"):
+        band = (r.get("trace"), r["_family"])
+        if band != last:
+            head = {c: "" for c in d.columns}
+            note = FAMILY_NOTES.get(r["_family"])
+            head[first] = f"{BAND_MARK}{r['_family']}" + (f" ({note})" if note else "")
+            if "trace" in d and first != "trace":
+                head["trace"] = r["trace"]
+            rows.append(head)
+            last = band
+        r[method_col] = _display(r[method_col])
+        rows.append(r)
+    return pd.DataFrame(rows, columns=d.columns).drop(columns=["_family", "_key"])
+
+
+def _ci(v, lo, hi, digits=2) -> str:
+    if v is None or pd.isna(v):
+        return ""
+    if lo is None or pd.isna(lo):
+        return f"{v:.{digits}f}"
+    return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def table3_view(t3: pd.DataFrame, early: pd.DataFrame | None = None) -> pd.DataFrame:
+    t = t3
+    if early is not None and len(early) and "f1_auc" not in t:
+        t = t.merge(early, on=["trace", "method"], how="left")
+    rows = []
+    for _, r in t.iterrows():
+        row = {"trace": r["trace"], "method": r["method"], "jobs (count)": str(int(r["n_jobs"]))}
+        for m in METRICS:
+            row[f"{m.upper()} (0-1) [95% CI]"] = _ci(r[m], r.get(f"{m}_lo"), r.get(f"{m}_hi"))
+        if "pooled_f1" in r:
+            row["pooled F1 (0-1) [95% CI]"] = _ci(r["pooled_f1"], r.get("pooled_f1_lo"), r.get("pooled_f1_hi"))
+        if "f1_auc" in r:
+            row["F1 AUC (0-1)"] = "" if pd.isna(r["f1_auc"]) else f"{r['f1_auc']:.2f}"
+        if "paper_f1" in t:
+            has = pd.notna(r.get("paper_f1"))
+            row["paper TPR/FPR/FNR/F1 (0-1)"] = "/".join(f"{r[f'paper_{m}']:.2f}" for m in METRICS) if has else ""
+            row["F1 minus paper"] = f"{r['f1_diff']:+.2f}" if has else ""
+        row["best F1"] = "best" if r.get("best_f1") else ""
+        rows.append(row)
+    return banded(pd.DataFrame(rows))
+
+
+def f1_over_time_view(ft: pd.DataFrame) -> pd.DataFrame:
+    p = ft.pivot_table(index=["trace", "method"], columns="k", values="f1", sort=False)
+    p.columns = [f"F1 at t={k / 10:.1f}" for k in p.columns]
+    return banded(p.map(lambda v: "" if pd.isna(v) else f"{v:.3f}").reset_index())
+
+
+def _pct(v) -> str:
+    return "" if pd.isna(v) else f"{v:.1f}"
+
+
+def completion_view(completion: pd.DataFrame) -> pd.DataFrame:
+    lim = completion[completion["algorithm"] == "limited"]
+    p = lim.pivot_table(index=["trace", "method"], columns="machines", values="reduction_mean", sort=False)
+    p = (p * 100).map(_pct)
+    p.columns = [f"{int(m)} machines (%)" for m in p.columns]
+    return banded(p.reset_index())
+
+
+def completion_summary_view(cs: pd.DataFrame) -> pd.DataFrame:
+    out = pd.DataFrame({
+        "trace": cs["trace"], "method": cs["method"],
+        "jobs (count)": cs["n_jobs"].map(lambda v: "" if pd.isna(v) else str(int(v))),
+        "unlimited machines (%)": (cs["unlimited"] * 100).map(_pct),
+        "std over seeds (pp)": (cs["unlimited_std"] * 100).map(_pct),
+        "limited, mean over machine counts (%)": (cs["limited_avg"] * 100).map(_pct),
+        "paper NURD unlimited (%)": (cs["paper_nurd_unlimited"] * 100).map(_pct),
+        "paper NURD limited (%)": (cs["paper_nurd_limited_avg"] * 100).map(_pct),
+    })
+    return banded(out)
+
+
+def paper_table3_view(paper: pd.DataFrame) -> pd.DataFrame:
+    p = paper.rename(columns={"paper_trace": "trace"})
+    for m in METRICS:
+        p[m] = p[m].map(lambda v: f"{v:.2f}")
+    return banded(p.rename(columns={m: f"{m.upper()} (0-1)" for m in METRICS}))
+
+
+def captions(*, n_boot: int, seed: int, seeds) -> dict[str, tuple[str, str]]:
+    """name -> (heading, caption) for every table, "fig:" + name for every figure of the report."""
+    seeds = list(seeds)
+    return {
+        "headline": (
+            "Headline numbers",
+            "Per trace: NURD, the best baseline (highest mean F1 outside the NURD family and the reference "
+            "rules), the best reference rule and every reference rule. F1: mean over jobs (0-1) with its 95% "
+            "bootstrap interval; F1 AUC: mean F1 over the ten normalized times (earliness); JCT reduction: "
+            "reduction in job completion time when the flagged tasks are relaunched (%, Table 3 below); "
+            "paper F1: the paper's number for the method on the matching real trace. Empty cell: not "
+            "measured in this run."),
+        "table3": (
+            "Table 1. Prediction accuracy (the paper's Table 3)",
+            f"Mean over jobs of each job's true-positive, false-positive and false-negative rates and F1, "
+            f"computed over the tasks still running at the first checkpoint t0 (fractions, 0-1). Brackets: 95% "
+            f"percentile bootstrap interval over jobs ({n_boot} resamples, seed {seed}); two methods whose "
+            f"intervals overlap are not told apart by these jobs. Pooled F1 sums the confusion counts over "
+            f"jobs first. F1 AUC is the mean F1 over the ten normalized times (earliness: 1 = every straggler "
+            f"flagged from the first tenth of [t0, tau] on). The paper's numbers (its Google or Alibaba column) "
+            f"stand beside ours for the real traces only. Rows are grouped by family; the shaded band is the "
+            f"reference rules, which use no model."),
+        "f1_over_time": (
+            "Table 2. F1 over normalized time (the paper's Figures 2-3)",
+            "F1 of the flags raised up to normalized time t = k/10 of the window [t0, tau] (t0: first "
+            "checkpoint, tau: the job's straggler threshold), mean over jobs (0-1). A method that flags early "
+            "rises early; the area under a row is its F1 AUC."),
+        "completion_summary": (
+            "Table 3. Reduction in job completion time (the paper's Figures 4-9)",
+            f"Relative reduction of job completion time when every flagged task is relaunched (Algorithm 2: "
+            f"unlimited machines; Algorithm 3: a fixed number of machines, here the mean over machine counts), "
+            f"in percent, mean over jobs and over {len(seeds)} simulation seeds {seeds}; std over seeds in "
+            f"percentage points. The paper reports NURD's figures only (last two columns)."),
+        "completion": (
+            "Table 4. Reduction in job completion time against the number of machines",
+            "Algorithm 3 with the given number of machines for the job, percent, mean over jobs and seeds."),
+        "paper_table3": (
+            "Appendix. The paper's Table 3",
+            "As published (fractions, 0-1), for reference; 'google' and 'alibaba' are the paper's two traces."),
+        "fig:f1_over_time": (
+            "Figure 1. F1 over normalized time",
+            "Each panel shows one group of method families (panels are small multiples with a shared y axis, "
+            "one row per trace); NURD (black, thick) and the reference rules (warm colours, dash-dot) are "
+            "repeated in every panel as yardsticks. x: normalized time k/10 of [t0, tau]; y: F1 of the flags "
+            "raised so far, mean over jobs. Higher and further left is better."),
+        "fig:completion_unlimited": (
+            "Figure 2. Completion-time reduction, unlimited machines (Algorithm 2)",
+            f"One bar per method, grouped by family (colour = family, NURD black), the reference rules on the "
+            f"shaded band. Bars: mean reduction over jobs and seeds (%). Error bars: one standard deviation "
+            f"over the {len(seeds)} simulation seeds (the spread of the relaunch draws, not of the jobs). "
+            f"Dashed line: the paper's NURD figure where the trace has one."),
+        "fig:completion_limited_avg": (
+            "Figure 3. Completion-time reduction, limited machines (Algorithm 3), mean over machine counts",
+            "As Figure 2 for Algorithm 3, averaged over the machine counts of Table 4 (%); no error bars "
+            "(each bar is a mean over machine counts)."),
+        "fig:completion_limited": (
+            "Figure 4. Completion-time reduction against the number of machines",
+            "Small multiples as in Figure 1; x: machines available to the job (count); y: reduction in job "
+            "completion time (%), mean over jobs and seeds."),
+    }

@@ -1,0 +1,258 @@
+"""What a user sees: method styles, the generated story, the HTML report in a real browser,
+the end-of-run summary from a real DuckDB file, the scripts' --help, honest fetch logs."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from stragglers.reports.comparison import METHOD_ORDER, build_report, compare_with_paper, table3
+from stragglers.reports import story
+from stragglers.reports.story import headline, terminal_summary, what_this_run_shows
+from stragglers.reports.style import FAMILIES, family_of, style_for
+from tests.test_reports import fake_completion
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = FAMILIES["reference rules"]
+ALL_METHODS = (*METHOD_ORDER, *RULES)          # 26 methods: the legibility case of the issue
+
+
+def _job_metrics(methods, traces=("synthetic", "google_2011"), n_jobs=12, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for trace in traces:
+        for mi, method in enumerate(methods):
+            skill = 0.2 + 0.7 * mi / len(methods)
+            for j in range(n_jobs):
+                pos, neg = int(rng.integers(5, 30)), int(rng.integers(50, 300))
+                tp = int(rng.binomial(pos, skill))
+                fp = int(rng.binomial(neg, 0.3 * (1 - skill)))
+                fn, tn = pos - tp, neg - fp
+                rows.append({"trace": trace, "method": method, "job_id": j, "tpr": tp / pos, "fpr": fp / neg,
+                             "fnr": fn / pos, "f1": 2 * tp / (2 * tp + fp + fn), "tp": tp, "fp": fp,
+                             "fn": fn, "tn": tn, "f1_auc": skill / 2})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# style
+# ---------------------------------------------------------------------------
+
+def test_every_method_has_its_own_look_and_family():
+    looks = {(s.color, str(s.linestyle), s.marker) for s in map(style_for, ALL_METHODS)}
+    assert len(looks) == len(ALL_METHODS)                  # no two methods drawn alike
+    assert {family_of(m) for m in ALL_METHODS} == set(FAMILIES)
+    # NURD and the reference rules stand out: thicker and on top of every other line
+    plain = max(style_for(m).linewidth for m in ALL_METHODS if m not in ("nurd", *RULES))
+    for m in ("nurd", *RULES):
+        assert style_for(m).highlight and style_for(m).linewidth > plain
+    assert style_for("nurd").color == "#000000"
+    # a family shares its colours; a method not in the registry still gets a style
+    assert style_for("pu_en").color != style_for("tobit").color
+    assert style_for("some_new_method").family == "other"
+
+
+# ---------------------------------------------------------------------------
+# the generated paragraph, on numbers worked by hand
+# ---------------------------------------------------------------------------
+
+def _t3_by_hand() -> pd.DataFrame:
+    rows = [  # trace, method, n_jobs, f1, lo, hi
+        ("google_2011", "nurd", 40, 0.60, 0.55, 0.65),
+        ("google_2011", "lof", 40, 0.40, 0.35, 0.45),
+        ("google_2011", "tobit", 40, 0.58, 0.50, 0.66),
+        ("google_2011", "gbtr", 40, 0.70, 0.60, 0.80),       # NURD family: never "the best baseline"
+        ("google_2011", "wait_for_tau", 40, 0.64, 0.62, 0.66),
+        ("google_2011", "flag_all", 40, 0.20, 0.18, 0.22),
+    ]
+    t = pd.DataFrame(rows, columns=["trace", "method", "n_jobs", "f1", "f1_lo", "f1_hi"])
+    for m in ("tpr", "fpr", "fnr"):
+        t[m] = 0.5
+    return compare_with_paper(t)
+
+
+def test_story_states_this_runs_numbers():
+    early = pd.DataFrame({"trace": ["google_2011"] * 2, "method": ["nurd", "wait_for_tau"], "f1_auc": [0.41, 0.07]})
+    comp = pd.DataFrame({"trace": ["google_2011"] * 3, "method": ["nurd", "tobit", "wait_for_tau"],
+                         "unlimited": [0.123, 0.2, -0.05], "limited_avg": [0.1, 0.15, -0.04]})
+    head = headline(_t3_by_hand(), early, comp)
+    assert list(head["role"]) == ["NURD", "best baseline", "best reference rule", "reference rule",
+                                  "reference rule"]
+    assert list(head["method"][:3]) == ["nurd", "tobit", "wait_for_tau"]
+    text = what_this_run_shows(head, {"google_2011": 6})
+    assert "On `google_2011` (40 jobs, 6 methods evaluated)" in text
+    assert "0.60 (95% CI 0.55-0.65)" in text and "the paper: 0.81" in text
+    # Tobit: 0.60 - 0.58 = 0.02, intervals [0.55, 0.65] and [0.50, 0.66] overlap
+    assert "Tobit, reaches 0.58 (95% CI 0.50-0.66): NURD is ahead by 0.02; the 95% intervals overlap" in text
+    # wait for tau: 0.64 - 0.60 = 0.04 ahead of NURD, [0.62, 0.66] overlaps [0.55, 0.65]
+    assert f"The best reference rule, which uses no model, is {story._display('wait_for_tau')}" in text
+    assert "ahead of NURD by 0.04" in text
+    assert "a free rule matches or beats NURD" in text
+    assert "F1 AUC" in text and "0.41" in text and "0.07" in text
+    assert "shortens jobs by 12.3%" in text
+    # the largest reduction among the headline rows is Tobit's 20.0%
+    assert "Tobit's, 20.0%" in text
+
+
+def test_story_without_baselines_says_what_to_run():
+    t = _t3_by_hand()
+    head = headline(t[t["method"].isin(["nurd", "gbtr"])])
+    text = what_this_run_shows(head)
+    assert "No baseline has been evaluated" in text and "baseline_eval" in text
+    assert "reference rule" not in text
+
+
+# ---------------------------------------------------------------------------
+# the end-of-run summary from a real warehouse file
+# ---------------------------------------------------------------------------
+
+def test_terminal_summary_from_a_warehouse(tmp_path):
+    jm = _job_metrics(["nurd", "gbtr", "lof", "hbos", "wait_for_tau"], traces=("synthetic",), n_jobs=8)
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    con.register("jm", jm)
+    con.execute("CREATE TABLE job_metrics AS SELECT * FROM jm")
+    con.execute("CREATE TABLE jobs AS SELECT DISTINCT trace, job_id FROM jm")
+    con.close()
+    text = terminal_summary(tmp_path, elapsed_s=75, ran="run abc (success)",
+                            next_commands=[("UI", "dagster dev")])
+    t3 = table3(jm, n_boot=0)
+    nurd = t3[t3.method == "nurd"].f1.iloc[0]
+    best = t3[t3.method.isin(["lof", "hbos"])].sort_values("f1").iloc[-1]
+    assert "run abc (success) in 1:15 (min:s)" in text
+    assert str(tmp_path / "warehouse.duckdb") in text and "8 jobs" in text and "5 methods" in text
+    assert "(not written by this run)" in text                  # no report.html in this data dir
+    assert f"{nurd:.2f}" in text
+    assert re.search(rf"best baseline\s+{best.method.upper()}\s+{best.f1:.2f}", text)
+    assert re.search(rf"best reference rule\s+{re.escape(story._display('wait_for_tau'))}", text)
+    assert "UI          dagster dev" in text
+
+
+# ---------------------------------------------------------------------------
+# the HTML report, looked at by a real browser
+# ---------------------------------------------------------------------------
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+PROBE = """<script>
+window.addEventListener('load', () => {
+  const out = document.createElement('pre'); out.id = 'probe';
+  out.textContent = JSON.stringify({
+    images: [...document.images].map(i => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0,
+                                             width: i.naturalWidth})),
+    sections: [...document.querySelectorAll('h1, h2, h3')].map(h => h.id),
+    bands: document.querySelectorAll('tr.band-reference-rules').length,
+  });
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report")
+    jm = _job_metrics(ALL_METHODS, n_jobs=6)
+    rng = np.random.default_rng(3)
+    ft = pd.DataFrame([{"trace": t, "method": m, "job_id": j, "k": k, "f1": float(rng.uniform(0, k / 10))}
+                       for t in ("synthetic", "google_2011") for m in ALL_METHODS for j in range(2)
+                       for k in range(1, 11)])
+    build_report(d / "reports", jm, ft, fake_completion(), n_boot=50, completion_seeds=range(2))
+    return d / "reports"
+
+
+def test_report_html_is_self_contained(report_dir):
+    page = (report_dir / "report.html").read_text()
+    md = (report_dir / "report.md").read_text()
+    pngs = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", md)
+    assert len(pngs) == 4
+    assert page.count('src="data:image/png;base64,') == len(pngs)
+    assert ".png\"" not in page                          # no image left pointing at a file
+    for heading in ("What this run shows", "Headline numbers", "Table 1.", "Figure 1.", "Figure 2."):
+        assert heading in md
+    assert "(%" in md and "(0-1)" in md and "(count)" in md     # units in the headers
+
+
+def test_report_renders_in_headless_chromium(report_dir, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
+    probe = tmp_path / "probe.html"
+    probe.write_text((report_dir / "report.html").read_text().replace("</body>", PROBE + "</body>"))
+    out = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
+                          "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="probe">(.*?)</pre>', out.stdout, re.S)
+    assert m, f"the page did not finish loading in Chromium: {out.stderr[-2000:]}"
+    seen = json.loads(html.unescape(m.group(1)))
+    assert len(seen["images"]) == 4
+    assert all(i["ok"] and i["width"] > 300 for i in seen["images"]), seen["images"]
+    for section in ("what-this-run-shows", "headline-numbers", "table-1-prediction-accuracy-the-paper-s-table-3",
+                    "table-2-f1-over-normalized-time-the-paper-s-figures-2-3",
+                    "table-3-reduction-in-job-completion-time-the-paper-s-figures-4-9",
+                    "figure-1-f1-over-normalized-time"):
+        assert section in seen["sections"], seen["sections"]
+    # the reference rules are a shaded band (header row + 3 rules) per trace in Tables 1 and 2 (the
+    # completion fixture has no rules): 2 tables x 2 traces x 4 rows
+    assert seen["bands"] == 2 * 2 * (1 + len(RULES))
+
+
+# ---------------------------------------------------------------------------
+# scripts and logs
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("script", ["run.sh", "baselines.sh", "test.sh", "setup.sh", "ui.sh"])
+def test_scripts_explain_and_exit(script, tmp_path):
+    # a copy of the project without .venv: --help must not start installing anything
+    r = subprocess.run(["bash", str(ROOT / "scripts" / script), "--help"], capture_output=True, text=True,
+                       timeout=30, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("Usage: bash scripts/" + script)
+    assert "installing" not in r.stdout and "creating .venv" not in r.stdout
+
+
+def test_run_sh_refuses_unknown_arguments():
+    r = subprocess.run(["bash", str(ROOT / "scripts" / "run.sh"), "--frobnicate"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 2 and "unknown argument '--frobnicate'" in r.stderr
+
+
+def test_fetch_log_says_generated_then_reused(tmp_path):
+    from stragglers.traces.fetch import SyntheticScale, fetch_trace
+
+    logs: list[list[str]] = [[], []]
+    for lines in logs:
+        fetch_trace("synthetic", tmp_path, scale=SyntheticScale(n_jobs=10, n_parts=2), log=lines.append)
+    first, second = logs
+    assert first[0].startswith("generating the embedded trace") and "embedded trace generated:" in first[-1]
+    assert len(second) == 1 and second[0].startswith("embedded trace reused")
+    assert not any("verified existing" in m or "downloaded 0 B" in m for m in first + second)
+
+
+def test_dagster_warnings_filtered_only_by_prefix():
+    env = subprocess.run(["bash", "-c", "cd '%s' && source scripts/env.sh && printf %%s \"$PYTHONWARNINGS\"" % ROOT],
+                         capture_output=True, text=True, timeout=30, env={"PATH": os.environ["PATH"]}).stdout
+    filters = env.split(",")
+    assert len(filters) == 4 and all(f.startswith("ignore:") for f in filters)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        for f in filters:
+            action, message = f.split(":", 1)
+            warnings.filterwarnings(action, message=re.escape(message))
+        warnings.warn("Function `observable_source_asset` is currently in beta, and may change")
+        warnings.warn("Some other warning")
+    assert [str(w.message) for w in caught] == ["Some other warning"]

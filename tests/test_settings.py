@@ -1,0 +1,77 @@
+"""One settings model: defaults, variables and checks written once (stragglers/settings.py)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import dagster as dg
+import duckdb
+import pytest
+
+from assets import traces, warehouse
+from assets.resources import NurdSettings, WarehouseResource, settings_from_env
+from stragglers.settings import EvaluationSettings, SelectionSettings, Settings, SettingError
+from stragglers.warehouse.build import recorded_settings
+from stragglers.warehouse.validation import DEFAULT_PARAMS
+
+
+def test_every_default_is_the_models():
+    model = Settings()
+    resource = NurdSettings()
+    for f in fields(Settings):
+        if f.metadata["run"]:
+            assert getattr(resource, f.name) == getattr(model, f.name), f.name
+    for sub in (SelectionSettings(), EvaluationSettings(workers=1)):
+        for f in fields(sub):
+            if f.name != "workers":
+                assert getattr(sub, f.name) == getattr(model, f.name), f.name
+    assert DEFAULT_PARAMS["min_tasks"] == model.min_tasks == 100
+    assert DEFAULT_PARAMS["quantile"] == model.quantile
+
+
+def test_public_variables_are_kept():
+    env = {f.metadata["env"] for f in fields(Settings)} - {None}
+    assert {"NURD_DATA_DIR", "NURD_TRACE", "NURD_TRACE_URL", "NURD_TRACE_PARTS", "NURD_SEED", "NURD_WORKERS",
+            "NURD_FEATURE_MODE", "NURD_SYNTHETIC_JOBS", "NURD_DUCKDB_MEMORY_LIMIT", "NURD_AUTOMATION",
+            "NURD_OBSERVE_CRON", "NURD_ON_BAD_ROWS"} <= env
+
+
+@pytest.mark.parametrize("var, value, message", [
+    ("NURD_TRACE", "nonsense", "setting NURD_TRACE='nonsense' is invalid: expected one of 'synthetic'"),
+    ("NURD_TRACE_PARTS", "abc", "setting NURD_TRACE_PARTS='abc' is invalid: expected 'all' or a positive integer"),
+    ("NURD_FEATURE_MODE", "bogus", "setting NURD_FEATURE_MODE='bogus' is invalid: expected one of 'observed'"),
+    ("NURD_SEED", "x1", "setting NURD_SEED='x1' is invalid: expected an integer"),
+    ("NURD_WORKERS", "-1", "setting NURD_WORKERS=-1 is invalid: expected an integer >= 0"),
+    ("NURD_DUCKDB_MEMORY_LIMIT", "lots", "setting NURD_DUCKDB_MEMORY_LIMIT='lots' is invalid: expected a size"),
+    ("NURD_ON_BAD_ROWS", "skip", "setting NURD_ON_BAD_ROWS='skip' is invalid: expected one of 'fail', 'quarantine'"),
+    ("NURD_OBSERVE_CRON", "daily", "setting NURD_OBSERVE_CRON='daily' is invalid: expected a 5-field cron"),
+])
+def test_a_bad_variable_is_named_before_any_work(var, value, message):
+    with pytest.raises(SettingError) as e:
+        Settings.from_env({var: value})
+    assert message in str(e.value)
+    with pytest.raises(SettingError, match=var):
+        settings_from_env({var: value})   # what pipeline/definitions.py does when it loads
+
+
+def test_rules_between_settings_and_run_config_are_checked():
+    with pytest.raises(SettingError, match=r"initial_fraction=0\.95 is invalid: expected a number below quantile"):
+        Settings(initial_fraction=0.95)
+    with pytest.raises(SettingError, match="min_tasks=1 is invalid"):
+        NurdSettings(min_tasks=1).settings()
+    assert Settings.from_env({"NURD_SEED": "7"}, n_boot=5).seed == 7
+
+
+def test_launchpad_data_dir_moves_the_warehouse_and_tables_record_their_settings(tmp_path):
+    """The warehouse follows the run's data_dir (not the environment when definitions loaded)."""
+    nurd = NurdSettings(data_dir=str(tmp_path / "elsewhere"), synthetic_jobs=10, synthetic_parts=2, min_tasks=10)
+    res = {"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)}
+    result = dg.materialize([traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs],
+                            resources=res, instance=dg.DagsterInstance.ephemeral(),
+                            selection=[traces.raw_trace, warehouse.staged_trace, warehouse.jobs])
+    assert result.success
+    db = tmp_path / "elsewhere" / "warehouse.duckdb"
+    assert db.exists()
+    with duckdb.connect(str(db), read_only=True) as con:
+        built = recorded_settings(con, "jobs", "synthetic")
+    assert built["min_tasks"] == 10 and built["quantile"] == 0.9 and built["feature_mode"] == "observed"

@@ -143,7 +143,10 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
         per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
             max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
             GROUP BY job_id)""", [s.trace]).df()
+        grids = wh.grid_coverage(con, s)
         meta = {"dagster/row_count": counts["checkpoint_features"], "feature_mode": s.feature_mode,
+                "checkpoint_grid": s.checkpoint_grid if s.is_google_format else "equal (Alibaba)",
+                "jobs_per_grid": md_table(grids),
                 "features": ", ".join(feature_names(s.trace)), "checkpoints": md_table(per_job),
                 "seconds": round(time.perf_counter() - started, 2)}
         if not no_usage:

@@ -29,6 +29,7 @@ from stragglers.traces.formats import FORMATS, TRACES, TraceFormat
 GOOGLE_FORMAT = tuple(n for n, f in FORMATS.items() if f.is_google_layout)
 ALIBABA_FORMAT = tuple(n for n, f in FORMATS.items() if not f.is_google_layout)
 ON_BAD_ROWS = ("fail", "quarantine")
+CHECKPOINT_GRIDS = ("capped", "fixed", "equal")
 
 
 class SettingError(ValueError):
@@ -135,7 +136,16 @@ class Settings:
                               doc="straggler threshold: the job's latency quantile")
     initial_fraction: float = setting(0.04, check=number_in(0, 1, lo_open=True, hi_open=True),
                                       doc="t0 = time by which this share of the tasks finished")
-    checkpoint_step_s: int = setting(300, check=int_at_least(1), doc="Google: seconds between checkpoints")
+    checkpoint_grid: str = setting("capped", env="NURD_CHECKPOINT_GRID", check=one_of(*CHECKPOINT_GRIDS),
+                                   doc="Google checkpoints between t0 and tau: 'capped' = every checkpoint_step_s, "
+                                       "but at least checkpoint_steps of them (short jobs get a finer step); "
+                                       "'fixed' = every checkpoint_step_s (jobs with tau - t0 <= the step get "
+                                       "none); 'equal' = checkpoint_steps equal steps")
+    checkpoint_step_s: int = setting(300, check=int_at_least(1),
+                                     doc="Google: seconds between checkpoints (one task_usage window)")
+    checkpoint_steps: int = setting(10, check=int_at_least(1),
+                                    doc="Google: checkpoints between t0 and tau, at least ('capped') or exactly "
+                                        "('equal')")
     alibaba_steps: int = setting(50, check=int_at_least(1), doc="Alibaba: equal steps between t0 and tau")
     feature_mode: str = setting("observed", env="NURD_FEATURE_MODE", check=one_of("observed", "reference"),
                                 doc="'observed': only what was visible at the checkpoint; 'reference': the "
@@ -310,7 +320,9 @@ class SelectionSettings:
     min_tasks: int = default("min_tasks")
     quantile: float = default("quantile")
     initial_fraction: float = default("initial_fraction")
+    checkpoint_grid: str = default("checkpoint_grid")
     checkpoint_step_s: int = default("checkpoint_step_s")
+    checkpoint_steps: int = default("checkpoint_steps")
     alibaba_steps: int = default("alibaba_steps")
     feature_mode: str = default("feature_mode")
     min_cpu_rate_for_cpi: float = default("min_cpu_rate_for_cpi")
@@ -336,14 +348,18 @@ class SelectionSettings:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def sql_params(self) -> dict:
-        p = asdict(self)
-        p["step_us"] = (
-            str(self.checkpoint_step_s * 1_000_000) if self.is_google_format
+    def step_us_sql(self, grid: str | None = None) -> str:
+        """The checkpoint step in microseconds, as an SQL expression over a job's ``c.t0_us`` and
+        ``c.tau_us`` (sql/job_checkpoints.sql); ``grid`` defaults to the setting."""
+        if not self.is_google_format:
             # Alibaba: a grid of at most `alibaba_steps` equal steps in [t0, tau)
-            else f"greatest(1, (c.tau_us - c.t0_us) // {self.alibaba_steps})"
-        )
-        return p
+            return f"greatest(1, (c.tau_us - c.t0_us) // {self.alibaba_steps})"
+        fixed = str(self.checkpoint_step_s * 1_000_000)
+        equal = f"greatest(1, (c.tau_us - c.t0_us) // {self.checkpoint_steps})"
+        return {"fixed": fixed, "equal": equal, "capped": f"least({fixed}, {equal})"}[grid or self.checkpoint_grid]
+
+    def sql_params(self) -> dict:
+        return asdict(self) | {"step_us": self.step_us_sql()}
 
 
 @dataclass(frozen=True)

@@ -316,6 +316,26 @@ def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) 
     return counts
 
 
+def grid_coverage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> "pandas.DataFrame":
+    """For each checkpoint grid choice: how many jobs of ``job_checkpoints`` get a checkpoint
+    between t0 and tau (>= 2 checkpoints: evaluable), and their checkpoints (mean, max). Computed
+    from each job's t0 and tau with job_checkpoints.sql's rule: checkpoints = max(1, ceil((tau - t0) / step))."""
+    from stragglers.settings import CHECKPOINT_GRIDS
+    grids = CHECKPOINT_GRIDS if settings.is_google_format else (None,)
+    parts = []
+    for grid in grids:
+        name = grid or f"equal ({settings.alibaba_steps} steps, Alibaba)"
+        parts.append(f"""SELECT '{name}' AS grid, count(*) AS jobs,
+                count(*) FILTER (WHERE n_cp >= 2) AS jobs_with_checkpoints, avg(n_cp) AS mean_checkpoints,
+                max(n_cp) AS max_checkpoints
+            FROM (SELECT greatest(1, ceil((c.tau_us - c.t0_us) / ({settings.step_us_sql(grid)})))::BIGINT AS n_cp
+                  FROM (SELECT job_id, any_value(round(t0_s * 1e6))::BIGINT AS t0_us,
+                               any_value(round(tau_s * 1e6))::BIGINT AS tau_us
+                        FROM job_checkpoints WHERE trace = ? GROUP BY job_id) c)""")
+    sql = " UNION ALL ".join(parts)
+    return con.execute(sql, [settings.trace] * len(parts)).df()
+
+
 def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None,
               threads: int | None = None, temp_directory: str | None = None) -> None:
     """Out-of-core settings: DuckDB spills to ``temp_directory`` past ``memory_limit``."""

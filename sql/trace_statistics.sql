@@ -6,7 +6,8 @@
 --              selection sees them): latency quantiles of their finished tasks;
 --   task_*     tasks of the selected jobs first scheduled inside the window;
 --   all_jobs_* every job with task events (the population failure prediction sees);
---   usage_*    usage rows of ${usage_label}.
+--   usage_*    per-job means of the usage rows of ${usage_label} (one value per job:
+--              a sample of one window and a whole trace weigh jobs alike).
 WITH fin AS (
     SELECT job_id, count(*) AS n,
         quantile_cont(latency_s, 0.9) AS p90, quantile_cont(latency_s, 0.5) AS p50, max(latency_s) AS mx
@@ -25,7 +26,11 @@ job_end AS (
         FILTER (WHERE event_type BETWEEN 2 AND 6) AS final_event
     FROM stg_job_events GROUP BY job_id
 ),
-usage AS (${usage_source})
+usage_rows AS (${usage_source}),
+usage AS (SELECT job_id, avg(cpu_rate) AS cpu_rate, avg(canonical_memory) AS canonical_memory,
+                 avg(total_page_cache) AS total_page_cache, avg(disk_io_time) AS disk_io_time,
+                 avg(cpi) AS cpi, avg(mai) AS mai
+          FROM usage_rows GROUP BY job_id)
 SELECT '${trace}' AS trace, statistic, kind, value, category FROM (
     SELECT 'job_p90_latency_s' AS statistic, 'numeric' AS kind, p90 AS value, NULL::VARCHAR AS category FROM fin
     UNION ALL SELECT 'job_p90_over_p50', 'numeric', p90 / nullif(p50, 0), NULL FROM fin

@@ -29,7 +29,7 @@ from stragglers.warehouse import build as wh
 
 TARGET = 0.2  # docs/SYNTHETIC_TRACE.md: the calibrated embedded trace is within this of the real excerpt
 KS_C95 = 1.358
-USAGE_COLUMNS = ("cpu_rate", "canonical_memory", "total_page_cache", "disk_io_time", "cpi", "mai")
+USAGE_COLUMNS = ("job_id", "cpu_rate", "canonical_memory", "total_page_cache", "disk_io_time", "cpi", "mai")
 
 
 def usage_source(con: duckdb.DuckDBPyConnection, trace: str, sample: str | None) -> tuple[str, str]:

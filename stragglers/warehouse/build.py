@@ -353,3 +353,14 @@ def sql_name(table: str, settings: SelectionSettings) -> str:
     """The SQL file building ``table`` for the trace's format (its variant, e.g. ``__alibaba``;
     tables without one, like tasks, job_checkpoints, selection_funnel, share the file)."""
     return settings.format.sql_name(table, SQL_DIR)
+
+
+def replace_trace_frame(con: duckdb.DuckDBPyConnection, table: str, df, trace: str) -> int:
+    """Replace ``table``'s rows of ``trace`` by the rows of a DataFrame (one transaction),
+    for tables computed in Python (node ranking, failure prediction)."""
+    frame = df.assign(trace=trace)[["trace", *[c for c in df.columns if c != "trace"]]]
+    con.register("_frame", frame)
+    try:
+        return replace_trace_rows(con, table, "SELECT * FROM _frame", trace)
+    finally:
+        con.unregister("_frame")

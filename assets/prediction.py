@@ -14,7 +14,7 @@ from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, replac
 from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
 from stragglers.prediction.protocol import protocol_ablation as run_ablation
 from stragglers.warehouse.build import usage_absent_reason
-from stragglers.prediction.methods import BASELINES
+from stragglers.prediction.methods import BASELINES, REFERENCE_RULES
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_image, md_table, prepare
@@ -65,14 +65,19 @@ def _run(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
                         engine=engine, exchange=engine.exchange_dir)
 
 
-def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult | None:
-    """A trace without usage (partial mirror): a green, empty materialization saying why."""
+def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource,
+                        methods=("nurd",)) -> tuple[list[str], dg.MaterializeResult | None]:
+    """A trace without usage (partial mirror): only the time-only reference rules run. Returns the
+    methods to run and, when none is left, a green empty materialization saying why."""
     with duckdb.get_connection() as con:
         reason = usage_absent_reason(con, nurd.trace)
     if reason is None:
-        return None
-    context.log.warning(f"skipped: {reason}")
-    return dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0})
+        return list(methods), None
+    keep = [m for m in methods if m in REFERENCE_RULES]
+    context.log.warning(f"skipped {[m for m in methods if m not in keep]}: {reason}")
+    if keep:
+        return keep, None
+    return [], dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0})
 
 
 def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
@@ -114,7 +119,8 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
                       "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
                       "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    if (skipped := _skip_without_usage(context, nurd, duckdb)) is not None:
+    _, skipped = _skip_without_usage(context, nurd, duckdb)
+    if skipped is not None:
         return skipped
     outcome = _run(context, nurd, duckdb, ["nurd"])
     return dg.MaterializeResult(metadata=_metadata(outcome, nurd))
@@ -128,7 +134,8 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
 def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     methods = sorted(context.partition_keys)
-    if (skipped := _skip_without_usage(context, nurd, duckdb)) is not None:
+    methods, skipped = _skip_without_usage(context, nurd, duckdb, methods)
+    if skipped is not None:
         return skipped
     # all requested methods in one replay: jobs are loaded once and spread over the workers
     outcome = _run(context, nurd, duckdb, methods)

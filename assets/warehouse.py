@@ -130,8 +130,8 @@ def selection_funnel(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
           description="Per-checkpoint features of every finished task (sql/checkpoint_features.sql), min-max "
                       "normalized per job; `observed` mode (default) uses only what was visible at the "
                       "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints. "
-                      "A trace without task_usage (partial mirror) gets job_checkpoints only; the metadata "
-                      "says so.")
+                      "On a trace without task_usage (partial mirror) the usage features are 0 and the "
+                      "metadata says so: only the time-only rules use these rows then.")
 def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
                         duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
@@ -149,11 +149,10 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
                 "jobs_per_grid": md_table(grids),
                 "features": ", ".join(feature_names(s.trace)), "checkpoints": md_table(per_job),
                 "seconds": round(time.perf_counter() - started, 2)}
-        if not no_usage:
-            meta["preview"] = preview(con, "checkpoint_features", s.trace, 5)
+        meta["preview"] = preview(con, "checkpoint_features", s.trace, 5)
     if no_usage:
-        context.log.warning(f"checkpoint_features skipped: {no_usage}")
-        meta["skipped"] = dg.MetadataValue.md(f"checkpoint_features not built: {no_usage}")
+        context.log.warning(no_usage)
+        meta["usage"] = dg.MetadataValue.md(no_usage)
     return dg.MaterializeResult(metadata=meta)
 
 
@@ -179,6 +178,6 @@ checks = [
            params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks), "quantile": n.quantile},
            description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
     _check(checkpoint_features, "checkpoint_features_valid", "checkpoint_features", "checkpoint_features",
-           params=lambda n, con: {"features": list(feature_names(n.trace))}, needs_usage=True,
+           params=lambda n, con: {"features": list(feature_names(n.trace))},
            description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing."),
 ]

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import realism, traces, warehouse
+from assets import prediction, realism, traces, warehouse
 from assets.resources import NurdSettings
 
 PARTS = "job_events=0-19,task_events=0-1"      # ~2.7 h of task events: fast, and real
@@ -71,7 +71,7 @@ def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
     assert raw["tables_missing"].value == "task_usage"
     assert "task_usage" in raw["tables"].value and "absent" in raw["tables"].value
     feats = result.asset_materializations_for_node("checkpoint_features")[0].metadata
-    assert "no task_usage" in feats["skipped"].value
+    assert "no task_usage" in feats["usage"].value
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert all(checks.values()) and "not applicable" in str(
         [e.metadata for e in result.get_asset_check_evaluations() if e.check_name == "raw_task_usage_valid"])
@@ -88,11 +88,41 @@ def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
         assert "no_usage" not in outcomes           # the exclusion does not apply without task_usage
         funnel = con.execute("SELECT reason, tasks FROM selection_funnel ORDER BY step").fetchall()
         assert ("no_usage_not_applied", len(latency)) in funnel
-        # the clock is built (time-only rules need it), the features are not
+        # the clock is built for every job; without usage the usage features are 0, EV/FL counted
         assert con.execute("SELECT count(DISTINCT job_id) FROM job_checkpoints").fetchone()[0] == len(
             set(got.job_id))
-        assert con.execute("SELECT count(*) FROM information_schema.tables "
-                           "WHERE table_name = 'checkpoint_features'").fetchone()[0] == 0
+        usage_max, n_rows, ev_fl_max = con.execute(
+            "SELECT max(greatest(mcu, cmu, tpc, cpi, mai)), count(*), max(greatest(ev, fl)) FROM checkpoint_features"
+        ).fetchone()
+        assert usage_max == 0 and n_rows > len(latency) and 0 <= ev_fl_max <= 1
+    finally:
+        con.close()
+
+
+def test_time_only_rule_runs_and_feature_methods_skip_on_the_partial_mirror(real_run):
+    result, tmp, root = real_run
+    resources = {
+        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS),
+        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
+    }
+    instance = dg.DagsterInstance.ephemeral()
+    rule = dg.materialize([prediction.baseline_eval], partition_key="wait_for_tau", resources=resources,
+                          instance=instance, selection=[prediction.baseline_eval])
+    assert rule.success
+    # every job with >= min_finished (20) finished tasks is replayed: the capped grid gives each a checkpoint
+    _, latency = _expected(root)
+    evaluable = int((latency.groupby(level=0).size() >= 20).sum())
+    assert rule.asset_materializations_for_node("baseline_eval")[0].metadata["n_jobs"].value == evaluable >= 5
+    model = dg.materialize([prediction.baseline_eval], partition_key="hbos", resources=resources,
+                           instance=instance, selection=[prediction.baseline_eval])
+    assert model.success   # green, empty, with the reason
+    meta = model.asset_materializations_for_node("baseline_eval")[0].metadata
+    assert meta["n_jobs"].value == 0 and "no task_usage" in meta["skipped"].value
+    con = duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True)
+    try:
+        methods = {m for (m,) in con.execute("SELECT DISTINCT method FROM job_metrics WHERE trace = 'google_2011'")
+                   .fetchall()}
+        assert methods == {"wait_for_tau"}
     finally:
         con.close()
 

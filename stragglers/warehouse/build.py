@@ -234,9 +234,10 @@ def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | Non
                       [trace]).fetchone()
     if row is None or row[0] > 0:
         return None
-    return (f"trace {trace} has no task_usage parts (a partial mirror): no usage features, so the "
-            f"feature-based methods (NURD, GBTR and the Table 3 baselines) cannot run on it; jobs, tasks, "
-            f"the funnel, job_checkpoints and the time-only rules still run")
+    return (f"trace {trace} has no task_usage parts (a partial mirror): its usage features have no value "
+            f"(0 in checkpoint_features; only EV, FL and the clock are informative), so the feature-based "
+            f"methods (NURD, GBTR and the Table 3 baselines) are skipped; jobs, tasks, the funnel, "
+            f"job_checkpoints and the time-only reference rules still run")
 
 
 def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings,
@@ -303,17 +304,10 @@ def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings)
 
 
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
-    """job_checkpoints -> checkpoint_features, from ``tasks``. A trace without usage gets its
-    job_checkpoints (the time-only rules need only the clock) and no checkpoint_features rows."""
-    counts = {"job_checkpoints": build_table(con, "job_checkpoints", settings)}
-    if usage_absent_reason(con, settings.trace):
-        if table_exists(con, "checkpoint_features"):
-            with transaction(con):
-                con.execute("DELETE FROM checkpoint_features WHERE trace = ?", [settings.trace])
-        counts["checkpoint_features"] = 0
-        return counts
-    counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
-    return counts
+    """job_checkpoints -> checkpoint_features, from ``tasks``. On a trace without usage the
+    usage features have no value (0 after imputation) and only EV / FL and the clock carry
+    information: the time-only rules replay on these rows, the feature-based methods skip."""
+    return {table: build_table(con, table, settings) for table in ("job_checkpoints", "checkpoint_features")}
 
 
 def grid_coverage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> "pandas.DataFrame":

@@ -74,7 +74,11 @@ def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource,
     if reason is None:
         return list(methods), None
     keep = [m for m in methods if m in REFERENCE_RULES]
-    context.log.warning(f"skipped {[m for m in methods if m not in keep]}: {reason}")
+    dropped = [m for m in methods if m not in keep]
+    if dropped:
+        context.log.warning(f"skipped {dropped}: {reason}")
+    else:
+        context.log.info(f"{reason}; {keep} are time-only rules and run")
     if keep:
         return keep, None
     return [], dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0})

@@ -45,8 +45,10 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
     return dg.MaterializeResult(metadata=meta)
 
 
-def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=None, google_only=False,
-           needs_usage=False, description: str = ""):
+def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_params=None, max_rows=None,
+           google_only=False, needs_usage=False, description: str = ""):
+    """``params(nurd)``: the suite's parameters from the settings; ``warehouse_params(nurd, con)``:
+    more of them read from the warehouse (merged over the first)."""
     @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
     def _validate(context: dg.AssetCheckExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.AssetCheckResult:
@@ -60,7 +62,8 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=No
             try:
                 outcome = validate_table(suite, con, table, trace=None if table.startswith("stg_") else s.trace,
                                          docs_dir=nurd.data_path / "validation",
-                                         params=(params(nurd, con) if params else None), max_rows=max_rows)
+                                         params=_suite_params(params, warehouse_params, nurd, con),
+                                         max_rows=max_rows)
             except (duckdb_errors.ConversionException, duckdb_errors.InvalidInputException,
                     duckdb_errors.IOException) as e:
                 located = locate.explain(con, e, table)   # a raw file that does not parse: where, what to do
@@ -156,6 +159,12 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
     return dg.MaterializeResult(metadata=meta)
 
 
+def _suite_params(params, warehouse_params, nurd, con) -> dict | None:
+    if not params and not warehouse_params:
+        return None
+    return (params(nurd) if params else {}) | (warehouse_params(nurd, con) if warehouse_params else {})
+
+
 def _fewest_finished(con, trace: str, default: int) -> int:
     row = con.execute("SELECT min(n) FROM (SELECT count(*) AS n FROM tasks WHERE trace = ? GROUP BY job_id)",
                       [trace]).fetchone()
@@ -170,14 +179,15 @@ checks = [
     _check(staged_trace, "raw_task_usage_valid", "raw_task_usage", "stg_task_usage", max_rows=RAW_CHECK_ROWS,
            google_only=True, needs_usage=True,
            description="GX suite raw_task_usage on the staged task_usage (first rows)."),
-    _check(jobs, "jobs_valid", "jobs", "jobs", params=lambda n, con: {"min_tasks": n.min_tasks},
+    _check(jobs, "jobs_valid", "jobs", "jobs", params=lambda n: {"min_tasks": n.min_tasks},
            description="n_tasks >= min_tasks, unique job ids."),
     _check(tasks, "tasks_valid", "tasks", "tasks",
            # the share bound is sized for the smallest job in `tasks`: a real job of >= min_tasks
            # tasks may have only a few finished inside the window (normal on a partial trace)
-           params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks), "quantile": n.quantile},
+           params=lambda n: {"quantile": n.quantile},
+           warehouse_params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks)},
            description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
     _check(checkpoint_features, "checkpoint_features_valid", "checkpoint_features", "checkpoint_features",
-           params=lambda n, con: {"features": list(feature_names(n.trace))},
+           params=lambda n: {"features": list(feature_names(n.trace))},
            description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing."),
 ]

@@ -426,7 +426,8 @@ class SelectionSettings:
             # Alibaba: a grid of at most `alibaba_steps` equal steps in [t0, tau)
             return f"greatest(1, (c.tau_us - c.t0_us) // {self.alibaba_steps})"
         fixed = str(self.checkpoint_step_s * 1_000_000)
-        equal = f"greatest(1, (c.tau_us - c.t0_us) // {self.checkpoint_steps})"
+        # ceil: at most checkpoint_steps checkpoints in [t0, tau) (a floor step would give one more)
+        equal = f"greatest(1, ceil((c.tau_us - c.t0_us) / {self.checkpoint_steps}))"
         return {"fixed": fixed, "equal": equal, "capped": f"least({fixed}, {equal})"}[grid or self.checkpoint_grid]
 
     def sql_params(self) -> dict:

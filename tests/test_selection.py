@@ -194,7 +194,7 @@ def test_short_job_is_evaluated_by_the_capped_grid(tmp_path, grid, expected):
         t0, tau = 21_500_000, 20 * S + 89.1 * S // 2           # 4th fastest; numpy's linear p90
         assert len(cps) == expected and cps[0] == t0
         if expected > 1:
-            step = (tau - t0) // 10                             # 4.305 s
+            step = -(-(tau - t0) // 10)                         # ceil: 4.305 s
             assert cps == [int(t0 + k * step) for k in range(10)]
         cov = build_grid_coverage(con, s).set_index("grid")
         assert cov.loc["fixed", "jobs_with_checkpoints"] == 0

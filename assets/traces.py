@@ -4,7 +4,11 @@
 import dagster as dg
 import pandas as pd
 
+import socket
+import urllib.error
+
 from stragglers.traces.download import TraceDownloadError
+from stragglers.warehouse.build import files_digest
 from stragglers.traces.fetch import fetch_trace, source_version
 from assets.resources import NurdSettings
 
@@ -41,22 +45,22 @@ def trace_source(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Da
 )
 def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.MaterializeResult:
     try:
+        nurd.settings()   # every setting checked before any work
         report = fetch_trace(nurd.trace, nurd.data_dir, url=nurd.trace_url, parts=nurd.parts,
                              workers=nurd.download_workers, scale=nurd.scale, log=context.log.info)
-    except TraceDownloadError as e:
-        if e.transient:
+    except Exception as e:
+        if is_network_error(e):
             raise  # the RetryPolicy tries the step again later
-        # a corrupt or missing file at the source: retrying cannot help
-        raise dg.Failure(description=str(e), allow_retries=False) from e
-    except ValueError as e:   # a bad setting (e.g. NURD_TRACE_PARTS): retrying cannot help either
-        raise dg.Failure(description=str(e), allow_retries=False) from e
+        # a setting, or a corrupt or missing file at the source: retrying cannot help
+        raise dg.Failure(description=f"{type(e).__name__}: {e}", allow_retries=False) from e
     for table, why in report["tables_missing"].items():
         context.log.warning(f"{nurd.trace}: table {table} is absent ({why}); the steps that need it say so "
                             f"and the others run")
     tables = pd.DataFrame([{"table": t, "parts": n, "status": "present" if n else
                             f"absent: {report['tables_missing'].get(t, '')}"}
                            for t, n in report["tables"].items()])
-    return dg.MaterializeResult(metadata={
+    files = [p for p in nurd.raw_path.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    return dg.MaterializeResult(data_version=dg.DataVersion(files_digest(files)), metadata={
         "trace": nurd.trace,
         "tables": md_table(tables) if len(tables) else dg.MetadataValue.md("(one archive)"),
         "tables_missing": ", ".join(report["tables_missing"]) or "none",
@@ -68,6 +72,13 @@ def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Mater
         "files_skipped": report["files_skipped"],
         "seconds": report["seconds"],
     })
+
+
+def is_network_error(e: BaseException) -> bool:
+    """Errors a later attempt may not meet (the only ones raw_trace's RetryPolicy retries)."""
+    if isinstance(e, TraceDownloadError):
+        return e.transient
+    return isinstance(e, (urllib.error.URLError, ConnectionError, TimeoutError, socket.timeout))
 
 
 # Observing the source is a job of its own: the schedule runs it, tests execute it.

@@ -3,21 +3,23 @@ each followed by a blocking Great Expectations check."""
 
 
 import time
+from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-import duckdb as duckdb_errors
-
 from stragglers.warehouse import build as wh
 from stragglers.warehouse import locate
 from stragglers.prediction.evaluation import feature_names
+from stragglers.warehouse import validation as validation_module
 from stragglers.warehouse.validation import validate_table
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare, preview
 from assets.traces import raw_trace
 
+# the suites' code is part of what a cached pass depends on
+SUITES_VERSION = wh.digest(Path(validation_module.__file__).read_text())
 RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
 
 
@@ -32,17 +34,35 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
         n_parts = s.format.stage(con, nurd.raw_path, s)
         views = list(wh.GOOGLE_VIEWS) if s.is_google_format else ["stg_batch_instance"]
         absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
-        counts = {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
         usage_note = wh.usage_absent_reason(con, s.trace)
+        inputs = wh.recorded_inputs(con, "staged_trace", s.trace)
+        if wh.recorded_inputs(con, "staged_trace:rows", s.trace) == inputs:
+            counts = wh.recorded_settings(con, "staged_trace:rows", s.trace)   # same files: not counted again
+            context.log.info("staged_trace: raw files unchanged since the last count")
+        else:
+            with wh.located_errors(con, "staged_trace"):
+                counts = {f"rows_{v}": con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
+            with wh.transaction(con):
+                wh.record_settings(con, "staged_trace:rows", s.trace, counts, inputs)
         quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
+    meta = counts | {"trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined,
+                     "tables_absent": ", ".join(absent) or "none"}
     if usage_note:
         context.log.warning(usage_note)
-    meta = {f"rows_{v}": n for v, n in counts.items()} | {
-        "trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined}
-    meta["tables_absent"] = ", ".join(absent) or "none"
-    if usage_note:
         meta["usage"] = dg.MetadataValue.md(usage_note)
-    return dg.MaterializeResult(metadata=meta)
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(inputs))
+
+
+def _build_step(context, con, step: str, s, build) -> tuple[bool, str]:
+    """Run ``build`` unless every table of ``step`` was built from the same raw files, settings
+    and SQL (then the rows would be identical); returns (rebuilt, data version)."""
+    tables = wh.step_tables(step, s)
+    rebuilt = not wh.is_current(con, tables, s)
+    if rebuilt:
+        build()
+    else:
+        context.log.info(f"{step}: up to date (same raw files, settings and SQL as its last build): not rebuilt")
+    return rebuilt, wh.digest([wh.recorded_inputs(con, t, s.trace) for t in tables])
 
 
 def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_params=None, max_rows=None,
@@ -55,21 +75,24 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_p
         s = nurd.selection()
         if google_only and not s.is_google_format:
             return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
+        trace = None if table.startswith("stg_") else s.trace
         with duckdb.get_connection() as con:
             no_usage = needs_usage and wh.usage_absent_reason(con, s.trace)
             if no_usage:
                 return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable: {no_usage}"})
-            try:
-                outcome = validate_table(suite, con, table, trace=None if table.startswith("stg_") else s.trace,
-                                         docs_dir=nurd.data_path / "validation",
-                                         params=_suite_params(params, warehouse_params, nurd, con),
-                                         max_rows=max_rows)
-            except (duckdb_errors.ConversionException, duckdb_errors.InvalidInputException,
-                    duckdb_errors.IOException) as e:
-                located = locate.explain(con, e, table)   # a raw file that does not parse: where, what to do
-                if located is None:
-                    raise
-                raise located from e
+            p = _suite_params(params, warehouse_params, nurd, con)
+            # a table validated before, unchanged since (same inputs digest), passes again without re-reading it
+            built_from = wh.recorded_inputs(con, "staged_trace" if table.startswith("stg_") else table, s.trace)
+            key = wh.digest([built_from, suite, p, max_rows, SUITES_VERSION])
+            if built_from is not None and wh.recorded_inputs(con, f"check:{name}", s.trace) == key:
+                return dg.AssetCheckResult(passed=True, severity=dg.AssetCheckSeverity.ERROR, metadata={
+                    "note": "table unchanged since it passed this suite (same inputs digest): not re-validated"})
+            with wh.located_errors(con, f"check {name}"):   # a raw file that does not parse: where, what to do
+                outcome = validate_table(suite, con, table, trace=trace, docs_dir=nurd.data_path / "validation",
+                                         params=p, max_rows=max_rows)
+            if outcome.success and built_from is not None:
+                with wh.transaction(con):
+                    wh.record_settings(con, f"check:{name}", s.trace, {"suite": suite}, key)
         explanation = outcome.explain()
         meta = {"expectations_evaluated": outcome.evaluated, "expectations_passed": outcome.passed,
                 "expectations_failed": outcome.failed, "explanation": explanation,
@@ -92,41 +115,48 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_p
 @dg.asset(deps=[staged_trace], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
                       "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
-def jobs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n = wh.build_jobs(con, s)
+        rebuilt, version = _build_step(context, con, "jobs", s, lambda: wh.build_jobs(con, s))
+        n = con.execute("SELECT count(*) FROM jobs WHERE trace = ?", [s.trace]).fetchone()[0]
         quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
         meta = {"dagster/row_count": n, "preview": preview(con, "jobs", s.trace), "quarantined_rows": quarantined}
-    return dg.MaterializeResult(metadata=meta | {"production_rule": s.production_rule, "min_tasks": s.min_tasks})
+    return dg.MaterializeResult(metadata=meta | {"production_rule": s.production_rule, "min_tasks": s.min_tasks,
+                                                 "rebuilt": rebuilt}, data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[jobs], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE "
                       "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
                       "Excluded tasks are counted by reason in task_outcomes.")
-def tasks(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n = wh.build_tasks(con, s)
+        rebuilt, version = _build_step(context, con, "tasks", s, lambda: wh.build_tasks(con, s))
+        n = con.execute("SELECT count(*) FROM tasks WHERE trace = ?", [s.trace]).fetchone()[0]
         outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
                                "GROUP BY outcome ORDER BY tasks DESC", [s.trace]).df()
         meta = {"dagster/row_count": n, "outcomes": md_table(outcomes), "preview": preview(con, "tasks", s.trace)}
-    return dg.MaterializeResult(metadata=meta | {"quantile": s.quantile})
+    return dg.MaterializeResult(metadata=meta | {"quantile": s.quantile, "rebuilt": rebuilt},
+                                data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Jobs and tasks before and after every filter of the selection, by reason.")
-def selection_funnel(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                     duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        wh.build_funnel(con, s)
+        rebuilt, version = _build_step(context, con, "selection_funnel", s,
+                                       lambda: wh.build_funnel(con, s))
         funnel = con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
                              "ORDER BY step, reason", [s.trace]).df()
-    return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel)})
+    return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel),
+                                          "rebuilt": rebuilt}, data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
@@ -141,7 +171,9 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
     started = time.perf_counter()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        counts = wh.build_features(con, s)
+        rebuilt, version = _build_step(context, con, "checkpoint_features", s, lambda: wh.build_features(con, s))
+        counts = {"checkpoint_features": con.execute("SELECT count(*) FROM checkpoint_features WHERE trace = ?",
+                                                     [s.trace]).fetchone()[0]}
         no_usage = wh.usage_absent_reason(con, s.trace)
         per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
             max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
@@ -151,12 +183,12 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
                 "checkpoint_grid": s.checkpoint_grid if s.is_google_format else "equal (Alibaba)",
                 "jobs_per_grid": md_table(grids),
                 "features": ", ".join(feature_names(s.trace)), "checkpoints": md_table(per_job),
-                "seconds": round(time.perf_counter() - started, 2)}
-        meta["preview"] = preview(con, "checkpoint_features", s.trace, 5)
+                "preview": preview(con, "checkpoint_features", s.trace, 5),
+                "seconds": round(time.perf_counter() - started, 2), "rebuilt": rebuilt}
     if no_usage:
         context.log.warning(no_usage)
         meta["usage"] = dg.MetadataValue.md(no_usage)
-    return dg.MaterializeResult(metadata=meta)
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
 
 
 def _suite_params(params, warehouse_params, nurd, con) -> dict | None:

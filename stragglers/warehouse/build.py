@@ -110,10 +110,17 @@ def files_digest(paths) -> str:
     return digest(rows)
 
 
+def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, **extra) -> dict:
+    """The SQL parameters of a table build: the settings', whether the trace has usage (a partial
+    mirror has none: sql/task_outcomes.sql, sql/selection_funnel.sql), and ``extra``."""
+    return settings.sql_params() | {"has_usage": "false" if usage_absent_reason(con, settings.trace) else "true"} \
+        | extra
+
+
 def table_inputs(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> str:
     """What ``table`` of the trace is computed from: the staged raw files, the settings and the SQL.
     Equal digests mean equal rows (the SQL is deterministic), so the build can be skipped."""
-    sql = render(sql_name(table, settings), **(settings.sql_params() | extra))
+    sql = render(sql_name(table, settings), **table_params(con, settings, **extra))
     return digest([recorded_inputs(con, "staged_trace", settings.trace), settings.as_dict(), sql])
 
 
@@ -223,7 +230,7 @@ def missing_upstream(e: duckdb.Error) -> StaleTableError | None:
 
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
-    params = settings.sql_params() | extra
+    params = table_params(con, settings, **extra)
     with located_errors(con, table):
         return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
                                   settings=settings.as_dict(), inputs=table_inputs(con, table, settings, **extra))
@@ -367,10 +374,6 @@ def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> i
     return build_table(con, "jobs", settings)
 
 
-def _has_usage_sql(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> str:
-    return "false" if usage_absent_reason(con, settings.trace) else "true"
-
-
 def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """Rows that parse but cannot be right (event type out of range, duplicates, FINISH before
     SCHEDULE): ``fail`` raises at the first (file and line, or job and task); ``quarantine`` records
@@ -386,15 +389,14 @@ def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) ->
 def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage).
     Without task_usage the ``no_usage`` exclusion does not apply (the funnel says so)."""
-    has_usage = _has_usage_sql(con, settings)
     if settings.is_google_format:
         build_table(con, "usage_windows", settings)
-    build_table(con, "task_outcomes", settings, has_usage=has_usage)
+    build_table(con, "task_outcomes", settings)
     return build_table(con, "tasks", settings)
 
 
 def build_funnel(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
-    return build_table(con, "selection_funnel", settings, has_usage=_has_usage_sql(con, settings))
+    return build_table(con, "selection_funnel", settings)
 
 
 def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:

@@ -4,12 +4,14 @@
 import base64
 import io
 import json
+import resource
 
 import dagster as dg
 import matplotlib
 import pandas as pd
 from dagster_duckdb import DuckDBResource
 
+from stragglers.prediction.engine import ProgressLog
 from stragglers.prediction.evaluation import EvaluationOutcome, evaluate
 from stragglers.prediction.methods import BASELINES
 from assets.resources import NurdSettings
@@ -52,12 +54,17 @@ def f1_plot(outcome: EvaluationOutcome) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _progress(context: dg.AssetExecutionContext):
-    """Log every 10th replayed job and the last one."""
-    def report(i: int, n: int) -> None:
-        if i % 10 == 0 or i == n:
-            context.log.info(f"jobs replayed: {i}/{n}")
-    return report
+def _run(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource,
+         methods: list[str]) -> EvaluationOutcome:
+    """Evaluate ``methods`` on the engine the settings choose, logging progress every ~10 s."""
+    engine = nurd.engine()
+    context.log.info(f"evaluating {methods} on {nurd.trace}: "
+                     f"{'Dask scheduler ' + engine.dask_address if engine.dask_address else 'local processes'}, "
+                     f"batches of {engine.batch_jobs} jobs via {engine.exchange_dir}")
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        return evaluate(con, nurd.trace, methods, nurd.evaluation(), progress=ProgressLog(context.log.info, methods),
+                        engine=engine, exchange=engine.exchange_dir)
 
 
 def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
@@ -72,6 +79,10 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
         "fallback_checkpoints": len(fallbacks),
         "fallback_jobs": int(fallbacks["job_id"].nunique()) if len(fallbacks) else 0,
         "seconds": round(outcome.seconds, 2),
+        "engine": outcome.replay.engine if outcome.replay else "",
+        "batches": outcome.replay.n_batches if outcome.replay else 0,
+        "jobs_per_second": round(outcome.n_jobs / max(outcome.replay.seconds, 1e-9), 3) if outcome.replay else 0.0,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "seconds_per_job": dg.MetadataValue.json(per_job),
         "settings": dg.MetadataValue.json(nurd.evaluation().as_dict() | {"trace": nurd.trace,
                                                                            "feature_mode": nurd.feature_mode}),
@@ -95,10 +106,7 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
                       "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
                       "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        outcome = evaluate(con, nurd.trace, ["nurd"], nurd.evaluation(),
-                           progress=_progress(context))
+    outcome = _run(context, nurd, duckdb, ["nurd"])
     return dg.MaterializeResult(metadata=_metadata(outcome, nurd))
 
 
@@ -110,11 +118,7 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
 def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     methods = sorted(context.partition_keys)
-    context.log.info(f"evaluating {methods} on {nurd.trace}")
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        # all requested methods in one replay: jobs are loaded once and spread over the workers
-        outcome = evaluate(con, nurd.trace, methods, nurd.evaluation(),
-                           progress=_progress(context))
+    # all requested methods in one replay: jobs are loaded once and spread over the workers
+    outcome = _run(context, nurd, duckdb, methods)
     metadata = _metadata(outcome, nurd)
     return dg.MaterializeResult(metadata=metadata)

@@ -23,7 +23,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from stragglers.settings import EvaluationSettings, SelectionSettings, Settings
+from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, Settings
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
 RUN_SETTINGS = [f for f in fields(Settings) if f.metadata["run"]]
@@ -65,6 +65,12 @@ class _SettingsViews:
 
     def evaluation(self) -> EvaluationSettings:
         return self.settings().evaluation()
+
+    def engine(self) -> EngineSettings:
+        return self.settings().engine()
+
+    def hound(self):
+        return self.settings().hound()
 
 
 def _resource_class() -> type:

@@ -7,7 +7,10 @@ import time
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+import duckdb as duckdb_errors
+
 from stragglers.warehouse import build as wh
+from stragglers.warehouse import locate
 from stragglers.prediction.evaluation import feature_names
 from stragglers.warehouse.validation import validate_table
 from assets.resources import NurdSettings
@@ -32,25 +35,45 @@ def staged_trace(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeRe
             wh.stage_alibaba(con, nurd.alibaba_csv, s)
             views = ["stg_batch_instance"]
         counts = {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
-    return dg.MaterializeResult(metadata={f"rows_{v}": n for v, n in counts.items()} | {"trace": s.trace})
+        quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
+    return dg.MaterializeResult(metadata={f"rows_{v}": n for v, n in counts.items()} | {
+        "trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined})
 
 
 def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=None, google_only=False,
            description: str = ""):
     @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
-    def _validate(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    def _validate(context: dg.AssetCheckExecutionContext, nurd: NurdSettings,
+                  duckdb: DuckDBResource) -> dg.AssetCheckResult:
         s = nurd.selection()
         if google_only and not s.is_google_format:
             return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
         with duckdb.get_connection() as con:
-            outcome = validate_table(suite, con, table, trace=None if table.startswith("stg_") else s.trace,
-                                     docs_dir=nurd.data_path / "validation",
-                                     params=(params(nurd) if params else None), max_rows=max_rows)
+            try:
+                outcome = validate_table(suite, con, table, trace=None if table.startswith("stg_") else s.trace,
+                                         docs_dir=nurd.data_path / "validation",
+                                         params=(params(nurd) if params else None), max_rows=max_rows)
+            except (duckdb_errors.ConversionException, duckdb_errors.InvalidInputException,
+                    duckdb_errors.IOException) as e:
+                located = locate.explain(con, e, table)   # a raw file that does not parse: where, what to do
+                if located is None:
+                    raise
+                raise located from e
+        explanation = outcome.explain()
         meta = {"expectations_evaluated": outcome.evaluated, "expectations_passed": outcome.passed,
-                "expectations_failed": outcome.failed, "summary": dg.MetadataValue.md(outcome.to_markdown())}
+                "expectations_failed": outcome.failed, "explanation": explanation,
+                "offending_rows": sum(int(f.get("unexpected_count") or 0) for f in outcome.failures),
+                "summary": dg.MetadataValue.md(outcome.to_markdown())}
+        if outcome.failures:
+            meta["failures"] = dg.MetadataValue.json(
+                [{k: f.get(k) for k in ("expectation", "column", "unexpected_count", "failing_rows", "kwargs")}
+                 for f in outcome.failures])
         if outcome.docs_path:
-            meta["data_docs"] = dg.MetadataValue.path(str(outcome.docs_path))
-        return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.ERROR, metadata=meta)
+            meta["data_docs"] = dg.MetadataValue.url(f"file://{outcome.docs_path}")
+        if not outcome.success:
+            context.log.error(explanation)
+        return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.ERROR,
+                                   description=explanation, metadata=meta)
 
     return _validate
 
@@ -63,7 +86,8 @@ def jobs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with duckdb.get_connection() as con:
         prepare(con, nurd)
         n = wh.build_jobs(con, s)
-        meta = {"dagster/row_count": n, "preview": preview(con, "jobs", s.trace)}
+        quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
+        meta = {"dagster/row_count": n, "preview": preview(con, "jobs", s.trace), "quarantined_rows": quarantined}
     return dg.MaterializeResult(metadata=meta | {"production_rule": s.production_rule, "min_tasks": s.min_tasks})
 
 

@@ -3,7 +3,7 @@
 
 import dagster as dg
 
-from assets import prediction, reports, traces, warehouse
+from assets import diagnosis, prediction, reports, traces, warehouse
 from assets.resources import WarehouseResource, settings_from_env
 from stragglers.settings import Settings
 
@@ -34,8 +34,8 @@ automation = dg.AutomationConditionSensorDefinition(
 defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
             warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
-            prediction.baseline_eval, reports.comparison_tables],
-    asset_checks=warehouse.checks,
+            prediction.baseline_eval, reports.comparison_tables, *diagnosis.assets],
+    asset_checks=[*warehouse.checks, *diagnosis.checks],
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation],

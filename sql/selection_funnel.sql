@@ -4,8 +4,12 @@
 -- `step` orders the rows; `kept` says whether the row is what goes on.
 WITH c AS (SELECT * FROM job_candidates)
 SELECT '${trace}' AS trace, * FROM (
-    SELECT 1 AS step, 'all jobs (job_events or task_events)' AS stage, 'input' AS reason, true AS kept,
-           count(*) AS jobs, coalesce(sum(n_tasks), 0)::BIGINT AS tasks FROM c
+    SELECT 0 AS step, 'raw rows set aside as malformed (table quarantine)' AS stage, 'quarantined' AS reason,
+           false AS kept, count(DISTINCT job_id) AS jobs, count(*) AS tasks
+    FROM quarantine WHERE trace = '${trace}'
+    UNION ALL
+    SELECT 1, 'all jobs (job_events or task_events)', 'input', true,
+           count(*), coalesce(sum(n_tasks), 0)::BIGINT FROM c
     UNION ALL
     SELECT 2, 'jobs without task events', 'no_task_events', false,
            count(*), 0 FROM c WHERE n_tasks = 0

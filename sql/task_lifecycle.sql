@@ -36,6 +36,8 @@ SELECT
         WHEN final_event = 3                          THEN 'failed'
         WHEN final_event = 2                          THEN 'evicted'
         WHEN final_finish_us = 9223372036854775807    THEN 'finished_after_window'
+        -- malformed (quarantined by on_bad_rows=quarantine; `fail` stops before)
+        WHEN final_finish_us < first_schedule_us      THEN 'time_backwards'
         ELSE 'finished'
     END AS end_state
 FROM per_task

@@ -82,6 +82,10 @@ def parts_spec(v) -> str | None:
 _MEMORY = re.compile(r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", re.I)
 
 
+def dask_address(v) -> str | None:
+    return None if isinstance(v, str) and (v == "" or "://" in v) else "'' or a scheduler address such as tcp://127.0.0.1:8786"
+
+
 def memory_size(v) -> str | None:
     return None if isinstance(v, str) and _MEMORY.match(v) else "a size such as '4GB' or '512MiB'"
 
@@ -143,6 +147,25 @@ class Settings:
     min_finished: int = setting(20, check=int_at_least(2),
                                 doc="jobs with fewer finished tasks are skipped (counted)")
     n_boot: int = setting(1000, check=int_at_least(1), doc="bootstrap resamples over jobs")
+    # where the replays run (stragglers/prediction/engine.py)
+    dask_address: str = setting("", env="NURD_DASK_ADDRESS", check=dask_address,
+                                doc="a Dask scheduler to replay jobs on, e.g. tcp://host:8786; '' = local "
+                                    "processes (workers)")
+    exchange_dir: str = setting("", env="NURD_EXCHANGE_DIR", check=any_string,
+                                doc="where job batches are exported as Parquet for the workers (a path every "
+                                    "Dask worker can read); '' = <data_dir>/exchange")
+    batch_jobs: int = setting(200, env="NURD_BATCH_JOBS", check=int_at_least(1),
+                              doc="jobs per batch streamed from the warehouse (memory grows with it, not "
+                                  "with the number of jobs)")
+    # Hound cause diagnosis (stragglers/diagnosis, docs/HOUND.md)
+    hound_min_tasks: int = setting(20, env="NURD_HOUND_MIN_TASKS", check=int_at_least(5),
+                                   doc="Hound: jobs with fewer finished tasks are not diagnosed (Hound Section 4.1)")
+    hound_replicas: int = setting(20, check=int_at_least(1),
+                                  doc="Hound PR: bootstrap replicas of Bagging Augmented ElasticNet (Algorithm 1)")
+    hound_adaboost_rounds: int = setting(25, check=int_at_least(1),
+                                         doc="Hound CA: AdaBoost iterations of the propensity score (Algorithm 2)")
+    hound_words: int = setting(500, check=int_at_least(10),
+                               doc="Hound meta learning: words drawn per job (Algorithm 3)")
     # DuckDB (out of core)
     duckdb_memory_limit: str = setting("4GB", env="NURD_DUCKDB_MEMORY_LIMIT", check=memory_size,
                                        doc="DuckDB spills to disk past this")
@@ -179,6 +202,17 @@ class Settings:
 
     def evaluation(self) -> EvaluationSettings:
         return EvaluationSettings(**{f.name: getattr(self, f.name) for f in fields(EvaluationSettings)})
+
+    def engine(self) -> EngineSettings:
+        return EngineSettings(dask_address=self.dask_address, batch_jobs=self.batch_jobs,
+                              exchange_dir=self.exchange_dir or str(Path(self.data_dir) / "exchange"))
+
+    def hound(self):
+        """Hound's settings (stragglers/diagnosis/settings.py holds the ones not exposed here)."""
+        from stragglers.diagnosis.settings import HoundSettings
+        return HoundSettings(min_tasks=self.hound_min_tasks, seed=self.seed, replicas=self.hound_replicas,
+                             adaboost_rounds=self.hound_adaboost_rounds, words=self.hound_words,
+                             workers=self.resolved_workers)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -268,6 +302,7 @@ class SelectionSettings:
     min_cpu_rate_for_cpi: float = default("min_cpu_rate_for_cpi")
     max_cpi: float = default("max_cpi")
     max_mai: float = default("max_mai")
+    on_bad_rows: str = default("on_bad_rows")
 
     def __post_init__(self) -> None:
         validate(self)
@@ -308,6 +343,17 @@ class EvaluationSettings:
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Where the replays run (not recorded with the results: they do not depend on it)."""
+    dask_address: str = default("dask_address")
+    exchange_dir: str = default("exchange_dir")   # '' = a temporary directory (local runs only)
+    batch_jobs: int = default("batch_jobs")
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 def describe() -> str:

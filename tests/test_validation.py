@@ -338,3 +338,15 @@ def test_unknown_suite_and_missing_table_name(con):
         validate_table("nope", con, "jobs")
     with pytest.raises(ValueError):
         validate_table("jobs", con)
+
+
+def test_failed_check_explains_itself(con, tmp_path):
+    """Expectation with its bounds, number of offending rows, sample ids, the Data Docs page."""
+    df = good_tasks()
+    df.loc[3, "latency_s"] = -5.0
+    df.loc[7, "latency_s"] = 0.0
+    o = validate_table("tasks", con, put(con, "bad", df), trace="google", params=PARAMS, docs_dir=tmp_path / "docs")
+    text = o.explain()
+    assert ("expect_column_values_to_be_between(latency_s, min_value=0.0, strict_min=True): 2 offending row(s) "
+            "of 65, e.g. latency_s -5.0/job_id 1/task_id 3; latency_s 0.0/job_id 1/task_id 7") in text
+    assert f"Data Docs: file://{o.docs_path}" in text and o.docs_path.exists()

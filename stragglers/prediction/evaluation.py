@@ -5,15 +5,17 @@ Dagster-free: the assets call ``evaluate`` with a DuckDB connection.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import tempfile
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from typing import Callable, Sequence
 
 import duckdb
-import numpy as np
 import pandas as pd
 
 from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
@@ -21,7 +23,9 @@ from stragglers.prediction.methods import BASELINES, Method
 from stragglers.prediction.methods.nurd import NurdFamily
 from stragglers.reports.comparison import table3
 from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
-from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
+from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
+from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
+from stragglers.prediction.simulate import JobData, results_frames
 from stragglers.warehouse.build import create_view, require_settings, transaction
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs")
@@ -33,48 +37,27 @@ def feature_names(trace: str) -> tuple[str, ...]:
 
 def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings
               ) -> tuple[list[JobData], pd.DataFrame]:
-    """Every selected job of ``trace`` as JobData, and the jobs skipped (with why)."""
+    """Every selected job of ``trace`` as JobData, and the jobs skipped (with why).
+
+    Holds every job in memory: for benchmarks and tests. ``evaluate`` streams batches instead.
+    """
     feats = feature_names(trace)
-    # the features and tau were built for one quantile: the evaluation must use the same
+    jobs, skipped = selected_jobs(con, trace, settings)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="nurd-jobs-") as tmp:
+        path = export_batch(con, trace, feats, jobs["job_id"].tolist(), Path(tmp))
+        for row in jobs.itertuples(index=False):
+            out.append(read_job(str(path), int(row.job_id), float(row.tau_s), int(row.n_tasks), feats))
+    return out, skipped
+
+
+def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The jobs to replay (one row each) and the jobs skipped, after checking that the features
+    were built with this evaluation's quantile (tau is the job's latency quantile)."""
     require_settings(con, "checkpoint_features", trace, {"quantile": settings.quantile},
                      asset="checkpoint_features")
-    clock = con.execute("""
-        SELECT job_id, any_value(tau_s) AS tau_s, any_value(n_finished) AS n_finished, count(*) AS n_cp
-        FROM job_checkpoints WHERE trace = ? GROUP BY job_id ORDER BY job_id""", [trace]).df()
-    if clock.empty:
-        raise LookupError(f"no job_checkpoints rows for trace {trace!r}: materialize checkpoint_features first")
-    lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ? ORDER BY job_id, task_id",
-                      [trace]).df()
-    cols = ", ".join(feats)
-    feat = con.execute(f"""SELECT job_id, k, task_id, checkpoint_s, {cols} FROM checkpoint_features
-                           WHERE trace = ? ORDER BY job_id, k, task_id""", [trace]).df()
-    skipped = []
-    jobs = []
-    lat_by_job = dict(tuple(lat.groupby("job_id", sort=False)))
-    feat_by_job = dict(tuple(feat.groupby("job_id", sort=False)))
-    for row in clock.itertuples(index=False):
-        if row.n_finished < settings.min_finished:
-            skipped.append({"job_id": row.job_id, "reason": f"{row.n_finished} finished tasks < min_finished"})
-            continue
-        if row.n_cp < 2:
-            skipped.append({"job_id": row.job_id, "reason": "no checkpoint between t0 and tau"})
-            continue
-        lt = lat_by_job[row.job_id]
-        ft = feat_by_job[row.job_id]
-        n = len(lt)
-        K = row.n_cp
-        if len(ft) != n * K:
-            raise ValueError(f"checkpoint_features of job {row.job_id} has {len(ft)} rows, expected "
-                             f"{n} tasks x {K} checkpoints")
-        X = ft[list(feats)].to_numpy(float).reshape(K, n, len(feats))
-        task_ids = ft["task_id"].to_numpy()[:n]
-        if not np.array_equal(task_ids, lt["task_id"].to_numpy()):
-            raise ValueError(f"job {row.job_id}: checkpoint_features tasks differ from tasks")
-        latency = lt["latency_s"].to_numpy(float)
-        jobs.append(JobData(job_id=row.job_id, task_ids=task_ids, latency=latency,
-                            checkpoints=ft["checkpoint_s"].to_numpy(float)[::n], X=X, tau=float(row.tau_s),
-                            feature_names=feats))
-    return jobs, pd.DataFrame(skipped, columns=["job_id", "reason"])
+    return evaluable_jobs(con, trace, settings.min_finished)
 
 
 def method_factory(name: str, settings: EvaluationSettings) -> Callable[[], Method]:
@@ -94,33 +77,81 @@ class EvaluationOutcome:
     n_jobs: int
     skipped: pd.DataFrame
     seconds: float
+    replay: ReplayStats | None = None    # engine, batches, replay seconds
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str], settings: EvaluationSettings,
-             progress: Callable[[int, int], None] | None = None) -> EvaluationOutcome:
+             progress: Callable[[int, int], None] | None = None, engine: EngineSettings | None = None,
+             exchange: str | Path | None = None) -> EvaluationOutcome:
     """Replay ``methods`` (registry names; 'nurd' = the NURD family) on every job of ``trace``
-    and replace their rows in the result tables in one transaction."""
+    and replace their rows in the result tables.
+
+    Jobs are streamed in batches (``engine.batch_jobs``) through Parquet files in ``exchange``
+    and replayed on local processes or a Dask cluster (stragglers/prediction/engine.py). All
+    writes are one transaction: the old rows are deleted and each finished job's predictions
+    inserted as they come, committed after the last job; an interruption rolls it all back.
+    """
     started = time.perf_counter()
-    jobs, skipped = load_jobs(con, trace, settings)
-    if not jobs:
+    engine = engine or EngineSettings()
+    feats = feature_names(trace)
+    jobs, skipped = selected_jobs(con, trace, settings)
+    if jobs.empty:
         raise LookupError(f"trace {trace!r} has no job to evaluate (skipped: {len(skipped)})")
     factories = [method_factory(m, settings) for m in methods]
-    results = replay_jobs(jobs, factories, seed=settings.seed, workers=settings.workers, progress=progress)
-    frames = results_frames(results, trace)
-    seconds = time.perf_counter() - started
     hyper = {}
     for f in factories:
         m = f()
         for v in m.variant_names:
             hyper[v] = m.hyperparameters()
     variants = sorted(hyper)
-    frames["evaluation_runs"] = pd.DataFrame([{
-        "trace": trace, "method": v, "n_jobs": len(jobs), "n_jobs_skipped": len(skipped),
-        "settings": json.dumps(settings.as_dict()), "hyperparameters": json.dumps(hyper[v], default=str),
-        "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
-    write_results(con, frames, trace, variants)
+    kept: dict[str, list[pd.DataFrame]] = {"job_metrics": [], "f1_over_time": [], "method_fallbacks": []}
+
+    def store(results) -> None:
+        frames = results_frames(results, trace)
+        _insert(con, "predictions", frames["predictions"])   # the bulk: into DuckDB, not kept here
+        for table in kept:
+            kept[table].append(frames[table])
+
+    for table in RESULT_TABLES:
+        create_view(con, table)
+    with contextlib.ExitStack() as stack, transaction(con):
+        exchange = exchange or engine.exchange_dir or stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="nurd-exchange-"))
+        _delete(con, trace, variants)
+        stats = replay_batches(con, trace, jobs, factories, features=feats,
+                               seed=settings.seed, workers=settings.workers, settings=engine,
+                               exchange=Path(exchange), on_job=store, progress=progress)
+        frames = {t: _concat(kept[t], ["method", "job_id"] + (["k"] if t != "job_metrics" else []))
+                  for t in kept}
+        seconds = time.perf_counter() - started
+        frames["evaluation_runs"] = pd.DataFrame([{
+            "trace": trace, "method": v, "n_jobs": len(jobs), "n_jobs_skipped": len(skipped),
+            "settings": json.dumps(settings.as_dict()), "hyperparameters": json.dumps(hyper[v], default=str),
+            "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
+        for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs"):
+            _insert(con, table, frames[table])
     summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
-    return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds)
+    return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats)
+
+
+def _concat(parts: list[pd.DataFrame], order: list[str]) -> pd.DataFrame:
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return pd.DataFrame()
+    df = pd.concat(parts, ignore_index=True)
+    return df.sort_values([c for c in order if c in df.columns], kind="stable", ignore_index=True)
+
+
+def _delete(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str]) -> None:
+    for table in RESULT_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE trace = ? AND method IN (SELECT unnest(?))", [trace, list(methods)])
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame | None) -> None:
+    if df is not None and len(df):
+        con.register("_rows", df)
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+        con.unregister("_rows")
 
 
 def write_results(con: duckdb.DuckDBPyConnection, frames: dict[str, pd.DataFrame], trace: str,
@@ -129,11 +160,6 @@ def write_results(con: duckdb.DuckDBPyConnection, frames: dict[str, pd.DataFrame
     for table in RESULT_TABLES:
         create_view(con, table)
     with transaction(con):
+        _delete(con, trace, methods)
         for table in RESULT_TABLES:
-            con.execute(f"DELETE FROM {table} WHERE trace = ? AND method IN (SELECT unnest(?))",
-                        [trace, list(methods)])
-            df = frames.get(table)
-            if df is not None and len(df):
-                con.register("_rows", df)
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-                con.unregister("_rows")
+            _insert(con, table, frames.get(table))

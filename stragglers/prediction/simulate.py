@@ -24,11 +24,8 @@ t_k) and the latencies of tasks with y <= t_k only.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from typing import Callable, Sequence
 
 import numpy as np
@@ -183,37 +180,29 @@ def _replay_many(args) -> list[JobResult]:
 
 def replay_jobs(jobs: Sequence[JobData], factories: Sequence[MethodFactory], *, seed: int = 0,
                 workers: int = 1, progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
-    """Replay every job with every method; results in job order whatever ``workers`` is.
+    """Replay every job (held in memory) with every method; results in job order whatever ``workers`` is.
 
     Factories must be picklable (module-level callables or functools.partial)
-    when workers > 1: workers are spawned processes, each model single-threaded.
+    when workers > 1. The assets stream jobs from the warehouse instead
+    (stragglers/prediction/engine.py); this is for in-memory jobs (tests, benchmarks).
     """
-    tasks = [(job, list(factories), seed) for job in jobs]
-    per_job: list[list[JobResult]] = [[] for _ in tasks]
-    if workers <= 1 or len(jobs) <= 1:
-        for i, t in enumerate(tasks):
-            per_job[i] = _replay_many(t)
-            if progress:
-                progress(i + 1, len(tasks))
-        return [r for rs in per_job for r in rs]
-    saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    for k in saved:
-        os.environ[k] = "1"
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-            # biggest jobs first keeps both cores busy; results keep the job order
-            order = sorted(range(len(tasks)), key=lambda i: -tasks[i][0].X.size)
-            futures = {i: pool.submit(_replay_many, tasks[i]) for i in order}
-            for n_done, i in enumerate(order):
-                per_job[i] = futures[i].result()
-                if progress:
-                    progress(n_done + 1, len(tasks))
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    from stragglers.prediction.engine import LocalEngine, SerialEngine
+
+    engine = LocalEngine(workers) if workers > 1 and len(jobs) > 1 else SerialEngine()
+    per_job: list[list[JobResult]] = [[] for _ in jobs]
+    with engine:
+        # biggest jobs first keeps every worker busy; results keep the job order
+        order = sorted(range(len(jobs)), key=lambda i: -jobs[i].X.size)
+        pending = {engine.submit(_replay_many, (jobs[i], list(factories), seed), key=str(i)): i for i in order}
+        try:
+            while pending:
+                for fut in engine.wait(list(pending), timeout=1.0):
+                    per_job[pending.pop(fut)] = fut.result()
+                    if progress:
+                        progress(len(jobs) - len(pending), len(jobs))
+        except BaseException:
+            engine.cancel(list(pending))
+            raise
     return [r for rs in per_job for r in rs]
 
 

@@ -32,6 +32,12 @@ def raw_dir(data_dir: Path | str, trace: str) -> Path:
     return Path(data_dir) / "raw" / trace
 
 
+def truth_dir(data_dir: Path | str, trace: str) -> Path:
+    """Where the embedded trace's ground truth goes (truth_jobs/truth_tasks.parquet): beside the
+    trace directory, never inside it (the trace directory holds only what the real bucket holds)."""
+    return Path(data_dir) / "truth" / trace
+
+
 def alibaba_csv(data_dir: Path | str, trace: str) -> Path:
     return raw_dir(data_dir, trace) / "batch_instance.csv"
 
@@ -53,10 +59,12 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
         from stragglers.traces.synth import GENERATOR_VERSION, generate_google
         stamp = dest / ".generated.json"
         want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
-        generated = not (stamp.exists() and json.loads(stamp.read_text()) == want)
+        truth = truth_dir(data_dir, trace)
+        generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
+                         and (truth / "truth_tasks.parquet").exists())
         if generated:
             log(f"generating the embedded trace at {dest} ({want})")
-            generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts)
+            generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
             stamp.write_text(json.dumps(want))
         else:
             skipped = 1

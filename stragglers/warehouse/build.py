@@ -21,6 +21,8 @@ import duckdb
 
 from stragglers import SQL_DIR
 from stragglers.settings import SelectionSettings
+from stragglers.warehouse import locate
+from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
 
 GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage")
 ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")
@@ -137,39 +139,17 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
     return int(n)
 
 
-class TraceFormatError(ValueError):
-    """A raw trace file does not parse with the expected schema (names the file and line)."""
-
-
-_CSV_FILE = re.compile(r"^\s*file = (.+)$", re.M)
-_CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
-_CSV_ORIGINAL = re.compile(r"Original Line: (.*)")
-
-
-def _csv_error(e: duckdb.Error, table: str) -> TraceFormatError | None:
-    msg = str(e)
-    file, line = _CSV_FILE.search(msg), _CSV_LINE.search(msg)
-    if not file:
-        return None
-    what = msg.splitlines()[0]
-    detail = next((l for l in msg.splitlines() if l.startswith(("Error when converting", "Expected Number"))), "")
-    original = _CSV_ORIGINAL.search(msg)
-    return TraceFormatError(
-        f"building {table}: {file.group(1).strip()}, line {line.group(1) if line else '?'}: "
-        f"{detail or what}" + (f" (row: {original.group(1)[:200]})" if original else ""))
-
-
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
     params = settings.sql_params() | extra
     try:
         return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
                                   settings=settings.as_dict())
-    except (duckdb.ConversionException, duckdb.InvalidInputException) as e:
-        clear = _csv_error(e, table)
-        if clear is None:
+    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException) as e:
+        located = locate.explain(con, e, table)   # which file and line, and what to do
+        if located is None:
             raise
-        raise clear from e
+        raise located from e
 
 
 def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> None:
@@ -178,9 +158,26 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
     for table in ("job_events", "task_events", "task_usage"):
         if not any((raw_dir / table).glob("part-*-of-*.csv.gz")):
             raise FileNotFoundError(f"no {table} parts under {raw_dir / table} (expected part-NNNNN-of-MMMMM.csv.gz)")
+    locate.check_manifest(raw_dir)   # a part fetched earlier and gone since is an error, not a smaller trace
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
     for view in GOOGLE_VIEWS:
         create_view(con, view, **params)
+    _bad_rows_policy(con, settings)
+
+
+def _bad_rows_policy(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """on_bad_rows=quarantine: the staging views skip rows that do not parse, and those rows go to
+    table quarantine (file, line, reason); returns how many. ``fail``: nothing here (a bad row stops
+    the first build that reads it, located by locate.explain)."""
+    locate.ensure_quarantine(con)
+    if settings.on_bad_rows != "quarantine":
+        with transaction(con):
+            con.execute(f"DELETE FROM {locate.QUARANTINE} WHERE trace = ?", [settings.trace])
+        return 0
+    locate.quarantine_views(con)
+    rows = locate.unparsed_rows(con)
+    with transaction(con):
+        return locate.quarantine_rows(con, settings.trace, "staged_trace", rows)
 
 
 def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings) -> None:
@@ -193,6 +190,7 @@ def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: Sele
         con.execute("CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM stg_batch_instance__2017")
     else:
         create_view(con, "stg_batch_instance", **params)
+    _bad_rows_policy(con, settings)
     for view in ALIBABA_VIEWS:
         create_view(con, view, **params)
 
@@ -201,8 +199,21 @@ def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> i
     """``jobs`` (Google: after ``task_lifecycle``, the one scan of task_events)."""
     if settings.is_google_format:
         build_table(con, "task_lifecycle", settings)
+        check_events(con, settings)
         create_view(con, "job_candidates", **settings.sql_params())
     return build_table(con, "jobs", settings)
+
+
+def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """Rows that parse but cannot be right (event type out of range, duplicates, FINISH before
+    SCHEDULE): ``fail`` raises at the first (file and line, or job and task); ``quarantine`` records
+    them all (they carry no weight: unknown events match no rule, such tasks end 'time_backwards')."""
+    first_only = settings.on_bad_rows != "quarantine"
+    rows = locate.event_anomalies(con, settings.trace, first_only=first_only)
+    if rows and first_only:
+        raise TraceFormatError("building jobs: " + rows[0].message())
+    with transaction(con):
+        return locate.quarantine_rows(con, settings.trace, "jobs", rows)
 
 
 def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:

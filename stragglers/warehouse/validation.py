@@ -376,6 +376,35 @@ class ValidationOutcome:
         return "\n".join(lines)
 
 
+    def explain(self, max_failures: int = 5, max_ids: int = 5) -> str:
+        """One paragraph a failed check shows: each failing expectation (with its bounds), how many
+        rows fail, a sample of their ids, and where the GX Data Docs page is."""
+        name = self.suite + (f" ({self.trace})" if self.trace else "")
+        if self.success:
+            return f"GX suite {name}: all {self.evaluated} expectations passed on {self.rows_validated} rows."
+        parts = []
+        for f in self.failures[:max_failures]:
+            bounds = {k: v for k, v in (f.get("kwargs") or {}).items()
+                      if k in ("min_value", "max_value", "strict_min", "strict_max", "mostly", "value_set")}
+            what = f"{f['expectation']}({f.get('column') or ''}" + (
+                "".join(f", {k}={v}" for k, v in bounds.items())) + ")"
+            ids = f.get("failing_rows") or []
+            sample = ["/".join(f"{k} {v}" for k, v in r.items() if k != "trace") if isinstance(r, dict) else str(r)
+                      for r in ids[:max_ids]]
+            if not sample:
+                sample = [_short(v, 60) for v in (f.get("first_failing_values") or [])[:max_ids]]
+            count = f.get("unexpected_count")
+            if count is not None:
+                rows = f"{count} offending row(s) of {self.rows_validated}"
+            else:
+                rows = "observed " + _short(f.get("observed_value"), 60)
+            parts.append(f"{what}: {rows}" + (f", e.g. {'; '.join(sample)}" if sample else ""))
+        more = f" (and {len(self.failures) - max_failures} more)" if len(self.failures) > max_failures else ""
+        docs = f" Data Docs: file://{self.docs_path}" if self.docs_path else ""
+        return (f"GX suite {name} failed {self.failed} of {self.evaluated} expectations on "
+                f"{'table ' + self.table if self.table else 'the data'}: " + " | ".join(parts) + more + "." + docs)
+
+
 def _short(v: Any, n: int = 80) -> str:
     s = repr(v) if not isinstance(v, str) else v
     return s if len(s) <= n else s[: n - 3] + "..."

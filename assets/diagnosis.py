@@ -1,0 +1,278 @@
+"""Hound (stragglers/diagnosis): cause diagnosis per job across the trace, checked
+against the embedded trace's planted causes, and NURD's flagged tasks explained.
+Thin glue: the domain code is Dagster-free; every table has a blocking GX check."""
+
+
+import base64
+import time
+
+import dagster as dg
+import pandas as pd
+from dagster_duckdb import DuckDBResource
+
+import stragglers.diagnosis.checks  # noqa: F401  (registers the Hound GX suites)
+from stragglers.diagnosis import run as hound
+from stragglers.diagnosis import truth as hound_truth
+from stragglers.traces.fetch import truth_dir
+from stragglers.warehouse import build as wh
+from stragglers.warehouse.validation import validate_table
+from assets.resources import NurdSettings
+
+from assets.common import AUTOMATION, md_table, prepare
+from assets.prediction import nurd_eval
+from assets.warehouse import checkpoint_features, tasks
+
+EXPLAINED_METHOD = "nurd"      # the method whose flagged tasks get explanations
+UI_SAMPLE = 25                 # flagged tasks shown in the asset's metadata
+
+
+def _not_applicable(s) -> str | None:
+    if not s.is_google_format:
+        return f"Hound needs the Google-format usage metrics (Table 2); {s.trace} has none of I/O, CPI or scheduling"
+    return None
+
+
+def write_rows(con, table: str, df: pd.DataFrame, trace: str, settings: dict | None = None) -> int:
+    """Replace ``trace``'s rows of ``table`` by ``df`` in one transaction (nothing partial is visible),
+    recording the settings they were built with (table_settings)."""
+    df = df.copy()
+    df.insert(0, "trace", trace)
+    con.register("_hound_rows", df)
+    try:
+        return wh.replace_trace_rows(con, table, "SELECT * FROM _hound_rows", trace, settings=settings)
+    finally:
+        con.unregister("_hound_rows")
+
+
+def _read(con, sql: str, trace: str) -> pd.DataFrame:
+    return con.execute(sql, [trace]).df()
+
+
+@dg.asset(deps=[tasks], group_name="diagnosis", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
+          description="Hound's base learners (Section 3.1): per job with >= hound_min_tasks finished tasks, the "
+                      "causality profiles of PR (Bagging Augmented ElasticNet), DP (signed Schweizer-Wolff) and CA "
+                      "(AdaBoost-IPW Rubin causal model) over the Table 2 metrics of sql/hound_inputs.sql. "
+                      "Tables hound_inputs and hound_profiles (job x learner x metric).")
+def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                   duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s, hs = nurd.selection(), nurd.hound()
+    if (why := _not_applicable(s)):
+        return dg.MaterializeResult(metadata={"note": why})
+    started = time.perf_counter()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        n_inputs = wh.build_table(con, "hound_inputs", s, hound_min_tasks=hs.min_tasks)
+        inputs = _read(con, "SELECT * FROM hound_inputs WHERE trace = ?", s.trace)
+    n_jobs = inputs.job_id.nunique()
+    context.log.info(f"Hound: profiling {n_jobs} jobs ({n_inputs} tasks) with {hs.workers} workers")
+    profiles = hound.profile_jobs(inputs, hs, log=context.log.info)
+    with duckdb.get_connection() as con:
+        n = write_rows(con, "hound_profiles", profiles, s.trace, settings=hs.as_dict())
+    abs_sum = profiles.assign(a=profiles.weight.abs()).groupby(["job_id", "learner"]).a.sum()
+    empty = abs_sum[abs_sum == 0].reset_index().groupby("learner").size().to_dict()
+    imputed = (profiles[profiles.learner == "PR"].groupby("metric").n_imputed.sum())
+    mean_abs = profiles.assign(a=profiles.weight.abs()).pivot_table(index="metric", columns="learner", values="a")
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": n, "jobs": int(n_jobs), "tasks": int(n_inputs), "hound_min_tasks": hs.min_tasks,
+        "empty_profiles": str(empty or "none"),
+        "imputed_values": md_table(imputed[imputed > 0].rename("tasks imputed with the job median").reset_index()),
+        "mean_abs_weight": md_table(mean_abs.reset_index()), "seconds": round(time.perf_counter() - started, 1)})
+
+
+@dg.asset(deps=[hound_profiles], group_name="diagnosis", kinds={"python", "duckdb"},
+          automation_condition=AUTOMATION,
+          description="Hound's Table 4: LDA topics per learner (Algorithm 3) and the ensemble topics that at "
+                      "least two learners agree on (Algorithm 4, HAC), each named after Table 4's causes or left "
+                      "as its keywords. Tables hound_topics and hound_topic_mixtures (job x ensemble topic).")
+def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                 duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s, hs = nurd.selection(), nurd.hound()
+    if (why := _not_applicable(s)):
+        return dg.MaterializeResult(metadata={"note": why})
+    with duckdb.get_connection() as con:
+        profiles = _read(con, "SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = ?", s.trace)
+    d = hound.diagnose(profiles, hs)
+    with duckdb.get_connection() as con:
+        n = write_rows(con, "hound_topics", d.topics, s.trace, settings=hs.as_dict())
+        write_rows(con, "hound_topic_mixtures", d.mixtures, s.trace, settings=hs.as_dict())
+    ens = d.topics[d.topics.learner == "ENS"]
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": n, "ensemble_topics": len(ens),
+        "topics_per_learner": str({k: len(m.beta) for k, m in d.models.items()}),
+        "lda_k_tried": str({k: m.k_tried for k, m in d.models.items()}),
+        "hac_clusters": d.ensemble.n_clusters, "dropped_topics": len(d.ensemble.dropped),
+        "table4": md_table(ens.drop(columns=["learner"])),
+        "initial_topics": md_table(d.topics[d.topics.learner != "ENS"], max_rows=100)})
+
+
+@dg.asset(deps=[hound_topics], group_name="diagnosis", kinds={"python", "duckdb"},
+          automation_condition=AUTOMATION,
+          description="Hound's Table 5: each job's mixture of named causes (ensemble topics of the same name "
+                      "summed; unnamed topics keep their keywords, named = false). Table hound_job_causes.")
+def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    if (why := _not_applicable(s)):
+        return dg.MaterializeResult(metadata={"note": why})
+    with duckdb.get_connection() as con:
+        mixtures = _read(con, "SELECT job_id, topic, weight FROM hound_topic_mixtures WHERE trace = ?", s.trace)
+        topics = _read(con, "SELECT * EXCLUDE (trace) FROM hound_topics WHERE trace = ?", s.trace)
+        n_jobs = con.execute("SELECT count(DISTINCT job_id) FROM hound_profiles WHERE trace = ?",
+                             [s.trace]).fetchone()[0]
+        causes = hound.job_cause_rows(mixtures, topics)
+        n = write_rows(con, "hound_job_causes", causes, s.trace)
+    jobs = sorted(causes.job_id.unique())
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": n, "jobs_with_causes": len(jobs), "jobs_without_cause": int(n_jobs - len(jobs)),
+        "table5_sample": md_table(causes.head(30)),
+        "table7": md_table(hound_truth.coverage_table(causes, None, jobs))})
+
+
+@dg.asset(deps=[hound_job_causes], group_name="diagnosis", kinds={"python", "duckdb"},
+          automation_condition=AUTOMATION,
+          description="Hound against the embedded trace's planted causes (ground truth under "
+                      "$NURD_DATA_DIR/truth/synthetic/): per job the planted and diagnosed mixtures; dominant-cause "
+                      "accuracy and precision/recall of the cause set beside the baseline that always answers "
+                      "data skew. Only for the embedded trace (the only one with a truth). Table hound_validation.")
+def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    if s.trace != "synthetic":
+        return dg.MaterializeResult(metadata={"note": f"no ground truth for {s.trace}: only the embedded trace has one"})
+    truth_jobs, _ = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
+    with duckdb.get_connection() as con:
+        causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
+        jobs = sorted(con.execute("SELECT DISTINCT job_id FROM hound_profiles WHERE trace = ?",
+                                  [s.trace]).df().job_id)
+        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs)
+        n = write_rows(con, "hound_validation", per_job, s.trace)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": n, "summary": md_table(summary),
+        "dominant_accuracy": float(summary.dominant_accuracy.iloc[0]),
+        "baseline_dominant_accuracy": float(summary.dominant_accuracy.iloc[1]),
+        "table6": md_table(hound_truth.n_causes_table(causes, truth_jobs, jobs)),
+        "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs)),
+        "per_job": md_table(per_job, max_rows=60)})
+
+
+@dg.asset(deps=[hound_job_causes, nurd_eval, checkpoint_features], group_name="diagnosis",
+          kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
+          description="Flag + explain: every task NURD flags (`predictions`) with its job's Hound mixture and its "
+                      "own top 3 metrics by deviation from the tasks finished at the flagging checkpoint, mapped "
+                      "to Hound's named causes. On the embedded trace: how often the top signal names the cause "
+                      "planted on the task. Table straggler_explanations.")
+def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                           duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    if (why := _not_applicable(s)):
+        return dg.MaterializeResult(metadata={"note": why})
+    started = time.perf_counter()
+    with duckdb.get_connection() as con:
+        flagged = con.execute("""SELECT job_id, task_id, flagged_at_s FROM predictions
+            WHERE trace = ? AND method = ? AND flagged_at_s IS NOT NULL""", [s.trace, EXPLAINED_METHOD]).df()
+        causes = _read(con, "SELECT job_id, cause, weight FROM hound_job_causes WHERE trace = ?", s.trace)
+        features = con.execute("""SELECT f.* EXCLUDE (trace), h.sched_delay FROM checkpoint_features f
+            SEMI JOIN (SELECT DISTINCT job_id FROM predictions WHERE trace = ? AND method = ?
+                       AND flagged_at_s IS NOT NULL) p ON p.job_id = f.job_id
+            LEFT JOIN hound_inputs h ON h.trace = f.trace AND h.job_id = f.job_id AND h.task_id = f.task_id
+            WHERE f.trace = ? AND f.k >= 0""", [s.trace, EXPLAINED_METHOD, s.trace]).df()
+    labels = (causes.sort_values(["job_id", "weight"], ascending=[True, False])
+              .assign(l=lambda d: d.cause + ":" + d.weight.round(2).astype(str))
+              .groupby("job_id").l.agg(";".join))
+    parts = []
+    feats = dict(tuple(features.groupby("job_id")))
+    for job_id, fl in flagged.groupby("job_id"):
+        df = hound_truth.explain_job(fl, feats[job_id], labels.get(job_id, ""))
+        parts.append(df.assign(job_id=job_id))
+    cols = ["method", "job_id", "task_id", "flagged_at_s", "job_causes", "task_signals", "top_signal_cause",
+            "signal_causes"]
+    expl = (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols[1:])).assign(
+        method=EXPLAINED_METHOD)[cols].astype({"top_signal_cause": "string", "signal_causes": "string"})
+    with duckdb.get_connection() as con:
+        n = write_rows(con, "straggler_explanations", expl, s.trace)
+    meta = {"dagster/row_count": n, "method": EXPLAINED_METHOD,
+            "sample": md_table(expl.sample(min(UI_SAMPLE, len(expl)), random_state=nurd.seed)
+                               .sort_values(["job_id", "task_id"]) if len(expl) else expl),
+            "seconds": round(time.perf_counter() - started, 1)}
+    if s.trace == "synthetic":
+        _, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
+        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes)
+        meta["accuracy"] = md_table(acc)
+        meta["top_signal_accuracy"] = float(acc.accuracy.iloc[0])
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(deps=[hound_validation, straggler_explanations], group_name="reports", kinds={"python"},
+          automation_condition=AUTOMATION,
+          description="Hound's report $NURD_DATA_DIR/reports/hound.md: Tables 4-7 beside the paper's values, "
+                      "hound_validation against the always-data-skew baseline, the explanations' accuracy, and "
+                      "Figures 8 (latency models, adjusted R^2), 9 (dependence after shuffling) and 10 "
+                      "(propensity estimators) as plots. Its own asset and module (stragglers/reports/hound.py), "
+                      "so that comparison_tables stays NURD's Table 3.")
+def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                 duckdb: DuckDBResource) -> dg.MaterializeResult:
+    from stragglers.reports.hound import build_hound_report
+
+    s, hs = nurd.selection(), nurd.hound()
+    if (why := _not_applicable(s)):
+        return dg.MaterializeResult(metadata={"note": why})
+    with duckdb.get_connection() as con:
+        inputs = _read(con, "SELECT * FROM hound_inputs WHERE trace = ?", s.trace)
+        topics = _read(con, "SELECT * EXCLUDE (trace) FROM hound_topics WHERE trace = ?", s.trace)
+        causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
+        expl = _read(con, "SELECT * EXCLUDE (trace) FROM straggler_explanations WHERE trace = ?", s.trace)
+    jobs = sorted(inputs.job_id.unique())
+    truth_jobs = validation = acc = n_causes = None
+    if s.trace == "synthetic":
+        truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
+        validation = hound_truth.validate(causes, truth_jobs, jobs)[1]
+        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes)
+        n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
+    coverage = hound_truth.coverage_table(causes, truth_jobs, jobs)
+    out = build_hound_report(nurd.data_path / "reports", trace=s.trace, inputs=inputs, topics=topics,
+                             job_causes=causes, n_causes=n_causes, coverage=coverage, validation=validation,
+                             explanation_acc=acc, settings=hs, log=context.log.info)
+    meta = {"report": dg.MetadataValue.path(str(out["report"])), "table7": md_table(coverage),
+            "figure8": md_table(out["figure8"]), "figure9": md_table(out["figure9"]),
+            "figure10": md_table(out["figure10"])}
+    if validation is not None:
+        meta |= {"hound_validation": md_table(validation), "table6": md_table(n_causes),
+                 "explanation_accuracy": md_table(acc)}
+    for name, path in out["figures"].items():
+        meta[f"plot_{name}"] = _image(path)
+    return dg.MaterializeResult(metadata=meta)
+
+
+def _image(path) -> dg.MetadataValue:
+    data = base64.b64encode(path.read_bytes()).decode()
+    return dg.MetadataValue.md(f"![{path.stem}](data:image/png;base64,{data})")
+
+
+def _check(asset, table: str, description: str, applies=lambda s: s.is_google_format):
+    @dg.asset_check(asset=asset, name=f"{table}_valid", blocking=True, description=description)
+    def _validate(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.AssetCheckResult:
+        s = nurd.selection()
+        if not applies(s):
+            return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
+        with duckdb.get_connection() as con:
+            outcome = validate_table(table, con, table, trace=s.trace, docs_dir=nurd.data_path / "validation")
+        meta = {"expectations_evaluated": outcome.evaluated, "expectations_passed": outcome.passed,
+                "expectations_failed": outcome.failed, "summary": dg.MetadataValue.md(outcome.to_markdown())}
+        if outcome.docs_path:
+            meta["data_docs"] = dg.MetadataValue.path(str(outcome.docs_path))
+        return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.ERROR, metadata=meta)
+
+    return _validate
+
+
+checks = [
+    _check(hound_profiles, "hound_profiles", "Weights in [-1, 1]; every non-empty profile sums to 1 in absolute "
+                                             "value; known learners and metrics; one row per job x learner x metric."),
+    _check(hound_topics, "hound_topics", "Known learners; named causes from Hound's nine; coverage in [0, 1]; "
+                                         "every ensemble topic made by at least two learners."),
+    _check(hound_job_causes, "hound_job_causes", "Weights in (0, 1]; each job's mixture sums to 1; named causes "
+                                                 "from Hound's nine."),
+    _check(hound_validation, "hound_validation", "One row per job with a planted mixture and a known dominant cause.",
+           applies=lambda s: s.trace == "synthetic"),
+    _check(straggler_explanations, "straggler_explanations", "One row per flagged task; top signal causes from "
+                                                             "Hound's nine (or none)."),
+]
+assets = [hound_profiles, hound_topics, hound_job_causes, hound_validation, straggler_explanations, hound_report]

@@ -1,0 +1,53 @@
+"""Hound's settings: every default written once (the ``nurd`` resource exposes them)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from stragglers.settings import SettingError, default
+
+
+def _check(cond: bool, name: str, value, expected: str) -> None:
+    if not cond:
+        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
+
+
+@dataclass(frozen=True)
+class HoundSettings:
+    min_tasks: int = default("hound_min_tasks")      # Section 4.1: jobs with fewer finished tasks are left out
+    seed: int = default("seed")
+    replicas: int = default("hound_replicas")        # Algorithm 1: bootstrap replicas I of BAE
+    l1_ratio: float = 0.5              # ElasticNet mix of L1 and L2 (paper: not given)
+    ssw_min_grid: int = 50             # SSW: grid of max(this, sqrt(M)) sampled tasks (Section 3.1, App. G)
+    ssw_sign_tol: float | None = None  # SSW sign tolerance epsilon; None = one s.e. of rho_S / 6
+    adaboost_rounds: int = default("hound_adaboost_rounds")   # Algorithm 2: iterations I
+    propensity_clip: float = 0.02      # propensities clipped to [c, 1 - c] before IPW
+    words: int = default("hound_words")              # Algorithm 3: W words per document
+    k_min: int = 5                     # Algorithm 3: first number of topics
+    coverage_stop: float = 0.05        # Algorithm 3: epsilon, minimum document coverage of a topic
+    trim: float = 0.1                  # Algorithms 3 and 4: eta
+    ensemble_lambda: float = 2 / 3     # Algorithm 4: SCORE = lambda H1 + (1 - lambda)(1 - H2)
+    workers: int = 1                   # processes over jobs
+
+    def __post_init__(self) -> None:
+        _check(isinstance(self.min_tasks, int) and self.min_tasks >= 5, "hound_min_tasks", self.min_tasks,
+               "an integer >= 5")
+        _check(isinstance(self.replicas, int) and self.replicas >= 1, "hound_replicas", self.replicas,
+               "an integer >= 1")
+        _check(0 < self.l1_ratio <= 1, "hound_l1_ratio", self.l1_ratio, "a number in (0, 1]")
+        _check(isinstance(self.ssw_min_grid, int) and self.ssw_min_grid >= 2, "hound_ssw_min_grid",
+               self.ssw_min_grid, "an integer >= 2")
+        _check(self.ssw_sign_tol is None or self.ssw_sign_tol >= 0, "hound_ssw_sign_tol", self.ssw_sign_tol,
+               "None or a number >= 0")
+        _check(isinstance(self.adaboost_rounds, int) and self.adaboost_rounds >= 1, "hound_adaboost_rounds",
+               self.adaboost_rounds, "an integer >= 1")
+        _check(0 <= self.propensity_clip < 0.5, "hound_propensity_clip", self.propensity_clip, "a number in [0, 0.5)")
+        _check(isinstance(self.words, int) and self.words >= 10, "hound_words", self.words, "an integer >= 10")
+        _check(isinstance(self.k_min, int) and self.k_min >= 2, "hound_k_min", self.k_min, "an integer >= 2")
+        _check(0 <= self.coverage_stop < 1, "hound_coverage_stop", self.coverage_stop, "a number in [0, 1)")
+        _check(0 <= self.trim < 0.5, "hound_trim", self.trim, "a number in [0, 0.5)")
+        _check(0 <= self.ensemble_lambda <= 1, "hound_ensemble_lambda", self.ensemble_lambda, "a number in [0, 1]")
+        _check(isinstance(self.workers, int) and self.workers >= 1, "hound_workers", self.workers, "an integer >= 1")
+
+    def as_dict(self) -> dict:
+        return asdict(self)

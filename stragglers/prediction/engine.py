@@ -1,0 +1,283 @@
+"""Where the per-job replays run: local processes (default) or a Dask cluster.
+
+``replay_batches`` streams the evaluable jobs from the warehouse in batches
+(``jobstore.export_batch`` writes each batch to a Parquet file in the exchange
+directory), submits one task per job to the engine, and hands every finished
+job's results to ``on_job`` as they come. At most two batches are exported at
+a time, so the client's memory does not grow with the number of jobs. Workers
+read their job from the batch file themselves (``replay_exported_job``).
+
+Results do not depend on the engine or the number of workers: each job is
+replayed by the same function with its own seed (``simulate.job_seed``) and
+BLAS limited to one thread everywhere.
+
+Engines:
+- ``SerialEngine``: in this process (workers = 1).
+- ``LocalEngine``: a pool of spawned processes (workers > 1).
+- ``DaskEngine``: an existing ``distributed`` cluster (``dask_address``); a job
+  whose worker dies is rescheduled by the Dask scheduler on another worker.
+
+Cancellation (Ctrl-C, SIGTERM, the UI's Terminate: all arrive as an exception
+in the thread that waits here): pending jobs are cancelled, the local pool's
+processes are terminated (Dask futures are cancelled), batch files are
+removed, and the exception propagates so the caller's transaction rolls back.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import duckdb
+import pandas as pd
+
+from stragglers.prediction.jobstore import batches, export_batch, read_job
+from stragglers.prediction.simulate import JobResult, MethodFactory, replay_job
+from stragglers.settings import EngineSettings, SettingError
+
+
+# ----------------------------------------------------------------- the work of one job
+
+def replay_exported_job(path: str, job_id: int, tau_s: float, n_tasks: int, features: Sequence[str],
+                        factories: Sequence[MethodFactory], seed: int) -> list[JobResult]:
+    """Read one job from its batch file and replay every method on it (runs on a worker)."""
+    from threadpoolctl import threadpool_limits
+
+    job = read_job(path, job_id, tau_s, n_tasks, features)
+    with threadpool_limits(1):
+        return [replay_job(job, f(), seed) for f in factories]
+
+
+# ----------------------------------------------------------------- engines
+
+class _Deferred:
+    """A job to run in this process when the serial engine is waited on."""
+
+    def __init__(self, fn, args):
+        self.fn, self.args, self.value, self.ran = fn, args, None, False
+
+    def run(self) -> None:
+        self.value, self.ran = self.fn(*self.args), True
+
+    def result(self):
+        return self.value
+
+
+class SerialEngine:
+    description = "this process"
+    workers = 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def submit(self, fn, *args, key: str, priority: int = 0) -> _Deferred:
+        return _Deferred(fn, args)
+
+    def wait(self, futures: Sequence[_Deferred], timeout: float) -> list[_Deferred]:
+        for f in futures:
+            if not f.ran:
+                f.run()
+                return [f]
+        return []
+
+    def cancel(self, futures) -> None:
+        pass
+
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class LocalEngine:
+    """Spawned worker processes, each model single-threaded."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.description = f"local pool of {workers} processes"
+        self.pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self):
+        saved = {k: os.environ.get(k) for k in _THREAD_VARS}
+        os.environ.update({k: "1" for k in _THREAD_VARS})   # inherited by the spawned workers
+        try:
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"))
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+        return self
+
+    def submit(self, fn, *args, key: str, priority: int = 0) -> Future:
+        return self.pool.submit(fn, *args)
+
+    def wait(self, futures: Sequence[Future], timeout: float) -> list[Future]:
+        return list(wait_futures(futures, timeout=timeout, return_when=FIRST_COMPLETED).done)
+
+    def cancel(self, futures) -> None:
+        """Drop queued jobs and stop the workers now (a running fit cannot be interrupted otherwise)."""
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        processes = list((pool._processes or {}).values())   # no public API to terminate the workers
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
+            p.terminate()
+        for p in processes:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None
+
+
+class DaskEngine:
+    """Tasks on an existing Dask cluster; the client connects for the duration of the evaluation."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.client = None
+        self.workers = 0
+        self.description = f"dask cluster at {address}"
+
+    def __enter__(self):
+        try:
+            from distributed import Client
+        except ImportError as e:   # pragma: no cover - dask is a dependency
+            raise SettingError("NURD_DASK_ADDRESS is set but the 'distributed' package is not installed "
+                               "(pip install 'dask[distributed]')") from e
+        try:
+            self.client = Client(self.address, timeout="20s", set_as_default=False)
+        except OSError as e:
+            raise SettingError(f"setting NURD_DASK_ADDRESS={self.address!r}: cannot connect to a Dask "
+                               f"scheduler there ({e}); start one (README, 'Run on a cluster') or unset it "
+                               f"to run on local processes") from e
+        info = self.client.scheduler_info()
+        self.workers = len(info.get("workers", {}))
+        threads = sum(w.get("nthreads", 0) for w in info.get("workers", {}).values())
+        self.description = f"dask cluster at {self.address} ({self.workers} workers, {threads} threads)"
+        return self
+
+    def submit(self, fn, *args, key: str, priority: int = 0):
+        return self.client.submit(fn, *args, key=key, priority=priority, pure=False)
+
+    def wait(self, futures, timeout: float) -> list:
+        # polled: distributed.wait needs a default client, and this one is not made the default
+        deadline = time.monotonic() + timeout
+        while True:
+            done = [f for f in futures if f.done()]
+            if done or time.monotonic() >= deadline:
+                return done
+            time.sleep(0.05)
+
+    def cancel(self, futures) -> None:
+        if self.client is not None and futures:
+            self.client.cancel(list(futures), force=True)
+
+    def __exit__(self, *exc) -> None:
+        if self.client is not None:
+            self.client.close(timeout=10)
+            self.client = None
+
+
+def open_engine(settings: EngineSettings, workers: int):
+    if settings.dask_address:
+        return DaskEngine(settings.dask_address)
+    return LocalEngine(workers) if workers > 1 else SerialEngine()
+
+
+# ----------------------------------------------------------------- the driver
+
+@dataclass
+class ReplayStats:
+    engine: str
+    n_jobs: int
+    n_batches: int
+    seconds: float
+
+
+def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFrame,
+                   factories: Sequence[MethodFactory], *, features: Sequence[str], seed: int,
+                   workers: int, settings: EngineSettings, exchange: Path,
+                   on_job: Callable[[list[JobResult]], None],
+                   progress: Callable[[int, int], None] | None = None,
+                   poll_s: float = 1.0) -> ReplayStats:
+    """Replay ``factories`` on every job of ``jobs`` (evaluable_jobs rows); ``on_job`` gets each
+    finished job's results (in completion order); ``progress(done, total)`` is called at least
+    every ``poll_s`` seconds."""
+    started = time.perf_counter()
+    parts = batches(jobs, settings.batch_jobs)
+    run = uuid.uuid4().hex[:8]
+    total, done, next_b = len(jobs), 0, 0
+    pending: dict[Any, int] = {}          # future -> batch index
+    files: dict[int, list] = {}           # batch index -> [path, jobs left]
+    engine = open_engine(settings, workers)
+    with engine:
+        try:
+            while next_b < len(parts) or pending:
+                # two batches exported ahead: workers never wait for the export, memory stays bounded
+                while next_b < len(parts) and len(files) < 2:
+                    part = parts[next_b]
+                    path = export_batch(con, trace, features, part["job_id"].tolist(), exchange)
+                    files[next_b] = [path, len(part)]
+                    # biggest jobs first keeps every worker busy until the end of the batch
+                    order = part.assign(size=part.n_tasks * part.n_cp).sort_values(
+                        ["size", "job_id"], ascending=[False, True])
+                    for row in order.itertuples(index=False):
+                        fut = engine.submit(replay_exported_job, str(path), int(row.job_id), float(row.tau_s),
+                                            int(row.n_tasks), tuple(features), list(factories), seed,
+                                            key=f"replay-{trace}-{int(row.job_id)}-{run}", priority=-next_b)
+                        pending[fut] = next_b
+                    next_b += 1
+                for fut in engine.wait(list(pending), timeout=poll_s):
+                    b = pending.pop(fut)
+                    on_job(fut.result())
+                    done += 1
+                    files[b][1] -= 1
+                    if files[b][1] == 0:
+                        Path(files.pop(b)[0]).unlink(missing_ok=True)
+                if progress:
+                    progress(done, total)
+        except BaseException:
+            engine.cancel(list(pending))
+            raise
+        finally:
+            for path, _ in files.values():
+                Path(path).unlink(missing_ok=True)
+    return ReplayStats(engine.description, total, len(parts), time.perf_counter() - started)
+
+
+class ProgressLog:
+    """A ``progress`` callback that logs jobs done / total, the methods and the time left,
+    at most every ``every_s`` seconds, and once at the end."""
+
+    def __init__(self, log: Callable[[str], None], methods: Sequence[str], every_s: float = 10.0) -> None:
+        self.log, self.methods, self.every_s = log, ", ".join(methods), every_s
+        self.started = time.perf_counter()
+        self.last = self.started
+        self.lines = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if self.lines and done < total and now - self.last < self.every_s:
+            return
+        if done == total and self.lines and self.last_done == total:
+            return
+        self.last, self.last_done = now, done
+        self.lines += 1
+        elapsed = now - self.started
+        eta = f"{elapsed / done * (total - done):.0f} s left" if done else "time left unknown yet"
+        self.log(f"replayed {done}/{total} jobs ({100 * done / max(total, 1):.0f}%) of [{self.methods}] "
+                 f"in {elapsed:.0f} s; {eta}")
+
+    last_done = -1

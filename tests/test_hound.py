@@ -1,0 +1,210 @@
+"""Hound (stragglers/diagnosis): learners, meta learning, ensemble, naming on
+hand-made data with known answers; the Dagster assets on a small generated trace."""
+
+import numpy as np
+import pytest
+
+from stragglers.diagnosis import HoundSettings
+from stragglers.diagnosis.learners import (AdaBoostIPW, BaggedElasticNet, SignedSchweizerWolff,
+                                           absolute_sum_one, signed_schweizer_wolff)
+
+
+def _driven(seed=3, n=300):
+    """Metric 0 drives latency up, metric 1 drives it down, metric 2 is noise (shuffled)."""
+    rng = np.random.default_rng(seed)
+    X = rng.lognormal(0.0, 0.5, size=(n, 3))
+    y = 100 + 40 * X[:, 0] - 25 * X[:, 1] + rng.normal(0, 5, n)
+    X[:, 2] = rng.permutation(X[:, 2])
+    return X, y
+
+
+@pytest.mark.parametrize("learner", [BaggedElasticNet(replicas=10), SignedSchweizerWolff(), AdaBoostIPW(rounds=20)],
+                         ids=lambda l: l.name)
+def test_learner_finds_the_driver_with_its_sign(learner):
+    X, y = _driven()
+    c = learner.profile(X, y)
+    assert np.isclose(np.abs(c).sum(), 1.0)
+    assert np.all(np.abs(c) <= 1.0)
+    assert np.argmax(np.abs(c)) == 0 and c[0] > 0        # the strongest driver, positive
+    assert c[1] < 0                                        # the negative driver keeps its sign
+    assert abs(c[2]) < 0.1                                 # the shuffled metric gets ~0
+
+
+def test_ssw_known_answers():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=500)
+    assert signed_schweizer_wolff(x, -x) == pytest.approx(-1.0, abs=1e-9)
+    assert signed_schweizer_wolff(x, np.exp(x)) == pytest.approx(1.0, abs=1e-9)   # invariant to increasing maps
+    g = SignedSchweizerWolff().grid(500)
+    assert signed_schweizer_wolff(x, -x**3, grid=g) < -0.95                          # sampled grid
+    # independent pairs: the sign test answers 0 in most draws, and |SSW| stays small
+    vals = [signed_schweizer_wolff(rng.normal(size=500), rng.normal(size=500), grid=g) for _ in range(30)]
+    assert np.mean(np.array(vals) == 0.0) >= 0.5
+    assert np.max(np.abs(vals)) < 0.2
+
+
+def test_ssw_hand_computed():
+    # x = (1, 2, 3), y = (1, 3, 2): ranks (1,1), (2,3), (3,2); u, v on the grid (1/3, 2/3, 1).
+    # Empirical copula C = [[1,1,1],[1,1,2],[1,2,3]] / 3, u v = [[1,2,3],[2,4,6],[3,6,9]] / 9:
+    # sum |C - u v| = 5/9 -> SWD = 12 / (9 - 1) * 5/9 = 5/6.
+    # L1 = mean(min(u, v) - C) = (1/3) / 9 = 1/27, L2 = mean(C - max(u + v - 1, 0)) = 1 / 9 = 3/27:
+    # L2 - L1 = 2/27 = 0.074 -> sign +1 for eps < 2/27, 0 above.
+    assert signed_schweizer_wolff([1, 2, 3], [1, 3, 2], sign_tol=0.0) == pytest.approx(5 / 6)
+    assert signed_schweizer_wolff([1, 2, 3], [1, 3, 2], sign_tol=0.07) == pytest.approx(5 / 6)
+    assert signed_schweizer_wolff([1, 2, 3], [1, 3, 2], sign_tol=0.08) == 0.0
+
+
+def test_absolute_sum_one_and_empty():
+    assert np.allclose(absolute_sum_one([2.0, -2.0, 0.0]), [0.5, -0.5, 0.0])
+    assert np.all(absolute_sum_one([0.0, 0.0]) == 0.0)
+
+
+def test_settings_reject_bad_values():
+    from stragglers.settings import SettingError
+    with pytest.raises(SettingError, match="hound_min_tasks"):
+        HoundSettings(min_tasks=1)
+
+
+# ----------------------------------------------------------------------------- meta learning, ensemble, naming
+from stragglers.diagnosis.topics import TopicModel, ensemble, meta_learn, trim  # noqa: E402
+from stragglers.diagnosis.vocabulary import METRIC_COLUMNS, WORDS, name_topic  # noqa: E402
+
+
+def _topic(**words):
+    v = np.zeros(len(WORDS))
+    for w, x in words.items():
+        v[WORDS.index(w.replace("_p", "(+)").replace("_m", "(-)").upper()
+                      .replace("(+)", "(+)"))] = x
+    return v / v.sum()
+
+
+def test_trim_hand_computed():
+    assert np.allclose(trim([0.5, 0.45, 0.05], 0.1), [[0.5 / 0.95, 0.45 / 0.95, 0.0]])
+    assert np.allclose(trim([0.0, 0.0], 0.1), [[0.0, 0.0]])
+
+
+def test_ensemble_drops_a_topic_found_by_one_learner():
+    mem = _topic(MEAN_MEM_p=0.5, PEAK_MEM_p=0.3, MEM_ASSIGN_p=0.2)
+    cpu = _topic(MEAN_CPU_m=0.8, PEAK_CPU_m=0.2)
+    fail = _topic(FAIL_p=1.0)                                  # only PR finds it (Hound Table 4: P12)
+    jobs = [1, 2, 3]
+    theta = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    pr = TopicModel("PR", np.vstack([mem, cpu, fail]), np.array([[0.7, 0.0, 0.3], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0]]),
+                    jobs)
+    dp = TopicModel("DP", np.vstack([mem * 0.9 + cpu * 0.1, cpu]), theta, jobs)
+    ca = TopicModel("CA", np.vstack([mem, cpu * 0.95 + mem * 0.05]), theta, jobs)
+    ens = ensemble([pr, dp, ca])
+    assert len(ens.topics) == 2
+    assert ("PR", 2) in ens.dropped
+    assert sorted(name_topic(t) for t in ens.topics) == ["data_skew", "limited_processor"]
+    # job 1: PR 0.7 mem (0.3 lost with the dropped topic), DP 1.0, CA 1.0 -> mem only after averaging
+    mem_e = [name_topic(t) for t in ens.topics].index("data_skew")
+    assert ens.mixtures[0, mem_e] == pytest.approx(1.0)
+    assert np.allclose(ens.mixtures.sum(axis=1), 1.0)
+
+
+def test_meta_learning_recovers_planted_topics():
+    # 40 jobs: half with a memory profile, half with a queueing one; LDA must separate them
+    P = len(METRIC_COLUMNS)
+    mem, sched = np.zeros(P), np.zeros(P)
+    mem[METRIC_COLUMNS.index("mean_mem")], mem[METRIC_COLUMNS.index("mem_assign")] = 0.6, 0.4
+    sched[METRIC_COLUMNS.index("sched_delay")] = 1.0
+    profiles = np.array([mem] * 20 + [sched] * 20)
+    model = meta_learn("DP", list(range(40)), profiles, k_min=2, seed=0, k_max=4)
+    names = [name_topic(t) for t in model.beta]
+    assert "data_skew" in names and "queueing_delay" in names
+    top = [names[i] for i in model.theta.argmax(axis=1)]
+    assert top[:20] == ["data_skew"] * 20 and top[20:] == ["queueing_delay"] * 20
+    assert np.allclose(model.theta.sum(axis=1), 1.0)
+
+
+def test_naming_follows_table4():
+    assert name_topic(_topic(CACHE_MISS_p=0.54, CPI_p=0.46)) == "cache_misses"
+    assert name_topic(_topic(MEAN_IO_m=1.0)) == "limited_io"
+    assert name_topic(_topic(FAIL_p=1.0)) is None                      # no named cause: stays keywords
+    assert name_topic(_topic(MEAN_MEM_m=0.5, PEAK_MEM_p=0.5)) is None   # contradictory signs: unnamed
+
+
+# ----------------------------------------------------------------------------- Dagster: the Hound assets
+def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
+    import dagster as dg
+    import duckdb
+    import pandas as pd
+    from dagster_duckdb import DuckDBResource
+
+    from assets import diagnosis, prediction, traces, warehouse
+    from assets.resources import NurdSettings
+    from stragglers.warehouse.validation import validate_table
+
+    data = tmp_path / "data"
+    res = {"nurd": NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1, n_boot=50,
+                                hound_replicas=5, hound_adaboost_rounds=10),
+           "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
+    chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
+             warehouse.checkpoint_features, prediction.nurd_eval, *diagnosis.assets]
+    result = dg.materialize(chain + diagnosis.checks, resources=res, instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
+    assert checks == {f"{t}_valid": True for t in ("hound_profiles", "hound_topics", "hound_job_causes",
+                                                   "hound_validation", "straggler_explanations")}
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        q = lambda sql: con.execute(sql).df()  # noqa: E731
+        n_jobs = q("SELECT count(DISTINCT job_id) AS n FROM hound_inputs").n[0]
+        assert n_jobs == q("SELECT count(*) AS n FROM jobs").n[0]        # every selected job has >= 20 tasks
+        prof = q("SELECT job_id, learner, sum(abs(weight)) AS s FROM hound_profiles GROUP BY ALL")
+        assert len(prof) == 3 * n_jobs and ((prof.s - 1).abs() < 1e-9).sum() >= 2 * n_jobs
+        sums = q("SELECT job_id, sum(weight) AS s FROM hound_job_causes GROUP BY job_id")
+        assert np.allclose(sums.s, 1.0)
+        assert q("SELECT count(*) AS n FROM hound_validation").n[0] == n_jobs
+        flagged = q("SELECT count(*) AS n FROM predictions WHERE method = 'nurd' AND flagged_at_s IS NOT NULL").n[0]
+        assert q("SELECT count(*) AS n FROM straggler_explanations").n[0] == flagged > 0
+        # the ground truth went beside the trace, not into it
+        assert (data / "truth" / "synthetic" / "truth_jobs.parquet").exists()
+        assert not list((data / "raw" / "synthetic").rglob("truth_*"))
+        # the blocking check catches a mixture that does not sum to 1
+        con.execute("UPDATE hound_job_causes SET weight = weight / 2 WHERE rank = 1")
+        outcome = validate_table("hound_job_causes", con, "hound_job_causes", trace="synthetic")
+        assert not outcome.success
+        assert any(f.get("frame") == "sum" for f in outcome.failures)
+    meta = result.asset_materializations_for_node("hound_validation")[0].metadata
+    assert 0.0 <= meta["dominant_accuracy"].value <= 1.0 and "always_data_skew" in meta["summary"].value
+    assert "top_signal_accuracy" in result.asset_materializations_for_node("straggler_explanations")[0].metadata
+    report = (data / "reports" / "hound.md").read_text()
+    for section in ("Table 4", "Table 5", "Table 6", "Table 7", "hound_validation", "Figure 8", "Figure 9",
+                    "Figure 10", "always_data_skew"):
+        assert section in report
+    assert all((data / "reports" / f"hound_figure{i}.png").stat().st_size > 1000 for i in (8, 9, 10))
+
+
+# ----------------------------------------------------------------------------- truth and explanations, by hand
+def test_validation_scores_hand_computed():
+    import pandas as pd
+    from stragglers.diagnosis.truth import validate
+
+    truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:0.70;cache_misses:0.30", "limited_io:1.00"]})
+    causes = pd.DataFrame({"job_id": [1, 1, 2], "cause": ["cache_misses", "data_skew", "data_skew"],
+                           "named": [True] * 3, "weight": [0.6, 0.4, 1.0]})
+    per_job, summary = validate(causes, truth, [1, 2])
+    hound, base = summary.set_index("method").loc["hound"], summary.set_index("method").loc["always_data_skew"]
+    # Hound: dominant cache_misses vs data_skew (wrong), data_skew vs limited_io (wrong) -> 0;
+    # sets {cm, ds} vs {ds, cm}: 2 hits, {ds} vs {lio}: 0 -> precision 2/3, recall 2/3
+    assert hound.dominant_accuracy == 0.0 and hound.precision == pytest.approx(2 / 3)
+    assert hound.recall == pytest.approx(2 / 3)
+    # always data skew: right on job 1 -> 1/2; precision 1/2; recall 1/3
+    assert base.dominant_accuracy == 0.5 and base.precision == 0.5 and base.recall == pytest.approx(1 / 3)
+    assert list(per_job.planted_dominant) == ["data_skew", "limited_io"]
+
+
+def test_explanation_names_the_deviating_metric():
+    import pandas as pd
+    from stragglers.diagnosis.truth import explain_job
+
+    # at checkpoint 600 s, tasks 0-3 finished with memory 1..4 (median 2.5, sd 1.118) and CPU 1, 1, 1, 2;
+    # task 9 (flagged) has memory 10 -> z = 6.7 -> MEAN_MEM(+) -> data skew
+    rows = [{"job_id": 7, "task_id": t, "k": 1, "checkpoint_s": 600.0, "is_finished": t < 4,
+             "cmu": float(m), "mcu": float(c)} for t, m, c in ((0, 1, 1), (1, 2, 1), (2, 3, 1), (3, 4, 2), (9, 10, 1.25))]
+    out = explain_job(pd.DataFrame({"task_id": [9], "flagged_at_s": [600.0]}), pd.DataFrame(rows), "data_skew:1.0")
+    assert out.top_signal_cause[0] == "data_skew"
+    assert out.task_signals[0].startswith("MEAN_MEM(+) z=6.7")
+    # CPU: median 1, sd sqrt(0.1875) = 0.433 -> z = 0.25 / 0.433 = 0.58
+    assert out.task_signals[0].endswith("MEAN_CPU(+) z=0.6 -> computation_skew")

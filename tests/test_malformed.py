@@ -1,0 +1,181 @@
+"""One test per malformed-input class: the error names the file and the line in it (or the job
+and task), what was expected and what to do; on_bad_rows=quarantine sets the rows aside, counted."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import duckdb
+import pytest
+
+from stragglers.settings import SelectionSettings
+from stragglers.warehouse.build import build_selection, stage_alibaba, stage_google
+from stragglers.warehouse.locate import TraceFormatError, check_gzip
+from tests.minitrace import FINISH, S, SCHEDULE, SUBMIT, T0, MiniTrace
+
+WHAT_TO_DO = "What to do: "
+
+
+def _trace(root, n_parts=2):
+    m = MiniTrace()
+    m.job(1, 1)
+    for i in range(4):
+        m.run(1, i, T0, T0 + 900 * S)
+    m.write(root, n_parts=n_parts)
+    return root
+
+
+def _edit(part, edit):
+    """Rewrite a gzip part's lines with ``edit(lines) -> lines``."""
+    lines = gzip.decompress(part.read_bytes()).decode().splitlines()
+    part.write_bytes(gzip.compress(("\n".join(edit(lines)) + "\n").encode()))
+
+
+def _part(root, table, i=0):
+    return sorted((root / table).glob("*.gz"))[i]
+
+
+def _fail(root, settings=None):
+    s = settings or SelectionSettings(min_tasks=2)
+    con = duckdb.connect()
+    stage_google(con, root, s)
+    with pytest.raises(TraceFormatError) as e:
+        build_selection(con, s)
+    return str(e.value)
+
+
+def _replace_field(line, i, value):
+    f = line.split(",")
+    f[i] = value
+    return ",".join(f)
+
+
+def test_wrong_field_count(tmp_path):
+    root = _trace(tmp_path)
+    part = _part(root, "task_usage")
+    _edit(part, lambda ls: ls[:2] + [ls[2].rsplit(",", 1)[0]] + ls[3:])   # line 3 loses its last field
+    msg = _fail(root)
+    assert f"{part}, line 3: wrong field count: expected 20 fields" in msg
+    assert WHAT_TO_DO in msg and "NURD_ON_BAD_ROWS=quarantine" in msg
+
+
+def test_non_numeric_value(tmp_path):
+    root = _trace(tmp_path)
+    part = _part(root, "task_events")
+    _edit(part, lambda ls: [ls[0], _replace_field(ls[1], 2, "job7")] + ls[2:])
+    msg = _fail(root)
+    assert f"{part}, line 2: non-numeric value 'job7' in column job_id: expected BIGINT" in msg
+    assert WHAT_TO_DO in msg
+
+
+def test_event_type_out_of_range(tmp_path):
+    root = _trace(tmp_path)
+    part = _part(root, "task_events")
+    _edit(part, lambda ls: ls[:3] + [_replace_field(ls[3], 5, "12")] + ls[4:])
+    msg = _fail(root)
+    assert re.search(rf"{re.escape(str(part))}, line 4: event type outside 0..8 in task_events \(job 1, task \d\): "
+                     r"expected an event type in 0..8", msg), msg
+    assert WHAT_TO_DO in msg
+
+
+def test_finish_before_schedule_names_job_and_task(tmp_path):
+    m = MiniTrace()
+    m.job(1, 1)
+    for i in range(3):
+        m.run(1, i, T0, T0 + 900 * S)
+    m.event(1, 3, T0, SUBMIT)
+    m.event(1, 3, T0 + 500 * S, SCHEDULE)
+    m.event(1, 3, T0 + 100 * S, FINISH)      # FINISH 400 s before its SCHEDULE
+    m.write(tmp_path, n_parts=1)
+    msg = _fail(tmp_path)
+    assert "FINISH before SCHEDULE (time going backwards within the task) (job 1, task 3): expected the final " \
+           "FINISH after the first SCHEDULE" in msg
+    assert WHAT_TO_DO in msg
+
+
+def test_duplicate_row(tmp_path):
+    root = _trace(tmp_path)
+    part = _part(root, "task_events")
+    _edit(part, lambda ls: ls[:3] + [ls[1]] + ls[3:])   # line 2 again as line 4
+    msg = _fail(root)
+    assert f"{part}, line 4: duplicate row (the same task event twice)" in msg
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda b: b[: len(b) // 2], "truncated gzip"),
+    (lambda b: b[:10] + bytes(x ^ 0xFF for x in b[10:40]) + b[40:], "corrupt gzip"),
+    (lambda b: b"", "empty file (0 bytes)"),
+])
+def test_truncated_corrupt_or_empty_part(tmp_path, damage, expected):
+    m = MiniTrace()
+    m.job(1, 1)
+    for i in range(60):      # enough rows that half the bytes cut a row
+        m.run(1, i, T0, T0 + 900 * S)
+    m.write(tmp_path, n_parts=1)
+    part = _part(tmp_path, "task_events")
+    part.write_bytes(damage(part.read_bytes()))
+    with pytest.raises(TraceFormatError, match=re.escape(f"{part}: {expected}")) as e:
+        check_gzip(part)
+    assert "materialize raw_trace again" in str(e.value)
+    msg = _fail(tmp_path)
+    assert f"{part}: {expected}" in msg and "materialize raw_trace again" in msg
+
+
+def test_part_listed_but_absent(tmp_path):
+    root = _trace(tmp_path)
+    part = _part(root, "task_usage", 1)
+    rel = part.relative_to(root).as_posix()
+    (root / ".verified.json").write_text(json.dumps({"version": 1, "files": {rel: {"size": 1}}}))
+    part.unlink()
+    with pytest.raises(TraceFormatError, match=re.escape(f"{part}: listed in SHA256SUM and fetched earlier, "
+                                                         "but absent now")):
+        stage_google(duckdb.connect(), root, SelectionSettings(min_tasks=2))
+
+
+def test_quarantine_sets_bad_rows_aside_and_counts_them(tmp_path):
+    root = _trace(tmp_path)
+    usage = _part(root, "task_usage")
+    events = _part(root, "task_events")
+    _edit(usage, lambda ls: ls[:2] + [ls[2].rsplit(",", 1)[0]] + ls[3:])
+    _edit(events, lambda ls: ls[:3] + [_replace_field(ls[3], 5, "12")] + ls[4:])
+    s = SelectionSettings(min_tasks=2, on_bad_rows="quarantine")
+    con = duckdb.connect()
+    stage_google(con, root, s)
+    build_selection(con, s)
+    q = con.execute("SELECT stage, file, line, reason FROM quarantine ORDER BY stage").fetchall()
+    assert q[0][0] == "jobs" and q[0][1:3] == (str(events), 4) and q[0][3].startswith("event type outside 0..8")
+    assert q[1] == ("staged_trace", str(usage), 3, "wrong field count: expected 20 fields, found 19")
+    funnel = con.execute("SELECT tasks FROM selection_funnel WHERE reason = 'quarantined'").fetchone()
+    assert funnel == (2,)
+    assert con.execute("SELECT count(*) FROM tasks").fetchone()[0] > 0
+
+
+ALIBABA_ROW = "inst_{i},task_1,j_1,1,Terminated,{start},{end},m_1,1,1,50,60,0.5,0.6"
+
+
+def _alibaba(tmp_path, rows):
+    p = tmp_path / "batch_instance.csv"
+    p.write_text("\n".join(rows) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("bad, expected", [
+    ("inst_x,task_1,j_1,1,Terminated,100,200,m_1,1,1,50,60,0.5", "wrong field count: expected 14 fields, found 13"),
+    ("inst_x,task_1,j_1,1,Terminated,1OO,200,m_1,1,1,50,60,0.5,0.6",
+     "non-numeric value '1OO' in column start_time: expected BIGINT"),
+])
+def test_alibaba_rows_located(tmp_path, bad, expected):
+    rows = [ALIBABA_ROW.format(i=i, start=100, end=200 + i) for i in range(5)]
+    path = _alibaba(tmp_path, rows[:2] + [bad] + rows[2:])
+    s = SelectionSettings(trace="alibaba_2018", min_tasks=2)
+    con = duckdb.connect()
+    stage_alibaba(con, path, s)
+    with pytest.raises(TraceFormatError, match=re.escape(f"{path}, line 3: {expected}")):
+        build_selection(con, s)
+    q = SelectionSettings(trace="alibaba_2018", min_tasks=2, on_bad_rows="quarantine")
+    con = duckdb.connect()
+    stage_alibaba(con, path, q)
+    build_selection(con, q)
+    assert con.execute("SELECT file, line, reason FROM quarantine").fetchall() == [(str(path), 3, expected)]

@@ -34,6 +34,7 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -97,28 +98,39 @@ def _mmss(seconds: float) -> str:
     return f"{int(seconds // 60)}:{int(round(seconds % 60)):02d}"
 
 
+def _row_line(r: dict, commit: str) -> str:
+    now = dt.datetime.now(dt.timezone.utc)
+    return (f"| {r['step']} | `{README_COMMANDS[r['step']]}` | {_mmss(r['seconds'])} | "
+            f"{_mmss(r['cpu_seconds'])} | {r['load_mean']:.1f} | {r['load_max']:.1f} | "
+            f"{now:%Y-%m-%d %H:%M} | `{commit}` |")
+
+
 def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
+    """Write the table; rows of steps not measured this time are kept from the file as they were."""
     cores = os.cpu_count()
+    kept = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) > 2 and cells[1] in STEPS:
+                kept[cells[1]] = line
+    kept |= {r["step"]: _row_line(r, commit) for r in rows}
     lines = [
         "# Wall-clock times of the README's commands",
         "",
-        "Written by `benchmarks/timings.py` (re-run it to check them on your machine; it overwrites this "
-        "file). Each step ran in a fresh data directory and a fresh Dagster instance. \"load\" is the "
-        "1-minute load average sampled every 5 s during the step: on an idle machine it stays near 0 "
-        f"plus what the step itself uses (at most {cores}); higher means other work shared the cores. "
-        "\"CPU\" is the user + system time of the step's processes, which other work hardly changes: "
-        f"on an idle machine the wall clock lies between CPU / {cores} (all cores busy throughout) and "
-        "CPU (one core at a time), plus time spent waiting on the network or the disk.",
+        "Written by `benchmarks/timings.py` (re-run it to check them on your machine; a step it measures "
+        "replaces that step's row). Each step ran in a fresh data directory and a fresh Dagster instance, "
+        f"on {cores} cores, Python {platform.python_version()}. \"load\" is the 1-minute load average "
+        "sampled every 5 s during the step: on an idle machine it stays near what the step itself uses "
+        f"(at most {cores}); higher means other work shared the cores. \"CPU\" is the user + system time "
+        "of the step's processes, which other work hardly changes: on an idle machine the wall clock lies "
+        f"between CPU / {cores} (all cores busy throughout) and CPU (one core at a time), plus time spent "
+        "waiting on the network or the disk.",
         "",
-        f"Measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node() and 'this machine'}: "
-        f"{cores} cores, Python {platform.python_version()}, commit `{commit}`.",
-        "",
-        "| step | command | wall clock (m:ss) | CPU (m:ss) | load mean | load max |",
-        "|---|---|---|---|---|---|",
+        "| step | command | wall clock (m:ss) | CPU (m:ss) | load mean | load max | measured (UTC) | commit |",
+        "|---|---|---|---|---|---|---|---|",
+        *[kept[s] for s in STEPS if s in kept],
     ]
-    for r in rows:
-        lines.append(f"| {r['step']} | `{README_COMMANDS[r['step']]}` | {_mmss(r['seconds'])} | "
-                     f"{_mmss(r['cpu_seconds'])} | {r['load_mean']:.1f} | {r['load_max']:.1f} |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"[timings] wrote {path}")
 
@@ -137,6 +149,8 @@ def main() -> int:
         raise SystemExit(f"unknown steps {sorted(unknown)}; choose from {STEPS}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip() or "unknown"
+    # on SIGTERM: stop the running step (subprocess.run kills it) and remove the temporary directory
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="nurd-timings-"))
     rows = []
     try:

@@ -148,7 +148,7 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
             s.append(f"The best baseline, {_display(best.method)}, reaches {_ci(best)}"
                      + (f": {_versus(nurd, best, _display(best.method))}." if nurd is not None else "."))
         else:
-            s.append("No baseline has been evaluated on it yet (materialize `baseline_eval`).")
+            s.append("No baseline has been evaluated on it yet (materialize `baseline_eval`: `bash scripts/baselines.sh`).")
         if rule is not None:
             s.append(f"The best reference rule, which uses no model, is {_display(rule.method)} with {_ci(rule)}"
                      + (f": {_versus(nurd, rule, _display(rule.method))}." if nurd is not None else "."))

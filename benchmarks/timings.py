@@ -81,7 +81,15 @@ def run_step(name: str, cmd: list[str], env: dict, cwd: Path, log: Path) -> dict
     started = time.perf_counter()
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with LoadSampler() as load, open(log, "w") as out:
-        proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        # a session of its own: an interrupted step is stopped with its worker processes
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            proc.wait()
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
     seconds = time.perf_counter() - started
     cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
@@ -149,7 +157,7 @@ def main() -> int:
         raise SystemExit(f"unknown steps {sorted(unknown)}; choose from {STEPS}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip() or "unknown"
-    # on SIGTERM: stop the running step (subprocess.run kills it) and remove the temporary directory
+    # on SIGTERM: stop the running step and its workers, and remove the temporary directory
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="nurd-timings-"))
     rows = []

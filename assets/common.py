@@ -5,6 +5,7 @@ import dagster as dg
 import duckdb
 import pandas as pd
 
+from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.warehouse.build import configure
 from assets.resources import NurdSettings
 
@@ -12,20 +13,12 @@ AUTOMATION = dg.AutomationCondition.eager()   # re-run when an upstream asset ha
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".3f", max_rows: int = 50) -> dg.MetadataValue:
-    """A Markdown table; integer columns print as integers (a float column that holds only
-    whole numbers and NaN, e.g. a count read back through a NULL, prints as a count too)."""
-    shown = df.head(max_rows).copy()
-    for col in shown.columns:
-        s = shown[col]
-        if pd.api.types.is_float_dtype(s) and s.notna().any() and (s.dropna() % 1 == 0).all() \
-                and (s.dropna().abs() > 1).any():      # not a 0/1 rate that happens to be whole
-            shown[col] = s.astype("Int64")
-    # object columns keep Python ints: tabulate would otherwise print every number with floatfmt
-    text = shown.astype(object).where(shown.notna(), None).to_markdown(index=False, floatfmt=floatfmt,
-                                                                        missingval="")
-    if len(df) > max_rows:
-        text += f"\n\n({len(df) - max_rows} more rows not shown)"
-    return dg.MetadataValue.md(text)
+    return dg.MetadataValue.md(markdown_table(df, floatfmt=floatfmt, max_rows=max_rows))
+
+
+def md_image(image, alt: str) -> dg.MetadataValue:
+    """A PNG (matplotlib Figure or file) embedded in Markdown metadata."""
+    return dg.MetadataValue.md(markdown_image(image, alt))
 
 
 def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:

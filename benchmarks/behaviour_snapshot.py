@@ -51,9 +51,15 @@ def _table_digest(con: duckdb.DuckDBPyConnection, table: str) -> dict:
     cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall() if r[0] not in VOLATILE_COLUMNS]
     rows = con.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY ALL").fetchall()
     h = hashlib.sha256()
+    per_col = [hashlib.sha256() for _ in cols]
     for row in rows:
-        h.update(repr(tuple(round(v, 9) if isinstance(v, float) else v for v in row)).encode())
-    return {"rows": len(rows), "columns": cols, "sha256": h.hexdigest()}
+        vals = tuple(round(v, 9) if isinstance(v, float) else v for v in row)
+        h.update(repr(vals).encode())
+        for c, v in zip(per_col, vals):
+            c.update(repr(v).encode())
+    # per column too: a table that gained columns can be shown unchanged in the others
+    return {"rows": len(rows), "columns": cols, "sha256": h.hexdigest(),
+            "column_sha256": {c: d.hexdigest() for c, d in zip(cols, per_col)}}
 
 
 def snapshot(data_dir: Path) -> dict:
@@ -77,6 +83,21 @@ def compare(a: dict, b: dict) -> list[str]:
     return [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 
+def column_changes(a: dict, b: dict) -> list[str]:
+    """For tables in both snapshots: columns only in B, only in A, and common columns that differ."""
+    lines = []
+    for k in sorted(set(a) & set(b)):
+        ca, cb = a[k].get("column_sha256"), b[k].get("column_sha256")
+        if ca is None or cb is None or ca == cb:
+            continue
+        added = [c for c in cb if c not in ca]
+        removed = [c for c in ca if c not in cb]
+        changed = [c for c in ca if c in cb and ca[c] != cb[c]]
+        lines.append(f"{k}: rows {a[k]['rows']} -> {b[k]['rows']}; added {added}; removed {removed}; "
+                     f"common columns that differ {changed}")
+    return lines
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", nargs="?")
@@ -90,6 +111,8 @@ def main() -> int:
         for k in diff:
             print(f"differs: {k}\n  A={a.get(k)}\n  B={b.get(k)}")
         print(f"{len(set(a) | set(b)) - len(diff)} entries identical, {len(diff)} differ")
+        for line in column_changes(a, b):
+            print("columns:", line)
         return 1 if diff else 0
     if not args.out:
         p.error("OUT is required unless --compare is given")

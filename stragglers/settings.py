@@ -28,6 +28,15 @@ TRACES = ("synthetic", "google_2011", "alibaba_2018", "alibaba_2017", "synthetic
 GOOGLE_FORMAT = ("synthetic", "google_2011")
 ALIBABA_FORMAT = ("alibaba_2018", "alibaba_2017", "synthetic_alibaba")
 ON_BAD_ROWS = ("fail", "quarantine")
+# The values each protocol setting accepts (first: this pipeline's protocol, the default).
+PROTOCOL_CHOICES = {
+    "latency_normalization": ("none", "job_minmax"),
+    "quantiles": ("interpolated", "sorted_index"),
+    "test_set": ("running_at_t0", "length_filter"),
+    "horizon": ("tau", "longest_straggler"),
+    "latency": ("lifecycle", "usage_windows"),
+    "baseline_params": ("ours", "authors"),
+}
 
 
 class SettingError(ValueError):
@@ -140,13 +149,36 @@ class Settings:
     seed: int = setting(0, env="NURD_SEED", check=int_at_least(0), doc="seed of the evaluation and bootstrap")
     regressor: str = setting("xgboost", check=one_of("xgboost", "sklearn"),
                              doc="NURD's regressor ('sklearn' = GradientBoostingRegressor, the authors')")
-    alpha: float = setting(0.5, check=number_in(0, 1, lo_open=True, hi_open=True), doc="NURD calibration")
+    alpha: float = setting(0.5, check=number_in(0, 1, hi_open=True),
+                           doc="NURD calibration (the paper: 0.5; the authors' released code: 0)")
     eps: float = setting(0.05, check=number_in(0, 1, lo_open=True), doc="NURD minimum weight")
     workers: int = setting(0, env="NURD_WORKERS", check=int_at_least(0),
                            doc="evaluation worker processes; 0 = one per core")
     min_finished: int = setting(20, check=int_at_least(2),
                                 doc="jobs with fewer finished tasks are skipped (counted)")
     n_boot: int = setting(1000, check=int_at_least(1), doc="bootstrap resamples over jobs")
+    # the authors' protocol (stragglers/prediction/protocol.py; docs/EVALUATION.md cites the line of
+    # their released code each setting mirrors); each default is this pipeline's protocol
+    protocol: str = setting("ours", env="NURD_PROTOCOL", check=one_of("ours", "authors"),
+                            doc="'authors' sets every protocol setting below, alpha, regressor and feature_mode "
+                                "to the authors' released code's values; 'ours' leaves each as set")
+    latency_normalization: str = setting("none", check=one_of(*PROTOCOL_CHOICES["latency_normalization"]),
+                                         doc="'job_minmax': NURD thresholds (y_hat - y_min)/w >= tau - y_min "
+                                             "(latency min-max normalized per job)")
+    propensity_max_iter: int = setting(1000, check=int_at_least(1),
+                                       doc="iterations of NURD's propensity LogisticRegression (authors: 100)")
+    quantiles: str = setting("interpolated", check=one_of(*PROTOCOL_CHOICES["quantiles"]),
+                             doc="'sorted_index': tau and the initial training cut as sorted[int(q n)]")
+    test_set: str = setting("running_at_t0", check=one_of(*PROTOCOL_CHOICES["test_set"]),
+                            doc="'length_filter': the authors' series-length filter of the evaluated tasks")
+    horizon: str = setting("tau", check=one_of(*PROTOCOL_CHOICES["horizon"]),
+                           doc="'longest_straggler': the replay goes on past tau until the longest straggler ends")
+    latency: str = setting("lifecycle", check=one_of(*PROTOCOL_CHOICES["latency"]),
+                           doc="'usage_windows': a task's latency is the sum of its usage-window durations")
+    baseline_params: str = setting("ours", check=one_of(*PROTOCOL_CHOICES["baseline_params"]),
+                                   doc="'authors': the baselines' hyperparameters of the released code")
+    ablation_max_jobs: int = setting(0, check=int_at_least(0),
+                                     doc="protocol_ablation and nurd_sensitivity replay the first N jobs; 0 = all")
     # where the replays run (stragglers/prediction/engine.py)
     dask_address: str = setting("", env="NURD_DASK_ADDRESS", check=dask_address,
                                 doc="a Dask scheduler to replay jobs on, e.g. tcp://host:8786; '' = local "
@@ -166,6 +198,24 @@ class Settings:
                                          doc="Hound CA: AdaBoost iterations of the propensity score (Algorithm 2)")
     hound_words: int = setting(500, check=int_at_least(10),
                                doc="Hound meta learning: words drawn per job (Algorithm 3)")
+    # node ranking, Ouyang et al. (stragglers/nodes, docs/NODES.md)
+    node_min_tasks: int = setting(10, env="NURD_NODE_MIN_TASKS", check=int_at_least(3),
+                                  doc="node ranking: machines with fewer finished tasks are not ranked (counted)")
+    node_fit_sample: int = setting(132, check=int_at_least(0),
+                                   doc="node ranking: nodes whose 9 distributions are fitted, stratified by server "
+                                       "type (the paper's sample of 132); 0 = every ranked node")
+    node_interval: str = setting("mean", check=one_of("mean", "fitted"),
+                                 doc="node ranking: P-cores interval, 'mean' = 95% CI of the node's mean z, "
+                                     "'fitted' = central 95% of its fitted 3-parameter log-logistic")
+    # failure prediction and proactive cloning, El-Sayed et al. (stragglers/failures, docs/FAILURES.md)
+    failure_trees: int = setting(50, check=int_at_least(1), doc="failure prediction: random-forest trees")
+    failure_max_train_rows: int = setting(50_000, check=int_at_least(100),
+                                          doc="failure prediction: training rows per forest (a seeded sample "
+                                              "beyond, reported)")
+    clone_retries: int = setting(4, check=int_at_least(0), doc="proactive cloning: retry cap R (Algorithm 1)")
+    clones: int = setting(1, check=int_at_least(1), doc="proactive cloning: clones C per prediction (Algorithm 1)")
+    clone_tasks: int = setting(25_000, check=int_at_least(10),
+                               doc="proactive cloning: tasks in each of the training and evaluation sets")
     # DuckDB (out of core)
     duckdb_memory_limit: str = setting("4GB", env="NURD_DUCKDB_MEMORY_LIMIT", check=memory_size,
                                        doc="DuckDB spills to disk past this")
@@ -198,10 +248,18 @@ class Settings:
         return self.workers or (os.cpu_count() or 1)
 
     def selection(self) -> SelectionSettings:
-        return SelectionSettings(**{f.name: getattr(self, f.name) for f in fields(SelectionSettings)})
+        return self._with_protocol()[1]
 
     def evaluation(self) -> EvaluationSettings:
-        return EvaluationSettings(**{f.name: getattr(self, f.name) for f in fields(EvaluationSettings)})
+        return self._with_protocol()[0]
+
+    def _with_protocol(self) -> tuple[EvaluationSettings, SelectionSettings]:
+        """The typed subsets with the protocol preset applied (stragglers/prediction/protocol.py)."""
+        from stragglers.prediction.protocol import protocol_settings
+
+        ev = EvaluationSettings(**{f.name: getattr(self, f.name) for f in fields(EvaluationSettings)})
+        sel = SelectionSettings(**{f.name: getattr(self, f.name) for f in fields(SelectionSettings)})
+        return protocol_settings(self.protocol, ev, sel)
 
     def engine(self) -> EngineSettings:
         return EngineSettings(dask_address=self.dask_address, batch_jobs=self.batch_jobs,
@@ -213,6 +271,19 @@ class Settings:
         return HoundSettings(min_tasks=self.hound_min_tasks, seed=self.seed, replicas=self.hound_replicas,
                              adaboost_rounds=self.hound_adaboost_rounds, words=self.hound_words,
                              workers=self.resolved_workers)
+
+    def nodes(self):
+        """Node-ranking settings (stragglers/nodes/settings.py holds the ones not exposed here)."""
+        from stragglers.nodes.settings import NodeSettings
+        return NodeSettings(min_tasks_per_node=self.node_min_tasks, fit_sample_nodes=self.node_fit_sample,
+                            interval=self.node_interval, seed=self.seed)
+
+    def failures(self):
+        """Failure-prediction settings (stragglers/failures/settings.py holds the ones not exposed here)."""
+        from stragglers.failures.settings import FailureSettings
+        return FailureSettings(trees=self.failure_trees, max_train_rows=self.failure_max_train_rows,
+                               clone_retries=self.clone_retries, clones=self.clones, clone_tasks=self.clone_tasks,
+                               seed=self.seed)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -335,6 +406,15 @@ class EvaluationSettings:
     workers: int = default("workers")      # 0 = one per core, resolved here
     min_finished: int = default("min_finished")
     n_boot: int = default("n_boot")
+    initial_fraction: float = default("initial_fraction")   # the initial training set
+    # the authors' protocol, one setting per difference (stragglers/prediction/protocol.py)
+    latency_normalization: str = default("latency_normalization")
+    propensity_max_iter: int = default("propensity_max_iter")
+    quantiles: str = default("quantiles")
+    test_set: str = default("test_set")
+    horizon: str = default("horizon")
+    latency: str = default("latency")
+    baseline_params: str = default("baseline_params")
 
     def __post_init__(self) -> None:
         validate(self)

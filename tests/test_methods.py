@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from stragglers.prediction.methods import BASELINES, CannotFit, JobContext, TaskSet
+from stragglers.prediction.methods import BASELINES, METHOD_CLASSES, METHODS, VARIANTS, CannotFit, JobContext, TaskSet
 from stragglers.prediction.methods.survival import CoxPH, Grabit, fit_tobit, tobit_negloglik, tobit_nll, tobit_objective
 from stragglers.prediction.methods.wrangler import Wrangler
 
@@ -53,11 +53,27 @@ def fit_flag(name: str, job, fin, run, t, **params):
 
 
 # ---------------------------------------------------------------- registry / smoke
-def test_registry_has_the_20_baselines():
-    assert sorted(BASELINES) == sorted(EXPECTED)
+def test_registry_has_the_20_baselines_and_the_3_rules():
+    assert sorted(BASELINES) == sorted([*EXPECTED, "flag_all", "wait_for_tau", "spark_speculation"])
     for name, cls in BASELINES.items():
         assert cls.name == name
         assert cls.oracle == (name == "wrangler")
+        assert (cls.band == "reference") == (name not in EXPECTED)
+    assert list(METHODS) == [cls.name for cls in METHOD_CLASSES]
+    # the paper's Table 3 has a row for each of the 20 baselines and the 3 NURD variants
+    assert sorted(n for n, v in VARIANTS.items() if v.paper_table3) == sorted([*EXPECTED, "nurd", "nurd_nc", "gbtr"])
+
+
+@pytest.mark.parametrize("name", [*EXPECTED, "nurd", "spark_speculation"])
+def test_hyperparameters_are_explicit_and_unknown_ones_rejected(name):
+    cls = METHODS[name]
+    m = cls()
+    assert set(m.get_params()) == set(cls.param_names())
+    assert set(m.get_params()) <= set(m.hyperparameters())
+    # every hyperparameter round-trips through the constructor
+    assert cls(**m.get_params()).get_params() == m.get_params()
+    with pytest.raises(TypeError):
+        cls(no_such_hyperparameter=1)
 
 
 @pytest.mark.parametrize("name", EXPECTED)
@@ -328,6 +344,8 @@ def test_every_baseline_through_replay_job():
                            feature_names=tuple(f"f{j}" for j in range(d)))
     for name, cls in BASELINES.items():
         res = simulate.replay_job(job, cls(), seed=1)
+        if cls.band == "reference":
+            continue        # the rules have tests worked by hand (test_evaluation_rules.py)
         (v,) = res.variants
         assert v.method == name
         assert v.flagged_at.shape == (n,) and v.scored.shape == (n,)

@@ -39,18 +39,22 @@ import duckdb
 import pandas as pd
 
 from stragglers.prediction.jobstore import batches, export_batch, read_job
-from stragglers.prediction.simulate import JobResult, MethodFactory, replay_job
+from stragglers.prediction.simulate import JobData, JobResult, MethodFactory, replay_job
 from stragglers.settings import EngineSettings, SettingError
 
 
 # ----------------------------------------------------------------- the work of one job
 
 def replay_exported_job(path: str, job_id: int, tau_s: float, n_tasks: int, features: Sequence[str],
-                        factories: Sequence[MethodFactory], seed: int) -> list[JobResult]:
-    """Read one job from its batch file and replay every method on it (runs on a worker)."""
+                        factories: Sequence[MethodFactory], seed: int,
+                        prepare: Callable[[JobData], JobData] | None = None) -> list[JobResult]:
+    """Read one job from its batch file and replay every method on it (runs on a worker).
+    ``prepare`` (picklable) adapts the job to another evaluation protocol first."""
     from threadpoolctl import threadpool_limits
 
     job = read_job(path, job_id, tau_s, n_tasks, features)
+    if prepare is not None:
+        job = prepare(job)
     with threadpool_limits(1):
         return [replay_job(job, f(), seed) for f in factories]
 
@@ -211,7 +215,7 @@ def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFram
                    workers: int, settings: EngineSettings, exchange: Path,
                    on_job: Callable[[list[JobResult]], None],
                    progress: Callable[[int, int], None] | None = None,
-                   poll_s: float = 1.0) -> ReplayStats:
+                   poll_s: float = 1.0, prepare: Callable[[JobData], JobData] | None = None) -> ReplayStats:
     """Replay ``factories`` on every job of ``jobs`` (evaluable_jobs rows); ``on_job`` gets each
     finished job's results (in completion order); ``progress(done, total)`` is called at least
     every ``poll_s`` seconds."""
@@ -235,7 +239,7 @@ def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFram
                         ["size", "job_id"], ascending=[False, True])
                     for row in order.itertuples(index=False):
                         fut = engine.submit(replay_exported_job, str(path), int(row.job_id), float(row.tau_s),
-                                            int(row.n_tasks), tuple(features), list(factories), seed,
+                                            int(row.n_tasks), tuple(features), list(factories), seed, prepare,
                                             key=f"replay-{trace}-{int(row.job_id)}-{run}", priority=-next_b)
                         pending[fut] = next_b
                     next_b += 1

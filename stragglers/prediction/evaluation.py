@@ -19,8 +19,8 @@ import duckdb
 import pandas as pd
 
 from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
-from stragglers.prediction.methods import BASELINES, Method
-from stragglers.prediction.methods.nurd import NurdFamily
+from stragglers.prediction.methods import METHODS, Method
+from stragglers.prediction.protocol import job_transform
 from stragglers.reports.comparison import table3
 from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
@@ -61,12 +61,16 @@ def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: Evaluati
 
 
 def method_factory(name: str, settings: EvaluationSettings) -> Callable[[], Method]:
-    """A picklable zero-argument constructor for method ``name``."""
-    if name == "nurd":
-        return partial(NurdFamily, regressor=settings.regressor, alpha=settings.alpha, eps=settings.eps)
-    if name in BASELINES:
-        return BASELINES[name]
-    raise KeyError(f"unknown method {name!r}; known: nurd, {', '.join(sorted(BASELINES))}")
+    """A picklable zero-argument constructor for method ``name`` (a METHODS key): its
+    hyperparameters from the settings it declares, and the authors' values where
+    ``settings.baseline_params`` is "authors"."""
+    if name not in METHODS:
+        raise KeyError(f"unknown method {name!r}; known: {', '.join(METHODS)}")
+    cls = METHODS[name]
+    params = {p: getattr(settings, p) for p in cls.settings_params}
+    if settings.baseline_params == "authors":
+        params |= dict(cls.authors_params)
+    return partial(cls, **params)
 
 
 @dataclass
@@ -120,7 +124,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
         _delete(con, trace, variants)
         stats = replay_batches(con, trace, jobs, factories, features=feats,
                                seed=settings.seed, workers=settings.workers, settings=engine,
-                               exchange=Path(exchange), on_job=store, progress=progress)
+                               exchange=Path(exchange), on_job=store, progress=progress,
+                               prepare=job_transform(con, trace, settings))
         frames = {t: _concat(kept[t], ["method", "job_id"] + (["k"] if t != "job_metrics" else []))
                   for t in kept}
         seconds = time.perf_counter() - started
@@ -163,3 +168,17 @@ def write_results(con: duckdb.DuckDBPyConnection, frames: dict[str, pd.DataFrame
         _delete(con, trace, methods)
         for table in RESULT_TABLES:
             _insert(con, table, frames.get(table))
+
+
+def replace_table(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, trace: str | None = None) -> None:
+    """Replace the rows of ``table`` (created from sql/<table>.sql; only ``trace``'s rows when
+    given) by ``df``'s columns of the same names, in one transaction; columns of df the
+    table lacks are not stored."""
+    create_view(con, table)
+    cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+    with transaction(con):
+        if trace is None:
+            con.execute(f"DELETE FROM {table}")
+        else:
+            con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
+        _insert(con, table, df.reindex(columns=cols))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 RATES = ("tpr", "fpr", "fnr", "f1")
+EARLINESS = ("f1_auc", "median_lead")
 
 
 def confusion(labels: np.ndarray, predicted: np.ndarray) -> dict[str, int]:
@@ -41,3 +42,20 @@ def rates(tp, fp, fn, tn) -> dict[str, float | np.ndarray]:
 def job_scores(labels: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
     c = confusion(labels, predicted)
     return c | {k: float(v) for k, v in rates(**c).items()}
+
+
+def f1_auc(f1_over_time: np.ndarray) -> float:
+    """Mean of a job's F1 at normalized times k/10, k = 1..10 (the area under
+    its F1-over-time step curve): a flag raised at t1 counts from k = 1 on,
+    one raised just before tau only at k = 10."""
+    return float(np.mean(f1_over_time))
+
+
+def median_lead(labels: np.ndarray, flagged_at: np.ndarray, latency: np.ndarray, tau: float) -> float:
+    """Median over true positives of (latency - flagged_at) / tau: the share of
+    the threshold a straggler still had to run when it was flagged. NaN when
+    the job has no true positive."""
+    hit = np.asarray(labels, bool) & ~np.isnan(flagged_at)
+    if not hit.any():
+        return float("nan")
+    return float(np.median((latency[hit] - flagged_at[hit]) / tau))

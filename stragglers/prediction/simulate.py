@@ -31,8 +31,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.methods.base import CannotFit, JobContext, Method, TaskSet
-from stragglers.prediction.metrics import job_scores
+from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, JobContext, Method, TaskSet
+from stragglers.prediction.metrics import f1_auc, job_scores, median_lead
 
 N_TIME_POINTS = 10  # F1 over normalized time k/10, k = 1..10 (PROTOCOL 4.7)
 
@@ -48,6 +48,10 @@ class JobData:
     X: np.ndarray                # (K, n, d) normalized features
     tau: float                   # straggler threshold (s)
     feature_names: tuple[str, ...]
+    # a protocol other than this pipeline's may fix the initial training set F0 and the
+    # evaluated tasks itself (stragglers.prediction.protocol); None = y <= t0 and y > t0
+    initial: np.ndarray | None = None      # (n,) bool
+    evaluated: np.ndarray | None = None    # (n,) bool
 
     def __post_init__(self) -> None:
         K, n, d = self.X.shape
@@ -71,7 +75,7 @@ class VariantResult:
     method: str
     flagged_at: np.ndarray       # (n,) seconds, NaN = never flagged
     scored: np.ndarray           # (n,) bool: evaluated tasks
-    scores: dict[str, float]     # tp fp fn tn tpr fpr fnr f1
+    scores: dict[str, float]     # tp fp fn tn tpr fpr fnr f1 f1_auc median_lead
     f1_over_time: np.ndarray     # (10,)
 
 
@@ -91,8 +95,7 @@ def job_seed(seed: int, job_id) -> int:
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
-# Errors a library raises on degenerate data; recorded as a fallback, not a crash.
-DEGENERATE = (CannotFit, ValueError, np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError)
+DEGENERATE = (CannotFit, *DEGENERATE_DATA_ERRORS)
 
 
 def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
@@ -101,13 +104,14 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
     y = job.latency
     ctx = JobContext(
         job_id=job.job_id, tau=job.tau, t0=job.t0, task_ids=job.task_ids,
-        feature_names=job.feature_names, seed=job_seed(seed, job.job_id),
+        feature_names=job.feature_names, seed=job_seed(seed, job.job_id), checkpoints=job.checkpoints,
         labels=dict(zip(job.task_ids.tolist(), job.labels.tolist())) if method.oracle else None,
     )
     method.reset(ctx)
     names = method.variant_names
     flagged_at = {v: np.full(n, np.nan) for v in names}
-    scored = y > job.t0
+    initial = y <= job.t0 if job.initial is None else job.initial
+    scored = ~initial if job.evaluated is None else job.evaluated.copy()
     restrict = method.scored_task_ids(ctx)
     if restrict is not None:
         scored &= np.isin(job.task_ids, restrict)
@@ -117,7 +121,8 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         fin = y <= t
         return fin, TaskSet(job.task_ids[fin], job.X[k][fin], y[fin]), TaskSet(job.task_ids[~fin], job.X[k][~fin])
 
-    _, F0, R0 = sets(0, job.t0)
+    F0 = TaskSet(job.task_ids[initial], job.X[0][initial], y[initial])
+    R0 = TaskSet(job.task_ids[~initial], job.X[0][~initial])
     try:
         method.begin(F0, R0, job.t0)
     except DEGENERATE as e:
@@ -158,7 +163,9 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         lab, fa_s = labels[scored], fa[scored]
         pred = ~np.isnan(fa_s)
         over_time = np.array([job_scores(lab, pred & (fa_s <= c))["f1"] for c in cutoffs])
-        variants.append(VariantResult(v, fa, scored.copy(), job_scores(lab, pred), over_time))
+        scores = job_scores(lab, pred) | {"f1_auc": f1_auc(over_time),
+                                          "median_lead": median_lead(lab, fa_s, y[scored], job.tau)}
+        variants.append(VariantResult(v, fa, scored.copy(), scores, over_time))
     return JobResult(job.job_id, job.task_ids, variants, fallbacks, len(job.checkpoints),
                      time.perf_counter() - started)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 import tempfile
 import uuid
 import zlib
@@ -43,70 +44,31 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.metrics import RATES as METRICS, rates
+from stragglers.prediction.methods import VARIANTS
+from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, rates
 from stragglers.reports import figures, story, views
 from stragglers.reports.html import render_html
+from stragglers.reports.render import markdown_table
+from stragglers.reports.style import is_reference_rule, style_for
 
 
-# Registry names, in the paper's Table 3 order.
-METHOD_ORDER = (
-    "gbtr", "abod", "cblof", "hbos", "iforest", "knn", "lof", "mcd", "ocsvm",
-    "pca", "sos", "lscp", "cof", "sod", "xgbod", "pu_en", "pu_bg", "tobit",
-    "grabit", "coxph", "wrangler", "nurd_nc", "nurd",
-)
-DISPLAY_NAMES = {
-    "gbtr": "GBTR", "abod": "ABOD", "cblof": "CBLOF", "hbos": "HBOS",
-    "iforest": "IForest", "knn": "KNN", "lof": "LOF", "mcd": "MCD",
-    "ocsvm": "OCSVM", "pca": "PCA", "sos": "SOS", "lscp": "LSCP", "cof": "COF",
-    "sod": "SOD", "xgbod": "XGBOD", "pu_en": "PU-EN", "pu_bg": "PU-BG",
-    "tobit": "Tobit", "grabit": "Grabit", "coxph": "CoxPH",
-    "wrangler": "Wrangler", "nurd_nc": "NURD-NC", "nurd": "NURD",
-}
+# Registry names in table order: the reference rules, the baselines, NURD and its ablations.
+METHOD_ORDER = tuple(VARIANTS)
 
 # Which column of the paper's Table 3 a trace is compared with.
 PAPER_TRACE = {"google_2011": "google", "alibaba_2018": "alibaba", "alibaba_2017": "alibaba"}
 
-# TARGETS.md: Table 3, "TPR/FPR/FNR/F1" for Google then Alibaba.
-_PAPER_TEXT = """
-gbtr     .46/.01/.54/.57   .16/.01/.48/.27
-abod     .95/.56/.05/.29   .02/.01/.98/.04
-cblof    .99/.69/.01/.24   .69/.50/.31/.33
-hbos     .99/.68/.01/.24   .56/.39/.44/.32
-iforest  .94/.52/.06/.31   .58/.45/.42/.29
-knn      .97/.49/.03/.32   .57/.42/.43/.29
-lof      .90/.45/.10/.33   .39/.24/.61/.25
-mcd      .99/.52/.01/.31   .75/.45/.25/.42
-ocsvm    .91/.47/.09/.32   .56/.41/.44/.29
-pca      .61/.27/.39/.26   .03/.02/.97/.05
-sos      .22/.24/.78/.12   .08/.08/.92/.11
-lscp     .96/.51/.04/.29   .65/.44/.35/.35
-cof      .27/.21/.73/.14   .10/.07/.90/.14
-sod      .25/.08/.75/.19   .18/.28/.82/.18
-xgbod    .58/.18/.41/.28   .48/.14/.67/.38
-pu_en    .99/.67/.01/.27   .72/.12/.28/.54
-pu_bg    .99/.99/.01/.16   .86/.16/.14/.57
-tobit    .97/.52/.03/.46   .35/.02/.15/.32
-grabit   .91/.17/.04/.70   .72/.19/.28/.49
-coxph    .87/.28/.11/.61   .45/.10/.21/.45
-wrangler .95/.42/.15/.46   .83/.46/.18/.38
-nurd_nc  .96/.60/.14/.42   .98/.57/.12/.37
-nurd     .95/.11/.09/.81   .87/.13/.17/.59
-"""
 
-
-def _parse_paper_table3() -> pd.DataFrame:
-    rows = []
-    for line in _PAPER_TEXT.strip().splitlines():
-        method, google, alibaba = line.split()
-        for paper_trace, cell in (("google", google), ("alibaba", alibaba)):
-            vals = [float(v) for v in cell.split("/")]
-            rows.append((method, paper_trace, *vals))
+def _paper_table3() -> pd.DataFrame:
+    """The paper's Table 3 (docs/PAPER_NUMBERS.md: "TPR/FPR/FNR/F1"), from each method class."""
+    rows = [(v.name, paper_trace, *(float(x) for x in cell.split("/")))
+            for v in VARIANTS.values() for paper_trace, cell in v.paper_table3.items()]
     return pd.DataFrame(rows, columns=["method", "paper_trace", *METRICS])
 
 
 #: The paper's Table 3 (means over jobs), long form: method, paper_trace
 #: ('google' | 'alibaba'), tpr, fpr, fnr, f1.
-PAPER_TABLE3: pd.DataFrame = _parse_paper_table3()
+PAPER_TABLE3: pd.DataFrame = _paper_table3()
 
 #: The paper's completion-time headline figures (Section 7.3), fractions.
 PAPER_COMPLETION = pd.DataFrame(
@@ -134,7 +96,14 @@ def _sort(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def display_name(method: str) -> str:
-    return DISPLAY_NAMES.get(method, method)
+    v = VARIANTS.get(method)
+    return v.display_name if v else method
+
+
+def band(method: str) -> str:
+    """"reference", "baseline" or "nurd" (the method class's band)."""
+    v = VARIANTS.get(method)
+    return v.band if v else "baseline"
 
 
 # ---------------------------------------------------------------------------
@@ -181,10 +150,12 @@ def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
     if missing:
         raise ValueError(f"job_metrics_df lacks columns {sorted(missing)}")
     has_counts = {"tp", "fp", "fn", "tn"} <= set(job_metrics_df.columns)
+    # earliness (f1_auc, median_lead) where the evaluation recorded it; NaN-skipping like the rates
+    per_job = (*METRICS, *(m for m in EARLINESS if m in job_metrics_df.columns))
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
     rows = []
     for (trace, method), g in job_metrics_df.groupby(["trace", "method"], sort=False):
-        vals = g[list(METRICS)].to_numpy(dtype=float)
+        vals = g[list(per_job)].to_numpy(dtype=float)
         row: dict = {"trace": trace, "method": method, "n_jobs": int(g["job_id"].nunique())}
         with np.errstate(invalid="ignore"):
             means = np.array([np.nanmean(c) if np.any(~np.isnan(c)) else np.nan for c in vals.T])
@@ -199,8 +170,8 @@ def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
                     s = counts @ cnt
                     pm = _pooled(s[:, 0], s[:, 1], s[:, 2], s[:, 3])
                     boots_pooled.append(np.column_stack([pm[m] for m in METRICS]))
-        B = np.concatenate(boots) if boots else np.full((1, len(METRICS)), np.nan)
-        for k, m in enumerate(METRICS):
+        B = np.concatenate(boots) if boots else np.full((1, len(per_job)), np.nan)
+        for k, m in enumerate(per_job):
             row[m] = means[k]
             lo, hi = _nanpercentile(B[:, k], q)
             row[f"{m}_lo"], row[f"{m}_hi"] = lo, hi
@@ -364,20 +335,6 @@ def plot_completion_limited(completion_df: pd.DataFrame, path) -> Path:
 # Files
 # ---------------------------------------------------------------------------
 
-def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f", numparse: bool = True) -> str:
-    """GitHub-style Markdown table (tabulate); NaN shown empty, no index. ``numparse=False``
-    prints strings as they are (views whose numbers are formatted already)."""
-    from tabulate import tabulate
-
-    if not isinstance(df.index, pd.RangeIndex):
-        df = df.reset_index()
-    if df.empty:
-        return "_(no rows)_"
-    df = df.astype(object).where(df.notna(), None)     # tabulate's missingval applies to None
-    return tabulate(df, headers="keys", tablefmt="github", floatfmt=floatfmt,
-                    showindex=False, missingval="", disable_numparse=not numparse)
-
-
 def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
                  *, title: str = "Straggler prediction: comparison with NURD (MLSys 2022)",
                  notes: str | None = None, markdown_tables: Mapping[str, pd.DataFrame] | None = None,
@@ -432,7 +389,7 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
             if len(view) > max_md_rows:
                 md += [f"First {max_md_rows} of {len(view)} rows:", ""]
                 view = view.head(max_md_rows)
-            md += [to_markdown(view, numparse=name not in (markdown_tables or {})), ""]
+            md += [markdown_table(view, numparse=name not in (markdown_tables or {})), ""]
             for p in (figures_after or {}).get(name, []):
                 if p in plots:
                     md += figure(p, plots[p])
@@ -471,20 +428,181 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
         os.rename(tmp, out_dir)
 
 
+@dataclass
+class Report:
+    """What ``build_report`` made: report.md (report.html beside it), its tables and its plots."""
+
+    path: Path
+    tables: dict[str, pd.DataFrame]
+    plots: dict[str, Path]
+
+
+def with_completion(t3: pd.DataFrame, completion_df: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 3 with each method's completion-time reduction (Algorithm 2; Algorithm 3 averaged
+    over machine counts) as columns ``completion_unlimited`` and ``completion_limited_avg``."""
+    if completion_df is None or completion_df.empty:
+        return t3.assign(completion_unlimited=np.nan, completion_limited_avg=np.nan)
+    cs = completion_summary(completion_df)[["trace", "method", "unlimited", "limited_avg"]].rename(
+        columns={"unlimited": "completion_unlimited", "limited_avg": "completion_limited_avg"})
+    return t3.merge(cs, on=["trace", "method"], how="left")
+
+
+def ranking_note(t3: pd.DataFrame) -> str:
+    """One paragraph per trace: how the ranking by f1_auc differs from the ranking by F1."""
+    if "f1_auc" not in t3:
+        return ""
+    out = []
+    for trace, g in t3.groupby("trace", sort=True):
+        g = g.dropna(subset=["f1", "f1_auc"])
+        if len(g) < 2:
+            continue
+        by_f1 = g.sort_values("f1", ascending=False, kind="mergesort")
+        by_auc = g.sort_values("f1_auc", ascending=False, kind="mergesort")
+        rank_f1 = {m: i + 1 for i, m in enumerate(by_f1["method"])}
+        rank_auc = {m: i + 1 for i, m in enumerate(by_auc["method"])}
+        rho = float(pd.Series(rank_f1).corr(pd.Series(rank_auc), method="spearman"))
+        moves = sorted(rank_f1, key=lambda m: -abs(rank_f1[m] - rank_auc[m]))[:3]
+
+        def top(df, col):
+            return ", ".join(f"{display_name(m)} {v:.2f}" for m, v in zip(df["method"][:3], df[col][:3]))
+        out.append(
+            f"**{trace}**: by final F1 the top three are {top(by_f1, 'f1')}; by f1_auc (F1 averaged over "
+            f"normalized time) they are {top(by_auc, 'f1_auc')}. Spearman correlation of the two rankings over "
+            f"{len(g)} methods: {rho:.2f}. Largest moves (rank by F1 -> rank by f1_auc): "
+            + "; ".join(f"{display_name(m)} {rank_f1[m]} -> {rank_auc[m]}" for m in moves) + ".")
+    return "\n\n".join(out)
+
+
+def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy beside earliness and completion time, per method (the columns Table 3 adds)."""
+    cols = {"f1": "F1 (0-1)", "f1_auc": "f1_auc (0-1)", "median_lead": "median lead (share of tau)",
+            "completion_unlimited": "JCT cut, Alg. 2 (%)", "completion_limited_avg": "JCT cut, Alg. 3 (%)"}
+    out = t3[["trace", "method"]].copy()
+    for c, label in cols.items():
+        if c in t3:
+            scale, digits = (100, 1) if c.startswith("completion") else (1, 2)
+            out[label] = (t3[c] * scale).map(lambda v, d=digits: "" if pd.isna(v) else f"{v:.{d}f}")
+    return views.banded(out)
+
+
+def _scatter_panels(traces):
+    plt = figures._plt()
+    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(6.0 * max(1, len(traces)), 5.0), squeeze=False)
+    return plt, fig, axes[0]
+
+
+def plot_accuracy_vs_earliness(t3: pd.DataFrame, path) -> Path:
+    """F1 (x) against f1_auc (y) per method, one panel per trace."""
+    traces = sorted(t3["trace"].unique())
+    plt, fig, axes = _scatter_panels(traces)
+    for ax, trace in zip(axes, traces):
+        for r in t3[t3["trace"] == trace].itertuples(index=False):
+            st = style_for(r.method)
+            ax.scatter(r.f1, r.f1_auc, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
+            ax.annotate(display_name(r.method), (r.f1, r.f1_auc), fontsize=7, xytext=(3, 2),
+                        textcoords="offset points")
+        ax.plot([0, 1], [0, 1], color="0.8", linewidth=0.8)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("final F1 (mean over jobs, 0-1)")
+        ax.set_ylabel("f1_auc: F1 averaged over normalized time (0-1)")
+        ax.set_title(f"Accuracy vs earliness: {trace}")
+        ax.grid(alpha=0.3)
+    return figures._save(plt, fig, path)
+
+
+def plot_ablation(ablation: pd.DataFrame, path) -> Path:
+    """F1 and f1_auc per method under each protocol variant (rows of ``protocol_ablation``)."""
+    plt = figures._plt()
+    variants = list(dict.fromkeys(ablation["variant"]))
+    methods = figures.ordered(ablation["method"])
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.4 * len(variants) + 2.2), sharey=True)
+    y = np.arange(len(variants))
+    h = 0.8 / max(1, len(methods))
+    for ax, metric in zip(axes, ("f1", "f1_auc")):
+        for i, m in enumerate(methods):
+            sub = ablation[ablation["method"] == m].groupby("variant")[metric].mean().reindex(variants)
+            st = style_for(m)
+            ax.barh(y + i * h - 0.4 + h / 2, sub.to_numpy(), height=h, color=st.color, label=display_name(m),
+                    hatch="//" if is_reference_rule(m) else None)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(f"{metric} (mean over jobs, 0-1)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, variants, fontsize=8)
+    axes[0].invert_yaxis()
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("Protocol ablation: the authors' preset, each setting switched back, and ours")
+    return figures._save(plt, fig, path)
+
+
+def plot_sensitivity(sens: pd.DataFrame, path) -> Path:
+    """F1 and f1_auc against the straggler quantile, one line per method (NURD: per alpha)."""
+    plt = figures._plt()
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    linestyles = ("-", "--", ":", "-.")
+    for ax, metric in zip(axes, ("f1", "f1_auc")):
+        for m in figures.ordered(sens["method"]):
+            sm = sens[sens["method"] == m]
+            alphas = sorted(sm["alpha"].dropna().unique()) or [np.nan]
+            for j, a in enumerate(alphas):
+                s2 = (sm if np.isnan(a) else sm[sm["alpha"] == a]).sort_values("quantile")
+                kw = style_for(m).line_kwargs()
+                if not np.isnan(a):
+                    kw["linestyle"] = linestyles[j % len(linestyles)]
+                label = display_name(m) + ("" if np.isnan(a) else f", alpha {a:g}")
+                ax.plot(s2["quantile"], s2[metric], label=label, **kw)
+        ax.set_xlabel("straggler quantile (tau = the job's latency quantile)")
+        ax.set_ylabel(f"{metric} (mean over jobs, 0-1)")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("NURD's sensitivity to alpha and the straggler quantile, beside the reference rules")
+    return figures._save(plt, fig, path)
+
+
+EARLINESS_CAPTION = (
+    "Accuracy, earliness and completion time",
+    "f1_auc: F1 averaged over normalized time k/10, k = 1..10 (a flag raised at t1 counts ten times, one "
+    "raised just before tau once). median lead: the median over true positives of (latency - flag time) / "
+    "tau. JCT cut: the reduction of the job completion time when flagged tasks are relaunched (Algorithm 2, "
+    "unlimited machines; Algorithm 3 averaged over machine counts). Means over jobs. docs/EVALUATION.md.")
+ABLATION_CAPTION = (
+    "Where the paper's numbers come from: the protocol ablation",
+    "NURD, NURD-NC, GBTR, the best baseline and the reference rules under the authors' protocol (their "
+    "released code), with each of its settings switched back to this pipeline's protocol one at a time, and "
+    "under this pipeline's protocol. Means over jobs; column settings records every setting of the row "
+    "(docs/EVALUATION.md).")
+SENSITIVITY_CAPTION = (
+    "NURD's sensitivity to alpha and the straggler quantile",
+    "NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} and quantile in {0.7, 0.8, 0.9, 0.95} (the paper "
+    "claims robustness over p70-p95), beside the reference rules at the same quantile (no alpha). Means over jobs.")
+
+
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
                  completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
-                 notes: str | None = None, completion_seeds=range(10)) -> Path:
-    """Everything at once: Table 3 with the paper beside, F1 over time, completion time,
-    the "what this run shows" paragraph, report.md and report.html."""
-    t3 = compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed))
+                 notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
+                 sensitivity_df: pd.DataFrame | None = None) -> Report:
+    """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
+    F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
+    "what this run shows" paragraph, report.md and report.html."""
+    t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
     early = story.earliness(job_metrics_df)
     tables = {"table3": t3}
     md_views = {"table3": views.table3_view(t3, early)}
     plots: dict[str, object] = {}
     figures_after: dict[str, list[str]] = {}
+    captions = views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds)
     cs = None
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
+        if "f1_auc" in t3 and t3["f1_auc"].notna().any():
+            tables["earliness"] = t3[["trace", "method", "f1", "f1_auc", "median_lead", "completion_unlimited",
+                                      "completion_limited_avg"]]
+            md_views["earliness"] = earliness_view(t3)
+            heading, caption = EARLINESS_CAPTION
+            captions["earliness"] = (heading, caption + " " + ranking_note(t3))
+            plots["accuracy_vs_earliness"] = plot_accuracy_vs_earliness(t3, d / "ae.png")
+            figures_after["earliness"] = ["accuracy_vs_earliness"]
         if f1_time_df is not None and len(f1_time_df):
             ft = f1_over_time_table(f1_time_df)
             tables["f1_over_time"] = ft
@@ -506,13 +624,26 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
                 plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
                 figures_after["completion_summary"].append("completion_limited_avg")
                 figures_after["completion"] = ["completion_limited"]
+        if ablation_df is not None and len(ablation_df):
+            tables["protocol_ablation"] = ablation_df
+            md_views["protocol_ablation"] = ablation_df.drop(columns=["settings"], errors="ignore")
+            captions["protocol_ablation"] = ABLATION_CAPTION
+            plots["protocol_ablation"] = plot_ablation(ablation_df, d / "pa.png")
+            figures_after["protocol_ablation"] = ["protocol_ablation"]
+        if sensitivity_df is not None and len(sensitivity_df):
+            tables["nurd_sensitivity"] = sensitivity_df
+            md_views["nurd_sensitivity"] = sensitivity_df.drop(columns=["settings"], errors="ignore")
+            captions["nurd_sensitivity"] = SENSITIVITY_CAPTION
+            plots["nurd_sensitivity"] = plot_sensitivity(sensitivity_df, d / "ns.png")
+            figures_after["nurd_sensitivity"] = ["nurd_sensitivity"]
         tables["paper_table3"] = PAPER_TABLE3
         md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
         head = story.headline(t3, early, cs)
         tables = {"headline": head, **tables}
         md_views["headline"] = story.headline_view(head)
         n_methods = job_metrics_df.groupby("trace")["method"].nunique().to_dict()
-        return write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
-                            summary=story.what_this_run_shows(head, n_methods),
-                            captions=views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds),
+        path = write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
+                            summary=story.what_this_run_shows(head, n_methods), captions=captions,
                             figures_after=figures_after)
+    out_dir = Path(out_dir)
+    return Report(path, tables, {name: out_dir / f"{name}.png" for name in plots})

@@ -95,9 +95,9 @@ def headline_view(head: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_markdown(head: pd.DataFrame) -> str:
-    from stragglers.reports.comparison import to_markdown  # late: comparison imports this module
+    from stragglers.reports.render import markdown_table
 
-    return to_markdown(headline_view(head), numparse=False)
+    return markdown_table(headline_view(head), numparse=False)
 
 
 def _ci(r) -> str:

@@ -81,7 +81,13 @@ def table3_view(t3: pd.DataFrame, early: pd.DataFrame | None = None) -> pd.DataF
         if "pooled_f1" in r:
             row["pooled F1 (0-1) [95% CI]"] = _ci(r["pooled_f1"], r.get("pooled_f1_lo"), r.get("pooled_f1_hi"))
         if "f1_auc" in r:
-            row["F1 AUC (0-1)"] = "" if pd.isna(r["f1_auc"]) else f"{r['f1_auc']:.2f}"
+            row["F1 AUC (0-1)"] = _ci(r["f1_auc"], r.get("f1_auc_lo"), r.get("f1_auc_hi"))
+        if "median_lead" in r:
+            row["median lead (share of tau)"] = "" if pd.isna(r["median_lead"]) else f"{r['median_lead']:.2f}"
+        for col, label in (("completion_unlimited", "JCT cut, Alg. 2 (%)"),
+                           ("completion_limited_avg", "JCT cut, Alg. 3 (%)")):
+            if col in r:
+                row[label] = "" if pd.isna(r[col]) else f"{100 * r[col]:.1f}"
         if "paper_f1" in t:
             has = pd.notna(r.get("paper_f1"))
             row["paper TPR/FPR/FNR/F1 (0-1)"] = "/".join(f"{r[f'paper_{m}']:.2f}" for m in METRICS) if has else ""

@@ -1,43 +1,47 @@
-"""Registry of every method: one line per method.
+"""Registry of every method: one entry per class, keyed by the class's own ``name``.
 
-``NURD_FAMILY`` is evaluated by asset ``nurd_eval`` (one shared fit per
-checkpoint); ``BASELINES`` are the partitions of asset ``baseline_eval``.
+``NurdFamily`` is evaluated by asset ``nurd_eval`` (one shared fit per
+checkpoint for NURD, NURD-NC and GBTR); every other method is a partition of
+asset ``baseline_eval``. Adding a method is one class (with ``name``,
+``display_name``, ``band``, ``paper_table3`` and explicit hyperparameters in
+``__init__``) and one entry in ``METHOD_CLASSES``. The order of
+``METHOD_CLASSES`` is the order of the comparison tables within each band.
 """
 
 from __future__ import annotations
 
-from stragglers.prediction.methods.base import CannotFit, JobContext, Method, TaskSet
+from stragglers.prediction.methods.base import BANDS, CannotFit, JobContext, Method, TaskSet, Variant
+from stragglers.prediction.methods.nurd import NurdFamily
 from stragglers.prediction.methods.outliers import (
     ABODMethod, CBLOFMethod, COFMethod, HBOSMethod, IForestMethod, KNNMethod, LOFMethod,
     LSCPMethod, MCDMethod, OCSVMMethod, PCAMethod, SODMethod, SOSMethod, XGBODMethod,
 )
 from stragglers.prediction.methods.pu import PUBagging, PUElkanNoto
+from stragglers.prediction.methods.rules import FlagAll, SparkSpeculation, WaitForTau
 from stragglers.prediction.methods.survival import CoxPH, Grabit, Tobit
 from stragglers.prediction.methods.wrangler import Wrangler
 
-NURD_FAMILY = ("nurd", "nurd_nc", "gbtr")
+METHOD_CLASSES: tuple[type[Method], ...] = (
+    FlagAll, WaitForTau, SparkSpeculation,
+    ABODMethod, CBLOFMethod, HBOSMethod, IForestMethod, KNNMethod, LOFMethod, MCDMethod, OCSVMMethod,
+    PCAMethod, SOSMethod, LSCPMethod, COFMethod, SODMethod, XGBODMethod, PUElkanNoto, PUBagging,
+    Tobit, Grabit, CoxPH, Wrangler,
+    NurdFamily,
+)
 
-# name -> Method subclass; filled by the modules below (one line each).
-BASELINES: dict[str, type[Method]] = {}
-BASELINES["abod"] = ABODMethod
-BASELINES["cblof"] = CBLOFMethod
-BASELINES["hbos"] = HBOSMethod
-BASELINES["iforest"] = IForestMethod
-BASELINES["knn"] = KNNMethod
-BASELINES["lof"] = LOFMethod
-BASELINES["mcd"] = MCDMethod
-BASELINES["ocsvm"] = OCSVMMethod
-BASELINES["pca"] = PCAMethod
-BASELINES["sos"] = SOSMethod
-BASELINES["lscp"] = LSCPMethod
-BASELINES["cof"] = COFMethod
-BASELINES["sod"] = SODMethod
-BASELINES["xgbod"] = XGBODMethod
-BASELINES["pu_en"] = PUElkanNoto
-BASELINES["pu_bg"] = PUBagging
-BASELINES["tobit"] = Tobit
-BASELINES["grabit"] = Grabit
-BASELINES["coxph"] = CoxPH
-BASELINES["wrangler"] = Wrangler
+METHODS: dict[str, type[Method]] = {cls.name: cls for cls in METHOD_CLASSES}
+assert len(METHODS) == len(METHOD_CLASSES), "two method classes share a name"
 
-__all__ = ["BASELINES", "NURD_FAMILY", "CannotFit", "JobContext", "Method", "TaskSet"]
+NURD_FAMILY = NurdFamily.variants
+# the partitions of baseline_eval: every method but the NURD family
+BASELINES: dict[str, type[Method]] = {n: cls for n, cls in METHODS.items() if cls is not NurdFamily}
+
+#: Every row of the comparison (variants of families expanded), by name, in table order.
+VARIANTS: dict[str, Variant] = {
+    v.name: v for band in BANDS for cls in METHOD_CLASSES for v in cls.catalog() if v.band == band}
+
+#: The three free reference rules (band "reference").
+REFERENCE_RULES = tuple(n for n, v in VARIANTS.items() if v.band == "reference")
+
+__all__ = ["BASELINES", "BANDS", "METHODS", "METHOD_CLASSES", "NURD_FAMILY", "REFERENCE_RULES", "VARIANTS",
+           "CannotFit", "JobContext", "Method", "TaskSet", "Variant"]

@@ -8,16 +8,9 @@ from typing import Iterator
 
 import numpy as np
 
-from stragglers.prediction.methods.base import CannotFit
+from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit
 
-# Library exceptions that mean "this model cannot be fitted/scored on these
-# data" (as opposed to a programming error): they become CannotFit.
-FIT_ERRORS: tuple[type[BaseException], ...] = (
-    ValueError,
-    np.linalg.LinAlgError,
-    FloatingPointError,
-    ZeroDivisionError,
-)
+FIT_ERRORS = DEGENERATE_DATA_ERRORS
 
 
 @contextlib.contextmanager

@@ -22,7 +22,8 @@ simulator records the reason for (job, checkpoint) and flags nothing there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -30,6 +31,12 @@ import numpy as np
 
 class CannotFit(Exception):
     """A method cannot fit or score at this checkpoint (the reason is recorded)."""
+
+
+# Library exceptions that mean "this model cannot be fitted/scored on these data"
+# (as opposed to a programming error): recorded as a fallback, not a crash.
+DEGENERATE_DATA_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError, np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError)
 
 
 @dataclass(frozen=True)
@@ -58,20 +65,69 @@ class JobContext:
     feature_names: tuple[str, ...]
     seed: int                       # per-job seed derived from the run seed and job id
     labels: Mapping[int, bool] | None = None   # only for oracle methods (true straggler labels)
+    # the replay's checkpoint grid (s), checkpoints[0] = t0: fixed by t0, tau and the step
+    # before the replay starts, so knowing it is no look-ahead
+    checkpoints: np.ndarray | None = None
+
+
+# Bands of the comparison tables, in the order they are shown.
+BANDS = ("reference", "baseline", "nurd")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One row of the comparison: what a method is called and what the paper reports for it."""
+
+    name: str                       # registry name (job_metrics.method)
+    display_name: str               # as in the paper's tables
+    band: str                       # one of BANDS
+    paper_table3: Mapping[str, str] = field(default_factory=dict)   # paper trace -> "TPR/FPR/FNR/F1"
 
 
 class Method:
-    """Base class. Subclasses set ``name`` and implement ``fit`` and ``flag``."""
+    """Base class. Subclasses set ``name`` and implement ``fit`` and ``flag``.
+
+    Hyperparameters are the arguments of the subclass's ``__init__`` (explicit,
+    with defaults; an unknown one is a TypeError), stored as attributes of the
+    same name, like scikit-learn estimators and PyOD detectors.
+    """
 
     name: ClassVar[str] = "method"
+    display_name: ClassVar[str] = ""        # as in the paper's tables ("" = name)
+    band: ClassVar[str] = "baseline"        # "reference": a free time-only rule, not a model
+    # the paper's Table 3 for this method (TARGETS: "TPR/FPR/FNR/F1" per paper trace)
+    paper_table3: ClassVar[Mapping[str, str]] = {}
+    # hyperparameters of the authors' released code where they differ from ours
+    # (applied by the protocol setting baseline_params="authors", docs/EVALUATION.md)
+    authors_params: ClassVar[Mapping[str, Any]] = {}
+    # hyperparameters taken from the evaluation settings (EvaluationSettings fields of the same name)
+    settings_params: ClassVar[tuple[str, ...]] = ()
+    # fixed choices recorded with the results beside the hyperparameters (not arguments)
+    notes: ClassVar[Mapping[str, Any]] = {}
     oracle: ClassVar[bool] = False          # sees true labels (Wrangler), by design
     # Several methods can share one fit (NURD, NURD-NC, GBTR). Such a family
     # lists its variants; ``flag`` then returns {variant: bool array}.
     variants: ClassVar[tuple[str, ...] | None] = None
 
-    def __init__(self, **params: Any) -> None:
-        self.params_: dict[str, Any] = dict(params)
+    def __init__(self) -> None:
         self.job: JobContext | None = None
+
+    @classmethod
+    def param_names(cls) -> tuple[str, ...]:
+        return tuple(p for p in inspect.signature(cls.__init__).parameters if p != "self")
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyperparameters, by name, as passed to ``__init__``."""
+        return {p: getattr(self, p) for p in self.param_names()}
+
+    @property
+    def params_(self) -> dict[str, Any]:
+        return self.get_params()
+
+    @classmethod
+    def catalog(cls) -> tuple[Variant, ...]:
+        """The rows this method contributes to the comparison (one unless a family)."""
+        return (Variant(cls.name, cls.display_name or cls.name, cls.band, cls.paper_table3),)
 
     def reset(self, job: JobContext) -> None:
         """Called once per job before its first checkpoint."""
@@ -96,7 +152,7 @@ class Method:
 
     def hyperparameters(self) -> dict[str, Any]:
         """Every hyperparameter the method uses, recorded with its results."""
-        return dict(self.params_)
+        return self.get_params() | dict(self.notes)
 
     @property
     def variant_names(self) -> tuple[str, ...]:

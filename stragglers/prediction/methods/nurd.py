@@ -11,11 +11,13 @@ NURD-NC: w = max(eps, z) (no calibration). GBTR: flag if y_hat >= tau.
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 import numpy as np
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression
 
-from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods.base import CannotFit, Method, TaskSet, Variant
 
 
 def calibration_delta(X_finished: np.ndarray, X_running: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -46,16 +48,38 @@ def make_regressor(kind: str, seed: int, **params):
 
 class NurdFamily(Method):
     name = "nurd"
+    band = "nurd"
     variants = ("nurd", "nurd_nc", "gbtr")
+    settings_params = ("regressor", "alpha", "eps", "latency_normalization", "propensity_max_iter")
+    # the paper's Table 3 ("TPR/FPR/FNR/F1"), per variant
+    variant_rows = {
+        "gbtr": ("GBTR", {"google": ".46/.01/.54/.57", "alibaba": ".16/.01/.48/.27"}),
+        "nurd_nc": ("NURD-NC", {"google": ".96/.60/.14/.42", "alibaba": ".98/.57/.12/.37"}),
+        "nurd": ("NURD", {"google": ".95/.11/.09/.81", "alibaba": ".87/.13/.17/.59"}),
+    }
 
     def __init__(self, regressor: str = "xgboost", alpha: float = 0.5, eps: float = 0.05,
-                 **regressor_params) -> None:
-        super().__init__(regressor=regressor, alpha=alpha, eps=eps, **regressor_params)
+                 regressor_params: Mapping[str, Any] | None = None, latency_normalization: str = "none",
+                 propensity_max_iter: int = 1000) -> None:
+        super().__init__()
+        if latency_normalization not in ("none", "job_minmax"):
+            raise ValueError(f"nurd: latency_normalization={latency_normalization!r}, expected 'none' or 'job_minmax'")
         self.regressor, self.alpha, self.eps = regressor, alpha, eps
-        self.regressor_params = regressor_params
+        self.regressor_params = dict(regressor_params or {})
+        self.latency_normalization, self.propensity_max_iter = latency_normalization, propensity_max_iter
         self.rho = self.delta = None
+        self.y_min = 0.0
+
+    @classmethod
+    def catalog(cls) -> tuple[Variant, ...]:
+        return tuple(Variant(v, display, cls.band, paper) for v, (display, paper) in cls.variant_rows.items())
 
     def begin(self, finished: TaskSet, running: TaskSet, t0: float) -> None:
+        # "job_minmax" (the authors' code min-max normalizes latency per job): only the
+        # threshold comparison matters, (y_hat - y_min) / w >= tau - y_min; y_min is the fastest
+        # task's latency, known online at t0 (the fastest task finishes first); y_max cancels.
+        if self.latency_normalization == "job_minmax" and len(finished):
+            self.y_min = float(np.min(finished.y))
         self.rho, self.delta = calibration_delta(finished.X, running.X, self.alpha)
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
@@ -67,7 +91,7 @@ class NurdFamily(Method):
         self.h.fit(finished.X, finished.y)
         X = np.vstack([finished.X, running.X])
         s = np.r_[np.ones(len(finished)), np.zeros(len(running))]
-        self.g = LogisticRegression(max_iter=1000).fit(X, s)
+        self.g = LogisticRegression(max_iter=self.propensity_max_iter).fit(X, s)
 
     def weights(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         y_hat = self.h.predict(X)
@@ -76,12 +100,15 @@ class NurdFamily(Method):
         return y_hat, w, np.maximum(self.eps, z)
 
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        tau = self.job.tau
+        tau, y0 = self.job.tau, self.y_min
         y_hat, w, w_nc = self.weights(candidates.X)
-        return {"nurd": y_hat / w >= tau, "nurd_nc": y_hat / w_nc >= tau, "gbtr": y_hat >= tau}
+        return {"nurd": (y_hat - y0) / w >= tau - y0, "nurd_nc": (y_hat - y0) / w_nc >= tau - y0,
+                "gbtr": y_hat >= tau}
 
     def hyperparameters(self) -> dict:
         h = make_regressor(self.regressor, 0, **self.regressor_params).get_params()
         keep = {k: v for k, v in h.items() if v is not None and k not in ("random_state",)}
         return {"alpha": self.alpha, "eps": self.eps, "regressor": self.regressor,
-                "regressor_params": keep, "propensity": "LogisticRegression(max_iter=1000)"}
+                "regressor_params": keep, "latency_normalization": self.latency_normalization,
+                "propensity_max_iter": self.propensity_max_iter,
+                "propensity": f"LogisticRegression(max_iter={self.propensity_max_iter})"}

@@ -40,6 +40,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyod
+from pyod.models.abod import ABOD
+from pyod.models.cblof import CBLOF
+from pyod.models.cof import COF
+from pyod.models.hbos import HBOS
+from pyod.models.iforest import IForest
+from pyod.models.knn import KNN
+from pyod.models.lof import LOF
+from pyod.models.lscp import LSCP
+from pyod.models.mcd import MCD
+from pyod.models.ocsvm import OCSVM
+from pyod.models.pca import PCA
+from pyod.models.sod import SOD
+from pyod.models.sos import SOS
+from pyod.models.xgbod import XGBOD
 
 from stragglers.prediction.methods._common import (
     cannot_fit_on_error,
@@ -59,25 +73,19 @@ DEFAULT_MAX_TRAIN = 2000
 class OutlierDetector(Method):
     """Generic PyOD detector: fit on finished X, flag candidates predicted outliers.
 
-    Subclasses set ``name``, ``pyod_class`` (the PyOD class, imported lazily
-    by ``_make``), ``defaults`` (library parameters that are fixed or
-    recorded) and the precondition hooks.
+    Subclasses set ``name``, ``pyod_class`` (the PyOD class), their library
+    parameters as ``__init__`` arguments (``contamination`` first,
+    ``max_train`` last for quadratic detectors) and the precondition hooks.
     """
 
     name: ClassVar[str] = "outlier"
-    pyod_class: ClassVar[str] = ""          # e.g. "pyod.models.abod.ABOD"
-    defaults: ClassVar[dict[str, Any]] = {}
+    pyod_class: ClassVar[type]
     seeded: ClassVar[bool] = False          # library takes random_state
-    quadratic: ClassVar[bool] = False       # gets max_train
     drop_constant: ClassVar[bool] = False   # drop constant training columns
     transductive: ClassVar[bool] = False    # scores candidates among themselves
 
-    def __init__(self, **params: Any) -> None:
-        p: dict[str, Any] = {"contamination": CONTAMINATION, **self.defaults}
-        if self.quadratic:
-            p["max_train"] = DEFAULT_MAX_TRAIN
-        p.update(params)
-        super().__init__(**p)
+    def __init__(self) -> None:
+        super().__init__()
         self.det_: Any = None
         self.cols_: np.ndarray | None = None
 
@@ -89,13 +97,11 @@ class OutlierDetector(Method):
         return p
 
     def _make(self) -> Any:
-        module, cls = self.pyod_class.rsplit(".", 1)
-        mod = __import__(module, fromlist=[cls])
-        return getattr(mod, cls)(**self._library_params())
+        return self.pyod_class(**self._library_params())
 
     def _min_train(self) -> int:
         """Smallest number of training rows the detector can use."""
-        k = self.params_.get("n_neighbors")
+        k = getattr(self, "n_neighbors", None)
         return 2 if k is None else max(2, int(k) + 1)
 
     def _min_candidates(self) -> int:
@@ -105,7 +111,7 @@ class OutlierDetector(Method):
     # -- Method interface --------------------------------------------------------
     def hyperparameters(self) -> dict[str, Any]:
         hp = dict(self.params_)
-        hp["detector"] = self.pyod_class
+        hp["detector"] = f"{self.pyod_class.__module__}.{self.pyod_class.__name__}"
         hp["pyod_version"] = getattr(pyod, "__version__", "?")
         if self.seeded:
             hp["random_state"] = "job seed"
@@ -117,7 +123,7 @@ class OutlierDetector(Method):
         return finished.X, None
 
     def _subsample(self, X: np.ndarray, y: np.ndarray | None) -> np.ndarray:
-        return subsample(len(X), self.params_.get("max_train"), job_rng(self.job.seed, 11))
+        return subsample(len(X), getattr(self, "max_train", None), job_rng(self.job.seed, 11))
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.det_ = None
@@ -156,11 +162,12 @@ class OutlierDetector(Method):
             )
         Xc = np.asarray(candidates.X, dtype=float)[:, self.cols_]
         with cannot_fit_on_error(f"{self.name} score"), quiet():
-            if not self.transductive or self.params_.get("max_train") is None or n <= self.params_["max_train"]:
+            max_train = getattr(self, "max_train", None)
+            if not self.transductive or max_train is None or n <= max_train:
                 return self._predict(Xc)
             # quadratic in the candidates too: score seeded random chunks of
             # <= max_train candidates (each chunk among itself)
-            n_chunks = int(np.ceil(n / self.params_["max_train"]))
+            n_chunks = int(np.ceil(n / max_train))
             perm = job_rng(self.job.seed, 12).permutation(n)
             out = np.zeros(n, dtype=bool)
             for part in np.array_split(perm, n_chunks):
@@ -174,53 +181,95 @@ class OutlierDetector(Method):
 
 class ABODMethod(OutlierDetector):
     name = "abod"
-    pyod_class = "pyod.models.abod.ABOD"
-    defaults = {"n_neighbors": 5, "method": "fast"}
-    quadratic = True
+    display_name = "ABOD"
+    paper_table3 = {"google": ".95/.56/.05/.29", "alibaba": ".02/.01/.98/.04"}
+    pyod_class = ABOD
+
+    def __init__(self, contamination: float = CONTAMINATION, n_neighbors: int = 5, method: str = "fast",
+                 max_train: int | None = DEFAULT_MAX_TRAIN) -> None:
+        super().__init__()
+        self.contamination, self.n_neighbors, self.method, self.max_train = contamination, n_neighbors, method, max_train
 
 
 class CBLOFMethod(OutlierDetector):
     name = "cblof"
-    pyod_class = "pyod.models.cblof.CBLOF"
-    defaults = {"n_clusters": 8, "alpha": 0.9, "beta": 5, "use_weights": False}
+    display_name = "CBLOF"
+    paper_table3 = {"google": ".99/.69/.01/.24", "alibaba": ".69/.50/.31/.33"}
+    pyod_class = CBLOF
     seeded = True
 
+    def __init__(self, contamination: float = CONTAMINATION, n_clusters: int = 8, alpha: float = 0.9,
+                 beta: float = 5, use_weights: bool = False) -> None:
+        super().__init__()
+        self.contamination, self.n_clusters, self.alpha, self.beta = contamination, n_clusters, alpha, beta
+        self.use_weights = use_weights
+
     def _min_train(self) -> int:
-        return int(self.params_["n_clusters"]) + 1
+        return int(self.n_clusters) + 1
 
 
 class HBOSMethod(OutlierDetector):
     name = "hbos"
-    pyod_class = "pyod.models.hbos.HBOS"
-    defaults = {"n_bins": 10, "alpha": 0.1, "tol": 0.5}
+    display_name = "HBOS"
+    paper_table3 = {"google": ".99/.68/.01/.24", "alibaba": ".56/.39/.44/.32"}
+    pyod_class = HBOS
+
+    def __init__(self, contamination: float = CONTAMINATION, n_bins: int = 10, alpha: float = 0.1,
+                 tol: float = 0.5) -> None:
+        super().__init__()
+        self.contamination, self.n_bins, self.alpha, self.tol = contamination, n_bins, alpha, tol
 
 
 class IForestMethod(OutlierDetector):
     name = "iforest"
-    pyod_class = "pyod.models.iforest.IForest"
-    defaults = {"n_estimators": 100, "max_samples": "auto", "max_features": 1.0}
+    display_name = "IForest"
+    paper_table3 = {"google": ".94/.52/.06/.31", "alibaba": ".58/.45/.42/.29"}
+    pyod_class = IForest
     seeded = True
+
+    def __init__(self, contamination: float = CONTAMINATION, n_estimators: int = 100,
+                 max_samples: int | float | str = "auto", max_features: float = 1.0) -> None:
+        super().__init__()
+        self.contamination, self.n_estimators = contamination, n_estimators
+        self.max_samples, self.max_features = max_samples, max_features
 
 
 class KNNMethod(OutlierDetector):
     name = "knn"
-    pyod_class = "pyod.models.knn.KNN"
-    defaults = {"n_neighbors": 5, "method": "largest"}
+    display_name = "KNN"
+    paper_table3 = {"google": ".97/.49/.03/.32", "alibaba": ".57/.42/.43/.29"}
+    pyod_class = KNN
+
+    def __init__(self, contamination: float = CONTAMINATION, n_neighbors: int = 5, method: str = "largest") -> None:
+        super().__init__()
+        self.contamination, self.n_neighbors, self.method = contamination, n_neighbors, method
 
 
 class LOFMethod(OutlierDetector):
     name = "lof"
-    pyod_class = "pyod.models.lof.LOF"
-    defaults = {"n_neighbors": 20, "novelty": True}
-    quadratic = True
+    display_name = "LOF"
+    paper_table3 = {"google": ".90/.45/.10/.33", "alibaba": ".39/.24/.61/.25"}
+    pyod_class = LOF
+    authors_params = {"n_neighbors": 15}     # code/run_od.py: LOF(n_neighbors=15)
+
+    def __init__(self, contamination: float = CONTAMINATION, n_neighbors: int = 20, novelty: bool = True,
+                 max_train: int | None = DEFAULT_MAX_TRAIN) -> None:
+        super().__init__()
+        self.contamination, self.n_neighbors, self.novelty, self.max_train = contamination, n_neighbors, novelty, max_train
 
 
 class MCDMethod(OutlierDetector):
     name = "mcd"
-    pyod_class = "pyod.models.mcd.MCD"
-    defaults = {"support_fraction": None, "assume_centered": False}
+    display_name = "MCD"
+    paper_table3 = {"google": ".99/.52/.01/.31", "alibaba": ".75/.45/.25/.42"}
+    pyod_class = MCD
     seeded = True
     drop_constant = True
+
+    def __init__(self, contamination: float = CONTAMINATION, support_fraction: float | None = None,
+                 assume_centered: bool = False) -> None:
+        super().__init__()
+        self.contamination, self.support_fraction, self.assume_centered = contamination, support_fraction, assume_centered
 
     def _min_train(self) -> int:
         # MinCovDet needs more rows than (kept) features for a regular covariance;
@@ -236,103 +285,146 @@ class MCDMethod(OutlierDetector):
 
 class OCSVMMethod(OutlierDetector):
     name = "ocsvm"
-    pyod_class = "pyod.models.ocsvm.OCSVM"
-    defaults = {"kernel": "rbf", "gamma": "auto", "nu": 0.5}
-    quadratic = True
+    display_name = "OCSVM"
+    paper_table3 = {"google": ".91/.47/.09/.32", "alibaba": ".56/.41/.44/.29"}
+    pyod_class = OCSVM
+
+    def __init__(self, contamination: float = CONTAMINATION, kernel: str = "rbf", gamma: str | float = "auto",
+                 nu: float = 0.5, max_train: int | None = DEFAULT_MAX_TRAIN) -> None:
+        super().__init__()
+        self.contamination, self.kernel, self.gamma, self.nu, self.max_train = contamination, kernel, gamma, nu, max_train
 
 
 class PCAMethod(OutlierDetector):
     name = "pca"
-    pyod_class = "pyod.models.pca.PCA"
-    defaults = {"n_components": None, "weighted": True, "standardization": True}
+    display_name = "PCA"
+    paper_table3 = {"google": ".61/.27/.39/.26", "alibaba": ".03/.02/.97/.05"}
+    pyod_class = PCA
     seeded = True
     drop_constant = True
+
+    def __init__(self, contamination: float = CONTAMINATION, n_components: int | None = None, weighted: bool = True,
+                 standardization: bool = True) -> None:
+        super().__init__()
+        self.contamination, self.n_components = contamination, n_components
+        self.weighted, self.standardization = weighted, standardization
 
 
 class SOSMethod(OutlierDetector):
     name = "sos"
-    pyod_class = "pyod.models.sos.SOS"
-    defaults = {"perplexity": 4.5, "metric": "euclidean"}
-    quadratic = True
+    display_name = "SOS"
+    paper_table3 = {"google": ".22/.24/.78/.12", "alibaba": ".08/.08/.92/.11"}
+    pyod_class = SOS
     transductive = True
+
+    def __init__(self, contamination: float = CONTAMINATION, perplexity: float = 4.5, metric: str = "euclidean",
+                 max_train: int | None = DEFAULT_MAX_TRAIN) -> None:
+        super().__init__()
+        self.contamination, self.perplexity, self.metric, self.max_train = contamination, perplexity, metric, max_train
 
     def _min_train(self) -> int:
         # the affinity of each point is calibrated to the perplexity over the
         # other n - 1 points: needs n - 1 > perplexity
-        return int(np.floor(self.params_["perplexity"])) + 2
+        return int(np.floor(self.perplexity)) + 2
 
 
 class LSCPMethod(OutlierDetector):
     name = "lscp"
-    pyod_class = "pyod.models.lscp.LSCP"
-    defaults = {"lof_n_neighbors": (5, 10, 15, 20), "local_region_size": 30}
+    display_name = "LSCP"
+    paper_table3 = {"google": ".96/.51/.04/.29", "alibaba": ".65/.44/.35/.35"}
+    pyod_class = LSCP
     seeded = True
-    quadratic = True
+    authors_params = {"lof_n_neighbors": (5, 10)}   # code/run_od.py: [LOF(n_neighbors=5), LOF(n_neighbors=10)]
+
+    def __init__(self, contamination: float = CONTAMINATION, lof_n_neighbors: tuple[int, ...] = (5, 10, 15, 20),
+                 local_region_size: int = 30, max_train: int | None = DEFAULT_MAX_TRAIN) -> None:
+        super().__init__()
+        self.contamination, self.lof_n_neighbors = contamination, tuple(lof_n_neighbors)
+        self.local_region_size, self.max_train = local_region_size, max_train
 
     def _make(self) -> Any:
-        from pyod.models.lof import LOF
-        from pyod.models.lscp import LSCP
-
         p = self._library_params()
         lofs = [LOF(n_neighbors=int(k), contamination=p["contamination"]) for k in p["lof_n_neighbors"]]
-        return LSCP(
-            lofs,
-            local_region_size=p["local_region_size"],
-            contamination=p["contamination"],
-            random_state=p["random_state"],
-        )
+        return LSCP(lofs, local_region_size=p["local_region_size"], contamination=p["contamination"],
+                    random_state=p["random_state"])
 
     def _min_train(self) -> int:
-        return max(max(self.params_["lof_n_neighbors"]), self.params_["local_region_size"]) + 1
+        return max(max(self.lof_n_neighbors), self.local_region_size) + 1
 
 
 class COFMethod(OutlierDetector):
     name = "cof"
-    pyod_class = "pyod.models.cof.COF"
-    defaults = {"n_neighbors": 20, "method": "fast"}
-    quadratic = True
+    display_name = "COF"
+    paper_table3 = {"google": ".27/.21/.73/.14", "alibaba": ".10/.07/.90/.14"}
+    pyod_class = COF
     transductive = True
+    authors_params = {"n_neighbors": 15}     # code/run_od.py: COF(n_neighbors=15)
+
+    def __init__(self, contamination: float = CONTAMINATION, n_neighbors: int = 20, method: str = "fast",
+                 max_train: int | None = DEFAULT_MAX_TRAIN) -> None:
+        super().__init__()
+        self.contamination, self.n_neighbors, self.method, self.max_train = contamination, n_neighbors, method, max_train
 
 
 class SODMethod(OutlierDetector):
     name = "sod"
-    pyod_class = "pyod.models.sod.SOD"
-    defaults = {"n_neighbors": 20, "ref_set": 10, "alpha": 0.8}
-    quadratic = True
+    display_name = "SOD"
+    paper_table3 = {"google": ".25/.08/.75/.19", "alibaba": ".18/.28/.82/.18"}
+    pyod_class = SOD
     transductive = True
+
+    def __init__(self, contamination: float = CONTAMINATION, n_neighbors: int = 20, ref_set: int = 10,
+                 alpha: float = 0.8, max_train: int | None = DEFAULT_MAX_TRAIN) -> None:
+        super().__init__()
+        self.contamination, self.n_neighbors, self.ref_set, self.alpha = contamination, n_neighbors, ref_set, alpha
+        self.max_train = max_train
 
 
 class XGBODMethod(OutlierDetector):
-    """XGBOD, supervised: finished = 0, running = 1; flags candidates predicted 1.
+    """XGBOD, supervised. Labels (``labels``): ``"finished_vs_running"`` (default:
+    the training set is finished (0) plus running (1) tasks; flags candidates
+    predicted 1; decision, not in the paper) or ``"latency_above_tau"`` (the
+    authors' code/run_od.py: finished tasks only, labelled latency > tau, which
+    is all 0 before tau: then CannotFit, a single class).
 
-    Its training set is finished plus running (subsampled to ``max_train``
-    rows when larger, stratified: each class keeps its share); its default detector pool (KNN/LOF with
-    k < n, HBOS, OCSVM, IForest) is PyOD's.
+    The training set is subsampled to ``max_train`` rows when larger,
+    stratified (each class keeps its share); its default detector pool
+    (KNN/LOF with k < n, HBOS, OCSVM, IForest) is PyOD's.
     """
 
     name = "xgbod"
-    pyod_class = "pyod.models.xgbod.XGBOD"
-    defaults = {"max_depth": 3, "learning_rate": 0.1, "n_estimators": 100, "n_jobs": 1}
+    display_name = "XGBOD"
+    paper_table3 = {"google": ".58/.18/.41/.28", "alibaba": ".48/.14/.67/.38"}
+    pyod_class = XGBOD
     seeded = True
-    quadratic = True
+    authors_params = {"labels": "latency_above_tau"}  # code/run_od.py: Y_train_up_b = int(b > alpha)
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.params_["contamination"] = None   # not used (supervised); recorded as such
+    def __init__(self, contamination: float | None = None, max_depth: int = 3, learning_rate: float = 0.1,
+                 n_estimators: int = 100, n_jobs: int = 1, max_train: int | None = DEFAULT_MAX_TRAIN,
+                 labels: str = "finished_vs_running") -> None:
+        super().__init__()
+        if contamination is not None:
+            raise ValueError("xgbod: contamination is not used (supervised); leave it None")
+        if labels not in ("finished_vs_running", "latency_above_tau"):
+            raise ValueError(f"xgbod: labels={labels!r}, expected 'finished_vs_running' or 'latency_above_tau'")
+        self.contamination, self.max_depth, self.learning_rate = contamination, max_depth, learning_rate
+        self.n_estimators, self.n_jobs, self.max_train, self.labels = n_estimators, n_jobs, max_train, labels
 
     def _training_rows(self, finished: TaskSet, running: TaskSet) -> tuple[np.ndarray, np.ndarray | None]:
+        if self.labels == "latency_above_tau":
+            return finished.X, (finished.y > self.job.tau).astype(int)
         X = np.vstack([finished.X, running.X])
         y = np.r_[np.zeros(len(finished), int), np.ones(len(running), int)]
         return X, y
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
-        if len(finished) == 0 or len(running) == 0:
+        if self.labels == "finished_vs_running" and (len(finished) == 0 or len(running) == 0):
             raise CannotFit("xgbod: needs finished and running tasks (two classes)")
         super().fit(finished, running, t)
 
     def _subsample(self, X: np.ndarray, y: np.ndarray | None) -> np.ndarray:
         """Stratified: each class keeps its share of max_train (at least one row)."""
-        cap = self.params_.get("max_train")
+        cap = self.max_train
         if cap is None or len(X) <= cap:
             return np.arange(len(X))
         rng = job_rng(self.job.seed, 11)
@@ -346,6 +438,7 @@ class XGBODMethod(OutlierDetector):
     def _library_params(self) -> dict[str, Any]:
         p = super()._library_params()
         p.pop("contamination")      # supervised: XGBOD has no contamination
+        p.pop("labels")
         return p
 
     def _min_train(self) -> int:

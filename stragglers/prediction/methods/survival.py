@@ -22,10 +22,26 @@ from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
-def _censored_design(finished: TaskSet, running: TaskSet, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """X, y (latency or censoring time t), censored flag for finished + running."""
+CENSOR_AT = ("checkpoint", "max_finished")
+
+
+def _check_censor_at(name: str, censor_at: str) -> str:
+    if censor_at not in CENSOR_AT:
+        raise ValueError(f"{name}: censor_at={censor_at!r}, expected one of {CENSOR_AT}")
+    return censor_at
+
+
+def _censored_design(finished: TaskSet, running: TaskSet, t: float, censor_at: str = "checkpoint"
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """X, y (latency or censoring time), censored flag for finished + running.
+
+    Running tasks are censored at the checkpoint t (what is known: they ran
+    longer than t) or, as the authors' code/run_ts.py does (``upper =
+    max(Y_train_up)``, then ``clip(upper=upper)``), at the largest finished latency.
+    """
     X = np.vstack([finished.X, running.X]).astype(float)
-    y = np.r_[np.asarray(finished.y, float), np.full(len(running), float(t))]
+    c = float(t) if censor_at == "checkpoint" or len(finished) == 0 else float(np.max(finished.y))
+    y = np.r_[np.asarray(finished.y, float), np.full(len(running), c)]
     cens = np.r_[np.zeros(len(finished), bool), np.ones(len(running), bool)]
     return X, y, cens
 
@@ -124,23 +140,26 @@ class Tobit(Method):
     """
 
     name = "tobit"
+    display_name = "Tobit"
+    paper_table3 = {"google": ".97/.52/.03/.46", "alibaba": ".35/.02/.15/.32"}
+    authors_params = {"censor_at": "max_finished"}
+    notes = {"optimizer": "L-BFGS-B, analytic gradient, log-sigma", "fit_intercept": True,
+             "drop_constant_columns": True, "flag_rule": "x b >= tau"}
 
-    def __init__(self, **params: Any) -> None:
-        p = {"optimizer": "L-BFGS-B, analytic gradient, log-sigma", "max_iter": 1000,
-             "fit_intercept": True, "drop_constant_columns": True, "flag_rule": "x b >= tau"}
-        p.update(params)
-        super().__init__(**p)
+    def __init__(self, max_iter: int = 1000, censor_at: str = "checkpoint") -> None:
+        super().__init__()
+        self.max_iter, self.censor_at = max_iter, _check_censor_at("tobit", censor_at)
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.beta_ = None
-        X, y, cens = _censored_design(finished, running, t)
+        X, y, cens = _censored_design(finished, running, t, self.censor_at)
         self.cols_ = nonconstant_columns(X)
         self.dropped_columns_ = _names(self.job, ~self.cols_)
         k = int(self.cols_.sum()) + 1
         if len(finished) <= k:
             raise CannotFit(f"tobit: {len(finished)} finished tasks <= {k} mean parameters")
         with cannot_fit_on_error("tobit fit"):
-            self.beta_, self.sigma_ = fit_tobit(X[:, self.cols_], y, cens, max_iter=self.params_["max_iter"])
+            self.beta_, self.sigma_ = fit_tobit(X[:, self.cols_], y, cens, max_iter=self.max_iter)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.beta_[0] + np.asarray(X, float)[:, self.cols_] @ self.beta_[1:]
@@ -221,14 +240,18 @@ class Grabit(Method):
     """
 
     name = "grabit"
+    display_name = "Grabit"
+    paper_table3 = {"google": ".91/.17/.04/.70", "alibaba": ".72/.19/.28/.49"}
+    authors_params = {"censor_at": "max_finished"}
+    notes = {"label_scale": "tau", "drop_constant_columns": True, "flag_rule": "f(x) >= tau"}
 
-    def __init__(self, **params: Any) -> None:
-        p = {"sigma": "finished_std", "sigma_min": 0.01, "num_boost_round": 100, "eta": 0.3,
-             "max_depth": 6, "lambda": 1.0, "min_child_weight": 1.0, "nthread": 1,
-             "min_hess": 1e-6, "label_scale": "tau", "drop_constant_columns": True,
-             "flag_rule": "f(x) >= tau"}
-        p.update(params)
-        super().__init__(**p)
+    def __init__(self, sigma: str | float = "finished_std", sigma_min: float = 0.01, num_boost_round: int = 100,
+                 eta: float = 0.3, max_depth: int = 6, reg_lambda: float = 1.0, min_child_weight: float = 1.0,
+                 nthread: int = 1, min_hess: float = 1e-6, censor_at: str = "checkpoint") -> None:
+        super().__init__()
+        self.sigma, self.sigma_min, self.num_boost_round, self.eta = sigma, sigma_min, num_boost_round, eta
+        self.max_depth, self.reg_lambda, self.min_child_weight = max_depth, reg_lambda, min_child_weight
+        self.nthread, self.min_hess, self.censor_at = nthread, min_hess, _check_censor_at("grabit", censor_at)
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         import xgboost as xgb
@@ -237,7 +260,7 @@ class Grabit(Method):
         if len(finished) < 2:
             raise CannotFit(f"grabit: {len(finished)} finished tasks, needs >= 2")
         p, tau = self.params_, float(self.job.tau)
-        X, y, cens = _censored_design(finished, running, t)
+        X, y, cens = _censored_design(finished, running, t, self.censor_at)
         self.cols_ = nonconstant_columns(X)
         self.dropped_columns_ = _names(self.job, ~self.cols_)
         ys = y / tau
@@ -251,7 +274,7 @@ class Grabit(Method):
             d = xgb.DMatrix(Xk, label=ys)
             d.set_float_info("label_lower_bound", ys)
             d.set_float_info("label_upper_bound", np.where(cens, np.inf, ys))
-            params = {"eta": p["eta"], "max_depth": p["max_depth"], "lambda": p["lambda"],
+            params = {"eta": p["eta"], "max_depth": p["max_depth"], "lambda": p["reg_lambda"],
                       "min_child_weight": p["min_child_weight"], "nthread": p["nthread"],
                       "seed": int_seed(self.job.seed), "base_score": float(np.mean(ys)),
                       "verbosity": 0}
@@ -299,13 +322,15 @@ class CoxPH(Method):
     """
 
     name = "coxph"
+    display_name = "CoxPH"
+    paper_table3 = {"google": ".87/.28/.11/.61", "alibaba": ".45/.10/.21/.45"}
+    notes = {"drop_constant_columns": True, "flag_rule": "S(tau|x)/S(t|x) >= threshold"}
 
-    def __init__(self, **params: Any) -> None:
-        p = {"penalizer": 0.1, "l1_ratio": 0.0, "baseline": "spline", "n_baseline_knots": 3,
-             "threshold": 0.5, "drop_constant_columns": True, "min_events": 2,
-             "flag_rule": "S(tau|x)/S(t|x) >= threshold"}
-        p.update(params)
-        super().__init__(**p)
+    def __init__(self, penalizer: float = 0.1, l1_ratio: float = 0.0, baseline: str = "spline",
+                 n_baseline_knots: int = 3, threshold: float = 0.5, min_events: int = 2) -> None:
+        super().__init__()
+        self.penalizer, self.l1_ratio, self.baseline, self.n_baseline_knots = penalizer, l1_ratio, baseline, n_baseline_knots
+        self.threshold, self.min_events = threshold, min_events
 
     def _fitter(self) -> Any:
         from lifelines import CoxPHFitter

@@ -1,0 +1,275 @@
+"""The authors' evaluation protocol as named settings, and the runs that attribute its effect.
+
+The released code of the paper (public repository y-ding/nurd-mlsys22-code,
+commit dd9a7f5; files code/run_ts.py, code/utils_ts.py, code/run_od.py)
+evaluates differently from Algorithm 1 as printed. Each difference is one
+setting (a field of ``EvaluationSettings``, or ``feature_mode`` of
+``SelectionSettings``) whose default is this pipeline's protocol;
+``NURD_PROTOCOL=authors`` turns all of them on (``AUTHORS``). docs/EVALUATION.md
+gives, for each, the line of the released code it mirrors.
+
+Differences that need no setting because they do not change the outcome here:
+a flagged task keeps running and keeps being scored in the released code, and
+a task counts as flagged if any step flagged it (utils_ts.py ``fun_cum_vec``);
+this simulator's "flagged once, for good" gives the same set of flagged tasks.
+
+``protocol_ablation`` runs NURD (with NURD-NC and GBTR), the best baseline and
+the reference rules under the preset, the preset with each setting switched
+back one at a time, and this pipeline's protocol; ``nurd_sensitivity`` runs
+NURD and the rules over alpha x the straggler quantile. Neither writes the
+result tables of the main evaluation: they return summary rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Mapping, Sequence
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from stragglers.prediction.methods import REFERENCE_RULES
+from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
+from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings
+
+PROTOCOLS = ("ours", "authors")
+
+#: The authors' protocol: setting -> the released code's value (docs/EVALUATION.md cites the lines).
+AUTHORS: dict[str, object] = {
+    "latency_normalization": "job_minmax",   # run_ts.py: job = (df_sel - min) / (max - min), Latency included
+    "alpha": 0.0,                            # run_ts.py: --gamma default 0; delta = 1/(1+rho) - gamma
+    "feature_mode": "reference",             # run_ts.py + utils_ts.fun_df_cumsum: features normalized by the final row
+    "quantiles": "sorted_index",             # run_ts.py: alpha = lat_sort[int(tail*n)], alpha_pt = lat_sort[int(pt*n)]
+    "test_set": "length_filter",             # run_ts.py: "Remove bad true straggler" / "Remove bad normal tasks"
+    "horizon": "longest_straggler",          # run_ts.py: for k in range(2, ts_init_size); utils_ts: read at [-2]
+    "latency": "usage_windows",              # utils_ts.fun_df_cumsum: total_period = sum(df.ET - df.ST)
+    "regressor": "sklearn",                  # run_ts.py: GradientBoostingRegressor(random_state=rs)
+    "propensity_max_iter": 100,              # run_ts.py: LogisticRegression(random_state=rs, solver='lbfgs')
+    "baseline_params": "authors",            # run_od.py / run_ts.py baselines (each class's authors_params)
+}
+SELECTION_FIELDS = ("feature_mode",)
+
+
+def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: SelectionSettings,
+                      ) -> tuple[EvaluationSettings, SelectionSettings]:
+    """``evaluation`` and ``selection`` with the preset applied ("ours" leaves them as they are)."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"setting NURD_PROTOCOL={protocol!r} is invalid: expected one of {PROTOCOLS}")
+    if protocol == "ours":
+        return evaluation, selection
+    return with_settings(evaluation, selection, AUTHORS)
+
+
+def with_settings(evaluation: EvaluationSettings, selection: SelectionSettings, values: Mapping[str, object]
+                  ) -> tuple[EvaluationSettings, SelectionSettings]:
+    sel = {k: v for k, v in values.items() if k in SELECTION_FIELDS}
+    ev = {k: v for k, v in values.items() if k not in SELECTION_FIELDS}
+    return replace(evaluation, **ev), replace(selection, **sel)
+
+
+def ours_value(name: str) -> object:
+    """This pipeline's default of a protocol setting."""
+    if name in SELECTION_FIELDS:
+        return getattr(SelectionSettings(), name)
+    return getattr(EvaluationSettings(workers=1), name)
+
+
+def _is_default(s: EvaluationSettings) -> bool:
+    return all(getattr(s, k) == v[0] for k, v in PROTOCOL_CHOICES.items() if k != "baseline_params")
+
+
+# ---------------------------------------------------------------- one job under a protocol
+
+def usage_window_latencies(con: duckdb.DuckDBPyConnection, trace: str) -> dict[int, dict[int, float]]:
+    """Per job, per task: the sum of the task's usage-window durations (s), the authors' latency."""
+    df = con.execute("""SELECT job_id, task_id, sum(dur) AS latency_s FROM usage_windows
+                        WHERE trace = ? GROUP BY job_id, task_id""", [trace]).df()
+    return {int(j): dict(zip(g["task_id"].astype(int), g["latency_s"].astype(float)))
+            for j, g in df.groupby("job_id")}
+
+
+def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, float] | None = None) -> JobData:
+    """``job`` (built by this pipeline's protocol) under the protocol settings of ``s``.
+
+    Returns ``job`` itself when every setting is this pipeline's default.
+    """
+    if _is_default(s):
+        return job
+    lat = job.latency
+    if s.latency == "usage_windows":
+        if usage_latency is None:
+            raise ValueError(f"job {job.job_id}: latency='usage_windows' needs the usage_windows table")
+        lat = np.array([usage_latency.get(int(t), np.nan) for t in job.task_ids])
+        # a task without usage windows keeps its event latency (counted by the caller)
+        lat = np.where(np.isnan(lat) | (lat <= 0), job.latency, lat)
+    n = len(lat)
+    srt = np.sort(lat)
+    if s.quantiles == "sorted_index":
+        tau = float(srt[min(int(s.quantile * n), n - 1)])
+        initial = lat < srt[min(int(s.initial_fraction * n), n - 1)]
+    else:
+        tau = job.tau if lat is job.latency else float(np.quantile(lat, s.quantile))
+        initial = lat <= job.t0
+    evaluated = ~initial
+    step = float(job.checkpoints[1] - job.checkpoints[0]) if len(job.checkpoints) > 1 else None
+    if s.test_set == "length_filter" and step:
+        # series length = number of checkpoint steps the task runs (the authors count usage windows)
+        length = np.ceil(lat / step)
+        straggler = lat >= tau
+        for group, keep in ((evaluated & straggler, lambda m: length >= m - 1),
+                            (evaluated & ~straggler, lambda m: length <= m + 1)):
+            if group.any():
+                evaluated &= ~group | keep(length[group].mean())
+    checkpoints, X = job.checkpoints, job.X
+    if s.horizon == "longest_straggler" and step and (lat >= tau).any():
+        # steps past tau until the second-to-last step of the longest straggler's series; the
+        # features after the warehouse's last checkpoint are those of that checkpoint
+        end = float(lat[lat >= tau].max()) - step
+        extra = np.arange(checkpoints[-1] + step, end + 1e-9, step)
+        if len(extra):
+            checkpoints = np.r_[checkpoints, extra]
+            X = np.concatenate([X, np.repeat(X[-1:], len(extra), axis=0)])
+    return JobData(job_id=job.job_id, task_ids=job.task_ids, latency=lat, checkpoints=checkpoints, X=X, tau=tau,
+                   feature_names=job.feature_names, initial=initial, evaluated=evaluated)
+
+
+@dataclass(frozen=True)
+class ProtocolTransform:
+    """``adapt_job`` as a picklable callable for the replay engine's workers: the settings, and
+    per job the usage-window latencies when the protocol needs them."""
+
+    settings: EvaluationSettings
+    usage: Mapping[int, Mapping[int, float]] | None = None
+
+    def __call__(self, job: JobData) -> JobData:
+        usage = None if self.usage is None else self.usage.get(int(job.job_id), {})
+        return adapt_job(job, self.settings, usage)
+
+
+def job_transform(con: duckdb.DuckDBPyConnection, trace: str, s: EvaluationSettings) -> ProtocolTransform | None:
+    """What the engine applies to each job under the protocol settings of ``s``; None under ours."""
+    if _is_default(s):
+        return None
+    return ProtocolTransform(s, usage_window_latencies(con, trace) if s.latency == "usage_windows" else None)
+
+
+def adapt_jobs(con: duckdb.DuckDBPyConnection, trace: str, jobs: Sequence[JobData], s: EvaluationSettings
+               ) -> list[JobData]:
+    """Every job under the protocol settings of ``s`` (the jobs themselves under ours)."""
+    transform = job_transform(con, trace, s)
+    return list(jobs) if transform is None else [transform(j) for j in jobs]
+
+
+@contextlib.contextmanager
+def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, built_with: SelectionSettings
+                       ) -> Iterator[None]:
+    """Inside the block, ``job_checkpoints`` and ``checkpoint_features`` are those ``selection``
+    builds (temporary tables that shadow the warehouse's) when it differs from ``built_with`` in
+    feature mode or quantile; the warehouse is not modified."""
+    from stragglers.warehouse.build import SETTINGS_TABLE, record_settings, render, sql_name
+
+    same = (selection.feature_mode, selection.quantile) == (built_with.feature_mode, built_with.quantile)
+    if same:
+        yield
+        return
+    made = []
+    try:
+        for table in ("job_checkpoints", "checkpoint_features"):
+            select = render(sql_name(table, selection), **selection.sql_params())
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
+            made.append(table)
+        # the settings recorded with the shadow tables (read by the evaluation's consistency check)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {SETTINGS_TABLE} AS SELECT * FROM main.{SETTINGS_TABLE}")
+        made.append(SETTINGS_TABLE)
+        for table in ("job_checkpoints", "checkpoint_features"):
+            record_settings(con, table, selection.trace, selection.as_dict())
+        yield
+    finally:
+        for table in reversed(made):
+            con.execute(f"DROP TABLE IF EXISTS temp.{table}")
+
+
+# ---------------------------------------------------------------- ablation and sensitivity
+
+def run_variant(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
+                selection: SelectionSettings, built_with: SelectionSettings, methods: Sequence[str],
+                max_jobs: int | None = None) -> pd.DataFrame:
+    """Per-job metrics of ``methods`` under these settings (nothing is written)."""
+    from stragglers.prediction.evaluation import load_jobs, method_factory
+
+    with warehouse_features(con, selection, built_with):
+        jobs, _ = load_jobs(con, trace, evaluation)
+    jobs = adapt_jobs(con, trace, jobs[:max_jobs] if max_jobs else jobs, evaluation)
+    factories = [method_factory(m, evaluation) for m in methods]
+    results = replay_jobs(jobs, factories, seed=evaluation.seed, workers=evaluation.workers)
+    return results_frames(results, trace)["job_metrics"]
+
+
+def _summary(jm: pd.DataFrame) -> pd.DataFrame:
+    return (jm.groupby("method", sort=False)
+            .agg(n_jobs=("job_id", "nunique"), f1=("f1", "mean"), tpr=("tpr", "mean"), fpr=("fpr", "mean"),
+                 f1_auc=("f1_auc", "mean"), median_lead=("median_lead", "mean"))
+            .reset_index())
+
+
+def ablation_variants() -> list[tuple[str, dict[str, object]]]:
+    """(label, settings): the authors' preset, the preset with each setting switched back, ours."""
+    out = [("authors", dict(AUTHORS))]
+    for name in AUTHORS:
+        out.append((f"authors, {name}={ours_value(name)}", AUTHORS | {name: ours_value(name)}))
+    out.append(("ours", {name: ours_value(name) for name in AUTHORS}))
+    return out
+
+
+def protocol_ablation(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
+                      selection: SelectionSettings, best_baseline: str, max_jobs: int | None = None,
+                      progress: Callable[[str], None] | None = None,
+                      methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """Rows: trace, variant, method, n_jobs, f1, tpr, fpr, f1_auc, median_lead, settings (JSON).
+
+    ``methods`` defaults to NURD (with NURD-NC and GBTR), ``best_baseline`` and the reference rules.
+    Variants that share a feature construction share one build of the features.
+    """
+    methods = list(methods or ["nurd", best_baseline, *REFERENCE_RULES])
+    variants = []
+    for label, values in ablation_variants():
+        ev, sel = with_settings(evaluation, selection, values)
+        variants.append((label, ev, sel))
+    rows: dict[str, pd.DataFrame] = {}
+    for key in dict.fromkeys((sel.feature_mode, sel.quantile) for _, _, sel in variants):
+        group = [v for v in variants if (v[2].feature_mode, v[2].quantile) == key]
+        with warehouse_features(con, group[0][2], selection):
+            for label, ev, sel in group:
+                if progress:
+                    progress(label)
+                jm = run_variant(con, trace, ev, sel, sel, methods, max_jobs)
+                recorded = {k: (getattr(sel, k) if k in SELECTION_FIELDS else getattr(ev, k)) for k in AUTHORS}
+                recorded |= {"seed": ev.seed, "quantile": ev.quantile, "max_jobs": max_jobs}
+                rows[label] = _summary(jm).assign(variant=label, settings=json.dumps(recorded, sort_keys=True))
+    out = pd.concat([rows[label] for label, _, _ in variants], ignore_index=True).assign(trace=trace)
+    return out[["trace", "variant", "method", "n_jobs", "f1", "tpr", "fpr", "f1_auc", "median_lead", "settings"]]
+
+
+def nurd_sensitivity(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
+                     selection: SelectionSettings, alphas: Sequence[float] = (0.0, 0.25, 0.5),
+                     quantiles: Sequence[float] = (0.7, 0.8, 0.9, 0.95), max_jobs: int | None = None,
+                     progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Rows: method, alpha (NaN for the rules), quantile, n_jobs, f1, f1_auc, ... under ``evaluation``."""
+    rows = []
+    for q in quantiles:
+        ev_q, sel_q = replace(evaluation, quantile=q), replace(selection, quantile=q)
+        with warehouse_features(con, sel_q, selection):        # one build of the features per quantile
+            for i, a in enumerate(alphas):
+                if progress:
+                    progress(f"quantile {q}, alpha {a}")
+                methods = ["nurd", *REFERENCE_RULES] if i == 0 else ["nurd"]   # the rules have no alpha
+                jm = run_variant(con, trace, replace(ev_q, alpha=a), sel_q, sel_q, methods, max_jobs)
+                jm = jm[jm["method"].isin(["nurd", *REFERENCE_RULES])]
+                s = _summary(jm)
+                s["alpha"] = np.where(s["method"] == "nurd", a, np.nan)
+                rows.append(s.assign(quantile=q))
+    out = pd.concat(rows, ignore_index=True).assign(trace=trace)
+    return out[["trace", "method", "alpha", "quantile", "n_jobs", "f1", "tpr", "fpr", "f1_auc", "median_lead"]]

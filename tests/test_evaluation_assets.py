@@ -1,0 +1,101 @@
+"""The reference rules as baseline_eval partitions, comparison_tables with earliness and the
+reference band, and the protocol ablation, on a small generated trace (real Dagster runs on
+an ephemeral instance, a real DuckDB file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster_duckdb import DuckDBResource
+
+from assets import prediction, reports, traces, warehouse
+from assets.resources import NurdSettings
+from stragglers.prediction.protocol import AUTHORS, ours_value, protocol_ablation
+
+CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+         warehouse.checkpoint_features]
+RULES = ("flag_all", "wait_for_tau", "spark_speculation")
+
+
+def read(data: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def resources(data_dir: Path, **settings) -> dict:
+    return {"nurd": NurdSettings(data_dir=str(data_dir), synthetic_jobs=10, workers=1, n_boot=20, **settings),
+            "duckdb": DuckDBResource(database=str(data_dir / "warehouse.duckdb"))}
+
+
+@pytest.fixture(scope="module")
+def warehouse_ready(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data")
+    instance = dg.DagsterInstance.ephemeral()
+    assert dg.materialize(CHAIN, resources=resources(data), instance=instance).success
+    return data, instance
+
+
+def test_rules_partitions_and_comparison_tables(warehouse_ready):
+    data, instance = warehouse_ready
+    res = resources(data)
+    for rule in RULES:
+        assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res,
+                              instance=instance).success
+    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
+                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    assert r.success
+    # job_metrics: every rule on every job, with f1_auc in [0, 1]; wait_for_tau flags at the last
+    # checkpoint before tau, so its F1 over time is 0 until k = 10 and f1_auc = F1 / 10
+    rows = read(data, """SELECT method, count(*), min(f1_auc), max(f1_auc), avg(abs(f1_auc - f1 / 10))
+                         FROM job_metrics GROUP BY method ORDER BY method""")
+    got = {m: (n, lo, hi, dev) for m, n, lo, hi, dev in rows}
+    assert set(got) == set(RULES)
+    n_jobs = got["flag_all"][0]
+    assert n_jobs >= 3 and all(got[m][0] == n_jobs for m in got)
+    assert all(0 <= got[m][1] <= got[m][2] <= 1 for m in got)
+    assert got["wait_for_tau"][3] == pytest.approx(0, abs=1e-12)
+    # flag_all flags at t1: its lead is the largest of the rules wherever both have a true positive
+    leads = dict(read(data, "SELECT method, median(median_lead) FROM job_metrics GROUP BY method"))
+    assert leads["flag_all"] > leads["wait_for_tau"]
+    comp = read(data, "SELECT method, f1, f1_auc, median_lead, completion_unlimited FROM comparison")
+    assert {m for m, *_ in comp} == set(RULES)
+    assert all(v is not None for row in comp for v in row[:3]) and all(row[4] is not None for row in comp)
+    report = (data / "reports" / "report.md").read_text()
+    assert "Accuracy, earliness and completion time" in report and "median lead" in report
+    assert "Spearman correlation" in report
+    assert "reference" in report and "Spark speculation" in report
+    assert (data / "reports" / "accuracy_vs_earliness.png").stat().st_size > 1000
+
+
+def test_protocol_ablation_rows_record_their_settings(warehouse_ready):
+    """The ablation on the real warehouse, with the rules only (cheap; the assets run NURD too)."""
+    data, _ = warehouse_ready
+    nurd = NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1)
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        table = protocol_ablation(con, "synthetic", nurd.evaluation(), nurd.selection(), "hbos", max_jobs=3,
+                                  methods=RULES)
+        # the reference-feature variants were built in temporary tables, dropped afterwards
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
+    variants = list(dict.fromkeys(table["variant"]))
+    assert variants[0] == "authors" and variants[-1] == "ours" and len(variants) == len(AUTHORS) + 2
+    assert len(table) == len(variants) * len(RULES) and (table["n_jobs"] == 3).all()
+    for row in table.itertuples():
+        s = json.loads(row.settings)
+        assert 0 <= row.f1 <= 1 and s["max_jobs"] == 3
+        if row.variant == "authors":
+            assert all(s[k] == v for k, v in AUTHORS.items())
+        if row.variant == "ours":
+            assert s["alpha"] == 0.5 and s["feature_mode"] == "observed" and s["horizon"] == "tau"
+    by = table.set_index(["variant", "method"])
+    # the rules read no features and no alpha: those switches leave them unchanged
+    for name in ("alpha", "feature_mode", "regressor", "latency_normalization"):
+        switched = f"authors, {name}={ours_value(name)}"
+        assert by.loc[(switched, "wait_for_tau"), "f1"] == by.loc[("authors", "wait_for_tau"), "f1"]
+    # our protocol's rows equal the main evaluation's (same jobs, same replay)
+    main = dict(read(data, "SELECT job_id, f1 FROM job_metrics WHERE method = 'wait_for_tau' ORDER BY job_id"))
+    first3 = [main[j] for j in sorted(main)[:3]]
+    assert by.loc[("ours", "wait_for_tau"), "f1"] == pytest.approx(sum(first3) / 3)

@@ -87,8 +87,8 @@ def test_story_states_this_runs_numbers():
     comp = pd.DataFrame({"trace": ["google_2011"] * 3, "method": ["nurd", "tobit", "wait_for_tau"],
                          "unlimited": [0.123, 0.2, -0.05], "limited_avg": [0.1, 0.15, -0.04]})
     head = headline(_t3_by_hand(), early, comp)
-    assert list(head["role"]) == ["NURD", "best baseline", "best reference rule", "reference rule",
-                                  "reference rule"]
+    assert list(head["role"]) == ["NURD", "best baseline", "best reference rule", "reference rule"]
+    assert list(head["method"]) == ["nurd", "tobit", "wait_for_tau", "flag_all"]
     assert list(head["method"][:3]) == ["nurd", "tobit", "wait_for_tau"]
     text = what_this_run_shows(head, {"google_2011": 6})
     assert "On `google_2011` (40 jobs, 6 methods evaluated)" in text
@@ -262,3 +262,12 @@ def test_dagster_warnings_filtered_only_by_prefix():
         warnings.warn("Function `observable_source_asset` is currently in beta, and may change")
         warnings.warn("Some other warning")
     assert [str(w.message) for w in caught] == ["Some other warning"]
+
+
+def test_story_when_relaunching_lengthens_every_job():
+    comp = pd.DataFrame({"trace": ["google_2011"] * 3, "method": ["nurd", "tobit", "wait_for_tau"],
+                         "unlimited": [-0.107, -0.05, -0.038], "limited_avg": [-0.1, -0.04, -0.03]})
+    text = what_this_run_shows(headline(_t3_by_hand(), None, comp))
+    assert "lengthens jobs by 10.7% with unlimited machines" in text
+    assert "none of NURD, the best baseline and the reference rules shortens jobs" in text
+    assert f"{story._display('wait_for_tau')} lengthens them least (3.8%)" in text

@@ -29,16 +29,5 @@ case "${1:-}" in
   "") ;;
   *) echo "run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 esac
-started=$SECONDS
-since=$(date +%s)
 bash scripts/setup.sh
-source scripts/env.sh
-materialize() { .venv/bin/dagster asset materialize -m pipeline "$@"; }
-materialize --select '*nurd_eval'
-# the free reference rules (partitions of baseline_eval, named by the method registry): cheap,
-# and the summary compares NURD with them; one run each (--partition-range takes a contiguous range)
-for rule in $(.venv/bin/python -c "from stragglers.prediction.methods import REFERENCE_RULES; print(*REFERENCE_RULES)"); do
-  materialize --select baseline_eval --partition "$rule"
-done
-materialize --select comparison_tables
-.venv/bin/python scripts/summary.py --elapsed $((SECONDS - started)) --since "$since"
+exec bash scripts/main_job.sh

@@ -219,7 +219,7 @@ def test_report_renders_in_headless_chromium(report_dir, tmp_path):
 # scripts and logs
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("script", ["run.sh", "baselines.sh", "test.sh", "setup.sh", "ui.sh"])
+@pytest.mark.parametrize("script", ["run.sh", "main_job.sh", "baselines.sh", "test.sh", "setup.sh", "ui.sh"])
 def test_scripts_explain_and_exit(script, tmp_path):
     # a copy of the project without .venv: --help must not start installing anything
     r = subprocess.run(["bash", str(ROOT / "scripts" / script), "--help"], capture_output=True, text=True,

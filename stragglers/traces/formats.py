@@ -108,6 +108,8 @@ def _fetch_embedded_alibaba(dest: Path, *, url, parts, workers, scale, log):
     from stragglers.traces.alibaba_archive import download_alibaba
     from stragglers.traces.synth import generate_alibaba_2018
     src = dest.parent / "_synthetic_alibaba_archive"
+    log(f"generating the embedded Alibaba-format archive at {src} (seed {scale.seed}, {scale.n_jobs} jobs); "
+        f"it is then unpacked by the same code as a downloaded archive ('downloaded' below = copied from it)")
     generate_alibaba_2018(src, seed=scale.seed, n_jobs=scale.n_jobs)
     report = download_alibaba(src.resolve().as_uri() + "/batch_instance.tar.gz", dest, log=log)
     report.files_skipped = 0

@@ -14,6 +14,8 @@ from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
 from stragglers.prediction.protocol import protocol_ablation as run_ablation
 from stragglers.prediction.methods import BASELINES
 from stragglers.warehouse import build as wh
+from stragglers.prediction.methods import REFERENCE_RULES
+from stragglers.warehouse.build import usage_absent_reason
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_image, md_table, prepare
@@ -62,6 +64,25 @@ def _run(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
         prepare(con, nurd)
         return evaluate(con, nurd.trace, methods, nurd.evaluation(), progress=ProgressLog(context.log.info, methods),
                         engine=engine, exchange=engine.exchange_dir)
+
+
+def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource,
+                        methods=("nurd",)) -> tuple[list[str], dg.MaterializeResult | None]:
+    """A trace without usage (partial mirror): only the time-only reference rules run. Returns the
+    methods to run and, when none is left, a green empty materialization saying why."""
+    with duckdb.get_connection() as con:
+        reason = usage_absent_reason(con, nurd.trace)
+    if reason is None:
+        return list(methods), None
+    keep = [m for m in methods if m in REFERENCE_RULES]
+    dropped = [m for m in methods if m not in keep]
+    if dropped:
+        context.log.warning(f"skipped {dropped}: {reason}")
+    else:
+        context.log.info(f"{reason}; {keep} are time-only rules and run")
+    if keep:
+        return keep, None
+    return [], dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0})
 
 
 def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
@@ -130,6 +151,9 @@ def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource
                       "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
                       "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    _, skipped = _skip_without_usage(context, nurd, duckdb)
+    if skipped is not None:
+        return skipped
     metadata, version = _evaluate_unless_current(context, nurd, duckdb, ["nurd"])
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))
 
@@ -142,6 +166,9 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
 def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     methods = sorted(context.partition_keys)
+    methods, skipped = _skip_without_usage(context, nurd, duckdb, methods)
+    if skipped is not None:
+        return skipped
     # all requested methods in one replay: jobs are loaded once and spread over the workers
     metadata, version = _evaluate_unless_current(context, nurd, duckdb, methods)
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))

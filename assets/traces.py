@@ -2,6 +2,7 @@
 
 
 import dagster as dg
+import pandas as pd
 
 import socket
 import urllib.error
@@ -11,7 +12,7 @@ from stragglers.warehouse.build import files_digest
 from stragglers.traces.fetch import fetch_trace, source_version
 from assets.resources import NurdSettings
 
-from assets.common import AUTOMATION
+from assets.common import AUTOMATION, md_table
 
 
 @dg.observable_source_asset(
@@ -37,7 +38,9 @@ def trace_source(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Da
     description="The configured trace (NURD_TRACE, default the embedded `synthetic` trace) under "
                 "$NURD_DATA_DIR/raw/<trace>/, every file verified against SHA256SUM. Google: the parts "
                 "chosen by NURD_TRACE_PARTS from NURD_TRACE_URL (http, https, file:// or a directory laid "
-                "out like the bucket), downloaded in parallel, resumed and retried; Alibaba: "
+                "out like the bucket), downloaded in parallel, resumed and retried; a partial mirror (tables without "
+                "parts, or a local directory without SHA256SUM) is taken as it is and the missing tables are "
+                "listed in the metadata. Alibaba: "
                 "batch_instance.tar.gz streamed and unpacked.",
 )
 def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.MaterializeResult:
@@ -50,9 +53,18 @@ def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Mater
             raise  # the RetryPolicy tries the step again later
         # a setting, or a corrupt or missing file at the source: retrying cannot help
         raise dg.Failure(description=f"{type(e).__name__}: {e}", allow_retries=False) from e
+    for table, why in report["tables_missing"].items():
+        context.log.warning(f"{nurd.trace}: table {table} is absent ({why}); the steps that need it say so "
+                            f"and the others run")
+    tables = pd.DataFrame([{"table": t, "parts": n, "status": "present" if n else
+                            f"absent: {report['tables_missing'].get(t, '')}"}
+                           for t, n in report["tables"].items()])
     files = [p for p in nurd.raw_path.rglob("*") if p.is_file() and not p.name.startswith(".")]
     return dg.MaterializeResult(data_version=dg.DataVersion(files_digest(files)), metadata={
         "trace": nurd.trace,
+        "tables": md_table(tables) if len(tables) else dg.MetadataValue.md("(one archive)"),
+        "tables_missing": ", ".join(report["tables_missing"]) or "none",
+        "files_unverified": report["files_unverified"],
         "path": dg.MetadataValue.path(report["path"]),
         "files": report["files"],
         "bytes": report["bytes"],

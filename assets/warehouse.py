@@ -31,12 +31,10 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        if s.is_google_format:
-            wh.stage_google(con, nurd.raw_path, s)
-            views = list(wh.GOOGLE_VIEWS)
-        else:
-            wh.stage_alibaba(con, nurd.alibaba_csv, s)
-            views = ["stg_batch_instance"]
+        n_parts = s.format.stage(con, nurd.raw_path, s)
+        views = list(wh.GOOGLE_VIEWS) if s.is_google_format else ["stg_batch_instance"]
+        absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
+        usage_note = wh.usage_absent_reason(con, s.trace)
         inputs = wh.recorded_inputs(con, "staged_trace", s.trace)
         if wh.recorded_inputs(con, "staged_trace:rows", s.trace) == inputs:
             counts = wh.recorded_settings(con, "staged_trace:rows", s.trace)   # same files: not counted again
@@ -47,9 +45,12 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
             with wh.transaction(con):
                 wh.record_settings(con, "staged_trace:rows", s.trace, counts, inputs)
         quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
-    return dg.MaterializeResult(metadata=counts | {
-        "trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined},
-        data_version=dg.DataVersion(inputs))
+    meta = counts | {"trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined,
+                     "tables_absent": ", ".join(absent) or "none"}
+    if usage_note:
+        context.log.warning(usage_note)
+        meta["usage"] = dg.MetadataValue.md(usage_note)
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(inputs))
 
 
 def _build_step(context, con, step: str, s, build) -> tuple[bool, str]:
@@ -64,8 +65,10 @@ def _build_step(context, con, step: str, s, build) -> tuple[bool, str]:
     return rebuilt, wh.digest([wh.recorded_inputs(con, t, s.trace) for t in tables])
 
 
-def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=None, google_only=False,
-           description: str = ""):
+def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_params=None, max_rows=None,
+           google_only=False, needs_usage=False, description: str = ""):
+    """``params(nurd)``: the suite's parameters from the settings; ``warehouse_params(nurd, con)``:
+    more of them read from the warehouse (merged over the first)."""
     @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
     def _validate(context: dg.AssetCheckExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.AssetCheckResult:
@@ -73,8 +76,11 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, max_rows=No
         if google_only and not s.is_google_format:
             return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
         trace = None if table.startswith("stg_") else s.trace
-        p = params(nurd) if params else None
         with duckdb.get_connection() as con:
+            no_usage = needs_usage and wh.usage_absent_reason(con, s.trace)
+            if no_usage:
+                return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable: {no_usage}"})
+            p = _suite_params(params, warehouse_params, nurd, con)
             # a table validated before, unchanged since (same inputs digest), passes again without re-reading it
             built_from = wh.recorded_inputs(con, "staged_trace" if table.startswith("stg_") else table, s.trace)
             key = wh.digest([built_from, suite, p, max_rows, SUITES_VERSION])
@@ -146,7 +152,7 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
     with duckdb.get_connection() as con:
         prepare(con, nurd)
         rebuilt, version = _build_step(context, con, "selection_funnel", s,
-                                       lambda: wh.build_table(con, "selection_funnel", s))
+                                       lambda: wh.build_funnel(con, s))
         funnel = con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
                              "ORDER BY step, reason", [s.trace]).df()
     return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel),
@@ -156,7 +162,9 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Per-checkpoint features of every finished task (sql/checkpoint_features.sql), min-max "
                       "normalized per job; `observed` mode (default) uses only what was visible at the "
-                      "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints.")
+                      "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints. "
+                      "On a trace without task_usage (partial mirror) the usage features are 0 and the "
+                      "metadata says so: only the time-only rules use these rows then.")
 def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
                         duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
@@ -166,14 +174,33 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
         rebuilt, version = _build_step(context, con, "checkpoint_features", s, lambda: wh.build_features(con, s))
         counts = {"checkpoint_features": con.execute("SELECT count(*) FROM checkpoint_features WHERE trace = ?",
                                                      [s.trace]).fetchone()[0]}
+        no_usage = wh.usage_absent_reason(con, s.trace)
         per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
             max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
             GROUP BY job_id)""", [s.trace]).df()
+        grids = wh.grid_coverage(con, s)
         meta = {"dagster/row_count": counts["checkpoint_features"], "feature_mode": s.feature_mode,
+                "checkpoint_grid": s.checkpoint_grid if s.is_google_format else "equal (Alibaba)",
+                "jobs_per_grid": md_table(grids),
                 "features": ", ".join(feature_names(s.trace)), "checkpoints": md_table(per_job),
                 "preview": preview(con, "checkpoint_features", s.trace, 5),
                 "seconds": round(time.perf_counter() - started, 2), "rebuilt": rebuilt}
+    if no_usage:
+        context.log.warning(no_usage)
+        meta["usage"] = dg.MetadataValue.md(no_usage)
     return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
+
+
+def _suite_params(params, warehouse_params, nurd, con) -> dict | None:
+    if not params and not warehouse_params:
+        return None
+    return (params(nurd) if params else {}) | (warehouse_params(nurd, con) if warehouse_params else {})
+
+
+def _fewest_finished(con, trace: str, default: int) -> int:
+    row = con.execute("SELECT min(n) FROM (SELECT count(*) AS n FROM tasks WHERE trace = ? GROUP BY job_id)",
+                      [trace]).fetchone()
+    return int(row[0]) if row and row[0] else default
 
 
 checks = [
@@ -182,11 +209,15 @@ checks = [
     _check(staged_trace, "raw_task_events_valid", "raw_task_events", "stg_task_events", max_rows=RAW_CHECK_ROWS,
            google_only=True, description="GX suite raw_task_events on the staged task_events (first rows)."),
     _check(staged_trace, "raw_task_usage_valid", "raw_task_usage", "stg_task_usage", max_rows=RAW_CHECK_ROWS,
-           google_only=True, description="GX suite raw_task_usage on the staged task_usage (first rows)."),
+           google_only=True, needs_usage=True,
+           description="GX suite raw_task_usage on the staged task_usage (first rows)."),
     _check(jobs, "jobs_valid", "jobs", "jobs", params=lambda n: {"min_tasks": n.min_tasks},
            description="n_tasks >= min_tasks, unique job ids."),
     _check(tasks, "tasks_valid", "tasks", "tasks",
-           params=lambda n: {"min_tasks": n.min_tasks, "quantile": n.quantile},
+           # the share bound is sized for the smallest job in `tasks`: a real job of >= min_tasks
+           # tasks may have only a few finished inside the window (normal on a partial trace)
+           params=lambda n: {"quantile": n.quantile},
+           warehouse_params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks)},
            description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
     _check(checkpoint_features, "checkpoint_features_valid", "checkpoint_features", "checkpoint_features",
            params=lambda n: {"features": list(feature_names(n.trace))},

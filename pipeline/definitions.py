@@ -3,7 +3,7 @@
 
 import dagster as dg
 
-from assets import diagnosis, failures, nodes, prediction, reports, traces, warehouse
+from assets import diagnosis, failures, nodes, prediction, realism, reports, traces, warehouse
 from assets.resources import WarehouseResource, settings_from_env
 from stragglers.settings import Settings
 
@@ -33,7 +33,7 @@ automation = dg.AutomationConditionSensorDefinition(
 
 defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
-            warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
+            warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, prediction.nurd_eval,
             prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
             reports.comparison_tables, *diagnosis.assets,
             nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,

@@ -3,8 +3,12 @@
 --   t0  = latency of the ceil(${initial_fraction} * n)-th fastest task (at least
 --         the 1st): by then ${initial_fraction} of the tasks have finished;
 --   tau = the job's ${quantile} latency quantile (straggler threshold);
---   checkpoint k = t0 + k * step while < tau (step: ${checkpoint_step_s} s on
---   Google; the Alibaba grid divides [t0, tau) in ${alibaba_steps} equal steps).
+--   checkpoint k = t0 + k * step while < tau. Step (SelectionSettings.step_us_sql):
+--   Google grid '${checkpoint_grid}': 'fixed' = ${checkpoint_step_s} s (one usage
+--   window; a job with tau - t0 <= the step gets only k = 0 and is not evaluated),
+--   'equal' = (tau - t0) / ${checkpoint_steps}, 'capped' = the smaller of the two
+--   (long jobs keep the window step, short ones get ${checkpoint_steps} checkpoints);
+--   the Alibaba grid divides [t0, tau) in ${alibaba_steps} equal steps.
 -- k = 0 is the initial checkpoint (first training set, rho and delta).
 WITH ranked AS (
     SELECT job_id, latency_us,

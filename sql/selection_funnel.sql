@@ -30,6 +30,12 @@ SELECT '${trace}' AS trace, * FROM (
            count(DISTINCT job_id), count(*)
     FROM task_outcomes WHERE trace = '${trace}' GROUP BY outcome
     UNION ALL
+    -- a trace without task_usage (partial mirror): the no_usage exclusion is not applied
+    SELECT 7, 'no_usage exclusion not applied: the trace has no task_usage', 'no_usage_not_applied', true,
+           count(DISTINCT job_id), count(*)
+    FROM task_outcomes WHERE trace = '${trace}' AND outcome = 'finished' AND NOT ${has_usage}
+    HAVING NOT ${has_usage}
+    UNION ALL
     SELECT 8, 'finished tasks with a latency (tasks)', 'tasks', true,
            count(DISTINCT job_id), count(*) FROM tasks WHERE trace = '${trace}'
 )

@@ -9,6 +9,7 @@ WITH per_task AS (
     SELECT
         job_id,
         task_index AS task_id,
+        min(time) FILTER (WHERE event_type = 0)                  AS first_submit_us,
         min(time) FILTER (WHERE event_type = 1)                  AS first_schedule_us,
         max(time) FILTER (WHERE event_type = 4)                  AS final_finish_us,
         arg_max(event_type, {'t': time, 'e': event_type})
@@ -22,7 +23,7 @@ WITH per_task AS (
 )
 SELECT
     '${trace}' AS trace,
-    job_id, task_id, first_schedule_us, final_finish_us, final_event, max_priority, production_priority,
+    job_id, task_id, first_submit_us, first_schedule_us, final_finish_us, final_event, max_priority, production_priority,
     evict_times, fail_times,
     -- evictions and failures before the final FINISH (all of them if none)
     coalesce(len(list_filter(evict_times, x -> final_finish_us IS NULL OR x < final_finish_us)), 0) AS evictions,

@@ -4,8 +4,5 @@ from pathlib import Path
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
-GOOGLE_FEATURES = (
-    "mcu", "maxcpu", "scpu", "cmu", "amu", "maxmu", "upc", "tpc",
-    "mio", "maxio", "mdk", "cpi", "mai", "ev", "fl",
-)
-ALIBABA_FEATURES = ("cpu_avg", "cpu_max", "mem_avg", "mem_max")
+# declared once, in the trace formats
+from stragglers.traces.formats import ALIBABA_FEATURES, GOOGLE_FEATURES  # noqa: E402,F401

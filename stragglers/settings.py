@@ -24,10 +24,12 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-TRACES = ("synthetic", "google_2011", "alibaba_2018", "alibaba_2017", "synthetic_alibaba")
-GOOGLE_FORMAT = ("synthetic", "google_2011")
-ALIBABA_FORMAT = ("alibaba_2018", "alibaba_2017", "synthetic_alibaba")
+from stragglers.traces.formats import FORMATS, TRACES, TraceFormat
+
+GOOGLE_FORMAT = tuple(n for n, f in FORMATS.items() if f.is_google_layout)
+ALIBABA_FORMAT = tuple(n for n, f in FORMATS.items() if not f.is_google_layout)
 ON_BAD_ROWS = ("fail", "quarantine")
+CHECKPOINT_GRIDS = ("capped", "fixed", "equal")
 # The values each protocol setting accepts (first: this pipeline's protocol, the default).
 PROTOCOL_CHOICES = {
     "latency_normalization": ("none", "job_minmax"),
@@ -83,9 +85,14 @@ def any_string(v) -> str | None:
 
 
 def parts_spec(v) -> str | None:
-    """Google parts per table: "all" or a positive integer N (parts 0..N-1)."""
-    s = str(v).strip().lower()
-    return None if s == "all" or (s.isdigit() and int(s) >= 1) else "'all' or a positive integer"
+    """Google parts: "all", a positive integer N (parts 0..N-1 of every table), or per-table
+    selections such as "task_events=0-13,job_events=all" (stragglers/traces/google_parts.py)."""
+    from stragglers.traces.google_parts import parse_parts
+    try:
+        parse_parts(v)
+    except ValueError:
+        return "'all' or a positive integer (or per-table selections such as 'task_events=0-13,job_events=all')"
+    return None
 
 
 _MEMORY = re.compile(r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", re.I)
@@ -119,7 +126,9 @@ class Settings:
     trace_url: str = setting("", env="NURD_TRACE_URL", check=any_string,
                              doc="the trace's source; '' = its public location")
     trace_parts: str = setting("2", env="NURD_TRACE_PARTS", check=parts_spec,
-                               doc="Google parts per table: a count N (parts 0..N-1) or 'all'")
+                               doc="Google parts: a count N (parts 0..N-1 of every table), 'all', or per "
+                                   "table, e.g. 'task_events=0-13,job_events=all' (tables not named are not "
+                                   "fetched unless a bare N or 'all' is given)")
     download_workers: int = setting(4, check=int_at_least(1), doc="parallel downloads")
     synthetic_seed: int = setting(2011, check=int_at_least(0), doc="seed of the embedded trace generator")
     synthetic_jobs: int = setting(48, env="NURD_SYNTHETIC_JOBS", check=synthetic_job_count,
@@ -136,7 +145,16 @@ class Settings:
                               doc="straggler threshold: the job's latency quantile")
     initial_fraction: float = setting(0.04, check=number_in(0, 1, lo_open=True, hi_open=True),
                                       doc="t0 = time by which this share of the tasks finished")
-    checkpoint_step_s: int = setting(300, check=int_at_least(1), doc="Google: seconds between checkpoints")
+    checkpoint_grid: str = setting("capped", env="NURD_CHECKPOINT_GRID", check=one_of(*CHECKPOINT_GRIDS),
+                                   doc="Google checkpoints between t0 and tau: 'capped' = every checkpoint_step_s, "
+                                       "but at least checkpoint_steps of them (short jobs get a finer step); "
+                                       "'fixed' = every checkpoint_step_s (jobs with tau - t0 <= the step get "
+                                       "none); 'equal' = checkpoint_steps equal steps")
+    checkpoint_step_s: int = setting(300, check=int_at_least(1),
+                                     doc="Google: seconds between checkpoints (one task_usage window)")
+    checkpoint_steps: int = setting(10, check=int_at_least(1),
+                                    doc="Google: checkpoints between t0 and tau, at least ('capped') or exactly "
+                                        "('equal')")
     alibaba_steps: int = setting(50, check=int_at_least(1), doc="Alibaba: equal steps between t0 and tau")
     feature_mode: str = setting("observed", env="NURD_FEATURE_MODE", check=one_of("observed", "reference"),
                                 doc="'observed': only what was visible at the checkpoint; 'reference': the "
@@ -145,6 +163,12 @@ class Settings:
                                           doc="CPI/MAI of usage windows with less CPU are missing")
     max_cpi: float = setting(100.0, check=positive_number, doc="CPI above this is missing")
     max_mai: float = setting(10.0, check=positive_number, doc="MAI above this is missing")
+    # trace_realism (stragglers/warehouse/realism.py)
+    realism_against: str = setting("google_2011", env="NURD_REALISM_AGAINST", check=one_of(*TRACES),
+                                   doc="trace_realism compares the configured trace with this one")
+    usage_sample: str = setting("", env="NURD_USAGE_SAMPLE", check=any_string,
+                                doc="usage rows (CSV with a header row) standing for the usage of a trace "
+                                    "without task_usage in trace_realism, e.g. the real excerpt's sample")
     # online evaluation
     seed: int = setting(0, env="NURD_SEED", check=int_at_least(0), doc="seed of the evaluation and bootstrap")
     regressor: str = setting("xgboost", check=one_of("xgboost", "sklearn"),
@@ -239,9 +263,9 @@ class Settings:
         return Path(self.data_dir) / "warehouse.duckdb"
 
     @property
-    def parts(self) -> int | str:
-        s = str(self.trace_parts).strip().lower()
-        return "all" if s == "all" else int(s)
+    def parts(self) -> int | str | dict:
+        from stragglers.traces.google_parts import parse_parts
+        return parse_parts(self.trace_parts)
 
     @property
     def resolved_workers(self) -> int:
@@ -367,7 +391,9 @@ class SelectionSettings:
     min_tasks: int = default("min_tasks")
     quantile: float = default("quantile")
     initial_fraction: float = default("initial_fraction")
+    checkpoint_grid: str = default("checkpoint_grid")
     checkpoint_step_s: int = default("checkpoint_step_s")
+    checkpoint_steps: int = default("checkpoint_steps")
     alibaba_steps: int = default("alibaba_steps")
     feature_mode: str = default("feature_mode")
     min_cpu_rate_for_cpi: float = default("min_cpu_rate_for_cpi")
@@ -377,22 +403,35 @@ class SelectionSettings:
 
     def __post_init__(self) -> None:
         validate(self)
+        modes = self.format.feature_modes
+        if self.feature_mode not in modes:
+            raise SettingError(f"setting feature_mode={self.feature_mode!r} is invalid: expected one of {modes} "
+                               f"for trace {self.trace} (its features are {', '.join(self.format.features)})")
+
+    @property
+    def format(self) -> TraceFormat:
+        return FORMATS[self.trace]
 
     @property
     def is_google_format(self) -> bool:
-        return self.trace in GOOGLE_FORMAT
+        return self.format.is_google_layout
 
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def sql_params(self) -> dict:
-        p = asdict(self)
-        p["step_us"] = (
-            str(self.checkpoint_step_s * 1_000_000) if self.is_google_format
+    def step_us_sql(self, grid: str | None = None) -> str:
+        """The checkpoint step in microseconds, as an SQL expression over a job's ``c.t0_us`` and
+        ``c.tau_us`` (sql/job_checkpoints.sql); ``grid`` defaults to the setting."""
+        if not self.is_google_format:
             # Alibaba: a grid of at most `alibaba_steps` equal steps in [t0, tau)
-            else f"greatest(1, (c.tau_us - c.t0_us) // {self.alibaba_steps})"
-        )
-        return p
+            return f"greatest(1, (c.tau_us - c.t0_us) // {self.alibaba_steps})"
+        fixed = str(self.checkpoint_step_s * 1_000_000)
+        # ceil: at most checkpoint_steps checkpoints in [t0, tau) (a floor step would give one more)
+        equal = f"greatest(1, ceil((c.tau_us - c.t0_us) / {self.checkpoint_steps}))"
+        return {"fixed": fixed, "equal": equal, "capped": f"least({fixed}, {equal})"}[grid or self.checkpoint_grid]
+
+    def sql_params(self) -> dict:
+        return asdict(self) | {"step_us": self.step_us_sql()}
 
 
 @dataclass(frozen=True)

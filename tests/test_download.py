@@ -458,3 +458,71 @@ def test_progress_bar_and_log_lines(server, tmp_path, capsys):
     assert "clusterdata-2011-2" in err  # tqdm bar description
     assert logs[-1].startswith("clusterdata-2011-2: 4 files")
     assert all("/s)" in m for m in logs if m.startswith("downloaded "))
+
+
+# --------------------------------------------------------------------------
+# Partial mirrors and per-table part selections
+# --------------------------------------------------------------------------
+
+
+def test_parse_parts_per_table():
+    assert parse_parts("task_events=0-13,job_events=all") == {
+        "task_events": tuple(range(14)), "job_events": "all"}
+    assert parse_parts("task_events=3, 2") == {"task_events": 3, "*": 2}
+    assert parse_parts("job_events=all,all") == {"job_events": "all", "*": "all"}
+    for bad in ("task_events=5-2", "task_events=x", "0-3", "task_events=1,task_events=2", "a b=1",
+                "task_events=0"):
+        with pytest.raises(ValueError, match="NURD_TRACE_PARTS"):
+            parse_parts(bad)
+
+
+def test_partial_sha256sum_takes_the_listed_tables_and_reports_the_rest(tmp_path):
+    root = tmp_path / "mirror"
+    files = make_bucket(root, tables=("job_events", "task_events"), n_parts=3, rows=50)
+    logs: list[str] = []
+    rep = download_google(str(root), tmp_path / "dest", parts="all", log=logs.append, **FAST)
+    assert rep.tables == {"job_events": 3, "task_events": 3, "task_usage": 0}
+    assert rep.tables_missing == {"task_usage": "no parts listed in SHA256SUM"}
+    assert rep.files_verified == 1 + 6
+    assert any("task_usage left out" in m for m in logs)
+    for rel, data in files.items():
+        assert (tmp_path / "dest" / rel).read_bytes() == data
+    assert not (tmp_path / "dest" / "task_usage").exists()
+
+
+def test_per_table_selection_fetches_exactly_the_named_parts(server, bucket, tmp_path):
+    dest = tmp_path / "dest"
+    rep = download_google(server.url, dest, parts="task_events=1-2,job_events=all", **FAST)
+    got = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*.csv.gz"))
+    assert got == [f"job_events/part-0000{i}-of-00500.csv.gz" for i in range(3)] + [
+        "task_events/part-00001-of-00500.csv.gz", "task_events/part-00002-of-00500.csv.gz"]
+    assert rep.tables_missing == {"task_usage": "not selected by NURD_TRACE_PARTS"}
+    # a named table or part the index does not list is an error naming it
+    with pytest.raises(TraceDownloadError, match="task_events/part-00007-of-00500.csv.gz"):
+        download_google(server.url, tmp_path / "d2", parts="task_events=6-7", **FAST)
+
+
+def test_named_table_without_parts_is_an_error(tmp_path):
+    root = tmp_path / "mirror"
+    make_bucket(root, tables=("job_events", "task_events"), n_parts=1, rows=20)
+    with pytest.raises(TraceDownloadError, match="'task_usage' is selected by NURD_TRACE_PARTS"):
+        download_google(str(root), tmp_path / "dest", parts="task_usage=all,all", **FAST)
+
+
+def test_local_directory_without_sha256sum_is_taken_as_it_is(tmp_path):
+    root = tmp_path / "mirror"
+    files = make_bucket(root, tables=("job_events", "task_events"), n_parts=2, rows=30)
+    (root / "SHA256SUM").unlink()
+    (root / "schema.csv").unlink()
+    logs: list[str] = []
+    dest = tmp_path / "dest"
+    rep = download_google(str(root), dest, parts="all", log=logs.append, **FAST)
+    assert rep.files_unverified == 4 and rep.files_verified == 0
+    assert rep.tables_missing == {"task_usage": "no parts listed in SHA256SUM"}
+    assert any("has no SHA256SUM" in m for m in logs)
+    assert any("schema.csv is not at the source" in m for m in logs)
+    for rel, data in files.items():
+        if rel != "schema.csv":
+            assert (dest / rel).read_bytes() == data
+    rep = download_google(str(root), dest, parts="all", **FAST)   # second run: nothing fetched
+    assert rep.files_skipped == 4 and rep.bytes_downloaded == 0

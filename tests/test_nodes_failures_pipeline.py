@@ -21,7 +21,7 @@ def read(data, sql: str) -> list[tuple]:
 @pytest.fixture(scope="module")
 def materialized(tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
-    nurd = NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1, node_fit_sample=6, node_min_tasks=5,
+    nurd = NurdSettings(data_dir=str(data), synthetic_jobs=12, workers=1, node_fit_sample=6, node_min_tasks=5,
                         failure_trees=10, failure_max_train_rows=5000, clone_tasks=300)
     resources = {"nurd": nurd, "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
     assets = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, nodes.task_attempts, nodes.node_ranking,
@@ -63,8 +63,10 @@ def test_failure_group_materializes_with_checks(materialized):
     per_target = dict(read(data, """SELECT target, count(DISTINCT scenario) FILTER (WHERE available)
         FROM failure_predictions GROUP BY target"""))
     assert set(per_target.values()) <= {0, 4} and per_target["attempt_failure"] == 4
-    notes = {r[0] for r in read(data, "SELECT DISTINCT note FROM failure_predictions WHERE NOT available")}
-    assert all(n.startswith("one class only") for n in notes)
+    # (the note column exists only when some target is unavailable: generator 2 at this scale has none)
+    if read(data, "SELECT count(*) FROM failure_predictions WHERE NOT available")[0][0]:
+        notes = {r[0] for r in read(data, "SELECT DISTINCT note FROM failure_predictions WHERE NOT available")}
+        assert all(n.startswith("one class only") for n in notes)
     assert read(data, "SELECT count(DISTINCT clones) FROM cloning_overhead")[0][0] == 3
     meta = result.asset_materializations_for_node("proactive_cloning")[0].metadata
     assert {"table_v", "headline", "plot_cdf"} <= set(meta)

@@ -65,6 +65,9 @@ def test_chain_materializes_and_validates(evaluated):
     mat = result.asset_materializations_for_node("nurd_eval")[0]
     assert "metrics" in mat.metadata and "nurd" in mat.metadata["metrics"].value
     assert (data / "validation" / "index.html").exists()
+    # counts print as integers in the UI (they used to show as 17703.000)
+    funnel = result.asset_materializations_for_node("selection_funnel")[0].metadata["funnel"].value
+    assert str(n_jobs) in funnel and ".000" not in funnel
 
 
 def test_baseline_partition_and_comparison_over_two_traces(evaluated):
@@ -93,6 +96,11 @@ def test_baseline_partition_and_comparison_over_two_traces(evaluated):
         assert (data / "reports" / f"{table}.parquet").exists()
     meta = r.asset_materializations_for_node("comparison_tables")[0].metadata
     assert "hbos" in meta["table3"].value and any(k.startswith("plot_") for k in meta)
+    # the UI shows the story first: the headline table, the key figure, then the report's page
+    assert list(meta)[:3] == ["headline", "key_plot_f1_over_time", "report_html"]
+    assert "| NURD " in meta["headline"].value and "data:image/png;base64," in meta["key_plot_f1_over_time"].value
+    assert meta["report_html"].value == (data / "reports" / "report.html").resolve().as_uri()
+    assert "data:image/png;base64," in (data / "reports" / "report.html").read_text()
 
 
 def _tampered_bucket(src: Path, dst: Path) -> Path:

@@ -8,6 +8,7 @@ import pytest
 
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_features, build_selection, stage_google
+from stragglers.warehouse.build import grid_coverage as build_grid_coverage
 from tests.minitrace import END, EVICT, FAIL, FINISH, KILL, LOST, S, SCHEDULE, SUBMIT, T0, UPDATE_PENDING, MiniTrace
 
 J_RAISED, J_CLASS0, J_99, J_MAIN, J_NO_TASKS = 6_000_000_001, 6_000_000_002, 6_000_000_003, 6_336_594_489, 6_000_000_005
@@ -169,3 +170,35 @@ def test_malformed_row_is_an_error_naming_file_and_line(tmp_path):
     # nothing half-written: the failed table has no rows of the trace
     assert not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'task_lifecycle'"
                            ).fetchone()[0] or con.execute("SELECT count(*) FROM task_lifecycle").fetchone()[0] == 0
+
+
+J_SHORT = 6_000_000_010
+
+
+@pytest.mark.parametrize("grid, expected", [("fixed", 1), ("capped", 10), ("equal", 10)])
+def test_short_job_is_evaluated_by_the_capped_grid(tmp_path, grid, expected):
+    """A job whose tasks take 20-70 s: tau - t0 = 43.05 s is shorter than one 300 s usage window,
+    so the fixed grid leaves it with k = 0 only; the capped grid (default) steps (tau - t0) / 10."""
+    m = MiniTrace()
+    m.job(J_SHORT, 1, T0 + 1)
+    for i in range(100):
+        m.run(J_SHORT, i, T0 + 10 * S, T0 + 10 * S + (20 * S + i * S // 2))
+    m.write(tmp_path / "raw", n_parts=1)
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        s = SelectionSettings(checkpoint_grid=grid)
+        stage_google(con, tmp_path / "raw", s)
+        build_selection(con, s)
+        build_features(con, s)
+        cps = [r[0] for r in con.execute("SELECT checkpoint_us FROM job_checkpoints ORDER BY k").fetchall()]
+        t0, tau = 21_500_000, 20 * S + 89.1 * S // 2           # 4th fastest; numpy's linear p90
+        assert len(cps) == expected and cps[0] == t0
+        if expected > 1:
+            step = -(-(tau - t0) // 10)                         # ceil: 4.305 s
+            assert cps == [int(t0 + k * step) for k in range(10)]
+        cov = build_grid_coverage(con, s).set_index("grid")
+        assert cov.loc["fixed", "jobs_with_checkpoints"] == 0
+        assert cov.loc["capped", "jobs_with_checkpoints"] == cov.loc["equal", "jobs_with_checkpoints"] == 1
+        assert cov.loc["capped", "max_checkpoints"] == 10
+    finally:
+        con.close()

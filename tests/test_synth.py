@@ -179,6 +179,8 @@ def test_quirks(google, tables):
         e, m = g.event_type.tolist(), g.machine_id.tolist()
         for k in range(len(e) - 2):
             if e[k] in (EVICT, FAIL) and e[k + 1] == SUBMIT:
+                if e[k + 2] == KILL:   # its job was killed while it waited (killed jobs, generator 2)
+                    continue
                 assert e[k + 2] == SCHEDULE and m[k + 2] != m[k]
                 n_checked += 1
     assert n_checked > 0
@@ -267,15 +269,20 @@ def test_usage_covers_running_intervals(google, tables):
     assert set(zip(tu.job_id, tu.task_index, tu.machine_id)) <= machines
 
 
-def test_latencies_fit_the_checkpoint_grid(google):
+def test_latencies_are_short_and_long_like_the_real_excerpt(google):
+    """Generator 2 draws each job's median latency from the real excerpt (median 150 s, 10 % of
+    jobs below 34 s, capped at its 95 % point 13,657 s): short jobs (p90 under one 300 s usage
+    window) and long ones both occur; killed jobs keep most of their tasks finished."""
     tt = google.truth_tasks
-    sel = google.truth_jobs.job_id[google.truth_jobs.should_select]
+    tj = google.truth_jobs
+    p50 = tj.median_run_s[tj.kind.isin(["regular", "other"])]
+    assert p50.min() >= 21.4 and p50.max() <= 13_657.2 + 1e-6
+    sel = tj.job_id[tj.should_select]
     lat = tt[tt.job_id.isin(sel)].dropna(subset=["latency_us"])
     p90 = lat.groupby("job_id").latency_us.apply(lambda s: np.quantile(s.astype(float) / 1e6, 0.9))
-    steps = p90 / 300
-    assert steps.between(4, 50).all(), steps.describe()
+    assert (p90 < 300).any() and (p90 > 300).any(), p90.describe()
     share_finished = (tt[tt.job_id.isin(sel)].end_state == "FINISH").mean()
-    assert share_finished > 0.9
+    assert 0.5 < share_finished < 1.0
 
 
 def test_stragglers_differ_in_the_features_of_their_causes(google, tables):

@@ -18,11 +18,11 @@ from typing import Callable, Sequence
 import duckdb
 import pandas as pd
 
-from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
 from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.protocol import job_transform
 from stragglers.reports.comparison import table3
-from stragglers.settings import GOOGLE_FORMAT, EvaluationSettings
+from stragglers.settings import EvaluationSettings
+from stragglers.traces.formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
@@ -32,7 +32,7 @@ RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks
 
 
 def feature_names(trace: str) -> tuple[str, ...]:
-    return GOOGLE_FEATURES if trace in GOOGLE_FORMAT else ALIBABA_FEATURES
+    return trace_format(trace).features
 
 
 def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings

@@ -50,13 +50,14 @@ from stragglers.reports import figures, story, views
 from stragglers.reports.html import render_html
 from stragglers.reports.render import markdown_table
 from stragglers.reports.style import is_reference_rule, style_for
+from stragglers.traces.formats import FORMATS
 
 
 # Registry names in table order: the reference rules, the baselines, NURD and its ablations.
 METHOD_ORDER = tuple(VARIANTS)
 
 # Which column of the paper's Table 3 a trace is compared with.
-PAPER_TRACE = {"google_2011": "google", "alibaba_2018": "alibaba", "alibaba_2017": "alibaba"}
+PAPER_TRACE = {name: f.paper_column for name, f in FORMATS.items() if f.paper_column}
 
 
 def _paper_table3() -> pd.DataFrame:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from stragglers.traces import download
-from stragglers.settings import SettingError, TRACES
+from stragglers.traces.formats import trace_format
 
 
 @dataclass(frozen=True)
@@ -49,54 +49,17 @@ def _dir_stats(root: Path) -> tuple[int, int]:
 
 def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int | str = 2, workers: int = 4,
                 scale: SyntheticScale = SyntheticScale(), log: Callable[[str], None] = print) -> dict:
-    """Materialize ``trace`` on disk; returns metadata (path, files, bytes, verified, seconds)."""
-    if trace not in TRACES:
-        raise SettingError(f"setting NURD_TRACE={trace!r} is invalid: expected one of {TRACES}")
+    """Materialize ``trace`` on disk (its format's fetch function); returns metadata
+    (path, files, bytes, verified, skipped, unverified, tables present and missing, seconds)."""
+    fmt = trace_format(trace)
     started = time.perf_counter()
     dest = raw_dir(data_dir, trace)
-    verified = skipped = 0
-    if trace == "synthetic":
-        from stragglers.traces.synth import GENERATOR_VERSION, generate_google
-        stamp = dest / ".generated.json"
-        want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
-        truth = truth_dir(data_dir, trace)
-        generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
-                         and (truth / "truth_tasks.parquet").exists())
-        if generated:
-            log(f"generating the embedded trace at {dest} ({want})")
-            generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
-            stamp.write_text(json.dumps(want))
-        else:
-            skipped = 1
-
-        # The generated bucket is verified like a download: every file against SHA256SUM.
-        # Its per-file "verified existing" lines and "downloaded 0 B" total would read as if
-        # nothing happened, so only unusual lines (a checksum mismatch) pass through.
-        def unusual(msg: str) -> None:
-            if not msg.startswith(("verified existing", "clusterdata-2011-2:")):
-                log(msg)
-
-        report = download.download_google(str(dest), dest, parts="all", log=unusual)
-        verified = report.files_verified
-        what = "generated" if generated else "reused (generated earlier with the same settings)"
-        log(f"embedded trace {what}: {len(report.files)} files, {report.bytes_total / 1e6:.1f} MB in {dest}; "
-            f"{verified} hashed against SHA256SUM now, {len(report.files) - verified} unchanged since hashed")
-    elif trace == "synthetic_alibaba":
-        from stragglers.traces.synth import generate_alibaba_2018
-        src = Path(data_dir) / "raw" / "_synthetic_alibaba_archive"
-        generate_alibaba_2018(src, seed=scale.seed, n_jobs=scale.n_jobs)
-        report = download.download_alibaba(src.resolve().as_uri() + "/batch_instance.tar.gz", dest, log=log)
-        verified = report.files_verified
-    elif trace == "google_2011":
-        report = download.download_google(url or download.GOOGLE_2011_URL, dest, parts=parts,
-                                          workers=workers, log=log)
-        verified, skipped = report.files_verified, report.files_skipped
-    else:
-        report = download.download_alibaba(url or download.default_trace_url(trace), dest, log=log)
-        verified, skipped = report.files_verified, report.files_skipped
+    report = fmt.fetch(dest, url=url, parts=parts, workers=workers, scale=scale, log=log)
     n_files, n_bytes = _dir_stats(dest)
-    return {"path": str(dest), "files": n_files, "bytes": n_bytes, "files_verified": verified,
-            "files_skipped": skipped, "seconds": round(time.perf_counter() - started, 3)}
+    return {"path": str(dest), "files": n_files, "bytes": n_bytes, "files_verified": report.files_verified,
+            "files_skipped": report.files_skipped, "files_unverified": report.files_unverified,
+            "tables": dict(report.tables), "tables_missing": dict(report.tables_missing),
+            "seconds": round(time.perf_counter() - started, 3)}
 
 
 def source_version(trace: str, data_dir: Path | str, *, url: str = "",
@@ -110,7 +73,8 @@ def source_version(trace: str, data_dir: Path | str, *, url: str = "",
       of its files, and the content of SHA256SUM.
     """
     h = hashlib.sha256(trace.encode())
-    if trace in ("synthetic", "synthetic_alibaba"):
+    fmt = trace_format(trace)
+    if fmt.embedded:
         from stragglers.traces.synth import GENERATOR_VERSION
         h.update(json.dumps({"generator_version": GENERATOR_VERSION, **asdict(scale)}).encode())
         return h.hexdigest()[:16]
@@ -133,7 +97,7 @@ def source_version(trace: str, data_dir: Path | str, *, url: str = "",
             if p.name == "SHA256SUM":
                 h.update(p.read_bytes())
         return h.hexdigest()[:16]
-    if trace == "google_2011":
+    if fmt.is_google_layout:
         with urllib.request.urlopen(base.rstrip("/") + "/SHA256SUM", timeout=30) as r:
             h.update(r.read())
     else:

@@ -110,10 +110,17 @@ def files_digest(paths) -> str:
     return digest(rows)
 
 
+def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, **extra) -> dict:
+    """The SQL parameters of a table build: the settings', whether the trace has usage (a partial
+    mirror has none: sql/task_outcomes.sql, sql/selection_funnel.sql), and ``extra``."""
+    return settings.sql_params() | {"has_usage": "false" if usage_absent_reason(con, settings.trace) else "true"} \
+        | extra
+
+
 def table_inputs(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> str:
     """What ``table`` of the trace is computed from: the staged raw files, the settings and the SQL.
     Equal digests mean equal rows (the SQL is deterministic), so the build can be skipped."""
-    sql = render(sql_name(table, settings), **(settings.sql_params() | extra))
+    sql = render(sql_name(table, settings), **table_params(con, settings, **extra))
     return digest([recorded_inputs(con, "staged_trace", settings.trace), settings.as_dict(), sql])
 
 
@@ -223,24 +230,45 @@ def missing_upstream(e: duckdb.Error) -> StaleTableError | None:
 
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
-    params = settings.sql_params() | extra
+    params = table_params(con, settings, **extra)
     with located_errors(con, table):
         return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
                                   settings=settings.as_dict(), inputs=table_inputs(con, table, settings, **extra))
 
 
-def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> None:
-    """(Re)create the typed staging views over a Google-format trace directory."""
+REQUIRED_GOOGLE_TABLES = ("job_events", "task_events")   # the selection needs only events
+OPTIONAL_GOOGLE_TABLES = ("task_usage",)                  # features need it; absent on a partial mirror
+
+
+def _parts(raw_dir: Path, table: str) -> list[Path]:
+    return sorted((raw_dir / table).glob("part-*-of-*.csv.gz"))
+
+
+def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> dict[str, int]:
+    """(Re)create the typed staging views over a Google-format trace directory.
+
+    job_events and task_events are required. task_usage may be absent (a partial
+    mirror): its view is then empty, with the same columns, and ``staged_tables``
+    records it so that the steps needing usage say so. Returns {table: parts}."""
     raw_dir = Path(raw_dir).resolve()
-    for table in ("job_events", "task_events", "task_usage"):
-        if not any((raw_dir / table).glob("part-*-of-*.csv.gz")):
+    for table in REQUIRED_GOOGLE_TABLES:
+        if not _parts(raw_dir, table):
             raise FileNotFoundError(f"no {table} parts under {raw_dir / table} (expected part-NNNNN-of-MMMMM.csv.gz)")
     locate.check_manifest(raw_dir)   # a part fetched earlier and gone since is an error, not a smaller trace
+    n_parts = {t: len(_parts(raw_dir, t)) for t in REQUIRED_GOOGLE_TABLES + OPTIONAL_GOOGLE_TABLES}
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
-    for view in GOOGLE_VIEWS:
-        create_view(con, view, **params)
-    files = [p for t in ("job_events", "task_events", "task_usage") for p in (raw_dir / t).glob("part-*-of-*.csv.gz")]
-    _record_staging(con, settings, files, [render(v, **params) for v in GOOGLE_VIEWS])
+    view_sql = []
+    for view, table in zip(GOOGLE_VIEWS, ("job_events", "task_events", "task_usage")):
+        used = params
+        if not n_parts[table]:
+            # the same typed view over one empty part: zero rows, the same columns
+            used = params | {"raw_dir": sql_path_literal(_empty_table_dir(raw_dir, table))}
+        create_view(con, view, **used)
+        view_sql.append(render(view, **used))
+    record_staged_tables(con, settings.trace, n_parts)
+    files = [p for t in ("job_events", "task_events", "task_usage") for p in _parts(raw_dir, t)]
+    _record_staging(con, settings, files, view_sql)
+    return n_parts
 
 
 def _record_staging(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, files, view_sql) -> None:
@@ -271,16 +299,58 @@ def _bad_rows_policy(con: duckdb.DuckDBPyConnection, settings: SelectionSettings
         return locate.quarantine_rows(con, settings.trace, "staged_trace", rows)
 
 
-def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings) -> None:
+def _empty_table_dir(raw_dir: Path, table: str) -> Path:
+    """A directory holding ``<table>/part-00000-of-00001.csv.gz`` with no rows (beside the raw trace,
+    never inside it: the raw directory holds only what the source holds)."""
+    import gzip
+    root = raw_dir.parent / f".{raw_dir.name}_absent_tables"
+    part = root / table / "part-00000-of-00001.csv.gz"
+    if not part.exists():
+        part.parent.mkdir(parents=True, exist_ok=True)
+        tmp = part.with_name(part.name + ".tmp")
+        with gzip.GzipFile(tmp, "wb", mtime=0):
+            pass
+        tmp.replace(part)
+    return root
+
+
+def record_staged_tables(con: duckdb.DuckDBPyConnection, trace: str, n_parts: dict[str, int]) -> None:
+    """``staged_tables``: which raw tables the trace has (parts per table), read by the steps
+    that need one to say what they skip."""
+    with transaction(con):
+        con.execute("CREATE TABLE IF NOT EXISTS staged_tables (trace VARCHAR, table_name VARCHAR, parts INTEGER)")
+        con.execute("DELETE FROM staged_tables WHERE trace = ?", [trace])
+        con.executemany("INSERT INTO staged_tables VALUES (?, ?, ?)",
+                        [[trace, t, int(n)] for t, n in n_parts.items()])
+
+
+def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | None:
+    """Why the trace has no usage measurements (None when it has them): a Google mirror
+    without task_usage parts. Alibaba's batch_instance carries usage in every row."""
+    if not table_exists(con, "staged_tables"):
+        return None
+    row = con.execute("SELECT parts FROM staged_tables WHERE trace = ? AND table_name = 'task_usage'",
+                      [trace]).fetchone()
+    if row is None or row[0] > 0:
+        return None
+    return (f"trace {trace} has no task_usage parts (a partial mirror): its usage features have no value "
+            f"(0 in checkpoint_features; only EV, FL and the clock are informative), so the feature-based "
+            f"methods (NURD, GBTR and the Table 3 baselines) are skipped; jobs, tasks, the funnel, "
+            f"job_checkpoints and the time-only reference rules still run")
+
+
+def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings,
+                  staging_sql: str | None = None) -> None:
+    """Staging views over an Alibaba batch_instance file; ``staging_sql`` (default: the trace
+    format's) is the SQL file of its typed view (v2017 has other columns than v2018)."""
     csv_path = Path(csv_path).resolve()
     if not csv_path.exists():
         raise FileNotFoundError(f"no batch_instance file at {csv_path}")
     params = settings.sql_params() | {"csv_path": sql_path_literal(csv_path)}
-    if settings.trace == "alibaba_2017":
-        create_view(con, "stg_batch_instance__2017", **params)
-        con.execute("CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM stg_batch_instance__2017")
-    else:
-        create_view(con, "stg_batch_instance", **params)
+    staging_sql = staging_sql or settings.format.staging_sql
+    create_view(con, staging_sql, **params)
+    if staging_sql != "stg_batch_instance":
+        con.execute(f"CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM {staging_sql}")
     for view in ALIBABA_VIEWS:
         create_view(con, view, **params)
     _record_staging(con, settings, [csv_path], [render(v, **params) for v in ALIBABA_VIEWS])
@@ -317,23 +387,50 @@ def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) ->
 
 
 def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
-    """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage)."""
+    """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage).
+    Without task_usage the ``no_usage`` exclusion does not apply (the funnel says so)."""
     if settings.is_google_format:
         build_table(con, "usage_windows", settings)
     build_table(con, "task_outcomes", settings)
     return build_table(con, "tasks", settings)
 
 
+def build_funnel(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    return build_table(con, "selection_funnel", settings)
+
+
 def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """jobs -> task_outcomes -> tasks -> selection_funnel, from the staged views."""
     counts = {"jobs": build_jobs(con, settings), "tasks": build_tasks(con, settings)}
-    counts["selection_funnel"] = build_table(con, "selection_funnel", settings)
+    counts["selection_funnel"] = build_funnel(con, settings)
     return counts
 
 
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
-    """job_checkpoints -> checkpoint_features, from ``tasks``."""
+    """job_checkpoints -> checkpoint_features, from ``tasks``. On a trace without usage the
+    usage features have no value (0 after imputation) and only EV / FL and the clock carry
+    information: the time-only rules replay on these rows, the feature-based methods skip."""
     return {table: build_table(con, table, settings) for table in ("job_checkpoints", "checkpoint_features")}
+
+
+def grid_coverage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> "pandas.DataFrame":
+    """For each checkpoint grid choice: how many jobs of ``job_checkpoints`` get a checkpoint
+    between t0 and tau (>= 2 checkpoints: evaluable), and their checkpoints (mean, max). Computed
+    from each job's t0 and tau with job_checkpoints.sql's rule: checkpoints = max(1, ceil((tau - t0) / step))."""
+    from stragglers.settings import CHECKPOINT_GRIDS
+    grids = CHECKPOINT_GRIDS if settings.is_google_format else (None,)
+    parts = []
+    for grid in grids:
+        name = grid or f"equal ({settings.alibaba_steps} steps, Alibaba)"
+        parts.append(f"""SELECT '{name}' AS grid, count(*) AS jobs,
+                count(*) FILTER (WHERE n_cp >= 2) AS jobs_with_checkpoints, avg(n_cp) AS mean_checkpoints,
+                max(n_cp) AS max_checkpoints
+            FROM (SELECT greatest(1, ceil((c.tau_us - c.t0_us) / ({settings.step_us_sql(grid)})))::BIGINT AS n_cp
+                  FROM (SELECT job_id, any_value(round(t0_s * 1e6))::BIGINT AS t0_us,
+                               any_value(round(tau_s * 1e6))::BIGINT AS tau_us
+                        FROM job_checkpoints WHERE trace = ? GROUP BY job_id) c)""")
+    sql = " UNION ALL ".join(parts)
+    return con.execute(sql, [settings.trace] * len(parts)).df()
 
 
 def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None,
@@ -350,11 +447,9 @@ def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None
 
 
 def sql_name(table: str, settings: SelectionSettings) -> str:
-    """The SQL file building ``table`` for the trace's format: Alibaba variants end in
-    ``__alibaba``; tables without one (tasks, job_checkpoints, selection_funnel) share the file."""
-    if not settings.is_google_format and (SQL_DIR / f"{table}__alibaba.sql").exists():
-        return f"{table}__alibaba"
-    return table
+    """The SQL file building ``table`` for the trace's format (its variant, e.g. ``__alibaba``;
+    tables without one, like tasks, job_checkpoints, selection_funnel, share the file)."""
+    return settings.format.sql_name(table, SQL_DIR)
 
 
 def replace_trace_frame(con: duckdb.DuckDBPyConnection, table: str, df, trace: str) -> int:

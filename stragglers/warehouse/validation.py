@@ -555,11 +555,9 @@ def _fetch(df_or_con, table: str | None, trace: str | None, max_rows: int | None
 
 
 def _default_features(trace: str | None) -> list[str]:
-    from stragglers import ALIBABA_FEATURES, GOOGLE_FEATURES
+    from stragglers.traces.formats import FORMATS, GOOGLE_FEATURES
 
-    if trace and "alibaba" in trace.lower():
-        return list(ALIBABA_FEATURES)
-    return list(GOOGLE_FEATURES)
+    return list(FORMATS[trace].features if trace in FORMATS else GOOGLE_FEATURES)
 
 
 def validate_table(

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import model as M
+from . import real_excerpt as R
 from .formats import (
     file_sizes,
     published_dir,
@@ -22,12 +23,27 @@ from .formats import (
 
 S = 1_000_000  # microseconds per second
 
-# INVENTED scale/timing choices (documented in docs/SYNTHETIC_TRACE.md).
-SUBMIT_SPAN_S = 6 * 3600                    # jobs arrive over the first 6 hours
-JOB_MEDIAN_RUN_S = (20 * 60, 120 * 60)      # per-job median task run time, log-uniform
-TASKS_LOGNORMAL = (300.0, 0.7)              # median and sigma of tasks per job
-SCHEDULE_GAP_MEAN_S = 5.0                   # SUBMIT -> SCHEDULE, exponential
-RESCHEDULE_GAP_S = (10.0, 300.0)            # after EVICT/FAIL, uniform
+# Scale and timing (docs/SYNTHETIC_TRACE.md says where each number comes from).
+SUBMIT_SPAN_S = 6 * 3600                    # INVENTED: jobs arrive over the first 6 hours
+# REAL EXCERPT: per-job median task latency, tasks per job and SUBMIT -> SCHEDULE delay are
+# drawn from the excerpt's quantiles (real_excerpt.py). COST CAP: the median latency is drawn
+# below the excerpt's 95 % point (13,657 s; the longest real jobs would multiply the usage
+# rows and checkpoints of the default run).
+JOB_MEDIAN_RUN_UPTO = 0.95
+# the job's lognormal noise sigma is NOISE_SHARE * ln(p90/p50) / z_0.9, ln(p90/p50) drawn from
+# the excerpt; INVENTED share (tuned once on the excerpt: causes, slow machines and evictions
+# make the rest of the spread)
+NOISE_SHARE = 0.8
+Z90 = 1.2815516
+# INVENTED: a cause's severity median scales with the job's noise (0.6 at the former mean
+# sigma 0.21): jobs whose tasks all take the same time get mild stragglers
+SEVERITY_PER_SIGMA = M.SEVERITY_MEDIAN / 0.21
+# a re-submitted task waits like a new one (excerpt's SUBMIT -> SCHEDULE quantiles) but below the
+# excerpt's 90 % point (52 s): INVENTED cap, tuned once on the excerpt's max/p50 (with the full tail
+# a 30 s task evicted once could wait 6,000 s, and max/p50 reached 25 in 10 % of the jobs, 5 in the excerpt)
+RESCHEDULE_DELAY_UPTO = 0.9
+OTHER_JOB_MAX_TASKS = 99                    # COST CAP: other jobs are small (real: 90 % have <= 15 tasks)
+OTHER_JOB_MEDIAN_RUN_UPTO = 0.9             # COST CAP, as JOB_MEDIAN_RUN_UPTO
 PRODUCTION_CLASS_P = {1: 0.45, 2: 0.40, 3: 0.15}
 PRODUCTION_PRIORITY_P = {9: 0.70, 10: 0.10, 11: 0.05, 2: 0.05, 4: 0.05, 8: 0.05}
 UPDATE_RUNNING_JOB_P = 0.3
@@ -51,6 +67,9 @@ class _Job:
     causes: M.JobCauses | None = None
     failure_prone: bool = False
     kill_job: bool = False
+    kill_at_finished: float = 0.99       # killed once this share of its tasks finished
+    evict_p: float = R.SELECTED_TASK_EVICT_P
+    first_fail_p: float = R.SELECTED_TASK_FAIL_P / M.FAILURE_PRONE_JOB_P
     pre_trace: bool = False
     service: bool = False
     median_run_s: float = 3600.0
@@ -76,8 +95,7 @@ class _Task:
 
 
 def _draw_n_tasks(rng, lo, hi) -> int:
-    med, sig = TASKS_LOGNORMAL
-    n = int(round(rng.lognormal(np.log(med), sig)))
+    n = int(round(float(R.draw(rng, R.SELECTED_JOB_TASKS))))
     return int(min(max(n, lo), hi))
 
 
@@ -88,20 +106,35 @@ def _choice(rng, p: dict) -> int:
 
 
 def _job_profile(rng) -> dict:
-    """Job-level mean usage (normalized units like the trace). INVENTED ranges,
-    chosen to look like the real rows (e.g. CPU rate ~1e-3..1e-1, canonical
-    memory ~1e-3..1e-1, disk I/O time ~1e-6..1e-3, CPI ~1..3, MAI ~1e-3..1e-2)."""
+    """Job-level mean usage (normalized units like the trace). REAL EXCERPT: CPU rate, canonical
+    memory, total page cache, disk I/O time, CPI and MAI drawn from the quantiles of the
+    excerpt's usage sample (task and window variation come on top). INVENTED: the ratios
+    (assigned/canonical memory, unmapped/total page cache, peaks) and the disk space range."""
     lu = lambda a, b: float(np.exp(rng.uniform(np.log(a), np.log(b))))
+    u = lambda col, floor: float(R.draw(rng, R.USAGE[col], floor=floor))
     return dict(
-        cpu=lu(0.002, 0.08), mem=lu(0.002, 0.06), assign_ratio=float(rng.uniform(1.0, 1.3)),
-        pc=lu(0.0002, 0.01), unmapped_ratio=float(rng.uniform(0.2, 0.9)),
-        io=lu(1e-6, 2e-3), disk=lu(1e-5, 1e-3), peak_cpu=float(rng.uniform(1.5, 5.0)),
-        peak_io=float(rng.uniform(2.0, 10.0)), cpi=float(rng.uniform(0.9, 3.0)),
-        mai=lu(0.002, 0.02), agg=int(rng.random() < 0.85), scpu=bool(rng.random() < 0.7),
+        cpu=u("cpu_rate", 1e-5), mem=u("canonical_memory", 1e-4), assign_ratio=float(rng.uniform(1.0, 1.3)),
+        pc=u("total_page_cache", 1e-5), unmapped_ratio=float(rng.uniform(0.2, 0.9)),
+        io=u("disk_io_time", 1e-7), disk=lu(1e-5, 1e-3), peak_cpu=float(rng.uniform(1.5, 5.0)),
+        peak_io=float(rng.uniform(2.0, 10.0)), cpi=u("cpi", 0.1),
+        mai=u("mai", 1e-5), agg=int(rng.random() < 0.85), scpu=bool(rng.random() < 0.7),
     )
 
 
-def _plan_jobs(rng, n_jobs, min_tasks, max_tasks) -> list[_Job]:
+def _other_job(rng) -> _Job:
+    """A job the selection rejects, as the excerpt's other jobs: small (tasks per job from the
+    excerpt), production with the excerpt's share, failures, evictions and kills at its rates."""
+    n = int(min(max(round(float(R.draw(rng, R.OTHER_JOB_TASKS))), 1), OTHER_JOB_MAX_TASKS))
+    if rng.random() < R.OTHER_JOBS_PRODUCTION_SHARE:
+        j = _Job("other", n, _choice(rng, PRODUCTION_CLASS_P), None, _choice(rng, PRODUCTION_PRIORITY_P), 0)
+    else:
+        j = _Job("other", n, 0, None, int(rng.integers(0, 2)), 0)
+    j.evict_p = R.OTHER_TASK_EVICT_P
+    j.first_fail_p = R.OTHER_TASK_FAIL_P / M.FAILURE_PRONE_JOB_P
+    return j
+
+
+def _plan_jobs(rng, n_jobs, min_tasks, max_tasks, other_jobs=None) -> list[_Job]:
     if n_jobs < N_SPECIAL_JOBS + 1:
         raise ValueError(f"n_jobs must be >= {N_SPECIAL_JOBS + 1}")
     lo, hi = min_tasks, max(max_tasks, min_tasks)
@@ -126,6 +159,9 @@ def _plan_jobs(rng, n_jobs, min_tasks, max_tasks) -> list[_Job]:
     jobs.append(prod("no_tasks", 0))
     jobs.append(prod("no_tasks", 0))
     jobs.append(prod("small", int(rng.integers(5, 61))))
+    n_regular = n_jobs - N_SPECIAL_JOBS
+    n_other = round(R.OTHER_JOBS_PER_SELECTED_JOB * n_regular) if other_jobs is None else other_jobs
+    jobs.extend(_other_job(rng) for _ in range(n_other))
     return jobs
 
 
@@ -176,14 +212,14 @@ class _Sim:
             tr.end_state = "NEVER"
             return
         work_s = job.median_run_s * float(rng.lognormal(0.0, job.noise_sigma)) * eff.latency
-        gap = 1.0 + rng.exponential(SCHEDULE_GAP_MEAN_S) + eff.queue_gap_s
+        gap = float(R.draw(rng, R.SCHEDULE_DELAY_S)) + eff.queue_gap_s
         now = submit_us + int(gap * S)
         if raise_us is not None:
             now = max(now, raise_us + S)
         n_evict = 0
         if eff.evict:
             n_evict = 1 + int(rng.random() < 0.2)
-        elif rng.random() < (LOW_PRIORITY_EVICT_P if job.max_class == 0 else M.BACKGROUND_EVICT_P):
+        elif rng.random() < (LOW_PRIORITY_EVICT_P if job.max_class == 0 else job.evict_p):
             n_evict = 1
         budget = M.retry_budget(rng)
         r = rng.random()
@@ -205,7 +241,7 @@ class _Sim:
                 tr.evictions += 1
             else:
                 if job.failure_prone:
-                    p_fail = (M.FAILURE_PRONE_FIRST_FAIL_P if tr.failures == 0
+                    p_fail = (job.first_fail_p if tr.failures == 0
                               else 1.0 - M.ELSAYED_ATTEMPT_SUCCESS[min(tr.failures, 3)])
                 else:
                     p_fail = 0.0
@@ -237,7 +273,7 @@ class _Sim:
             # re-submitted, then re-scheduled on another machine; progress lost
             resub = end + int(rng.uniform(0.0, 1.0) * S)
             ev.append([resub, SUBMIT, -1, cls])
-            now = resub + int(rng.uniform(*RESCHEDULE_GAP_S) * S)
+            now = resub + int(float(R.draw(rng, R.SCHEDULE_DELAY_S, upto=RESCHEDULE_DELAY_UPTO)) * S)
             m = self.pick_machine(avoid=m, contended=(tr.cause == M.LIMITED_PROCESSOR))
             attempt += 1
 
@@ -282,6 +318,7 @@ def generate_google(
     n_machines: int = 600,
     submit_span_s: int = SUBMIT_SPAN_S,
     truth_dir: Path | None = None,
+    other_jobs: int | None = None,
 ) -> M.GenerationSummary:
     """Write a synthetic clusterdata-2011-2 trace under out_dir (replacing it).
 
@@ -305,7 +342,7 @@ def generate_google(
     slow_pool = np.argsort(-mslow)[: max(1, n_machines // 5)]
 
     # --- jobs -------------------------------------------------------------
-    jobs = _plan_jobs(rng, n_jobs, min_tasks, max_tasks)
+    jobs = _plan_jobs(rng, n_jobs, min_tasks, max_tasks, other_jobs)
     perm = rng.permutation(len(jobs))
     jobs = [jobs[i] for i in perm]
     in_window = [j for j in jobs if not j.pre_trace]
@@ -329,9 +366,17 @@ def generate_google(
         # the in-window class-0 job is always failure-prone so FAIL/retry rows
         # exist at every scale (it is never selected)
         j.failure_prone = bool(rng.random() < M.FAILURE_PRONE_JOB_P) or j.kind == "class0"
-        j.kill_job = j.kind == "regular" and bool(rng.random() < M.JOB_KILL_P)
-        j.median_run_s = float(np.exp(rng.uniform(*np.log(JOB_MEDIAN_RUN_S))))
-        j.noise_sigma = float(rng.uniform(*M.NOISE_SIGMA_RANGE))
+        if j.kind == "regular":
+            # REAL EXCERPT: share of the ended selected jobs that end KILL, killed once a share of
+            # their tasks finished whose mean is the excerpt's (uniform up to 1)
+            j.kill_job = bool(rng.random() < R.SELECTED_JOB_END["KILL"] / (1 - R.SELECTED_JOB_END["none"]))
+            j.kill_at_finished = float(rng.uniform(2 * R.KILLED_JOB_FINISHED_SHARE - 1, 1.0))
+        elif j.kind == "other":
+            j.kill_job = bool(rng.random() < R.OTHER_JOB_END["KILL"] / (1 - R.OTHER_JOB_END["none"]))
+            j.kill_at_finished = float(rng.uniform(0.0, 1.0))
+        upto = OTHER_JOB_MEDIAN_RUN_UPTO if j.kind == "other" else JOB_MEDIAN_RUN_UPTO
+        j.median_run_s = float(R.draw(rng, R.JOB_P50_LATENCY_S, upto=upto))
+        j.noise_sigma = NOISE_SHARE * float(R.draw(rng, R.JOB_LOG_P90_OVER_P50)) / Z90
         j.req = (float(rng.choice([0.0125, 0.025, 0.03125, 0.0625, 0.125])),
                  float(np.exp(rng.uniform(np.log(0.003), np.log(0.06)))),
                  float(np.exp(rng.uniform(np.log(1e-5), np.log(5e-3)))))
@@ -343,7 +388,8 @@ def generate_google(
     tasks_by_job: dict[int, list[_Task]] = {}
     for j in jobs:
         tasks: list[_Task] = []
-        labels, sev = M.assign_task_causes(rng, j.n_tasks, j.causes)
+        labels, sev = M.assign_task_causes(rng, j.n_tasks, j.causes,
+                                           severity_median=SEVERITY_PER_SIGMA * max(j.noise_sigma, 1e-3))
         raise_us = j.submit_us + S // 2 if j.raised_class is not None else None
         cls_after = j.raised_class if j.raised_class is not None else j.sched_class
         for i in range(j.n_tasks):
@@ -360,7 +406,7 @@ def generate_google(
         if j.kill_job:
             ends = sorted(t.truth.final_finish_us for t in tasks if t.truth.final_finish_us)
             if ends:
-                k_us = ends[max(0, int(np.ceil(0.99 * len(ends))) - 1)]
+                k_us = ends[max(0, int(np.ceil(j.kill_at_finished * len(ends))) - 1)]
                 for t in tasks:
                     _truncate(t, k_us)
         tasks_by_job[j.job_id] = tasks

@@ -178,12 +178,13 @@ def draw_job_causes(rng: np.random.Generator, allowed: tuple[str, ...] = CAUSES)
     return JobCauses(tuple(names), tuple(round(w, 6) for w in weights))
 
 
-def assign_task_causes(rng: np.random.Generator, n: int, causes: JobCauses) -> tuple[list[str], np.ndarray]:
+def assign_task_causes(rng: np.random.Generator, n: int, causes: JobCauses,
+                       severity_median: float = SEVERITY_MEDIAN) -> tuple[list[str], np.ndarray]:
     """Per task: the cause hitting it ('none' for most) and its severity s >= 0."""
     frac = float(rng.uniform(*AFFECTED_FRACTION_RANGE))
     hit = rng.random(n) < frac
     which = rng.choice(len(causes.names), size=n, p=np.asarray(causes.weights) / sum(causes.weights))
-    sev = rng.lognormal(np.log(SEVERITY_MEDIAN), SEVERITY_SIGMA, size=n)
+    sev = rng.lognormal(np.log(severity_median), SEVERITY_SIGMA, size=n)
     labels = [causes.names[w] if h else "none" for h, w in zip(hit, which)]
     sev = np.where(hit, sev, 0.0)
     return labels, sev

@@ -1,0 +1,59 @@
+"""trace_realism: the configured trace's statistics beside another trace's, with a
+distance each (stragglers/warehouse/realism.py)."""
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from stragglers.warehouse import realism
+from assets.resources import NurdSettings
+
+from assets.common import AUTOMATION, md_table, prepare
+from assets.warehouse import tasks
+
+
+@dg.asset(deps=[tasks], group_name="warehouse", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
+          description="Per-job and per-task statistics of the configured trace (sql/trace_statistics.sql: "
+                      "p90 latency, p90/p50, max/p50, tasks per job, SUBMIT-to-SCHEDULE delay, evictions and "
+                      "failures per task, task and job end states, usage values) stored in trace_statistics, "
+                      "and compared with NURD_REALISM_AGAINST (default google_2011) when that trace's "
+                      "statistics are in the warehouse: KS distance (numeric) or total variation (end "
+                      "states) per statistic, overlaid CDFs. Usage of a trace without task_usage comes from "
+                      "NURD_USAGE_SAMPLE (a CSV with a header, e.g. the real excerpt's sample).")
+def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                  duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    if not s.is_google_format:
+        return dg.MaterializeResult(metadata={"skipped": f"not applicable to {s.trace}: the statistics are "
+                                                         f"those of the Google 2011 tables"})
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        n = realism.build_trace_statistics(con, s, nurd.usage_sample or None)
+        others = [t for t in realism.traces_with_statistics(con) if t != s.trace]
+        against = nurd.realism_against if nurd.realism_against != s.trace else (others[0] if others else "")
+        meta = {"trace": s.trace, "observations": n}
+        if against not in others:
+            note = (f"no statistics of {against or 'another trace'} in the warehouse yet: materialize "
+                    f"trace_realism with NURD_TRACE={against or '<other trace>'} once, then again with this trace")
+            context.log.info(note)
+            return dg.MaterializeResult(metadata=meta | {"comparison": note})
+        table = realism.compare(con, s.trace, against)
+        png = realism.cdf_figure(con, s.trace, against)
+    within = int(table.within_target.fillna(False).sum())
+    out = nurd.data_path / "reports"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"trace_realism__{s.trace}__{against}.png").write_bytes(png)
+    text = (f"# {s.trace} vs {against}\n\n{within} of {len(table)} statistics within distance "
+            f"{realism.TARGET}.\n\n" + table.to_markdown(index=False, floatfmt=".3f")
+            + f"\n\n![CDFs](trace_realism__{s.trace}__{against}.png)\n")
+    tmp = out / f".trace_realism__{s.trace}__{against}.md.tmp"
+    tmp.write_text(text)
+    tmp.replace(out / f"trace_realism__{s.trace}__{against}.md")
+    return dg.MaterializeResult(metadata=meta | {
+        "against": against,
+        "within_target": within,
+        "statistics": len(table),
+        "max_distance": float(table.distance.max()),
+        "comparison": md_table(table),
+        "cdfs": dg.MetadataValue.md(f"![CDFs]({realism.png_data_url(png)})"),
+        "report": dg.MetadataValue.path(str(out / f"trace_realism__{s.trace}__{against}.md")),
+    })

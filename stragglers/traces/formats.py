@@ -1,0 +1,160 @@
+"""Every trace the pipeline reads, one frozen ``TraceFormat`` each.
+
+The one place that knows what distinguishes the traces: their table layout,
+feature list, SQL variant, how they are fetched and staged, where they live
+publicly and which column of the paper's Table 3 they are compared with.
+Everything else asks ``trace_format(name)`` instead of testing names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+#: Public, credential-free HTTPS view of gs://clusterdata-2011-2.
+GOOGLE_2011_URL = "https://storage.googleapis.com/clusterdata-2011-2/"
+#: Alibaba cluster-trace-v2018, batch_instance archive (tens of GB).
+ALIBABA_2018_URL = "http://aliopentrace.oss-cn-beijing.aliyuncs.com/v2018Traces/batch_instance.tar.gz"
+#: Mirror listed in alibaba/clusterdata cluster-trace-v2018/trace_2018.md.
+ALIBABA_2018_MIRROR_URL = "http://clusterdata2018pubcn.oss-cn-beijing.aliyuncs.com/batch_instance.tar.gz"
+#: PLACEHOLDER. Alibaba hands out the v2017 download link only after a short
+#: survey (see alibaba/clusterdata cluster-trace-v2017/README.md), so there is
+#: no stable public URL. Override it with ``NURD_TRACE_URL`` (or the ``url``
+#: argument) pointing at the archive you were given, or at a local copy.
+ALIBABA_2017_URL = "http://aliopentrace.oss-cn-beijing.aliyuncs.com/v2017Traces/batch_instance.tar.gz"
+
+#: The 15 features of the NURD paper's Table 1 (sql/checkpoint_features.sql computes them).
+GOOGLE_FEATURES = (
+    "mcu", "maxcpu", "scpu", "cmu", "amu", "maxmu", "upc", "tpc",
+    "mio", "maxio", "mdk", "cpi", "mai", "ev", "fl",
+)
+#: Alibaba batch_instance's static per-instance summaries (sql/checkpoint_features__alibaba.sql).
+ALIBABA_FEATURES = ("cpu_avg", "cpu_max", "mem_avg", "mem_max")
+
+GOOGLE_TABLES = ("job_events", "task_events", "task_usage")
+ALIBABA_TABLES = ("batch_instance",)
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    name: str                           # the NURD_TRACE value
+    layout: str                         # "google" (clusterdata-2011-2 tables) or "alibaba" (batch_instance)
+    tables: tuple[str, ...]             # raw tables, as on the source
+    features: tuple[str, ...]           # checkpoint_features columns, in order
+    feature_modes: tuple[str, ...]      # feature_mode values the format's SQL implements
+    sql_variant: str                    # suffix of the format's SQL files ("" = the shared file)
+    staging_sql: str                    # the SQL file of the raw table's staging view (Alibaba)
+    fetch: Callable                     # (dest, url, parts, workers, scale, log) -> DownloadReport
+    default_url: str | None             # public location (None: generated locally)
+    paper_column: str | None            # column of the paper's Table 3 ("google" / "alibaba"), if any
+    embedded: bool = False              # generated locally by stragglers.traces.synth
+
+    @property
+    def is_google_layout(self) -> bool:
+        return self.layout == "google"
+
+    def sql_name(self, table: str, sql_dir: Path) -> str:
+        """The SQL file building ``table`` for this format: the variant when one exists."""
+        if self.sql_variant and (sql_dir / f"{table}__{self.sql_variant}.sql").exists():
+            return f"{table}__{self.sql_variant}"
+        return table
+
+    def stage(self, con, raw_path: Path, settings):
+        """Create the typed staging views; returns {raw table: parts} (Google) or {}."""
+        from stragglers.warehouse import build
+        if self.is_google_layout:
+            return build.stage_google(con, raw_path, settings)
+        build.stage_alibaba(con, raw_path / "batch_instance.csv", settings, staging_sql=self.staging_sql)
+        return {}
+
+
+# --- fetch functions (imported lazily: the download modules import this one) ---------------
+
+
+def _fetch_embedded_google(dest: Path, *, url, parts, workers, scale, log):
+    import json
+    from dataclasses import asdict
+    from stragglers.traces.fetch import truth_dir
+    from stragglers.traces.google_parts import download_google
+    from stragglers.traces.synth import GENERATOR_VERSION, generate_google
+    stamp = dest / ".generated.json"
+    want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
+    truth = truth_dir(dest.parent.parent, dest.name)
+    generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
+                     and (truth / "truth_tasks.parquet").exists())
+    if generated:
+        log(f"generating the embedded trace at {dest} ({want})")
+        generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
+        stamp.write_text(json.dumps(want))
+
+    # The generated bucket is verified like a download: every file against SHA256SUM.
+    # Its per-file "verified existing" lines and "downloaded 0 B" total would read as if
+    # nothing happened, so only unusual lines (a checksum mismatch) pass through.
+    def unusual(msg: str) -> None:
+        if not msg.startswith(("verified existing", "clusterdata-2011-2:")):
+            log(msg)
+
+    report = download_google(str(dest), dest, parts="all", log=unusual)
+    what = "generated" if generated else "reused (generated earlier with the same settings)"
+    log(f"embedded trace {what}: {len(report.files)} files, {report.bytes_total / 1e6:.1f} MB in {dest}; "
+        f"{report.files_verified} hashed against SHA256SUM now, {len(report.files) - report.files_verified} "
+        f"unchanged since hashed")
+    report.files_skipped = int(not generated)
+    return report
+
+
+def _fetch_embedded_alibaba(dest: Path, *, url, parts, workers, scale, log):
+    from stragglers.traces.alibaba_archive import download_alibaba
+    from stragglers.traces.synth import generate_alibaba_2018
+    src = dest.parent / "_synthetic_alibaba_archive"
+    log(f"generating the embedded Alibaba-format archive at {src} (seed {scale.seed}, {scale.n_jobs} jobs); "
+        f"it is then unpacked by the same code as a downloaded archive ('downloaded' below = copied from it)")
+    generate_alibaba_2018(src, seed=scale.seed, n_jobs=scale.n_jobs)
+    report = download_alibaba(src.resolve().as_uri() + "/batch_instance.tar.gz", dest, log=log)
+    report.files_skipped = 0
+    return report
+
+
+def _fetch_google_bucket(dest: Path, *, url, parts, workers, scale, log):
+    from stragglers.traces.google_parts import download_google
+    return download_google(url or GOOGLE_2011_URL, dest, parts=parts, workers=workers, log=log)
+
+
+def _fetch_alibaba_archive(default_url: str):
+    def fetch(dest: Path, *, url, parts, workers, scale, log):
+        from stragglers.traces.alibaba_archive import download_alibaba
+        return download_alibaba(url or default_url, dest, log=log)
+    return fetch
+
+
+_GOOGLE = dict(layout="google", tables=GOOGLE_TABLES, features=GOOGLE_FEATURES,
+               feature_modes=("observed", "reference"), sql_variant="", staging_sql="")
+# Alibaba's features are static per-instance summaries: there is no "as of the checkpoint"
+# to leak, so the reference (leaky) construction does not exist for them.
+_ALIBABA = dict(layout="alibaba", tables=ALIBABA_TABLES, features=ALIBABA_FEATURES,
+                feature_modes=("observed",), sql_variant="alibaba")
+
+FORMATS: dict[str, TraceFormat] = {f.name: f for f in (
+    TraceFormat("synthetic", **_GOOGLE, fetch=_fetch_embedded_google, default_url=None, paper_column=None,
+                embedded=True),
+    TraceFormat("google_2011", **_GOOGLE, fetch=_fetch_google_bucket, default_url=GOOGLE_2011_URL,
+                paper_column="google"),
+    TraceFormat("alibaba_2018", **_ALIBABA, staging_sql="stg_batch_instance",
+                fetch=_fetch_alibaba_archive(ALIBABA_2018_URL), default_url=ALIBABA_2018_URL,
+                paper_column="alibaba"),
+    TraceFormat("alibaba_2017", **_ALIBABA, staging_sql="stg_batch_instance__2017",
+                fetch=_fetch_alibaba_archive(ALIBABA_2017_URL), default_url=ALIBABA_2017_URL,
+                paper_column="alibaba"),
+    TraceFormat("synthetic_alibaba", **_ALIBABA, staging_sql="stg_batch_instance",
+                fetch=_fetch_embedded_alibaba, default_url=None, paper_column=None, embedded=True),
+)}
+
+TRACES: tuple[str, ...] = tuple(FORMATS)
+
+
+def trace_format(name: str) -> TraceFormat:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(f"setting NURD_TRACE={name!r} is invalid: expected one of {TRACES}") from None

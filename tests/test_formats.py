@@ -1,0 +1,64 @@
+"""One TraceFormat per trace: the facts that differ between traces live there only."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from stragglers import SQL_DIR
+from stragglers.reports.comparison import PAPER_TRACE
+from stragglers.settings import SelectionSettings, SettingError
+from stragglers.traces.download import default_trace_url
+from stragglers.traces.formats import FORMATS, TRACES, trace_format
+
+
+def _final_select_columns(sql: str) -> list[str]:
+    """The output columns of the SQL file's last top-level SELECT (plain names or `x AS name`)."""
+    last = sql[sql.rindex("\nSELECT "):]
+    body = last[len("\nSELECT "):re.search(r"\nFROM ", last).start()]
+    cols = []
+    for item in body.replace("\n", " ").split(","):
+        item = item.strip()
+        cols.append(re.split(r"\s+AS\s+", item, flags=re.I)[-1].split(".")[-1].strip())
+    return cols
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_feature_sql_produces_exactly_the_declared_features(name):
+    fmt = trace_format(name)
+    sql = (SQL_DIR / f"{fmt.sql_name('checkpoint_features', SQL_DIR)}.sql").read_text()
+    cols = _final_select_columns(sql)
+    keys = ["trace", "job_id", "task_id", "k", "checkpoint_s", "is_finished"]
+    assert cols[:len(keys)] == keys
+    assert tuple(cols[len(keys):]) == fmt.features
+
+
+def test_feature_mode_applies_or_is_rejected():
+    for name, fmt in FORMATS.items():
+        for mode in ("observed", "reference"):
+            if mode in fmt.feature_modes:
+                assert SelectionSettings(trace=name, feature_mode=mode).feature_mode == mode
+            else:
+                with pytest.raises(SettingError, match=f"feature_mode.*{name}"):
+                    SelectionSettings(trace=name, feature_mode=mode)
+    # the reference construction exists only in the Google feature SQL
+    assert "${feature_mode}" in (SQL_DIR / "checkpoint_features.sql").read_text()
+    assert "${feature_mode}" not in (SQL_DIR / "checkpoint_features__alibaba.sql").read_text()
+
+
+def test_every_format_has_its_sql_and_locations():
+    for name, fmt in FORMATS.items():
+        if fmt.sql_variant:
+            assert list(SQL_DIR.glob(f"*__{fmt.sql_variant}.sql")), name
+        if fmt.staging_sql:
+            assert (SQL_DIR / f"{fmt.staging_sql}.sql").exists()
+        if fmt.default_url:
+            assert default_trace_url(name) == fmt.default_url
+        else:
+            assert fmt.embedded
+            with pytest.raises(ValueError):
+                default_trace_url(name)
+    assert PAPER_TRACE == {"google_2011": "google", "alibaba_2018": "alibaba", "alibaba_2017": "alibaba"}
+    with pytest.raises(ValueError, match="NURD_TRACE"):
+        trace_format("google")

@@ -1,0 +1,173 @@
+"""The pipeline on the real Google 2011 excerpt (a partial mirror: no task_usage).
+
+Runs the chain raw_trace -> tasks -> funnel -> checkpoint_features in Dagster on a
+subset of the real parts, and checks the counts against an independent reading of
+the same files with pandas. Skips with the reason where the excerpt is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from dagster_duckdb import DuckDBResource
+
+from assets import prediction, realism, traces, warehouse
+from assets.resources import NurdSettings
+
+PARTS = "job_events=0-19,task_events=0-1"      # ~2.7 h of task events: fast, and real
+JE = ["time", "missing_info", "job_id", "event_type", "user_name", "scheduling_class", "job_name",
+      "logical_job_name"]
+TE = ["time", "missing_info", "job_id", "task_index", "machine_id", "event_type", "user_name",
+      "scheduling_class", "priority", "cpu_request", "memory_request", "disk_request", "different_machine"]
+END = 2**63 - 1
+USAGE_SAMPLE = "samples/task_usage_part-00000_first_10000_rows.csv"
+
+
+def _read(root: Path, table: str, parts: range, names: list[str]) -> pd.DataFrame:
+    files = [root / table / f"part-{p:05d}-of-00500.csv.gz" for p in parts]
+    return pd.concat([pd.read_csv(f, header=None, names=names, usecols=range(len(names))) for f in files])
+
+
+def _expected(root: Path, min_tasks: int = 100):
+    """Selected jobs and their finished tasks, from the raw files with pandas."""
+    je = _read(root, "job_events", range(20), JE)
+    te = _read(root, "task_events", range(2), TE)
+    prod = set(je.groupby("job_id").scheduling_class.max().loc[lambda c: c >= 1].index)
+    n_tasks = te.groupby("job_id").task_index.nunique()
+    selected = sorted(j for j, n in n_tasks.items() if n >= min_tasks and j in prod)
+    t = te[te.job_id.isin(selected)]
+    first_sched = t[t.event_type == 1].groupby(["job_id", "task_index"]).time.min()
+    last_finish = t[t.event_type == 4].groupby(["job_id", "task_index"]).time.max()
+    terminal = t[t.event_type.between(2, 6)].sort_values(["time", "event_type"])
+    final_event = terminal.groupby(["job_id", "task_index"]).event_type.last()
+    df = pd.DataFrame({"fs": first_sched, "ff": last_finish, "fe": final_event}).dropna(subset=["fs", "fe"])
+    done = df[(df.fe == 4) & (df.fs > 0) & (df.ff < END)]
+    return selected, (done.ff - done.fs) / 1e6
+
+
+@pytest.fixture(scope="module")
+def real_run(realdata, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("real")
+    resources = {
+        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(realdata / "google_2011"),
+                             trace_parts=PARTS, usage_sample=str(realdata / "google_2011" / USAGE_SAMPLE)),
+        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
+    }
+    result = dg.materialize(
+        [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+         warehouse.checkpoint_features, realism.trace_realism, *warehouse.checks],
+        resources=resources, instance=dg.DagsterInstance.ephemeral())
+    return result, tmp, realdata / "google_2011"
+
+
+def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
+    result, tmp, root = real_run
+    assert result.success
+    raw = result.asset_materializations_for_node("raw_trace")[0].metadata
+    assert raw["tables_missing"].value == "task_usage"
+    assert "task_usage" in raw["tables"].value and "absent" in raw["tables"].value
+    feats = result.asset_materializations_for_node("checkpoint_features")[0].metadata
+    assert "no task_usage" in feats["usage"].value
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert all(checks.values()) and "not applicable" in str(
+        [e.metadata for e in result.get_asset_check_evaluations() if e.check_name == "raw_task_usage_valid"])
+
+    selected, latency = _expected(root)
+    con = duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True)
+    try:
+        jobs = [j for (j,) in con.execute("SELECT job_id FROM jobs ORDER BY job_id").fetchall()]
+        assert jobs == selected and len(jobs) >= 10
+        got = con.execute("SELECT job_id, task_id, latency_s FROM tasks ORDER BY job_id, task_id").df()
+        assert len(got) == len(latency) > 1000
+        assert got.latency_s.to_numpy() == pytest.approx(latency.sort_index().to_numpy())
+        outcomes = dict(con.execute("SELECT outcome, count(*) FROM task_outcomes GROUP BY 1").fetchall())
+        assert "no_usage" not in outcomes           # the exclusion does not apply without task_usage
+        funnel = con.execute("SELECT reason, tasks FROM selection_funnel ORDER BY step").fetchall()
+        assert ("no_usage_not_applied", len(latency)) in funnel
+        # the clock is built for every job; without usage the usage features are 0, EV/FL counted
+        assert con.execute("SELECT count(DISTINCT job_id) FROM job_checkpoints").fetchone()[0] == len(
+            set(got.job_id))
+        usage_max, n_rows, ev_fl_max = con.execute(
+            "SELECT max(greatest(mcu, cmu, tpc, cpi, mai)), count(*), max(greatest(ev, fl)) FROM checkpoint_features"
+        ).fetchone()
+        assert usage_max == 0 and n_rows > len(latency) and 0 <= ev_fl_max <= 1
+    finally:
+        con.close()
+
+
+def test_time_only_rule_runs_and_feature_methods_skip_on_the_partial_mirror(real_run):
+    result, tmp, root = real_run
+    resources = {
+        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS),
+        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
+    }
+    instance = dg.DagsterInstance.ephemeral()
+    rule = dg.materialize([prediction.baseline_eval], partition_key="wait_for_tau", resources=resources,
+                          instance=instance, selection=[prediction.baseline_eval])
+    assert rule.success
+    # every job with >= min_finished (20) finished tasks is replayed: the capped grid gives each a checkpoint
+    _, latency = _expected(root)
+    evaluable = int((latency.groupby(level=0).size() >= 20).sum())
+    assert rule.asset_materializations_for_node("baseline_eval")[0].metadata["n_jobs"].value == evaluable >= 5
+    model = dg.materialize([prediction.baseline_eval], partition_key="hbos", resources=resources,
+                           instance=instance, selection=[prediction.baseline_eval])
+    assert model.success   # green, empty, with the reason
+    meta = model.asset_materializations_for_node("baseline_eval")[0].metadata
+    assert meta["n_jobs"].value == 0 and "no task_usage" in meta["skipped"].value
+    con = duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True)
+    try:
+        methods = {m for (m,) in con.execute("SELECT DISTINCT method FROM job_metrics WHERE trace = 'google_2011'")
+                   .fetchall()}
+        assert methods == {"wait_for_tau"}
+    finally:
+        con.close()
+
+
+def _ks_by_hand(x: np.ndarray, y: np.ndarray) -> float:
+    """sup |F_x - F_y| over every observed point (the two ECDFs are steps there)."""
+    pts = np.concatenate([x, y])
+    fx = np.searchsorted(np.sort(x), pts, side="right") / len(x)
+    fy = np.searchsorted(np.sort(y), pts, side="right") / len(y)
+    return float(np.max(np.abs(fx - fy)))
+
+
+def test_trace_realism_real_excerpt_vs_embedded(real_run):
+    result, tmp, root = real_run
+    first = result.asset_materializations_for_node("trace_realism")[0].metadata
+    assert "no statistics of google_2011" not in first["comparison"].value   # it is the real side itself
+    resources = {
+        "nurd": NurdSettings(data_dir=str(tmp), trace="synthetic", synthetic_jobs=12, realism_against="google_2011"),
+        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
+    }
+    synth = dg.materialize([traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
+                            realism.trace_realism], resources=resources, instance=dg.DagsterInstance.ephemeral())
+    assert synth.success
+    meta = synth.asset_materializations_for_node("trace_realism")[0].metadata
+    assert meta["against"].value == "google_2011" and meta["statistics"].value == 16
+    assert meta["cdfs"].value.startswith("![CDFs](data:image/png;base64,")
+    report = Path(meta["report"].value)
+    assert report.exists() and "job_p90_latency_s" in report.read_text()
+
+    from stragglers.warehouse.realism import compare
+    con = duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True)
+    try:
+        table = compare(con, "synthetic", "google_2011").set_index("statistic")
+        # independent: the real p90s from the raw files (pandas), the embedded ones from the truth of `tasks`
+        selected, latency = _expected(root)
+        real = latency.groupby(level=0).agg(["count", lambda v: np.quantile(v, 0.9)])
+        real_p90 = real[real["count"] >= 100].iloc[:, 1].to_numpy()
+        emb = con.execute("SELECT quantile_cont(latency_s, 0.9) FROM tasks WHERE trace = 'synthetic' "
+                          "GROUP BY job_id HAVING count(*) >= 100").fetchnumpy()
+        emb_p90 = next(iter(emb.values()))
+        assert table.loc["job_p90_latency_s", "distance"] == pytest.approx(_ks_by_hand(emb_p90, real_p90))
+        # usage of the real side comes from the sample: one mean per job (593 jobs)
+        sample = pd.read_csv(root / USAGE_SAMPLE)
+        assert table.loc["usage_cpu_rate", "n google_2011"] == sample.dropna(subset=["cpu_rate"]).job_id.nunique()
+        assert table.loc["task_end_state", "measure"] == "TV"
+        assert 0 <= table.distance.min() and table.distance.max() <= 1
+    finally:
+        con.close()

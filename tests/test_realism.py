@@ -1,0 +1,32 @@
+"""trace_realism's distances on hand-made statistics with answers worked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import pytest
+
+from stragglers.warehouse.realism import TARGET, compare, cdf_figure
+
+
+def test_ks_and_total_variation_by_hand():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE trace_statistics (trace VARCHAR, statistic VARCHAR, kind VARCHAR, value DOUBLE, "
+                "category VARCHAR)")
+    rows = [("a", "lat", "numeric", v, None) for v in (1, 2, 3, 4)]
+    rows += [("b", "lat", "numeric", v, None) for v in (3, 4, 5, 6)]
+    rows += [("a", "end", "category", None, c) for c in ("FINISH", "FINISH", "FINISH", "KILL")]
+    rows += [("b", "end", "category", None, c) for c in ("FINISH", "KILL", "FAIL", "FAIL")]
+    rows += [("a", "only_a", "numeric", 1.0, None)]
+    con.executemany("INSERT INTO trace_statistics VALUES (?, ?, ?, ?, ?)", rows)
+    t = compare(con, "a", "b").set_index("statistic")
+    # ECDFs: at x = 2, F_a = 0.5 and F_b = 0; at x = 4, F_a = 1 and F_b = 0.5 -> sup = 0.5
+    assert t.loc["lat", "distance"] == pytest.approx(0.5)
+    assert t.loc["lat", "critical_95"] == pytest.approx(1.358 * math.sqrt(8 / 16))
+    # shares a: FINISH 3/4, KILL 1/4; b: FINISH 1/4, KILL 1/4, FAIL 1/2 -> (0.5 + 0 + 0.5) / 2
+    assert t.loc["end", "measure"] == "TV" and t.loc["end", "distance"] == pytest.approx(0.5)
+    assert not t.loc["end", "within_target"] and 0.5 > TARGET
+    # a statistic one trace lacks has no distance (shown, not dropped)
+    assert math.isnan(t.loc["only_a", "distance"]) and t.loc["only_a", "n b"] == 0
+    assert cdf_figure(con, "a", "b")[:4] == b"\x89PNG"

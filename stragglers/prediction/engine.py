@@ -31,7 +31,7 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import forkserver, get_context
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -127,6 +127,8 @@ class LocalEngine:
         # the fork server starts with the first pool (with these variables set) and is reused after
         context = get_context("forkserver")
         context.set_forkserver_preload(list(WORKER_PRELOAD))
+        # start it now (non-blocking): its imports overlap the caller's first batch export
+        forkserver.ensure_running()
         self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         return self
 

@@ -182,8 +182,13 @@ MethodFactory = Callable[[], Method]
 
 
 def _replay_many(args) -> list[JobResult]:
+    from threadpoolctl import threadpool_limits
+
     job, factories, seed = args
-    return [replay_job(job, f(), seed) for f in factories]
+    # one BLAS/OpenMP thread in this process too (workers = 1): a multi-threaded BLAS on
+    # 15-column problems costs 2-3x the CPU time on a loaded machine (docs/BENCHMARKS.md)
+    with threadpool_limits(1):
+        return [replay_job(job, f(), seed) for f in factories]
 
 
 def replay_jobs(jobs: Sequence[JobData], factories: Sequence[MethodFactory], *, seed: int = 0,

@@ -13,7 +13,7 @@ BLAS limited to one thread everywhere.
 
 Engines:
 - ``SerialEngine``: in this process (workers = 1).
-- ``LocalEngine``: a pool of spawned processes (workers > 1).
+- ``LocalEngine``: a pool of processes forked from a preloaded fork server (workers > 1).
 - ``DaskEngine``: an existing ``distributed`` cluster (``dask_address``); a job
   whose worker dies is rescheduled by the Dask scheduler on another worker.
 

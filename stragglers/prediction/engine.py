@@ -104,8 +104,8 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 # Imported once by the fork server; every worker is forked from it with these modules loaded.
 # A spawned worker imported them itself: ~1.6 CPU s per worker, a fifth of NURD's whole replay of
 # the embedded trace (docs/BENCHMARKS.md). The fork server is a fresh single-threaded process
-# (unlike this one: DuckDB, Dagster threads), so forking it is safe, and it lives as long as this
-# process: later pools start without importing anything.
+# (unlike this one: DuckDB, Dagster threads), so forking it is safe. It is stopped and reaped with
+# the pool, so the workers' CPU time counts in this process's RUSAGE_CHILDREN (benchmarks/timings.py).
 WORKER_PRELOAD = ("stragglers.prediction.engine", "stragglers.prediction.methods", "xgboost",
                   "sklearn.linear_model")
 
@@ -124,13 +124,20 @@ class LocalEngine:
         # the workers multi-threaded BLAS: 6x the CPU time under load).
         self._saved_env = {k: os.environ.get(k) for k in _THREAD_VARS}
         os.environ.update({k: "1" for k in _THREAD_VARS})
-        # the fork server starts with the first pool (with these variables set) and is reused after
+        # the fork server starts here, with these variables set, and stops with the pool
         context = get_context("forkserver")
         context.set_forkserver_preload(list(WORKER_PRELOAD))
+        self._own_forkserver = forkserver._forkserver._forkserver_pid is None
         # start it now (non-blocking): its imports overlap the caller's first batch export
         forkserver.ensure_running()
         self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         return self
+
+    def _stop_forkserver(self) -> None:
+        """Stop the fork server this engine started and wait for it (it has reaped the workers)."""
+        if getattr(self, "_own_forkserver", False):
+            self._own_forkserver = False
+            forkserver._forkserver._stop()   # no public API; exists in CPython 3.8-3.13
 
     def _restore_env(self) -> None:
         for k, v in getattr(self, "_saved_env", {}).items():
@@ -156,12 +163,14 @@ class LocalEngine:
             p.join(timeout=5)
             if p.is_alive():
                 p.kill()
+        self._stop_forkserver()
         self._restore_env()
 
     def __exit__(self, *exc) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
             self.pool = None
+        self._stop_forkserver()
         self._restore_env()
 
 

@@ -24,7 +24,7 @@ from tests.test_reports import fake_completion
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = FAMILIES["reference rules"]
-ALL_METHODS = (*METHOD_ORDER, *RULES)          # 26 methods: the legibility case of the issue
+ALL_METHODS = tuple(dict.fromkeys((*METHOD_ORDER, *RULES)))   # 26 methods: the legibility case of the issue
 
 
 def _job_metrics(methods, traces=("synthetic", "google_2011"), n_jobs=12, seed=0) -> pd.DataFrame:

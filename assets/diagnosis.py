@@ -166,6 +166,11 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
         return dg.MaterializeResult(metadata={"note": why})
     started = time.perf_counter()
     with duckdb.get_connection() as con:
+        for table, asset in (("predictions", "nurd_eval"), ("hound_job_causes", "hound_job_causes"),
+                             ("hound_inputs", "hound_profiles")):
+            if not wh.table_exists(con, table):
+                raise wh.StaleTableError(f"table {table} does not exist in the warehouse: materialize asset "
+                                         f"{asset} (and its upstream assets) first")
         flagged = con.execute("""SELECT job_id, task_id, flagged_at_s FROM predictions
             WHERE trace = ? AND method = ? AND flagged_at_s IS NOT NULL""", [s.trace, EXPLAINED_METHOD]).df()
         causes = _read(con, "SELECT job_id, cause, weight FROM hound_job_causes WHERE trace = ?", s.trace)
@@ -220,16 +225,16 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
         causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
         expl = _read(con, "SELECT * EXCLUDE (trace) FROM straggler_explanations WHERE trace = ?", s.trace)
     jobs = sorted(inputs.job_id.unique())
-    truth_jobs = validation = acc = n_causes = None
+    truth_jobs = validation = per_job = acc = n_causes = None
     if s.trace == "synthetic":
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
-        validation = hound_truth.validate(causes, truth_jobs, jobs)[1]
+        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs)
         acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes)
         n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
     coverage = hound_truth.coverage_table(causes, truth_jobs, jobs)
     out = build_hound_report(nurd.data_path / "reports", trace=s.trace, inputs=inputs, topics=topics,
                              job_causes=causes, n_causes=n_causes, coverage=coverage, validation=validation,
-                             explanation_acc=acc, settings=hs, log=context.log.info)
+                             explanation_acc=acc, settings=hs, validation_per_job=per_job, log=context.log.info)
     meta = {"report": dg.MetadataValue.path(str(out["report"])), "table7": md_table(coverage),
             "figure8": md_table(out["figure8"]), "figure9": md_table(out["figure9"]),
             "figure10": md_table(out["figure10"])}

@@ -72,6 +72,12 @@ class _SettingsViews:
     def hound(self):
         return self.settings().hound()
 
+    def nodes(self):
+        return self.settings().nodes()
+
+    def failures(self):
+        return self.settings().failures()
+
 
 def _resource_class() -> type:
     hints = typing.get_type_hints(Settings)

@@ -3,7 +3,7 @@
 
 import dagster as dg
 
-from assets import diagnosis, prediction, reports, traces, warehouse
+from assets import diagnosis, failures, nodes, prediction, reports, traces, warehouse
 from assets.resources import WarehouseResource, settings_from_env
 from stragglers.settings import Settings
 
@@ -35,8 +35,10 @@ defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
             warehouse.selection_funnel, warehouse.checkpoint_features, prediction.nurd_eval,
             prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
-            reports.comparison_tables, *diagnosis.assets],
-    asset_checks=[*warehouse.checks, *diagnosis.checks],
+            reports.comparison_tables, *diagnosis.assets,
+            nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,
+            failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning],
+    asset_checks=[*warehouse.checks, *diagnosis.checks, *nodes.checks, *failures.checks],
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation],

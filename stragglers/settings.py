@@ -198,6 +198,24 @@ class Settings:
                                          doc="Hound CA: AdaBoost iterations of the propensity score (Algorithm 2)")
     hound_words: int = setting(500, check=int_at_least(10),
                                doc="Hound meta learning: words drawn per job (Algorithm 3)")
+    # node ranking, Ouyang et al. (stragglers/nodes, docs/NODES.md)
+    node_min_tasks: int = setting(10, env="NURD_NODE_MIN_TASKS", check=int_at_least(3),
+                                  doc="node ranking: machines with fewer finished tasks are not ranked (counted)")
+    node_fit_sample: int = setting(132, check=int_at_least(0),
+                                   doc="node ranking: nodes whose 9 distributions are fitted, stratified by server "
+                                       "type (the paper's sample of 132); 0 = every ranked node")
+    node_interval: str = setting("mean", check=one_of("mean", "fitted"),
+                                 doc="node ranking: P-cores interval, 'mean' = 95% CI of the node's mean z, "
+                                     "'fitted' = central 95% of its fitted 3-parameter log-logistic")
+    # failure prediction and proactive cloning, El-Sayed et al. (stragglers/failures, docs/FAILURES.md)
+    failure_trees: int = setting(50, check=int_at_least(1), doc="failure prediction: random-forest trees")
+    failure_max_train_rows: int = setting(50_000, check=int_at_least(100),
+                                          doc="failure prediction: training rows per forest (a seeded sample "
+                                              "beyond, reported)")
+    clone_retries: int = setting(4, check=int_at_least(0), doc="proactive cloning: retry cap R (Algorithm 1)")
+    clones: int = setting(1, check=int_at_least(1), doc="proactive cloning: clones C per prediction (Algorithm 1)")
+    clone_tasks: int = setting(25_000, check=int_at_least(10),
+                               doc="proactive cloning: tasks in each of the training and evaluation sets")
     # DuckDB (out of core)
     duckdb_memory_limit: str = setting("4GB", env="NURD_DUCKDB_MEMORY_LIMIT", check=memory_size,
                                        doc="DuckDB spills to disk past this")
@@ -253,6 +271,19 @@ class Settings:
         return HoundSettings(min_tasks=self.hound_min_tasks, seed=self.seed, replicas=self.hound_replicas,
                              adaboost_rounds=self.hound_adaboost_rounds, words=self.hound_words,
                              workers=self.resolved_workers)
+
+    def nodes(self):
+        """Node-ranking settings (stragglers/nodes/settings.py holds the ones not exposed here)."""
+        from stragglers.nodes.settings import NodeSettings
+        return NodeSettings(min_tasks_per_node=self.node_min_tasks, fit_sample_nodes=self.node_fit_sample,
+                            interval=self.node_interval, seed=self.seed)
+
+    def failures(self):
+        """Failure-prediction settings (stragglers/failures/settings.py holds the ones not exposed here)."""
+        from stragglers.failures.settings import FailureSettings
+        return FailureSettings(trees=self.failure_trees, max_train_rows=self.failure_max_train_rows,
+                               clone_retries=self.clone_retries, clones=self.clones, clone_tasks=self.clone_tasks,
+                               seed=self.seed)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -103,6 +103,13 @@ def test_ensemble_drops_a_topic_found_by_one_learner():
     assert np.allclose(ens.mixtures.sum(axis=1), 1.0)
 
 
+def test_ensemble_of_learners_that_found_nothing_is_empty():
+    # every job's profile all zero (e.g. all metrics constant): no documents, no topics, no causes
+    models = [meta_learn(name, [1, 2], np.zeros((2, len(METRIC_COLUMNS)))) for name in ("PR", "DP", "CA")]
+    ens = ensemble(models)
+    assert len(ens.topics) == 0 and ens.mixtures.shape == (2, 0)
+
+
 def test_meta_learning_recovers_planted_topics():
     # 40 jobs: half with a memory profile, half with a queueing one; LDA must separate them
     P = len(METRIC_COLUMNS)
@@ -208,3 +215,12 @@ def test_explanation_names_the_deviating_metric():
     assert out.task_signals[0].startswith("MEAN_MEM(+) z=6.7")
     # CPU: median 1, sd sqrt(0.1875) = 0.433 -> z = 0.25 / 0.433 = 0.58
     assert out.task_signals[0].endswith("MEAN_CPU(+) z=0.6 -> computation_skew")
+
+
+def test_a_constant_metric_gets_no_weight_even_with_float_rounding():
+    from stragglers.diagnosis.learners import standardize
+    X, y = _driven(n=1456)
+    X[:, 2] = 5.519e-05          # a job-wide request: its float std is 6.8e-21, not 0
+    assert np.std(X[:, 2]) > 0 and np.all(standardize(X)[:, 2] == 0.0)
+    for learner in (BaggedElasticNet(replicas=5), SignedSchweizerWolff(), AdaBoostIPW(rounds=5)):
+        assert learner.profile(X, y)[2] == 0.0

@@ -32,11 +32,19 @@ def absolute_sum_one(c: np.ndarray) -> np.ndarray:
     return c / s if s > 0 else np.zeros_like(c)
 
 
+def varies(a: np.ndarray) -> np.ndarray:
+    """Which columns take more than one value. Exact (max > min): a constant column's float std can
+    come out as 1e-21 instead of 0, and dividing by it would turn rounding into a signal."""
+    a = np.asarray(a, dtype=float)
+    return np.ptp(a, axis=0) > 0
+
+
 def standardize(a: np.ndarray) -> np.ndarray:
     """Columns to mean 0 / sd 1; constant columns become 0."""
     a = np.asarray(a, dtype=float)
-    sd = a.std(axis=0)
-    return np.where(sd > 0, (a - a.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
+    ok = varies(a)
+    sd = np.where(ok, a.std(axis=0), 1.0)
+    return np.where(ok, (a - a.mean(axis=0)) / sd, 0.0)
 
 
 # --------------------------------------------------------------------------- PR

@@ -128,11 +128,13 @@ def ensemble(models: list[TopicModel], *, eta: float = 0.1, lam: float = 2 / 3,
     for m in models:
         if m.jobs != jobs:
             raise ValueError("every learner's topic model must cover the same jobs in the same order")
-    vecs = np.vstack([m.beta for m in models if len(m.beta)])
+    n_words = max((m.beta.shape[1] for m in models if m.beta.ndim == 2), default=0)
+    vecs = np.vstack([m.beta for m in models if len(m.beta)]) if any(len(m.beta) for m in models) \
+        else np.zeros((0, n_words))
     origin = [(m.learner, q) for m in models for q in range(len(m.beta))]
     t = len(origin)
-    if t < 2:
-        return Ensemble(np.zeros((0, vecs.shape[1] if t else 0)), [], origin, np.zeros((len(jobs), 0)), jobs)
+    if t < 2:   # nothing two learners could agree on
+        return Ensemble(np.zeros((0, n_words)), [], origin, np.zeros((len(jobs), 0)), jobs)
     sim = cosine_similarity_matrix(vecs)
     tree = linkage(vecs, method="average", metric="cosine")
     m1, m2 = m_range or (max(2, max(len(m.beta) for m in models)), t - 1)

@@ -142,9 +142,10 @@ def signal_z(tasks: np.ndarray, finished: np.ndarray) -> np.ndarray:
     """Deviation of each flagged task from the tasks finished by the checkpoint, per metric:
     z = (x - median) / sd over the finished tasks; NaN where the finished tasks do not vary."""
     med = np.median(finished, axis=0)
-    sd = finished.std(axis=0)
+    ok = np.ptp(finished, axis=0) > 0 if len(finished) else np.zeros(finished.shape[1], bool)
+    sd = np.where(ok, finished.std(axis=0) if len(finished) else 1.0, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd > 0, (tasks - med) / np.where(sd > 0, sd, 1.0), np.nan)
+        return np.where(ok, (tasks - med) / sd, np.nan)
 
 
 def explain_job(flagged: pd.DataFrame, features: pd.DataFrame, job_causes_label: str,

@@ -95,9 +95,16 @@ TABLE_COLUMNS = [
 # One job
 # ---------------------------------------------------------------------------
 
-def draw_relaunch_latencies(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One relaunch latency per task, from the job's empirical latency distribution."""
+def draw_relaunch_latencies(y: np.ndarray, rng: np.random.Generator, pool: np.ndarray | None = None) -> np.ndarray:
+    """One relaunch latency per task, from the job's empirical latency distribution.
+
+    ``pool`` (optional, boolean per task) restricts the draw to the latencies of those
+    tasks, e.g. the tasks that ran on machines above P-cores level 0 (node ranking,
+    docs/NODES.md); an empty pool falls back on every task. Same number of draws."""
     y = np.asarray(y, dtype=float)
+    if pool is not None and np.any(pool):
+        y = y[np.asarray(pool, dtype=bool)]
+        return y[rng.integers(0, len(y), size=len(pool))]
     return y[rng.integers(0, len(y), size=len(y))]
 
 
@@ -264,8 +271,8 @@ def _task_sort_key(s: pd.Series) -> pd.Series:
     return num if num.notna().all() else s.astype(str)
 
 
-def _job_arrays(tasks_df, predictions_df, checkpoints_df):
-    """Yield (trace, job_id, y, checkpoints, {method: flagged_at}) per job."""
+def _job_arrays(tasks_df, predictions_df, checkpoints_df, excluded_machines=frozenset()):
+    """Yield (trace, job_id, y, checkpoints, {method: flagged_at}, relaunch pool or None) per job."""
     need = {"trace", "job_id", "task_id", "latency_s"}
     if not need <= set(tasks_df.columns):
         raise ValueError(f"tasks_df needs columns {sorted(need)}")
@@ -273,7 +280,10 @@ def _job_arrays(tasks_df, predictions_df, checkpoints_df):
     if not need_p <= set(predictions_df.columns):
         raise ValueError(f"predictions_df needs columns {sorted(need_p)}")
 
+    if excluded_machines and "machine_id" not in tasks_df.columns:
+        raise ValueError("excluded_machines needs a machine_id column in tasks_df")
     t = tasks_df[["trace", "job_id", "task_id", "latency_s"]].copy()
+    t["_pool"] = ~tasks_df["machine_id"].isin(excluded_machines) if excluded_machines else True
     t = t[t["latency_s"].notna()]
     t["_key"] = _task_sort_key(t["task_id"])
     t["trace"] = t["trace"].astype(str)
@@ -306,20 +316,22 @@ def _job_arrays(tasks_df, predictions_df, checkpoints_df):
             f = np.full(len(y), np.nan)
             f[mg["_pos"].to_numpy()] = mg["flagged_at_s"].to_numpy(dtype=float)
             flags[method] = f
-        yield trace, job_id, y, cps.get((trace, job_id), np.empty(0)), flags
+        pool = g["_pool"].to_numpy(dtype=bool) if excluded_machines else None
+        yield trace, job_id, y, cps.get((trace, job_id), np.empty(0)), flags, pool
 
 
 def _iter_job_results(
     tasks_df, predictions_df, checkpoints_df, machines, seeds,
-    kill_frees_machine, after_grid,
+    kill_frees_machine, after_grid, excluded_machines=frozenset(),
 ) -> Iterator[tuple]:
     """Yield (trace, method, job_id, n, n_flagged, original, new[S, 1 + M])."""
     machines = [int(m) for m in machines]
     seeds = [int(s) for s in seeds]
-    for trace, job_id, y, cp, flags in _job_arrays(tasks_df, predictions_df, checkpoints_df):
+    for trace, job_id, y, cp, flags, pool in _job_arrays(tasks_df, predictions_df, checkpoints_df,
+                                                          excluded_machines):
         n = len(y)
         original = float(y.max())
-        draws = np.stack([draw_relaunch_latencies(y, job_rng(s, trace, job_id)) for s in seeds])
+        draws = np.stack([draw_relaunch_latencies(y, job_rng(s, trace, job_id), pool) for s in seeds])
         y_sorted = np.sort(y)
         for method, f in flags.items():
             valid = ~np.isnan(f) & (f < y)
@@ -373,13 +385,16 @@ def completion_table(
     checkpoints_df: pd.DataFrame | None = None,
     machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = range(10),
     *, kill_frees_machine: bool = False, after_grid: str = "event",
+    excluded_machines: frozenset = frozenset(),
 ) -> pd.DataFrame:
     """Reduction in job completion time per (trace, method, algorithm, machines).
 
     Rows: algorithm 'unlimited' (Algorithm 2, machines NaN) and 'limited'
     (Algorithm 3, one row per machine count). reduction_mean is the mean over
     seeds of the mean over jobs; reduction_std_over_seeds the std (ddof=1) of
-    the per-seed means; seeds the comma-separated seeds used.
+    the per-seed means; seeds the comma-separated seeds used. ``excluded_machines``
+    (default none) draws relaunch latencies only from tasks that ran elsewhere (tasks_df
+    then needs machine_id): relaunches avoid e.g. P-cores level-0 machines.
     """
     machines, seeds = [int(m) for m in machines], [int(s) for s in seeds]
     if not seeds:
@@ -387,6 +402,7 @@ def completion_table(
     acc: dict[tuple[str, str], list[np.ndarray]] = {}
     for trace, method, _job, _n, _nf, orig, new in _iter_job_results(
         tasks_df, predictions_df, checkpoints_df, machines, seeds, kill_frees_machine, after_grid,
+        excluded_machines,
     ):
         if orig > 0:
             acc.setdefault((trace, method), []).append((orig - new) / orig)

@@ -21,7 +21,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.svm import SVR
 from sklearn.tree import DecisionTreeRegressor
 
-from stragglers.diagnosis.learners import AdaBoostIPW, SignedSchweizerWolff, job_matrix, standardize
+from stragglers.diagnosis.learners import AdaBoostIPW, SignedSchweizerWolff, job_matrix, standardize, varies
 from stragglers.diagnosis.settings import HoundSettings
 from stragglers.reports.render import markdown_table
 
@@ -60,7 +60,7 @@ def adjusted_r2_job(frame: pd.DataFrame, s: HoundSettings) -> dict:
     predictions of the standardized latency from the standardized metrics (p = metrics that vary).
     ElasticNet's alpha is chosen by ElasticNetCV on each training fold and shared by BAE."""
     X, y, _ = job_matrix(frame)
-    keep = X.std(axis=0) > 0
+    keep = varies(X)
     Z, ys = standardize(X[:, keep]), standardize(y.reshape(-1, 1)).ravel()
     n, p = Z.shape
     pred = {}
@@ -87,7 +87,7 @@ def shuffled_dependence_job(frame: pd.DataFrame, s: HoundSettings) -> pd.DataFra
     d = ssw.dependences(X, y)
     rows = []
     for j in range(X.shape[1]):
-        if X[:, j].std() == 0:
+        if not varies(X[:, [j]])[0]:
             continue
         rows += [("SSW", d[j]), ("Pearson", pearsonr(X[:, j], y)[0]), ("Spearman", spearmanr(X[:, j], y)[0]),
                  ("Kendall", kendalltau(X[:, j], y)[0])]
@@ -99,11 +99,10 @@ def weighted_imbalance(conf: np.ndarray, z: np.ndarray, e: np.ndarray) -> float:
     """Mean over confounders of |weighted mean(treated) - weighted mean(control)| / pooled sd, with IPW
     weights 1/e and 1/(1-e): a correct propensity balances the confounders (Rosenbaum and Rubin 1983),
     so lower is better. (Hound's Figure 10 measure is not given in the text; this is ours.)"""
-    sd = conf.std(axis=0)
-    keep = sd > 0
+    keep = varies(conf)
     if not keep.any():
         return 0.0
-    c = conf[:, keep] / sd[keep]
+    c = conf[:, keep] / conf[:, keep].std(axis=0)
     w1, w0 = z / e, (1 - z) / (1 - e)
     m1 = (w1[:, None] * c).sum(axis=0) / w1.sum()
     m0 = (w0[:, None] * c).sum(axis=0) / w0.sum()
@@ -199,7 +198,7 @@ def _md(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
 def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topics: pd.DataFrame,
                        job_causes: pd.DataFrame, n_causes: pd.DataFrame | None, coverage: pd.DataFrame,
                        validation: pd.DataFrame | None, explanation_acc: pd.DataFrame | None,
-                       settings: HoundSettings, log=None) -> dict:
+                       settings: HoundSettings, validation_per_job: pd.DataFrame | None = None, log=None) -> dict:
     """Write ``hound.md`` and the figures to ``out_dir``; return paths and the summary frames."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -238,6 +237,8 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
                   "Dominant cause = the cause with the largest weight; a job Hound left without a named cause "
                   "counts as wrong. Precision and recall of the set of named causes, pooled over jobs (micro) "
                   "and averaged per job (macro).", "", _md(validation), ""]
+        if validation_per_job is not None:
+            lines += ["Per job:", "", _md(validation_per_job), ""]
     if explanation_acc is not None:
         lines += ["## Flag + explain (`straggler_explanations`)", "",
                   "Over the tasks NURD flagged that carry a planted cause: does the task's top deviating metric "

@@ -255,3 +255,14 @@ def sql_name(table: str, settings: SelectionSettings) -> str:
     if not settings.is_google_format and (SQL_DIR / f"{table}__alibaba.sql").exists():
         return f"{table}__alibaba"
     return table
+
+
+def replace_trace_frame(con: duckdb.DuckDBPyConnection, table: str, df, trace: str) -> int:
+    """Replace ``table``'s rows of ``trace`` by the rows of a DataFrame (one transaction),
+    for tables computed in Python (node ranking, failure prediction)."""
+    frame = df.assign(trace=trace)[["trace", *[c for c in df.columns if c != "trace"]]]
+    con.register("_frame", frame)
+    try:
+        return replace_trace_rows(con, table, "SELECT * FROM _frame", trace)
+    finally:
+        con.unregister("_frame")

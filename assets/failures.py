@@ -1,0 +1,101 @@
+"""Failure and kill prediction with proactive cloning (El-Sayed, Zhu, Schroeder, ICDCS 2017)
+over ALL jobs of the trace: SQL inputs, random forests, the Algorithm 1 replay; blocking GX
+checks on every table; reports under $NURD_DATA_DIR/reports/failures/."""
+
+import time
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+import stragglers.failures.validation  # noqa: F401  (registers the failure suites)
+from stragglers.failures import build as fb
+from stragglers.reports.failures import write_cloning_report, write_prediction_report
+from assets.common import AUTOMATION, md_table, prepare
+from assets.nodes import image, task_attempts
+from assets.resources import NurdSettings
+from assets.warehouse import _check
+
+
+def _meta(result: dict) -> dict:
+    meta = {"report": dg.MetadataValue.path(str(result["report"]))}
+    meta |= {name: md_table(df, max_rows=60) for name, df in result["tables"].items()}
+    return meta | {f"plot_{name}": image(p) for name, p in result["figures"].items()}
+
+
+def _not_google(s) -> dg.MaterializeResult | None:
+    if s.is_google_format:
+        return None
+    return dg.MaterializeResult(metadata={"note": f"{s.trace} has no per-attempt events: not applicable"})
+
+
+@dg.asset(deps=[task_attempts], group_name="failures", kinds={"duckdb"}, automation_condition=AUTOMATION,
+          description="Table IV inputs over every job with task events: failure_tasks, failure_jobs, "
+                      "failure_attempts (configuration, outcomes, TaskFailFlag / AttemptFailFlag / "
+                      "PastAttemptsFlag) and early_usage (first 5 minutes; empty where the trace has no "
+                      "task_usage).")
+def failure_inputs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    if (skip := _not_google(s)) is not None:
+        return skip
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        counts = fb.build_failure_inputs(con, s, nurd.failures())
+        outcomes = con.execute("""SELECT coalesce(CAST(job_end_event AS VARCHAR), 'none') AS job_end_event,
+            count(*) AS jobs, count(*) FILTER (WHERE task_fail_flag) AS with_failed_task
+            FROM failure_jobs WHERE trace = ? GROUP BY 1 ORDER BY 1""", [s.trace]).df()
+    return dg.MaterializeResult(metadata={f"rows_{k}": v for k, v in counts.items()}
+                                | {"job_outcomes": md_table(outcomes), "usage_available": counts["early_usage"] > 0})
+
+
+@dg.asset(deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
+          description="Random forests (50 trees, 70/30 split by job) for job kill, job failure, final task "
+                      "failure and task-attempt failure in the paper's four scenarios; precision and recall "
+                      "over thresholds 0.1-0.9 and training sampling ratios (Figs. 7, 8, 10), importances. "
+                      "Tables failure_predictions, failure_importances; report reports/failures/.")
+def failure_prediction(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                       duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s, fs = nurd.selection(), nurd.failures()
+    if (skip := _not_google(s)) is not None:
+        return skip
+    started = time.perf_counter()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        result = fb.run_prediction(con, s.trace, fs, log=context.log.info)
+    report = write_prediction_report(nurd.data_path / "reports" / "failures", s.trace, result, fs.as_dict())
+    return dg.MaterializeResult(metadata=_meta(report) | {"dagster/row_count": len(result["curves"]),
+                                                          "seconds": round(time.perf_counter() - started, 1)})
+
+
+@dg.asset(deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
+          description="Proactive cloning (Algorithm 1, R retries, C clones): tasks replayed as in the trace "
+                      "except that clones start when failure is first predicted; CDF of completion time "
+                      "relative to the trace (Fig. 11) and the overhead table (Table V). Tables cloning_tasks, "
+                      "cloning_overhead; report reports/failures/.")
+def proactive_cloning(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                      duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s, fs = nurd.selection(), nurd.failures()
+    if (skip := _not_google(s)) is not None:
+        return skip
+    started = time.perf_counter()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        result = fb.run_cloning(con, s.trace, fs, log=context.log.info)
+        curves = con.execute("SELECT * FROM failure_predictions WHERE trace = ?", [s.trace]).df() \
+            if fb.table_exists(con, "failure_predictions") else None
+    report = write_cloning_report(nurd.data_path / "reports" / "failures", s.trace, result, fs.as_dict(), curves)
+    return dg.MaterializeResult(metadata=_meta(report) | {"dagster/row_count": len(result["tasks"]),
+                                                          "seconds": round(time.perf_counter() - started, 1)})
+
+
+checks = [
+    _check(failure_inputs, "failure_jobs_valid", "failure_jobs", "failure_jobs", google_only=True,
+           description="one row per job, n_tasks >= 1, job end event a terminal event where known."),
+    _check(failure_inputs, "failure_tasks_valid", "failure_tasks", "failure_tasks", google_only=True,
+           description="one row per task, attempts >= failed attempts >= 0."),
+    _check(failure_inputs, "failure_attempts_valid", "failure_attempts", "failure_attempts", google_only=True,
+           description="one row per attempt, durations >= 0, PastAttemptsFlag set."),
+    _check(failure_prediction, "failure_predictions_valid", "failure_predictions", "failure_predictions",
+           google_only=True, description="precision, recall and thresholds in [0, 1]."),
+    _check(proactive_cloning, "cloning_tasks_valid", "cloning_tasks", "cloning_tasks", google_only=True,
+           description="one row per (threshold, clones, task), completion times >= 0."),
+]

@@ -1,0 +1,57 @@
+"""Node ranking on the warehouse: SQL inputs (sql/machines.sql, sql/task_attempts.sql,
+sql/node_task_durations.sql), then the Python tables node_indicators and node_fits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import pandas as pd
+
+from stragglers.nodes.ranking import node_fits, node_indicators, sample_nodes
+from stragglers.nodes.settings import NodeSettings
+from stragglers.settings import SelectionSettings
+from stragglers.warehouse.build import build_table, create_view, replace_trace_frame, sql_path_literal, table_exists
+
+
+def stage_machine_events(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> bool:
+    """The stg_machine_events view where the trace has machine_events (False where not:
+    a partial mirror without it is normal; capacities are then unknown)."""
+    raw_dir = Path(raw_dir).resolve()
+    if not any((raw_dir / "machine_events").glob("part-*-of-*.csv.gz")):
+        return False
+    create_view(con, "stg_machine_events", **(settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}))
+    return True
+
+
+def build_attempts(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> dict[str, int]:
+    """``machines`` (where machine_events exists) and ``task_attempts`` of every job."""
+    counts = {}
+    if stage_machine_events(con, raw_dir, settings):
+        counts["machines"] = build_table(con, "machines", settings)
+    counts["task_attempts"] = build_table(con, "task_attempts", settings)
+    return counts
+
+
+def machines_frame(con: duckdb.DuckDBPyConnection, trace: str) -> pd.DataFrame | None:
+    if not table_exists(con, "machines"):
+        return None
+    df = con.execute("SELECT machine_id, platform_id, cpus, memory FROM machines WHERE trace = ?", [trace]).df()
+    return df if len(df) else None
+
+
+def build_node_ranking(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, settings: NodeSettings,
+                       log: Callable[[str], None] = print) -> dict[str, int]:
+    """node_task_durations (SQL) -> node_indicators (with the P-cores level) and node_fits."""
+    trace = selection.trace
+    counts = {"node_task_durations": build_table(con, "node_task_durations", selection)}
+    durations = con.execute("SELECT machine_id, z FROM node_task_durations WHERE trace = ?", [trace]).df()
+    ind = node_indicators(durations, settings)
+    log(f"{len(ind)} of {durations.machine_id.nunique()} machines have >= {settings.min_tasks_per_node} tasks")
+    counts["node_indicators"] = replace_trace_frame(con, "node_indicators", ind, trace)
+    nodes = sample_nodes(ind, machines_frame(con, trace), settings)
+    log(f"fitting the 9 distributions on {len(nodes)} nodes")
+    fits = node_fits(durations, nodes, log=log)
+    counts["node_fits"] = replace_trace_frame(con, "node_fits", fits, trace) if len(fits) else 0
+    return counts

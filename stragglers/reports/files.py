@@ -1,0 +1,37 @@
+"""Small helpers for report files written by the node and failure reports: figures and
+markdown published under their final name only once complete (temporary name, rename)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+
+def pyplot():
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_figure(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
+    pyplot().close(fig)
+    os.replace(tmp, path)
+    return path
+
+
+def write_text(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
+def md(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
+    return df.to_markdown(index=False, floatfmt=floatfmt) if len(df) else "(no rows)"

@@ -178,7 +178,7 @@ def test_report_html_is_self_contained(report_dir):
     page = (report_dir / "report.html").read_text()
     md = (report_dir / "report.md").read_text()
     pngs = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", md)
-    assert len(pngs) == 4
+    assert len(pngs) == 5            # accuracy vs earliness, F1 over time, three completion-time figures
     assert page.count('src="data:image/png;base64,') == len(pngs)
     assert ".png\"" not in page                          # no image left pointing at a file
     for heading in ("What this run shows", "Headline numbers", "Table 1.", "Figure 1.", "Figure 2."):
@@ -197,7 +197,7 @@ def test_report_renders_in_headless_chromium(report_dir, tmp_path):
     m = re.search(r'<pre id="probe">(.*?)</pre>', out.stdout, re.S)
     assert m, f"the page did not finish loading in Chromium: {out.stderr[-2000:]}"
     seen = json.loads(html.unescape(m.group(1)))
-    assert len(seen["images"]) == 4
+    assert len(seen["images"]) == 5
     assert all(i["ok"] and i["width"] > 300 for i in seen["images"]), seen["images"]
     for section in ("what-this-run-shows", "headline-numbers", "table-1-prediction-accuracy-the-paper-s-table-3",
                     "table-2-f1-over-normalized-time-the-paper-s-figures-2-3",

@@ -9,7 +9,19 @@ from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.warehouse.build import configure
 from assets.resources import NurdSettings
 
-AUTOMATION = dg.AutomationCondition.eager()   # re-run when an upstream asset has new data
+# Re-run when an upstream asset has a new *data version* (not merely a new materialization): every
+# asset's data version is a digest of its inputs (raw files, settings, SQL), so re-running the main
+# command on an unchanged trace launches nothing; a new trace version or changed settings re-run the
+# chain. Otherwise eager(): nothing missing upstream, nothing in progress.
+AUTOMATION = (
+    dg.AutomationCondition.in_latest_time_window()
+    & dg.AutomationCondition.any_deps_match(
+        dg.AutomationCondition.data_version_changed() | dg.AutomationCondition.will_be_requested()
+    ).since_last_handled()
+    & ~dg.AutomationCondition.any_deps_missing()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("on a new upstream data version")
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".3f", max_rows: int = 50) -> dg.MetadataValue:

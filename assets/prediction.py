@@ -14,6 +14,7 @@ from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, replac
 from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
 from stragglers.prediction.protocol import protocol_ablation as run_ablation
 from stragglers.prediction.methods import BASELINES
+from stragglers.warehouse import build as wh
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_image, md_table, prepare
@@ -93,6 +94,33 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
     return meta
 
 
+def _evaluation_inputs(con, nurd: NurdSettings, method: str) -> str:
+    """What an evaluation of ``method`` is computed from: the features (their own inputs digest),
+    the evaluation settings and the method's name."""
+    settings = {k: v for k, v in nurd.evaluation().as_dict().items() if k != "workers"}  # results do not depend on it
+    return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), settings, method])
+
+
+def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource,
+                             methods: list[str]) -> tuple[dict, str]:
+    """Evaluate ``methods`` unless each was last evaluated on the same features with the same
+    settings (then its rows would be identical); returns (metadata, data version)."""
+    with duckdb.get_connection() as con:
+        wanted = {m: _evaluation_inputs(con, nurd, m) for m in methods}
+        current = all(wh.recorded_inputs(con, f"evaluation:{m}", nurd.trace) == v for m, v in wanted.items())
+        current = current and wh.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None
+    version = wh.digest(sorted(wanted.items()))
+    if current:
+        context.log.info(f"{methods}: up to date (same features and settings as the last evaluation): not re-run")
+        return {"rebuilt": False, "methods": ", ".join(methods)}, version
+    outcome = _run(context, nurd, duckdb, methods)
+    with duckdb.get_connection() as con, wh.transaction(con):
+        # recorded after the results' own transaction: a crash in between only re-runs the evaluation
+        for m, v in wanted.items():
+            wh.record_settings(con, f"evaluation:{m}", nurd.trace, nurd.evaluation().as_dict(), v)
+    return _metadata(outcome, nurd) | {"rebuilt": True}, version
+
+
 @dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
           description="NURD on every selected job of the configured trace, replayed online: at each "
@@ -103,8 +131,8 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
                       "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
                       "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    outcome = _run(context, nurd, duckdb, ["nurd"])
-    return dg.MaterializeResult(metadata=_metadata(outcome, nurd))
+    metadata, version = _evaluate_unless_current(context, nurd, duckdb, ["nurd"])
+    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[checkpoint_features], group_name="evaluation", kinds={"python", "duckdb"},
@@ -116,9 +144,8 @@ def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     methods = sorted(context.partition_keys)
     # all requested methods in one replay: jobs are loaded once and spread over the workers
-    outcome = _run(context, nurd, duckdb, methods)
-    metadata = _metadata(outcome, nurd)
-    return dg.MaterializeResult(metadata=metadata)
+    metadata, version = _evaluate_unless_current(context, nurd, duckdb, methods)
+    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))
 
 
 def _best_baseline(con, trace: str) -> str:

@@ -7,13 +7,24 @@ from stragglers.prediction.completion import completion_table
 from stragglers.prediction.evaluation import replace_table
 from stragglers.reports.comparison import build_report
 from stragglers.reports.story import headline_markdown
-from stragglers.warehouse.build import table_exists
+from stragglers.warehouse.build import digest, record_settings, recorded_inputs, table_exists, transaction
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_image, md_table, prepare
 from assets.prediction import baseline_eval, nurd_eval
 
 COMPLETION_SEEDS = range(10)
+# what the report is computed from: when none of these changed, neither does the report
+REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "protocol_ablation",
+                 "nurd_sensitivity")
+
+
+def report_inputs(con, nurd: NurdSettings) -> str:
+    """A digest of the contents of every table the report reads (a hash aggregate in DuckDB, cheap
+    next to the bootstrap and the completion simulation) and of the report's settings."""
+    contents = [(name, con.execute(f"SELECT count(*), sum(hash(t)) FROM {name} t").fetchone())
+                for name in REPORT_INPUTS if table_exists(con, name)]
+    return digest([contents, nurd.n_boot, nurd.seed, list(COMPLETION_SEEDS)])
 
 
 # protocol_ablation and nurd_sensitivity are read when present, not deps: they are costly and run on
@@ -32,8 +43,17 @@ COMPLETION_SEEDS = range(10)
                       "report.md, CSV, Parquet, PNG). Writes the table `comparison`.")
 def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
+    out = nurd.data_path / "reports"
     with duckdb.get_connection() as con:
         prepare(con, nurd)
+        if not table_exists(con, "job_metrics"):
+            raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
+                              "(and baseline_eval partitions) first")
+        inputs = report_inputs(con, nurd)
+        if recorded_inputs(con, "comparison", "*") == inputs and (out / "report.html").exists():
+            context.log.info("comparison_tables: up to date (same evaluations, tables and settings): not rebuilt")
+            return dg.MaterializeResult(metadata={"rebuilt": False, "report": dg.MetadataValue.path(str(out))},
+                                        data_version=dg.DataVersion(inputs))
         job_metrics = con.execute("SELECT * FROM job_metrics").df()
         if job_metrics.empty:
             raise LookupError("job_metrics is empty: materialize nurd_eval and baseline_eval first")
@@ -56,6 +76,8 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     t3 = report.tables["table3"]
     with duckdb.get_connection() as con:
         replace_table(con, "comparison", t3)
+        with transaction(con):   # after the table's own transaction: a crash in between only rebuilds
+            record_settings(con, "comparison", "*", {"n_boot": nurd.n_boot, "seed": nurd.seed}, inputs)
     html = report.path.with_name("report.html")
     # first what a reader looks at: the headline numbers, the key figure, the full report
     meta: dict = {}
@@ -85,4 +107,4 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     for name, png in report.plots.items():
         if name != "f1_over_time":
             meta[f"plot_{name}"] = md_image(png, name)
-    return dg.MaterializeResult(metadata=meta)
+    return dg.MaterializeResult(metadata=meta | {"rebuilt": True}, data_version=dg.DataVersion(inputs))

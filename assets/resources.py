@@ -112,14 +112,32 @@ def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> NurdSe
 
 class WarehouseResource(DuckDBResource):
     """DuckDB on ``<data_dir>/warehouse.duckdb`` of the run's ``nurd`` settings. The assets'
-    ``prepare`` (assets/common.py) sets the run's memory limit, threads and spill directory."""
+    ``prepare`` (assets/common.py) sets the run's memory limit, threads and spill directory.
+    A run that uses it holds the warehouse's writer lock (stragglers/warehouse/writer.py) from
+    start to end: a second writer fails at once, naming the run that holds it."""
 
     nurd: NurdSettings
     database: str = ""     # "" = the run's <data_dir>/warehouse.duckdb
 
+    def _path(self) -> Path:
+        return Path(self.database) if self.database else self.nurd.settings().warehouse_path
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext):
+        from stragglers.warehouse.writer import writer_lock
+
+        self.nurd.settings()    # every setting checked before any work (raises SettingError naming it)
+        run_id = context.run_id or "(no run id)"
+        selection = ""
+        if context.dagster_run is not None and context.dagster_run.asset_selection:
+            selection = "assets " + ", ".join(sorted(k.to_user_string() for k in context.dagster_run.asset_selection))
+        with writer_lock(self._path(), run_id, selection):
+            with super().yield_for_execution(context) as resource:
+                yield resource
+
     @contextmanager
     def get_connection(self):
-        path = Path(self.database) if self.database else self.nurd.settings().warehouse_path
+        path = self._path()
         path.parent.mkdir(parents=True, exist_ok=True)
         with DuckDBResource(database=str(path)).get_connection() as con:
             yield con

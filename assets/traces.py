@@ -3,7 +3,11 @@
 
 import dagster as dg
 
+import socket
+import urllib.error
+
 from stragglers.traces.download import TraceDownloadError
+from stragglers.warehouse.build import files_digest
 from stragglers.traces.fetch import fetch_trace, source_version
 from assets.resources import NurdSettings
 
@@ -38,14 +42,16 @@ def trace_source(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Da
 )
 def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.MaterializeResult:
     try:
+        nurd.settings()   # every setting checked before any work
         report = fetch_trace(nurd.trace, nurd.data_dir, url=nurd.trace_url, parts=nurd.parts,
                              workers=nurd.download_workers, scale=nurd.scale, log=context.log.info)
-    except TraceDownloadError as e:
-        if e.transient:
+    except Exception as e:
+        if is_network_error(e):
             raise  # the RetryPolicy tries the step again later
-        # a corrupt or missing file at the source: retrying cannot help
-        raise dg.Failure(description=str(e), allow_retries=False) from e
-    return dg.MaterializeResult(metadata={
+        # a setting, or a corrupt or missing file at the source: retrying cannot help
+        raise dg.Failure(description=f"{type(e).__name__}: {e}", allow_retries=False) from e
+    files = [p for p in nurd.raw_path.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    return dg.MaterializeResult(data_version=dg.DataVersion(files_digest(files)), metadata={
         "trace": nurd.trace,
         "path": dg.MetadataValue.path(report["path"]),
         "files": report["files"],
@@ -54,6 +60,13 @@ def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Mater
         "files_skipped": report["files_skipped"],
         "seconds": report["seconds"],
     })
+
+
+def is_network_error(e: BaseException) -> bool:
+    """Errors a later attempt may not meet (the only ones raw_trace's RetryPolicy retries)."""
+    if isinstance(e, TraceDownloadError):
+        return e.transient
+    return isinstance(e, (urllib.error.URLError, ConnectionError, TimeoutError, socket.timeout))
 
 
 # Observing the source is a job of its own: the schedule runs it, tests execute it.

@@ -26,7 +26,8 @@ from pathlib import Path
 import duckdb
 
 # Columns that record when or how fast, not what: excluded from the digest.
-VOLATILE_COLUMNS = {"seconds", "finished_at", "started_at", "elapsed_s", "built_at"}
+VOLATILE_COLUMNS = {"seconds", "finished_at", "started_at", "elapsed_s", "built_at",
+                    "inputs"}   # table_settings.inputs: a digest of the raw files' names, sizes and mtimes
 TEXT_SUFFIXES = {".md", ".csv", ".json", ".html"}
 DEFAULT_METHODS = "hbos,pu_en,tobit"
 

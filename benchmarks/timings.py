@@ -11,9 +11,9 @@ directory, nothing of the user's data is touched):
 - ``install``: a fresh clone of the committed project, ``python3.11 -m venv``
   and ``pip install -e ".[test]"`` with pip's cache off (what a new user
   waits for; needs PyPI);
-- ``command1``: README command 1 after the install, i.e.
-  ``dagster asset materialize --select '*nurd_eval,comparison_tables'`` on
-  the embedded trace, plus the end-of-run summary;
+- ``command1``: README command 1 after the install (``scripts/main_job.sh``:
+  ``*nurd_eval``, the three reference rules, ``comparison_tables`` and the
+  end-of-run summary) on the embedded trace;
 - ``comparison``: ``comparison_tables`` alone after the baselines (or after
   command1 when the baselines are not measured);
 - ``baselines``: the 20 baselines in one run (``--partition-range
@@ -34,6 +34,7 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,7 +47,7 @@ STEPS = ("install", "command1", "baselines", "comparison", "tests")
 DEFAULT_STEPS = ("command1", "baselines", "comparison")
 README_COMMANDS = {
     "install": 'bash scripts/setup.sh   (python3.11 -m venv .venv; pip install -e ".[test]")',
-    "command1": "dagster asset materialize -m pipeline --select '*nurd_eval,comparison_tables' + summary",
+    "command1": "scripts/main_job.sh (command 1 after the install: *nurd_eval, the 3 reference rules, comparison_tables, summary)",
     "baselines": "dagster asset materialize -m pipeline --select baseline_eval --partition-range 'abod...xgbod'",
     "comparison": "dagster asset materialize -m pipeline --select comparison_tables",
     "tests": "pytest -q (README command 2 after the install)",
@@ -80,7 +81,15 @@ def run_step(name: str, cmd: list[str], env: dict, cwd: Path, log: Path) -> dict
     started = time.perf_counter()
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with LoadSampler() as load, open(log, "w") as out:
-        proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        # a session of its own: an interrupted step is stopped with its worker processes
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            proc.wait()
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
     seconds = time.perf_counter() - started
     cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
@@ -97,28 +106,39 @@ def _mmss(seconds: float) -> str:
     return f"{int(seconds // 60)}:{int(round(seconds % 60)):02d}"
 
 
+def _row_line(r: dict, commit: str) -> str:
+    now = dt.datetime.now(dt.timezone.utc)
+    return (f"| {r['step']} | `{README_COMMANDS[r['step']]}` | {_mmss(r['seconds'])} | "
+            f"{_mmss(r['cpu_seconds'])} | {r['load_mean']:.1f} | {r['load_max']:.1f} | "
+            f"{now:%Y-%m-%d %H:%M} | `{commit}` |")
+
+
 def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
+    """Write the table; rows of steps not measured this time are kept from the file as they were."""
     cores = os.cpu_count()
+    kept = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) > 2 and cells[1] in STEPS:
+                kept[cells[1]] = line
+    kept |= {r["step"]: _row_line(r, commit) for r in rows}
     lines = [
         "# Wall-clock times of the README's commands",
         "",
-        "Written by `benchmarks/timings.py` (re-run it to check them on your machine; it overwrites this "
-        "file). Each step ran in a fresh data directory and a fresh Dagster instance. \"load\" is the "
-        "1-minute load average sampled every 5 s during the step: on an idle machine it stays near 0 "
-        f"plus what the step itself uses (at most {cores}); higher means other work shared the cores. "
-        "\"CPU\" is the user + system time of the step's processes, which other work hardly changes: "
-        f"on an idle machine the wall clock lies between CPU / {cores} (all cores busy throughout) and "
-        "CPU (one core at a time), plus time spent waiting on the network or the disk.",
+        "Written by `benchmarks/timings.py` (re-run it to check them on your machine; a step it measures "
+        "replaces that step's row). Each step ran in a fresh data directory and a fresh Dagster instance, "
+        f"on {cores} cores, Python {platform.python_version()}. \"load\" is the 1-minute load average "
+        "sampled every 5 s during the step: on an idle machine it stays near what the step itself uses "
+        f"(at most {cores}); higher means other work shared the cores. \"CPU\" is the user + system time "
+        "of the step's processes, which other work hardly changes: on an idle machine the wall clock lies "
+        f"between CPU / {cores} (all cores busy throughout) and CPU (one core at a time), plus time spent "
+        "waiting on the network or the disk.",
         "",
-        f"Measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node() and 'this machine'}: "
-        f"{cores} cores, Python {platform.python_version()}, commit `{commit}`.",
-        "",
-        "| step | command | wall clock (m:ss) | CPU (m:ss) | load mean | load max |",
-        "|---|---|---|---|---|---|",
+        "| step | command | wall clock (m:ss) | CPU (m:ss) | load mean | load max | measured (UTC) | commit |",
+        "|---|---|---|---|---|---|---|---|",
+        *[kept[s] for s in STEPS if s in kept],
     ]
-    for r in rows:
-        lines.append(f"| {r['step']} | `{README_COMMANDS[r['step']]}` | {_mmss(r['seconds'])} | "
-                     f"{_mmss(r['cpu_seconds'])} | {r['load_mean']:.1f} | {r['load_max']:.1f} |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"[timings] wrote {path}")
 
@@ -137,6 +157,8 @@ def main() -> int:
         raise SystemExit(f"unknown steps {sorted(unknown)}; choose from {STEPS}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip() or "unknown"
+    # on SIGTERM: stop the running step and its workers, and remove the temporary directory
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="nurd-timings-"))
     rows = []
     try:
@@ -162,10 +184,8 @@ def main() -> int:
         }
         dagster = [str(bin_dir / "python"), "-m", "dagster", "asset", "materialize", "-m", "pipeline"]
         if "command1" in steps:
-            rows.append(run_step("command1", ["bash", "-c",
-                                              " ".join(f"'{a}'" for a in dagster) + " --select '*nurd_eval,comparison_tables'"
-                                              f" && '{bin_dir / 'python'}' scripts/summary.py"],
-                                 env, project, work / "command1.log"))
+            rows.append(run_step("command1", ["bash", "scripts/main_job.sh"], env | {"PY": str(bin_dir / "python")},
+                                 project, work / "command1.log"))
         if "baselines" in steps:
             rows.append(run_step("baselines", [*dagster, "--select", "baseline_eval", "--partition-range",
                                                "abod...xgbod"], env, project, work / "baselines.log"))

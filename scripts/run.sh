@@ -9,15 +9,19 @@ Usage: bash scripts/run.sh [--help]
 Sets up .venv (scripts/setup.sh), then runs the main job on the configured trace
 (default: the embedded synthetic trace, generated locally):
   trace -> DuckDB warehouse (validated by Great Expectations checks)
-        -> NURD, NURD-NC and GBTR replayed online on every selected job
+        -> NURD, NURD-NC and GBTR replayed online on every selected job, and the
+           three free reference rules (flag all, wait for tau, Spark speculation)
         -> comparison report (tables, figures, report.md, report.html)
 and ends with a summary: what ran, how long, where the warehouse, the report
 and the data docs are, the headline numbers and the next commands.
 
 Environment (see README "Settings"): NURD_DATA_DIR (default data), NURD_TRACE
 (default synthetic), NURD_TRACE_PARTS, NURD_SEED, DAGSTER_HOME (default
-./dagster_home, shared with the UI). The same run without this script:
-  .venv/bin/dagster asset materialize -m pipeline --select '*nurd_eval,comparison_tables'
+./dagster_home, shared with the UI). The same runs without this script:
+  .venv/bin/dagster asset materialize -m pipeline --select '*nurd_eval'
+  .venv/bin/dagster asset materialize -m pipeline --select baseline_eval --partition flag_all
+  (the same for spark_speculation and wait_for_tau)
+  .venv/bin/dagster asset materialize -m pipeline --select comparison_tables
 USAGE
 }
 case "${1:-}" in
@@ -25,8 +29,5 @@ case "${1:-}" in
   "") ;;
   *) echo "run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 esac
-started=$SECONDS
 bash scripts/setup.sh
-source scripts/env.sh
-.venv/bin/dagster asset materialize -m pipeline --select '*nurd_eval,comparison_tables'
-.venv/bin/python scripts/summary.py --elapsed $((SECONDS - started))
+exec bash scripts/main_job.sh

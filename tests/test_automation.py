@@ -74,6 +74,14 @@ def test_new_data_version_requests_downstream_runs(mirror, tmp_path):
     same = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
     assert same.total_requested == 0
 
+    # the main command run again on the unchanged trace: nothing rebuilt, and automation launches nothing
+    again = dg.materialize(assets[1:], resources=res, instance=instance)
+    assert again.success
+    jobs_meta = [m for m in again.asset_materializations_for_node("jobs")][0].metadata
+    assert jobs_meta["rebuilt"].value is False
+    same = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=same.cursor)
+    assert same.total_requested == 0
+
     _touch_one_file(local)
     assert observe() != v1
     changed = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=same.cursor)

@@ -179,3 +179,23 @@ def test_alibaba_rows_located(tmp_path, bad, expected):
     stage_alibaba(con, path, q)
     build_selection(con, q)
     assert con.execute("SELECT file, line, reason FROM quarantine").fetchall() == [(str(path), 3, expected)]
+
+
+def test_the_run_a_user_starts_names_file_and_line(tmp_path):
+    """Through Dagster: the first read of the staged views (a blocking raw check) fails located."""
+    import dagster as dg
+
+    from assets import warehouse
+    from assets.resources import NurdSettings, WarehouseResource
+
+    data = tmp_path / "data"
+    raw = _trace(data / "raw" / "google_2011")
+    part = _part(raw, "task_usage")
+    _edit(part, lambda ls: ls[:2] + [ls[2].rsplit(",", 1)[0]] + ls[3:])
+    nurd = NurdSettings(data_dir=str(data), trace="google_2011", min_tasks=2)
+    result = dg.materialize([warehouse.staged_trace, *warehouse.checks[:3]],
+                            resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)},
+                            raise_on_error=False, instance=dg.DagsterInstance.ephemeral())
+    assert not result.success
+    errors = "\n".join(str(e.event_specific_data.error) for e in result.all_events if e.is_step_failure)
+    assert f"{part}, line 3: wrong field count: expected 20 fields, found 19" in errors, errors[-2000:]

@@ -16,6 +16,7 @@ from dagster_duckdb import DuckDBResource
 from assets import prediction, reports, traces, warehouse
 from pipeline import defs
 from assets.resources import NurdSettings
+from stragglers.reports.comparison import display_name
 
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
          warehouse.checkpoint_features, prediction.nurd_eval]
@@ -64,6 +65,9 @@ def test_chain_materializes_and_validates(evaluated):
     mat = result.asset_materializations_for_node("nurd_eval")[0]
     assert "metrics" in mat.metadata and "nurd" in mat.metadata["metrics"].value
     assert (data / "validation" / "index.html").exists()
+    # counts print as integers in the UI (they used to show as 17703.000)
+    funnel = result.asset_materializations_for_node("selection_funnel")[0].metadata["funnel"].value
+    assert str(n_jobs) in funnel and ".000" not in funnel
 
 
 def test_baseline_partition_and_comparison_over_two_traces(evaluated):
@@ -82,8 +86,9 @@ def test_baseline_partition_and_comparison_over_two_traces(evaluated):
     assert rows == {("synthetic", m) for m in ("nurd", "nurd_nc", "gbtr", "hbos")} | \
         {("synthetic_alibaba", m) for m in ("nurd", "nurd_nc", "gbtr")}
     report = (data / "reports" / "report.md").read_text()
-    for name in ("nurd", "nurd_nc", "gbtr", "hbos", "synthetic_alibaba"):
-        assert name in report
+    for name in ("nurd", "nurd_nc", "gbtr", "hbos"):      # the report shows methods by their display names
+        assert display_name(name) in report, display_name(name)
+    assert "synthetic_alibaba" in report
     pngs = list((data / "reports").glob("*.png"))
     assert len(pngs) >= 4 and all(p.stat().st_size > 1000 for p in pngs)
     for table in ("table3", "f1_over_time", "completion"):
@@ -91,6 +96,11 @@ def test_baseline_partition_and_comparison_over_two_traces(evaluated):
         assert (data / "reports" / f"{table}.parquet").exists()
     meta = r.asset_materializations_for_node("comparison_tables")[0].metadata
     assert "hbos" in meta["table3"].value and any(k.startswith("plot_") for k in meta)
+    # the UI shows the story first: the headline table, the key figure, then the report's page
+    assert list(meta)[:3] == ["headline", "key_plot_f1_over_time", "report_html"]
+    assert "| NURD " in meta["headline"].value and "data:image/png;base64," in meta["key_plot_f1_over_time"].value
+    assert meta["report_html"].value == (data / "reports" / "report.html").resolve().as_uri()
+    assert "data:image/png;base64," in (data / "reports" / "report.html").read_text()
 
 
 def _tampered_bucket(src: Path, dst: Path) -> Path:

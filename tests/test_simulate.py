@@ -155,5 +155,5 @@ def test_same_seed_same_predictions_with_one_and_two_workers():
     two = results_frames(replay_jobs(jobs, [NurdFamily], seed=7, workers=2), "synthetic")
     assert one["predictions"].equals(two["predictions"])
     assert one["job_metrics"].drop(columns="seconds").equals(two["job_metrics"].drop(columns="seconds"))
-    other = results_frames(replay_jobs(jobs[:1], [partial(NurdFamily, subsample=0.7)], seed=8), "synthetic")
+    other = results_frames(replay_jobs(jobs[:1], [partial(NurdFamily, regressor_params={"subsample": 0.7})], seed=8), "synthetic")
     assert len(other["predictions"])

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from stragglers import GOOGLE_FEATURES
-from stragglers.warehouse.validation import SUITES, ValidationOutcome, validate_table
+from stragglers.warehouse.validation import WAREHOUSE_SUITES, ValidationOutcome, validate_table
 
 FEATURES = ["mcu", "maxcpu", "ev"]
 PARAMS = {"min_tasks": 10, "quantile": 0.9, "features": FEATURES}
@@ -166,9 +166,9 @@ def failure_for(outcome: ValidationOutcome, expectation: str, column: str) -> di
 # --------------------------------------------------------------------------- #
 def test_all_suites_pass_on_good_data_and_write_docs(con, tmp_path):
     docs = tmp_path / "docs"
-    assert set(SUITES) == set(GOOD)
+    assert set(WAREHOUSE_SUITES) == set(GOOD)
     outcomes = {}
-    for suite in SUITES:
+    for suite in WAREHOUSE_SUITES:
         o = validate_table(suite, con, suite, trace="google" if suite in ("tasks", "checkpoint_features") else None,
                            docs_dir=docs, params=PARAMS)
         assert o.success, o.to_markdown()
@@ -179,7 +179,7 @@ def test_all_suites_pass_on_good_data_and_write_docs(con, tmp_path):
         outcomes[suite] = o
     index = (docs / "index.html").read_text()
     # the index accumulates the results of all suites (fresh context per call, file-backed stores)
-    for suite in SUITES:
+    for suite in WAREHOUSE_SUITES:
         assert f"validations/{suite}" in index
     assert list((docs / "expectations").rglob("*.html"))
 

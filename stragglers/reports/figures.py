@@ -128,6 +128,9 @@ def method_bars(table: pd.DataFrame, value: str, err: str | None, path, *, xlabe
         if rules:
             lo, hi = ypos[max(rules)] - 0.5, ypos[min(rules)] + 0.5
             ax.axhspan(lo, hi, color="#fde0c5", alpha=0.6, zorder=0, label="reference rules (no model)")
+        for i in range(1, len(methods)):       # a rule between families
+            if family_of(methods[i]) != family_of(methods[i - 1]):
+                ax.axhline(ypos[i] + 0.5, color="#999999", linewidth=0.6, zorder=1)
         ax.barh(ypos, np.nan_to_num(vals), xerr=errs, color=colors, edgecolor="white", capsize=2, zorder=2,
                 error_kw={"elinewidth": 0.8, "ecolor": "#555555"})
         for y_, v, m in zip(ypos, vals, methods):

@@ -33,6 +33,8 @@ tr.band-head.band-reference-rules td { background: #f8c18f; }
 tr.nurd td { font-weight: bold; }
 blockquote { margin: 0.3em 0 1.2em; padding: 0.2em 1em; border-left: 4px solid #bbb; color: #444;
              font-size: 0.92em; background: #fafafa; }
+nav { font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 13px; background: #f7f7f7; padding: 0.5em 1em;
+      border: 1px solid #e3e3e3; } nav ol { margin: 0.3em 0; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 code { font-size: 0.9em; background: #f4f4f4; padding: 0 3px; }
 """
@@ -96,6 +98,11 @@ def render_html(report_md: Path, out: Path | None = None) -> Path:
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     body = _bands(_ids(_inline_images(md.render(text), report_md.parent)))
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "Report")
+    sections = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)
+    if sections:
+        nav = "<nav><strong>Contents</strong><ol>" + "".join(
+            f'<li><a href="#{sid}">{heading}</a></li>' for sid, heading in sections) + "</ol></nav>"
+        body = body.replace("</h1>", "</h1>" + nav, 1)
     page = (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{htmllib.escape(title)}</title><style>{_CSS}</style></head>\n"

@@ -84,6 +84,8 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
     elif trace == "synthetic_alibaba":
         from stragglers.traces.synth import generate_alibaba_2018
         src = Path(data_dir) / "raw" / "_synthetic_alibaba_archive"
+        log(f"generating the embedded Alibaba-format archive at {src} (seed {scale.seed}, {scale.n_jobs} jobs); "
+            f"it is then unpacked by the same code as a downloaded archive ('downloaded' below = copied from it)")
         generate_alibaba_2018(src, seed=scale.seed, n_jobs=scale.n_jobs)
         report = download.download_alibaba(src.resolve().as_uri() + "/batch_instance.tar.gz", dest, log=log)
         verified = report.files_verified

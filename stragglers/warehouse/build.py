@@ -10,6 +10,7 @@ settings and paths are substituted.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from string import Template
 import duckdb
 
 from stragglers import SQL_DIR
+from stragglers.faults import failpoint
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
 from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
@@ -74,14 +76,53 @@ def transaction(con: duckdb.DuckDBPyConnection):
 SETTINGS_TABLE = "table_settings"
 
 
-def record_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, settings: dict) -> None:
-    """Record the settings ``table``'s rows of ``trace`` were built with (call inside its transaction)."""
+def digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def record_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, settings: dict,
+                    inputs: str | None = None) -> None:
+    """Record the settings ``table``'s rows of ``trace`` were built with, and a digest of its
+    inputs (call inside the table's transaction: both are visible together or not at all)."""
     con.execute(f"""CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (trace VARCHAR, table_name VARCHAR,
-                    settings JSON, built_at TIMESTAMP)""")
+                    settings JSON, inputs VARCHAR, built_at TIMESTAMP)""")
     con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = ?", [trace, table])
-    con.execute(f"INSERT INTO {SETTINGS_TABLE} VALUES (?, ?, ?, ?)",
-                [trace, table, json.dumps(settings, sort_keys=True),
+    con.execute(f"INSERT INTO {SETTINGS_TABLE} VALUES (?, ?, ?, ?, ?)",
+                [trace, table, json.dumps(settings, sort_keys=True), inputs,
                  datetime.now(timezone.utc).replace(tzinfo=None)])
+
+
+def recorded_inputs(con: duckdb.DuckDBPyConnection, table: str, trace: str) -> str | None:
+    """The inputs digest recorded with ``table`` of ``trace`` (None if never built)."""
+    if not table_exists(con, SETTINGS_TABLE):
+        return None
+    row = con.execute(f"SELECT inputs FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = ?",
+                      [trace, table]).fetchone()
+    return row[0] if row else None
+
+
+def files_digest(paths) -> str:
+    """Names, sizes and modification times of the raw files (what identifies them without reading)."""
+    rows = []
+    for p in sorted(Path(x) for x in paths):
+        st = p.stat()
+        rows.append([str(p), st.st_size, st.st_mtime_ns])
+    return digest(rows)
+
+
+def table_inputs(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> str:
+    """What ``table`` of the trace is computed from: the staged raw files, the settings and the SQL.
+    Equal digests mean equal rows (the SQL is deterministic), so the build can be skipped."""
+    sql = render(sql_name(table, settings), **(settings.sql_params() | extra))
+    return digest([recorded_inputs(con, "staged_trace", settings.trace), settings.as_dict(), sql])
+
+
+def is_current(con: duckdb.DuckDBPyConnection, tables, settings: SelectionSettings) -> bool:
+    """True if every table in ``tables`` was built from the current raw files, settings and SQL."""
+    if recorded_inputs(con, "staged_trace", settings.trace) is None:
+        return False
+    return all(table_exists(con, t) and recorded_inputs(con, t, settings.trace) == table_inputs(con, t, settings)
+               for t in tables)
 
 
 def recorded_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str) -> dict | None:
@@ -116,7 +157,7 @@ def require_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, exp
 
 
 def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str, trace: str,
-                       settings: dict | None = None) -> int:
+                       settings: dict | None = None, inputs: str | None = None) -> int:
     """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction,
     recording the ``settings`` they were built with (table ``table_settings``)."""
     if not _IDENT.match(table):
@@ -135,21 +176,57 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
         con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
         if settings is not None:
-            record_settings(con, table, trace, settings)
+            record_settings(con, table, trace, settings, inputs)
+        failpoint(f"inside:{table}")
+    failpoint(f"after:{table}")
     return int(n)
+
+
+@contextmanager
+def located_errors(con: duckdb.DuckDBPyConnection, what: str):
+    """Turn DuckDB's errors on reading the raw files into a TraceFormatError naming the file and
+    line (and a missing table into one naming the asset to materialize)."""
+    try:
+        yield
+    except duckdb.CatalogException as e:
+        missing = missing_upstream(e)
+        if missing is None:
+            raise
+        raise missing from e
+    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException) as e:
+        located = locate.explain(con, e, what)   # which file and line, and what to do
+        if located is None:
+            raise
+        raise located from e
+
+
+# the asset that writes each table or view (what to materialize when it is missing)
+PRODUCED_BY = {
+    **{v: "staged_trace" for v in (*GOOGLE_VIEWS, *ALIBABA_VIEWS, "stg_batch_instance", "job_candidates")},
+    "task_lifecycle": "jobs", "jobs": "jobs", "usage_windows": "tasks", "task_outcomes": "tasks", "tasks": "tasks",
+    "selection_funnel": "selection_funnel", "job_checkpoints": "checkpoint_features",
+    "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
+}
+_MISSING = re.compile(r"Table with name (\w+) does not exist")
+
+
+def missing_upstream(e: duckdb.Error) -> StaleTableError | None:
+    """'Table with name X does not exist' as an error naming the asset to materialize."""
+    m = _MISSING.search(str(e))
+    if not m:
+        return None
+    name = m.group(1)
+    asset = PRODUCED_BY.get(name, "the upstream assets")
+    return StaleTableError(f"table {name} does not exist in the warehouse: materialize asset {asset} first "
+                           f"(e.g. dagster asset materialize -m pipeline --select '*{asset}')")
 
 
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
     params = settings.sql_params() | extra
-    try:
+    with located_errors(con, table):
         return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
-                                  settings=settings.as_dict())
-    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException) as e:
-        located = locate.explain(con, e, table)   # which file and line, and what to do
-        if located is None:
-            raise
-        raise located from e
+                                  settings=settings.as_dict(), inputs=table_inputs(con, table, settings, **extra))
 
 
 def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> None:
@@ -162,10 +239,22 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
     for view in GOOGLE_VIEWS:
         create_view(con, view, **params)
-    _bad_rows_policy(con, settings)
+    files = [p for t in ("job_events", "task_events", "task_usage") for p in (raw_dir / t).glob("part-*-of-*.csv.gz")]
+    _record_staging(con, settings, files, [render(v, **params) for v in GOOGLE_VIEWS])
 
 
-def _bad_rows_policy(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+def _record_staging(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, files, view_sql) -> None:
+    """Apply on_bad_rows, then record what the staging views read (files by name, size, mtime; the
+    views' SQL; on_bad_rows): every table built from them carries this digest, so an unchanged trace
+    is not rebuilt (nor re-scanned for bad rows)."""
+    inputs = digest([files_digest(files), view_sql, settings.on_bad_rows])
+    unchanged = inputs == recorded_inputs(con, "staged_trace", settings.trace) and table_exists(con, locate.QUARANTINE)
+    _bad_rows_policy(con, settings, rescan=not unchanged)
+    with transaction(con):
+        record_settings(con, "staged_trace", settings.trace, {"on_bad_rows": settings.on_bad_rows}, inputs)
+
+
+def _bad_rows_policy(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, rescan: bool = True) -> int:
     """on_bad_rows=quarantine: the staging views skip rows that do not parse, and those rows go to
     table quarantine (file, line, reason); returns how many. ``fail``: nothing here (a bad row stops
     the first build that reads it, located by locate.explain)."""
@@ -175,6 +264,8 @@ def _bad_rows_policy(con: duckdb.DuckDBPyConnection, settings: SelectionSettings
             con.execute(f"DELETE FROM {locate.QUARANTINE} WHERE trace = ?", [settings.trace])
         return 0
     locate.quarantine_views(con)
+    if not rescan:
+        return -1
     rows = locate.unparsed_rows(con)
     with transaction(con):
         return locate.quarantine_rows(con, settings.trace, "staged_trace", rows)
@@ -190,9 +281,18 @@ def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: Sele
         con.execute("CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM stg_batch_instance__2017")
     else:
         create_view(con, "stg_batch_instance", **params)
-    _bad_rows_policy(con, settings)
     for view in ALIBABA_VIEWS:
         create_view(con, view, **params)
+    _record_staging(con, settings, [csv_path], [render(v, **params) for v in ALIBABA_VIEWS])
+
+
+def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
+    """The tables each build step writes (what must be current for the step to be skipped)."""
+    google = settings.is_google_format
+    return {"jobs": ("task_lifecycle", "jobs") if google else ("jobs",),
+            "tasks": ("usage_windows", "task_outcomes", "tasks") if google else ("task_outcomes", "tasks"),
+            "selection_funnel": ("selection_funnel",),
+            "checkpoint_features": ("job_checkpoints", "checkpoint_features")}[step]
 
 
 def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:

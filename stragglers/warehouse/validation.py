@@ -320,6 +320,8 @@ SUITES: dict[str, Callable[[dict, list[str]], list[Frame]]] = {
     "tasks": suite_tasks,
     "checkpoint_features": suite_checkpoint_features,
 }
+# The warehouse's own suites; the diagnosis, nodes and failures stages add theirs to SUITES on import.
+WAREHOUSE_SUITES = tuple(SUITES)
 
 
 # --------------------------------------------------------------------------- #

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The main job of README command 1, without the setup: the chain, NURD, the reference rules, the report,
+# then the summary. PY (default .venv/bin/python) is the project's Python.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in
+  -h|--help)
+    echo "Usage: bash scripts/main_job.sh   (README command 1 after scripts/setup.sh; see scripts/run.sh --help)"
+    exit 0 ;;
+esac
+PY="${PY:-.venv/bin/python}"
+started=$SECONDS
+since=$(date +%s)
+source scripts/env.sh
+materialize() { "$PY" -m dagster asset materialize -m pipeline "$@"; }
+materialize --select '*nurd_eval'
+# the free reference rules (partitions of baseline_eval, named by the method registry): cheap,
+# and the summary compares NURD with them; one run each (--partition-range takes a contiguous range)
+for rule in $("$PY" -c "from stragglers.prediction.methods import REFERENCE_RULES; print(*REFERENCE_RULES)"); do
+  materialize --select baseline_eval --partition "$rule"
+done
+materialize --select comparison_tables
+"$PY" scripts/summary.py --elapsed $((SECONDS - started)) --since "$since"

@@ -597,8 +597,8 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         if "f1_auc" in t3 and t3["f1_auc"].notna().any():
-            tables["earliness"] = t3[["trace", "method", "f1", "f1_auc", "median_lead", "completion_unlimited",
-                                      "completion_limited_avg"]]
+            tables["earliness"] = t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
+                                                      "completion_unlimited", "completion_limited_avg"])
             md_views["earliness"] = earliness_view(t3)
             heading, caption = EARLINESS_CAPTION
             captions["earliness"] = (heading, caption + " " + ranking_note(t3))

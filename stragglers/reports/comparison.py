@@ -7,7 +7,7 @@ Plain pandas in, files out (no Dagster, no DuckDB here):
   pooled (micro) figures when the confusion counts are there, and the best
   F1 per trace.
 - ``PAPER_TABLE3`` and ``compare_with_paper``: the paper's numbers
-  (TARGETS.md) beside ours, with the difference, for ``google_2011`` and the
+  (docs/PAPER_NUMBERS.md) beside ours, with the difference, for ``google_2011`` and the
   Alibaba traces.
 - ``f1_over_time_table`` / ``plot_f1_over_time``: Figures 2-3.
 - ``completion_summary`` / ``plot_completion_*``: Figures 4-9 (input is

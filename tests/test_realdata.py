@@ -106,13 +106,21 @@ def test_time_only_rule_runs_and_feature_methods_skip_on_the_partial_mirror(real
         "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
     }
     instance = dg.DagsterInstance.ephemeral()
-    rule = dg.materialize([prediction.baseline_eval], partition_key="wait_for_tau", resources=resources,
-                          instance=instance, selection=[prediction.baseline_eval])
+    # one run of two partitions (sorted: tobit, wait_for_tau): a feature model and a time-only rule
+    rule = dg.materialize([prediction.baseline_eval], resources=resources, instance=instance,
+                          selection=[prediction.baseline_eval],
+                          tags={"dagster/asset_partition_range_start": "tobit",
+                                "dagster/asset_partition_range_end": "wait_for_tau"})
     assert rule.success
+    mats = rule.asset_materializations_for_node("baseline_eval")
+    assert sorted(m.partition for m in mats) == ["tobit", "wait_for_tau"]
     # every job with >= min_finished (20) finished tasks is replayed: the capped grid gives each a checkpoint
     _, latency = _expected(root)
     evaluable = int((latency.groupby(level=0).size() >= 20).sum())
-    assert rule.asset_materializations_for_node("baseline_eval")[0].metadata["n_jobs"].value == evaluable >= 5
+    assert mats[0].metadata["n_jobs"].value == evaluable >= 5
+    # the green run says what it skipped and why
+    usage = mats[0].metadata["usage"].value
+    assert "no task_usage" in usage and "Run here: wait_for_tau" in usage and "Skipped: tobit." in usage
     model = dg.materialize([prediction.baseline_eval], partition_key="hbos", resources=resources,
                            instance=instance, selection=[prediction.baseline_eval])
     assert model.success   # green, empty, with the reason

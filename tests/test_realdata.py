@@ -18,7 +18,7 @@ from dagster_duckdb import DuckDBResource
 from assets import prediction, realism, traces, warehouse
 from assets.resources import NurdSettings
 
-PARTS = "job_events=0-19,task_events=0-1"      # ~2.7 h of task events: fast, and real
+PARTS = "job_events=0-19,task_events=0-1,machine_events=all"   # ~2.7 h of task events: fast, and real
 JE = ["time", "missing_info", "job_id", "event_type", "user_name", "scheduling_class", "job_name",
       "logical_job_name"]
 TE = ["time", "missing_info", "job_id", "task_index", "machine_id", "event_type", "user_name",
@@ -70,6 +70,9 @@ def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
     raw = result.asset_materializations_for_node("raw_trace")[0].metadata
     assert raw["tables_missing"].value == "task_usage"
     assert "task_usage" in raw["tables"].value and "absent" in raw["tables"].value
+    # machine_events (one part) is fetched: node ranking takes the machines' capacities from it
+    machines = "machine_events/part-00000-of-00001.csv.gz"
+    assert (tmp / "raw" / "google_2011" / machines).read_bytes() == (root / machines).read_bytes()
     feats = result.asset_materializations_for_node("checkpoint_features")[0].metadata
     assert "no task_usage" in feats["usage"].value
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}

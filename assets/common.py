@@ -1,12 +1,14 @@
 """Helpers shared by the asset modules (metadata rendering, DuckDB)."""
 
 
+import os
+
 import dagster as dg
 import duckdb
 import pandas as pd
 
 from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.warehouse.build import configure
+from stragglers.warehouse.build import GOOGLE_VIEWS, configure
 from assets.resources import NurdSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every
@@ -34,10 +36,30 @@ def md_image(image, alt: str) -> dg.MetadataValue:
 
 
 def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:
-    """The run's DuckDB options (the one place they are set): memory limit, threads, spill directory."""
+    """The run's DuckDB options (the one place they are set): memory limit, threads, spill directory;
+    and staging views that read this run's trace (``restage_if_another_trace``)."""
     s = nurd.settings()
     configure(con, memory_limit=s.duckdb_memory_limit, threads=s.duckdb_threads or None,
               temp_directory=str(s.data_path / "duckdb_tmp"))
+    restage_if_another_trace(con, nurd)
+
+
+def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> bool:
+    """The stg_* views are one set per warehouse and read the raw files of the trace staged last.
+    A warehouse holds several traces (trace_realism compares two), so a step of trace A run after
+    trace B was staged would read B's files: here the views are pointed back at this run's trace
+    (views only, cheap) and the log says so. Returns whether it re-staged."""
+    s = nurd.selection()
+    view = GOOGLE_VIEWS[0] if s.is_google_format else "stg_batch_instance"
+    row = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ? AND NOT internal", [view]).fetchone()
+    ours = str(nurd.raw_path.resolve()) + os.sep
+    raw_root = str(nurd.raw_path.resolve().parent) + os.sep
+    if row is None or raw_root not in row[0] or ours in row[0] or not nurd.raw_path.is_dir():
+        return False    # not staged yet, not reading a raw trace directory, or already this trace
+    dg.get_dagster_logger().info(f"the staging views read another trace than {nurd.trace}: re-staged them "
+                                 f"over {nurd.raw_path}")
+    s.format.stage(con, nurd.raw_path, s)
+    return True
 
 
 def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10) -> dg.MetadataValue:

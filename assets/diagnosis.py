@@ -3,8 +3,9 @@ against the embedded trace's planted causes, and NURD's flagged tasks explained.
 Thin glue: the domain code is Dagster-free; every table has a blocking GX check."""
 
 
-import base64
 import time
+
+from pathlib import Path
 
 import dagster as dg
 import pandas as pd
@@ -18,7 +19,7 @@ from stragglers.warehouse import build as wh
 from stragglers.warehouse.validation import validate_table
 from assets.resources import NurdSettings
 
-from assets.common import AUTOMATION, md_table, prepare
+from assets.common import AUTOMATION, md_image, md_table, prepare
 from assets.prediction import nurd_eval
 from assets.warehouse import checkpoint_features, tasks
 
@@ -247,8 +248,7 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
 
 
 def _image(path) -> dg.MetadataValue:
-    data = base64.b64encode(path.read_bytes()).decode()
-    return dg.MetadataValue.md(f"![{path.stem}](data:image/png;base64,{data})")
+    return md_image(path, Path(path).stem)
 
 
 def _check(asset, table: str, description: str, applies=lambda s: s.is_google_format):

@@ -3,7 +3,6 @@ models of the z-normalized durations, indicators and P-cores levels, with a bloc
 GX check on every table and the report under $NURD_DATA_DIR/reports/nodes/."""
 
 
-import base64
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from stragglers.nodes import build as nb
 from stragglers.nodes.truth import planted_machines
 from stragglers.reports.files import md, write_text
 from stragglers.reports.nodes import truth_checks, write_node_report
-from assets.common import AUTOMATION, md_table, prepare
+from assets.common import AUTOMATION, md_image, md_table, prepare
 from assets.resources import NurdSettings
 from assets.prediction import baseline_eval, nurd_eval
 from assets.warehouse import _check, jobs, staged_trace
@@ -25,9 +24,8 @@ from stragglers.warehouse.build import table_exists
 RELAUNCH_SEEDS = range(10)    # as comparison_tables
 
 
-def image(path: Path) -> dg.MetadataValue:
-    data = base64.b64encode(path.read_bytes()).decode()
-    return dg.MetadataValue.md(f"![{path.stem}](data:image/png;base64,{data})")
+def image(path) -> dg.MetadataValue:
+    return md_image(path, Path(path).stem)
 
 
 def report_metadata(result: dict) -> dict:

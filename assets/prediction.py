@@ -67,13 +67,14 @@ def _run(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
 
 
 def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource,
-                        methods=("nurd",)) -> tuple[list[str], dg.MaterializeResult | None]:
+                        methods=("nurd",)) -> tuple[list[str], dg.MaterializeResult | None, dict]:
     """A trace without usage (partial mirror): only the time-only reference rules run. Returns the
-    methods to run and, when none is left, a green empty materialization saying why."""
+    methods to run, when none is left a green empty materialization saying why, and the metadata
+    that says so on a materialization that does run (empty when the trace has usage)."""
     with duckdb.get_connection() as con:
         reason = usage_absent_reason(con, nurd.trace)
     if reason is None:
-        return list(methods), None
+        return list(methods), None, {}
     keep = [m for m in methods if m in REFERENCE_RULES]
     dropped = [m for m in methods if m not in keep]
     if dropped:
@@ -81,8 +82,10 @@ def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource,
     else:
         context.log.info(f"{reason}; {keep} are time-only rules and run")
     if keep:
-        return keep, None
-    return [], dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0})
+        note = {"usage": dg.MetadataValue.md(f"{reason}. Run here: {', '.join(keep)} (time-only rules)."
+                                             + (f" Skipped: {', '.join(dropped)}." if dropped else ""))}
+        return keep, None, note
+    return [], dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0}), {}
 
 
 def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
@@ -151,7 +154,7 @@ def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource
                       "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
                       "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    _, skipped = _skip_without_usage(context, nurd, duckdb)
+    _, skipped, _ = _skip_without_usage(context, nurd, duckdb)
     if skipped is not None:
         return skipped
     metadata, version = _evaluate_unless_current(context, nurd, duckdb, ["nurd"])
@@ -166,12 +169,12 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
 def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     methods = sorted(context.partition_keys)
-    methods, skipped = _skip_without_usage(context, nurd, duckdb, methods)
+    methods, skipped, usage_note = _skip_without_usage(context, nurd, duckdb, methods)
     if skipped is not None:
         return skipped
     # all requested methods in one replay: jobs are loaded once and spread over the workers
     metadata, version = _evaluate_unless_current(context, nurd, duckdb, methods)
-    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))
+    return dg.MaterializeResult(metadata=metadata | usage_note, data_version=dg.DataVersion(version))
 
 
 def _best_baseline(con, trace: str) -> str:

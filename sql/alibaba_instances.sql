@@ -1,5 +1,5 @@
 -- Alibaba: a task (job_name, task_name) plays the job, an instance plays the
--- task (PROTOCOL.md section 1). Stable integer ids: job_id ranks the
+-- task (docs/PROTOCOL.md section 1). Stable integer ids: job_id ranks the
 -- (job_name, task_name) pairs, task_id ranks the instances within a job.
 -- An instance is kept when Terminated inside the trace with end > start.
 CREATE OR REPLACE VIEW alibaba_instances AS

@@ -1,5 +1,5 @@
 -- Per-checkpoint features of every finished task of the selected jobs
--- (PROTOCOL.md section 3; the 15 features of the paper's Table 1), min-max
+-- (docs/PROTOCOL.md section 3; the 15 features of the paper's Table 1), min-max
 -- normalized per (job, checkpoint). Task time is measured from each task's
 -- own first SCHEDULE; at checkpoint t a task is seen as of min(t, latency).
 --

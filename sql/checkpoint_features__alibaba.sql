@@ -1,6 +1,6 @@
 -- Alibaba features: the 4 static per-instance summaries (cpu_avg, cpu_max,
 -- mem_avg, mem_max), the same at every checkpoint (the traces have no
--- per-instance time series; PROTOCOL.md section 3). Missing values take the
+-- per-instance time series; docs/PROTOCOL.md section 3). Missing values take the
 -- job's mean; min-max per (job, checkpoint) over every instance.
 WITH inst AS (
     SELECT i.job_id, i.task_id, i.cpu_avg, i.cpu_max, i.mem_avg, i.mem_max

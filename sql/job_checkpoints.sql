@@ -1,4 +1,4 @@
--- The replay clock of every selected job (PROTOCOL.md section 4), in task
+-- The replay clock of every selected job (docs/PROTOCOL.md section 4), in task
 -- time (seconds since each task's own first SCHEDULE), exact in microseconds:
 --   t0  = latency of the ceil(${initial_fraction} * n)-th fastest task (at least
 --         the 1st): by then ${initial_fraction} of the tasks have finished;

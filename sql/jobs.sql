@@ -1,4 +1,4 @@
--- Production MapReduce-style jobs of one trace (PROTOCOL.md section 2):
+-- Production MapReduce-style jobs of one trace (docs/PROTOCOL.md section 2):
 -- production by the `${production_rule}` rule (see job_candidates.sql) and
 -- parallel: at least ${min_tasks} distinct task indices in task_events.
 SELECT

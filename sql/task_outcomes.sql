@@ -1,5 +1,5 @@
 -- Every task of the selected jobs with the reason it is kept or excluded
--- (PROTOCOL.md section 1): only tasks that FINISH inside the trace window,
+-- (docs/PROTOCOL.md section 1): only tasks that FINISH inside the trace window,
 -- were first scheduled inside it, and have usage rows get a latency.
 -- A trace without task_usage (has_usage = ${has_usage}: a partial mirror) has no
 -- usage rows at all: the `no_usage` exclusion then does not apply.

@@ -1,4 +1,4 @@
-"""Job completion time simulation (stragglers/prediction/completion.py, PROTOCOL.md section 6)."""
+"""Job completion time simulation (stragglers/prediction/completion.py, docs/PROTOCOL.md section 6)."""
 
 from __future__ import annotations
 

@@ -481,8 +481,9 @@ def test_partial_sha256sum_takes_the_listed_tables_and_reports_the_rest(tmp_path
     files = make_bucket(root, tables=("job_events", "task_events"), n_parts=3, rows=50)
     logs: list[str] = []
     rep = download_google(str(root), tmp_path / "dest", parts="all", log=logs.append, **FAST)
-    assert rep.tables == {"job_events": 3, "task_events": 3, "task_usage": 0}
-    assert rep.tables_missing == {"task_usage": "no parts listed in SHA256SUM"}
+    assert rep.tables == {"job_events": 3, "task_events": 3, "task_usage": 0, "machine_events": 0}
+    assert rep.tables_missing == {"task_usage": "no parts listed in SHA256SUM",
+                                  "machine_events": "no parts listed in SHA256SUM"}
     assert rep.files_verified == 1 + 6
     assert any("task_usage left out" in m for m in logs)
     for rel, data in files.items():
@@ -496,7 +497,8 @@ def test_per_table_selection_fetches_exactly_the_named_parts(server, bucket, tmp
     got = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*.csv.gz"))
     assert got == [f"job_events/part-0000{i}-of-00500.csv.gz" for i in range(3)] + [
         "task_events/part-00001-of-00500.csv.gz", "task_events/part-00002-of-00500.csv.gz"]
-    assert rep.tables_missing == {"task_usage": "not selected by NURD_TRACE_PARTS"}
+    assert rep.tables_missing == {"task_usage": "not selected by NURD_TRACE_PARTS",
+                                  "machine_events": "not selected by NURD_TRACE_PARTS"}
     # a named table or part the index does not list is an error naming it
     with pytest.raises(TraceDownloadError, match="task_events/part-00007-of-00500.csv.gz"):
         download_google(server.url, tmp_path / "d2", parts="task_events=6-7", **FAST)
@@ -518,7 +520,8 @@ def test_local_directory_without_sha256sum_is_taken_as_it_is(tmp_path):
     dest = tmp_path / "dest"
     rep = download_google(str(root), dest, parts="all", log=logs.append, **FAST)
     assert rep.files_unverified == 4 and rep.files_verified == 0
-    assert rep.tables_missing == {"task_usage": "no parts listed in SHA256SUM"}
+    assert rep.tables_missing == {"task_usage": "no parts listed in SHA256SUM",
+                                  "machine_events": "no parts listed in SHA256SUM"}
     assert any("has no SHA256SUM" in m for m in logs)
     assert any("schema.csv is not at the source" in m for m in logs)
     for rel, data in files.items():
@@ -526,3 +529,23 @@ def test_local_directory_without_sha256sum_is_taken_as_it_is(tmp_path):
             assert (dest / rel).read_bytes() == data
     rep = download_google(str(root), dest, parts="all", **FAST)   # second run: nothing fetched
     assert rep.files_skipped == 4 and rep.bytes_downloaded == 0
+
+
+def test_one_part_machine_events_is_fetched_whole_by_a_part_count(tmp_path):
+    # the bucket's machine_events is one part (part-00000-of-00001); a count N of parts per table
+    # (the default 2) must fetch it, not ask for a part 00001 that does not exist
+    root = tmp_path / "mirror"
+    files = make_bucket(root, tables=("job_events", "task_events"), n_parts=2, rows=20)
+    machines = make_bucket(tmp_path / "machines", tables=("machine_events",), n_parts=1, of=1, rows=20)
+    rel = "machine_events/part-00000-of-00001.csv.gz"
+    (root / "machine_events").mkdir()
+    (root / rel).write_bytes(machines[rel])
+    with open(root / "SHA256SUM", "a") as sums:
+        sums.write(f"{hashlib.sha256(machines[rel]).hexdigest()}  ./{rel}\n")
+    rep = download_google(str(root), tmp_path / "dest", parts=2, **FAST)
+    assert rep.tables == {"job_events": 2, "task_events": 2, "task_usage": 0, "machine_events": 1}
+    assert rep.tables_missing == {"task_usage": "no parts listed in SHA256SUM"}
+    assert rep.files_verified == 1 + 4 + 1
+    assert (tmp_path / "dest" / rel).read_bytes() == machines[rel]
+    assert (tmp_path / "dest" / "job_events/part-00001-of-00500.csv.gz").read_bytes() == files[
+        "job_events/part-00001-of-00500.csv.gz"]

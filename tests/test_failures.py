@@ -139,3 +139,38 @@ def test_forest_learns_a_planted_rule():
     top = imp[imp.scenario == "config"].sort_values("importance").iloc[-1]
     assert top.feature == "disk_request"
     assert summary.iloc[0].test_rows == 600
+
+
+def test_steps_read_their_own_trace_when_the_warehouse_staged_another_since(tmp_path):
+    # Two traces in one warehouse (trace_realism compares them): stage google_2011, then synthetic,
+    # then build google_2011's failure inputs. The stg_* views are one set per warehouse; the step
+    # must read google_2011's files, not the synthetic ones staged last.
+    import dagster as dg
+    from dagster_duckdb import DuckDBResource
+
+    from assets import failures, nodes, warehouse
+    from assets.resources import NurdSettings
+
+    _trace().write(tmp_path / "raw" / "google_2011")
+    other = MiniTrace()
+    other.job(6_200_000_009, 1, T0)
+    other.run(6_200_000_009, 0, T0 + 10 * S, T0 + 40 * S, machine=21)
+    other.write(tmp_path / "raw" / "synthetic")
+    db = DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))
+
+    def run(trace, assets):
+        res = {"nurd": NurdSettings(data_dir=str(tmp_path), trace=trace), "duckdb": db}
+        result = dg.materialize(assets, resources=res, instance=dg.DagsterInstance.ephemeral())
+        assert result.success
+        return result
+
+    run("google_2011", [warehouse.staged_trace])
+    run("synthetic", [warehouse.staged_trace])
+    result = run("google_2011", [nodes.task_attempts, failures.failure_inputs])
+    meta = result.asset_materializations_for_node("failure_inputs")[0].metadata
+    # the hand-worked counts of test_failure_inputs_by_hand
+    assert {k: meta[f"rows_{k}"].value for k in ("early_usage", "failure_tasks", "failure_jobs",
+                                                  "failure_attempts")} == {
+        "early_usage": 1, "failure_tasks": 3, "failure_jobs": 2, "failure_attempts": 5}
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM failure_jobs WHERE trace = 'google_2011'").fetchone()[0] == 2

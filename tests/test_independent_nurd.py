@@ -1,4 +1,4 @@
-"""An independent implementation of PROTOCOL.md's NURD, written from the text
+"""An independent implementation of docs/PROTOCOL.md's NURD, written from the text
 (no stragglers.prediction.simulate / stragglers.prediction.methods code), on the pipeline's own checkpoint_features,
 agrees with the engine's `nurd` results."""
 
@@ -18,7 +18,7 @@ from stragglers.warehouse.build import StaleTableError, build_features, build_se
 
 
 def independent_nurd(con, trace: str, alpha=0.5, eps=0.05, min_finished=20) -> dict[int, float]:
-    """Per-job F1 of NURD, straight from PROTOCOL.md sections 4-5."""
+    """Per-job F1 of NURD, straight from docs/PROTOCOL.md sections 4-5."""
     f1 = {}
     cols = list(GOOGLE_FEATURES)
     feats = con.execute(f"SELECT job_id, task_id, k, checkpoint_s, {', '.join(cols)} FROM checkpoint_features "

@@ -18,7 +18,7 @@ from dagster_duckdb import DuckDBResource
 from assets import prediction, realism, traces, warehouse
 from assets.resources import NurdSettings
 
-PARTS = "job_events=0-19,task_events=0-1"      # ~2.7 h of task events: fast, and real
+PARTS = "job_events=0-19,task_events=0-1,machine_events=all"   # ~2.7 h of task events: fast, and real
 JE = ["time", "missing_info", "job_id", "event_type", "user_name", "scheduling_class", "job_name",
       "logical_job_name"]
 TE = ["time", "missing_info", "job_id", "task_index", "machine_id", "event_type", "user_name",
@@ -70,6 +70,9 @@ def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
     raw = result.asset_materializations_for_node("raw_trace")[0].metadata
     assert raw["tables_missing"].value == "task_usage"
     assert "task_usage" in raw["tables"].value and "absent" in raw["tables"].value
+    # machine_events (one part) is fetched: node ranking takes the machines' capacities from it
+    machines = "machine_events/part-00000-of-00001.csv.gz"
+    assert (tmp / "raw" / "google_2011" / machines).read_bytes() == (root / machines).read_bytes()
     feats = result.asset_materializations_for_node("checkpoint_features")[0].metadata
     assert "no task_usage" in feats["usage"].value
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
@@ -106,13 +109,21 @@ def test_time_only_rule_runs_and_feature_methods_skip_on_the_partial_mirror(real
         "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
     }
     instance = dg.DagsterInstance.ephemeral()
-    rule = dg.materialize([prediction.baseline_eval], partition_key="wait_for_tau", resources=resources,
-                          instance=instance, selection=[prediction.baseline_eval])
+    # one run of two partitions (sorted: tobit, wait_for_tau): a feature model and a time-only rule
+    rule = dg.materialize([prediction.baseline_eval], resources=resources, instance=instance,
+                          selection=[prediction.baseline_eval],
+                          tags={"dagster/asset_partition_range_start": "tobit",
+                                "dagster/asset_partition_range_end": "wait_for_tau"})
     assert rule.success
+    mats = rule.asset_materializations_for_node("baseline_eval")
+    assert sorted(m.partition for m in mats) == ["tobit", "wait_for_tau"]
     # every job with >= min_finished (20) finished tasks is replayed: the capped grid gives each a checkpoint
     _, latency = _expected(root)
     evaluable = int((latency.groupby(level=0).size() >= 20).sum())
-    assert rule.asset_materializations_for_node("baseline_eval")[0].metadata["n_jobs"].value == evaluable >= 5
+    assert mats[0].metadata["n_jobs"].value == evaluable >= 5
+    # the green run says what it skipped and why
+    usage = mats[0].metadata["usage"].value
+    assert "no task_usage" in usage and "Run here: wait_for_tau" in usage and "Skipped: tobit." in usage
     model = dg.materialize([prediction.baseline_eval], partition_key="hbos", resources=resources,
                            instance=instance, selection=[prediction.baseline_eval])
     assert model.success   # green, empty, with the reason

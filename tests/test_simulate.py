@@ -1,4 +1,4 @@
-"""The online replay engine and NURD (PROTOCOL.md sections 4-5)."""
+"""The online replay engine and NURD (docs/PROTOCOL.md sections 4-5)."""
 
 from __future__ import annotations
 

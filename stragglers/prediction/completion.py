@@ -1,4 +1,4 @@
-"""Job completion time with relaunched stragglers (PROTOCOL.md section 6).
+"""Job completion time with relaunched stragglers (docs/PROTOCOL.md section 6).
 
 Paper: NURD (MLSys 2022), Section 5 and Algorithms 2 and 3, Section 7.3.
 Plain Python (numpy / pandas), no Dagster.
@@ -30,7 +30,7 @@ Algorithm 3 (m machines for the job) -- what the paper states:
     tasks; a predicted straggler is killed and relaunched on a *new* machine
     if one is idle, otherwise it waits for the next checkpoint.
   * machines become available when they finish running a task.
-What it leaves open, decided here (PROTOCOL.md section 6 fixes the first two):
+What it leaves open, decided here (docs/PROTOCOL.md section 6 fixes the first two):
   * The idle pool at time 0 is ``max(0, m - n)``: with m <= n every machine
     runs an original task (the common clock puts every task on the clock at
     0, so the original completion time is max(y) whatever m is), and with

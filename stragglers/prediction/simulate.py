@@ -1,4 +1,4 @@
-"""Online replay of a job (PROTOCOL.md section 4, NURD paper Algorithm 1).
+"""Online replay of a job (docs/PROTOCOL.md section 4, NURD paper Algorithm 1).
 
 All tasks of a job share a clock that starts at each task's own start. At
 checkpoint t a task is finished iff its latency y <= t. Per job:
@@ -34,7 +34,7 @@ import pandas as pd
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, JobContext, Method, TaskSet
 from stragglers.prediction.metrics import f1_auc, job_scores, median_lead
 
-N_TIME_POINTS = 10  # F1 over normalized time k/10, k = 1..10 (PROTOCOL 4.7)
+N_TIME_POINTS = 10  # F1 over normalized time k/10, k = 1..10 (docs/PROTOCOL.md section 4, step 7)
 
 
 @dataclass

@@ -7,7 +7,7 @@ Plain pandas in, files out (no Dagster, no DuckDB here):
   pooled (micro) figures when the confusion counts are there, and the best
   F1 per trace.
 - ``PAPER_TABLE3`` and ``compare_with_paper``: the paper's numbers
-  (TARGETS.md) beside ours, with the difference, for ``google_2011`` and the
+  (docs/PAPER_NUMBERS.md) beside ours, with the difference, for ``google_2011`` and the
   Alibaba traces.
 - ``f1_over_time_table`` / ``plot_f1_over_time``: Figures 2-3.
 - ``completion_summary`` / ``plot_completion_*``: Figures 4-9 (input is
@@ -597,8 +597,8 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         if "f1_auc" in t3 and t3["f1_auc"].notna().any():
-            tables["earliness"] = t3[["trace", "method", "f1", "f1_auc", "median_lead", "completion_unlimited",
-                                      "completion_limited_avg"]]
+            tables["earliness"] = t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
+                                                      "completion_unlimited", "completion_limited_avg"])
             md_views["earliness"] = earliness_view(t3)
             heading, caption = EARLINESS_CAPTION
             captions["earliness"] = (heading, caption + " " + ranking_note(t3))

@@ -85,7 +85,7 @@ def write_prediction_report(out: Path, trace: str, result: dict, settings: dict)
         piv = base[base.available.astype(bool)].pivot_table(index=["target", "scenario"], columns="threshold",
                                                              values=["precision", "recall"]).round(3)
         piv.columns = [f"{m}@{t}" for m, t in piv.columns]
-        text += [piv.reset_index().to_markdown(index=False), ""]
+        text += [md(piv.reset_index()), ""]
         na = curves[~curves.available.astype(bool)].reindex(columns=["target", "scenario", "note"])
         if len(na):
             text += ["Scenarios not available on this trace (reported, not faked):", "", md(na), ""]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from stragglers.reports.render import markdown_table
+
 
 def pyplot():
     import matplotlib
@@ -34,4 +36,4 @@ def write_text(path: Path, text: str) -> Path:
 
 
 def md(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    return df.to_markdown(index=False, floatfmt=floatfmt) if len(df) else "(no rows)"
+    return markdown_table(df, floatfmt=floatfmt) if len(df) else "(no rows)"

@@ -24,7 +24,8 @@ from stragglers.traces.transport import (
     _fetch, _fmt_bytes, _is_http, _join, _local_root, _make_bar, _make_log, _open, _retry_small, _sha256_file,
 )
 
-DEFAULT_TABLES: tuple[str, ...] = ("job_events", "task_events", "task_usage")
+# machine_events (one part, ~0.35 MB) gives the machines' capacities to node ranking (docs/NODES.md).
+DEFAULT_TABLES: tuple[str, ...] = ("job_events", "task_events", "task_usage", "machine_events")
 #: Default for NURD_TRACE_PARTS: small, so a first run does not fetch 41 GB.
 DEFAULT_PARTS = 2
 SCHEMA_NAME = "schema.csv"
@@ -138,6 +139,10 @@ def _select(index: dict, tables: Iterable[str], parts) -> tuple[list[str], dict[
             left_out[table] = f"no parts listed in {SHA256SUM_NAME}"
             continue
         if spec == "all":
+            chosen.extend(by_part[i] for i in sorted(by_part))
+            continue
+        if isinstance(spec, int) and of is not None and int(of) == 1:
+            # a table stored in one part (machine_events) is fetched whole by any count N
             chosen.extend(by_part[i] for i in sorted(by_part))
             continue
         numbers = range(int(spec)) if isinstance(spec, int) else spec

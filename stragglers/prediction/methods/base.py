@@ -2,7 +2,7 @@
 
 Shaped like a PyOD detector: a small class, ``fit`` then ``flag``.
 
-At each checkpoint t of a job's replay (PROTOCOL.md section 4) the simulator
+At each checkpoint t of a job's replay (docs/PROTOCOL.md section 4) the simulator
 calls ``fit(finished, running, t)`` and then ``flag(candidates)``:
 
 - ``finished``: tasks with latency <= t. Their features are their final ones,

@@ -1,6 +1,6 @@
 """NURD and its ablations NURD-NC and GBTR, sharing one fit per checkpoint.
 
-NURD (paper Algorithm 1, PROTOCOL.md section 5):
+NURD (paper Algorithm 1, docs/PROTOCOL.md section 5):
   y_hat = h_t(x), a latency regressor trained on finished tasks only;
   z = g_t(x) = P(finished | x), a logistic regression of F vs R;
   rho = ||c_F||^2 / ||c_R - c_F||^2 from the feature centroids at t0,

@@ -1,4 +1,4 @@
-"""The 14 PyOD outlier detectors of the paper's Table 3 (PROTOCOL.md section 5).
+"""The 14 PyOD outlier detectors of the paper's Table 3 (docs/PROTOCOL.md section 5).
 
 At each checkpoint a detector is fitted on the finished tasks' features
 (contamination 0.1) and flags the candidates that the fitted detector labels

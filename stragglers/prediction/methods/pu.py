@@ -1,4 +1,4 @@
-"""Positive-unlabeled baselines: PU-EN and PU-BG (PROTOCOL.md section 5).
+"""Positive-unlabeled baselines: PU-EN and PU-BG (docs/PROTOCOL.md section 5).
 
 Positive = labeled = finished tasks (all non-stragglers so far), unlabeled =
 running tasks. A running candidate is flagged when it does not look like a

@@ -1,4 +1,4 @@
-"""Censored and survival regression baselines: Tobit, Grabit, CoxPH (PROTOCOL.md section 5).
+"""Censored and survival regression baselines: Tobit, Grabit, CoxPH (docs/PROTOCOL.md section 5).
 
 At checkpoint t every finished task is an exact observation (its latency y)
 and every running task is right-censored at t (its latency is > t, known

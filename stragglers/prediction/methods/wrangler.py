@@ -1,4 +1,4 @@
-"""Wrangler (Yadwadkar et al., SoCC 2014) as the NURD paper runs it (PROTOCOL.md section 5).
+"""Wrangler (Yadwadkar et al., SoCC 2014) as the NURD paper runs it (docs/PROTOCOL.md section 5).
 
 An oracle baseline by design: a linear SVM trained with the TRUE straggler
 labels of a random 2/3 of the job's tasks, SMOTE-oversampling the stragglers,

@@ -16,7 +16,7 @@ import pandas as pd
 from . import model as M
 from .formats import file_sizes, published_dir, write_tar_gz
 
-TRACE_SPAN_S = 8 * 86400            # 8 days (TRACES.md)
+TRACE_SPAN_S = 8 * 86400            # 8 days (docs/TRACES.md)
 TASK_START_S = (1_000, 600_000)     # INVENTED: task start times, uniform
 MEDIAN_RUN_S = (60, 1200)           # INVENTED: per-task median instance run time
 INSTANCES_LOGNORMAL = (250.0, 0.7)  # INVENTED: instances per big task

@@ -1,7 +1,7 @@
 """Trace layouts (column lists, schema.csv, SHA256SUM) and deterministic writers.
 
 The column lists are the single source of truth for the generator and for
-readers: the parser test reads the real rows quoted in TRACES.md with them.
+readers: the parser test reads the real rows quoted in docs/TRACES.md with them.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ GOOGLE_SCHEMA: dict[str, list[tuple[str, str, str]]] = {
 GOOGLE_TABLES = ("job_events", "task_events", "task_usage")
 SCHEMA_HEADER = "file pattern,field number,content,format,mandatory"
 
-# Event types (TRACES.md).
+# Event types (docs/TRACES.md).
 SUBMIT, SCHEDULE, EVICT, FAIL, FINISH, KILL, LOST, UPDATE_PENDING, UPDATE_RUNNING = range(9)
 EVENT_NAMES = ("SUBMIT", "SCHEDULE", "EVICT", "FAIL", "FINISH", "KILL", "LOST",
                "UPDATE_PENDING", "UPDATE_RUNNING")

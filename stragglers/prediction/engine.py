@@ -26,6 +26,7 @@ removed, and the exception propagates so the caller's transaction rolls back.
 from __future__ import annotations
 
 import os
+import signal
 import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
@@ -133,11 +134,27 @@ class LocalEngine:
         self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         return self
 
-    def _stop_forkserver(self) -> None:
-        """Stop the fork server this engine started and wait for it (it has reaped the workers)."""
-        if getattr(self, "_own_forkserver", False):
-            self._own_forkserver = False
-            forkserver._forkserver._stop()   # no public API; exists in CPython 3.8-3.13
+    def _stop_forkserver(self, kill_workers: bool = False) -> None:
+        """Stop the fork server this engine started and wait for it (it has reaped the workers).
+        It exits once every worker has (each holds its "alive" pipe), so on cancellation its
+        remaining children are killed first: a worker forked while the signal arrived inside
+        ``submit`` is not in the pool's list and would otherwise keep it, and this wait, alive."""
+        if not getattr(self, "_own_forkserver", False):
+            return
+        self._own_forkserver = False
+        server = forkserver._forkserver
+        if kill_workers and server._forkserver_pid is not None:
+            pid = server._forkserver_pid
+            try:
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            except OSError:
+                children = []
+            for child in children:
+                try:
+                    os.kill(int(child), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        server._stop()   # no public API; exists in CPython 3.8-3.13
 
     def _restore_env(self) -> None:
         for k, v in getattr(self, "_saved_env", {}).items():
@@ -163,7 +180,7 @@ class LocalEngine:
             p.join(timeout=5)
             if p.is_alive():
                 p.kill()
-        self._stop_forkserver()
+        self._stop_forkserver(kill_workers=True)
         self._restore_env()
 
     def __exit__(self, *exc) -> None:

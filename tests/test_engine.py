@@ -169,13 +169,21 @@ def test_a_signal_mid_replay_stops_the_workers_and_leaves_no_rows(warehouse, tmp
         while "replayed 0/" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         assert proc.poll() is None, log.read_text()[-3000:]
-        workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                   if "multiprocessing.spawn" in " ".join(p.cmdline())]
-        assert len(workers) == 2
+        # the pool's workers are forked from the multiprocessing fork server (engine.LocalEngine),
+        # on demand: wait until both exist, then signal while they compute
+        servers, workers = [], []
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            servers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                       if "multiprocessing.forkserver" in " ".join(p.cmdline())
+                       and p.parent() is not None and p.parent().pid == proc.pid]
+            workers = servers[0].children() if len(servers) == 1 else []
+            time.sleep(0.2)
+        assert len(servers) == 1, log.read_text()[-3000:]
+        assert len(workers) == 2, log.read_text()[-3000:]
         proc.send_signal(sig)
         proc.wait(timeout=60)
         assert proc.returncode != 0
-        gone, alive = psutil.wait_procs(workers, timeout=10)
+        gone, alive = psutil.wait_procs(workers + servers, timeout=10)
         assert not alive
     finally:
         if proc.poll() is None:

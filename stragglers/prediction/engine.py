@@ -13,7 +13,7 @@ BLAS limited to one thread everywhere.
 
 Engines:
 - ``SerialEngine``: in this process (workers = 1).
-- ``LocalEngine``: a pool of spawned processes (workers > 1).
+- ``LocalEngine``: a pool of processes forked from a preloaded fork server (workers > 1).
 - ``DaskEngine``: an existing ``distributed`` cluster (``dask_address``); a job
   whose worker dies is rescheduled by the Dask scheduler on another worker.
 
@@ -31,7 +31,7 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import forkserver, get_context
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -101,8 +101,17 @@ class SerialEngine:
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+# Imported once by the fork server; every worker is forked from it with these modules loaded.
+# A spawned worker imported them itself: ~1.6 CPU s per worker, a fifth of NURD's whole replay of
+# the embedded trace (docs/BENCHMARKS.md). The fork server is a fresh single-threaded process
+# (unlike this one: DuckDB, Dagster threads), so forking it is safe, and it lives as long as this
+# process: later pools start without importing anything.
+WORKER_PRELOAD = ("stragglers.prediction.engine", "stragglers.prediction.methods", "xgboost",
+                  "sklearn.linear_model")
+
+
 class LocalEngine:
-    """Spawned worker processes, each model single-threaded."""
+    """Worker processes forked from a fork server (``WORKER_PRELOAD``), each model single-threaded."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -115,7 +124,12 @@ class LocalEngine:
         # the workers multi-threaded BLAS: 6x the CPU time under load).
         self._saved_env = {k: os.environ.get(k) for k in _THREAD_VARS}
         os.environ.update({k: "1" for k in _THREAD_VARS})
-        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"))
+        # the fork server starts with the first pool (with these variables set) and is reused after
+        context = get_context("forkserver")
+        context.set_forkserver_preload(list(WORKER_PRELOAD))
+        # start it now (non-blocking): its imports overlap the caller's first batch export
+        forkserver.ensure_running()
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         return self
 
     def _restore_env(self) -> None:

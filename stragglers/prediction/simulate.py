@@ -86,7 +86,8 @@ class JobResult:
     variants: list[VariantResult]
     fallbacks: list[tuple[int, float, str]] = field(default_factory=list)  # (k, t, reason)
     n_checkpoints: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0         # wall time of the replay
+    cpu_seconds: float = 0.0     # CPU time of the replay (this thread's process)
 
 
 def job_seed(seed: int, job_id) -> int:
@@ -99,7 +100,7 @@ DEGENERATE = (CannotFit, *DEGENERATE_DATA_ERRORS)
 
 
 def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     n = len(job.task_ids)
     y = job.latency
     ctx = JobContext(
@@ -167,7 +168,7 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
                                           "median_lead": median_lead(lab, fa_s, y[scored], job.tau)}
         variants.append(VariantResult(v, fa, scored.copy(), scores, over_time))
     return JobResult(job.job_id, job.task_ids, variants, fallbacks, len(job.checkpoints),
-                     time.perf_counter() - started)
+                     time.perf_counter() - started, time.process_time() - cpu_started)
 
 
 def _reason(e: BaseException) -> str:
@@ -181,8 +182,13 @@ MethodFactory = Callable[[], Method]
 
 
 def _replay_many(args) -> list[JobResult]:
+    from threadpoolctl import threadpool_limits
+
     job, factories, seed = args
-    return [replay_job(job, f(), seed) for f in factories]
+    # one BLAS/OpenMP thread in this process too (workers = 1): a multi-threaded BLAS on
+    # 15-column problems costs 2-3x the CPU time on a loaded machine (docs/BENCHMARKS.md)
+    with threadpool_limits(1):
+        return [replay_job(job, f(), seed) for f in factories]
 
 
 def replay_jobs(jobs: Sequence[JobData], factories: Sequence[MethodFactory], *, seed: int = 0,

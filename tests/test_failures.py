@@ -174,3 +174,32 @@ def test_steps_read_their_own_trace_when_the_warehouse_staged_another_since(tmp_
         "early_usage": 1, "failure_tasks": 3, "failure_jobs": 2, "failure_attempts": 5}
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM failure_jobs WHERE trace = 'google_2011'").fetchone()[0] == 2
+
+
+def test_clone_sets_do_not_depend_on_row_order():
+    # the warehouse returns rows in any order; the seeded sets must be the same tasks whatever it is
+    from stragglers.failures.build import clone_sets
+    from stragglers.failures.cloning import replayable
+    attempts = pd.DataFrame({"job_id": np.repeat([1, 2, 3, 4, 5, 6], 10), "task_id": np.tile(np.arange(10), 6),
+                             "attempt": 1, "duration_s": 30.0, "end_event": FINISH})
+    settings = FailureSettings(clone_tasks=10)
+
+    def sets(frame):
+        train, eval_keys = clone_sets(replayable(frame)[0], frame, settings)
+        return (sorted(map(tuple, train[["job_id", "task_id"]].to_numpy().tolist())),
+                sorted(map(tuple, eval_keys.to_numpy().tolist())))
+
+    train, ev = sets(attempts)
+    assert len(train) == 10 and len(ev) == 10 and not set(train) & set(ev)
+    for seed in range(3):
+        assert sets(attempts.sample(frac=1, random_state=seed)) == (train, ev)
+
+
+def test_load_returns_rows_in_key_order(tmp_path):
+    from stragglers.failures.build import load
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("CREATE TABLE failure_attempts (trace VARCHAR, job_id BIGINT, task_id BIGINT, attempt INT)")
+    con.execute("INSERT INTO failure_attempts VALUES ('t', 2, 0, 1), ('t', 1, 1, 2), ('x', 0, 0, 1), "
+                "('t', 1, 1, 1), ('t', 1, 0, 1)")
+    got = load(con, "failure_attempts", "t")[["job_id", "task_id", "attempt"]].to_numpy().tolist()
+    assert got == [[1, 0, 1], [1, 1, 1], [1, 1, 2], [2, 0, 1]]

@@ -38,8 +38,15 @@ def build_failure_inputs(con: duckdb.DuckDBPyConnection, selection: SelectionSet
     return counts
 
 
+# A table's rows in a fixed order: DuckDB returns an unordered scan in any order (parallel
+# threads), and the seeded splits and samples pick rows by position, so without it the same seed
+# gave different training and evaluation sets from run to run.
+ROW_KEYS = {"failure_jobs": "job_id", "failure_tasks": "job_id, task_id",
+            "failure_attempts": "job_id, task_id, attempt"}
+
+
 def load(con: duckdb.DuckDBPyConnection, table: str, trace: str) -> pd.DataFrame:
-    return con.execute(f"SELECT * FROM {table} WHERE trace = ?", [trace]).df()
+    return con.execute(f"SELECT * FROM {table} WHERE trace = ? ORDER BY {ROW_KEYS[table]}", [trace]).df()
 
 
 def clone_sets(replayable_keys: pd.DataFrame, attempts: pd.DataFrame,
@@ -49,7 +56,9 @@ def clone_sets(replayable_keys: pd.DataFrame, attempts: pd.DataFrame,
     outcomes), at most half of the tasks each. Returns the training attempts and the
     evaluation task keys."""
     rng = np.random.default_rng(settings.seed)
-    known = attempts[attempts["end_event"].notna()]
+    key = ["job_id", "task_id"]
+    replayable_keys = replayable_keys.sort_values(key).reset_index(drop=True)   # positions = the seed's picks
+    known = attempts[attempts["end_event"].notna()].sort_values([*key, "attempt"])
     # at most half of the tasks go to the evaluation set: a small trace keeps a training set
     n_eval = min(settings.clone_tasks, known[["job_id", "task_id"]].drop_duplicates().shape[0] // 2)
     eval_keys = replayable_keys.iloc[np.sort(rng.permutation(len(replayable_keys))[:n_eval])]

@@ -94,7 +94,9 @@ def run_step(name: str, cmd: list[str], env: dict, cwd: Path, log: Path) -> dict
     cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     if proc.returncode != 0:
-        raise SystemExit(f"[timings] {name} failed (exit {proc.returncode}); log: {log}")
+        # the temporary directory (and the log) is removed on exit: show the log's end now
+        tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-40:])
+        raise SystemExit(f"[timings] {name} failed (exit {proc.returncode}); the end of its log:\n{tail}")
     row = {"step": name, "seconds": seconds, "cpu_seconds": cpu, "load_mean": sum(load.samples) / len(load.samples),
            "load_max": max(load.samples)}
     print(f"[timings] {name}: {_mmss(seconds)}, CPU {_mmss(cpu)} (load average mean {row['load_mean']:.1f}, "

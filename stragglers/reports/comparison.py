@@ -625,18 +625,16 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
                 plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
                 figures_after["completion_summary"].append("completion_limited_avg")
                 figures_after["completion"] = ["completion_limited"]
-        if ablation_df is not None and len(ablation_df):
-            tables["protocol_ablation"] = ablation_df
-            md_views["protocol_ablation"] = ablation_df.drop(columns=["settings"], errors="ignore")
-            captions["protocol_ablation"] = ABLATION_CAPTION
-            plots["protocol_ablation"] = plot_ablation(ablation_df, d / "pa.png")
-            figures_after["protocol_ablation"] = ["protocol_ablation"]
-        if sensitivity_df is not None and len(sensitivity_df):
-            tables["nurd_sensitivity"] = sensitivity_df
-            md_views["nurd_sensitivity"] = sensitivity_df.drop(columns=["settings"], errors="ignore")
-            captions["nurd_sensitivity"] = SENSITIVITY_CAPTION
-            plots["nurd_sensitivity"] = plot_sensitivity(sensitivity_df, d / "ns.png")
-            figures_after["nurd_sensitivity"] = ["nurd_sensitivity"]
+        # optional tables of their own assets: shown with their plot when they were materialized
+        for name, df, caption, plot, png in (
+                ("protocol_ablation", ablation_df, ABLATION_CAPTION, plot_ablation, "pa.png"),
+                ("nurd_sensitivity", sensitivity_df, SENSITIVITY_CAPTION, plot_sensitivity, "ns.png")):
+            if df is not None and len(df):
+                tables[name] = df
+                md_views[name] = df.drop(columns=["settings"], errors="ignore")
+                captions[name] = caption
+                plots[name] = plot(df, d / png)
+                figures_after[name] = [name]
         tables["paper_table3"] = PAPER_TABLE3
         md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
         head = story.headline(t3, early, cs)

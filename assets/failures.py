@@ -28,6 +28,20 @@ def _not_google(s) -> dg.MaterializeResult | None:
     return dg.MaterializeResult(metadata={"note": f"{s.trace} has no per-attempt events: not applicable"})
 
 
+def _failure_step(nurd: NurdSettings, duckdb: DuckDBResource, compute) -> dg.MaterializeResult:
+    """Run ``compute(con, trace, failure settings, report dir) -> (report, rows)`` on a trace with
+    per-attempt events, timed; other traces get a not-applicable note."""
+    s, fs = nurd.selection(), nurd.failures()
+    if (skip := _not_google(s)) is not None:
+        return skip
+    started = time.perf_counter()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        report, rows = compute(con, s.trace, fs, nurd.data_path / "reports" / "failures")
+    return dg.MaterializeResult(metadata=_meta(report) | {"dagster/row_count": rows,
+                                                          "seconds": round(time.perf_counter() - started, 1)})
+
+
 @dg.asset(deps=[task_attempts], group_name="failures", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Table IV inputs over every job with task events: failure_tasks, failure_jobs, "
                       "failure_attempts (configuration, outcomes, TaskFailFlag / AttemptFailFlag / "
@@ -54,16 +68,10 @@ def failure_inputs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materialize
                       "Tables failure_predictions, failure_importances; report reports/failures/.")
 def failure_prediction(context: dg.AssetExecutionContext, nurd: NurdSettings,
                        duckdb: DuckDBResource) -> dg.MaterializeResult:
-    s, fs = nurd.selection(), nurd.failures()
-    if (skip := _not_google(s)) is not None:
-        return skip
-    started = time.perf_counter()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        result = fb.run_prediction(con, s.trace, fs, log=context.log.info)
-    report = write_prediction_report(nurd.data_path / "reports" / "failures", s.trace, result, fs.as_dict())
-    return dg.MaterializeResult(metadata=_meta(report) | {"dagster/row_count": len(result["curves"]),
-                                                          "seconds": round(time.perf_counter() - started, 1)})
+    def compute(con, trace, fs, out):
+        result = fb.run_prediction(con, trace, fs, log=context.log.info)
+        return write_prediction_report(out, trace, result, fs.as_dict()), len(result["curves"])
+    return _failure_step(nurd, duckdb, compute)
 
 
 @dg.asset(deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
@@ -73,18 +81,12 @@ def failure_prediction(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       "cloning_overhead; report reports/failures/.")
 def proactive_cloning(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
-    s, fs = nurd.selection(), nurd.failures()
-    if (skip := _not_google(s)) is not None:
-        return skip
-    started = time.perf_counter()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        result = fb.run_cloning(con, s.trace, fs, log=context.log.info)
-        curves = con.execute("SELECT * FROM failure_predictions WHERE trace = ?", [s.trace]).df() \
+    def compute(con, trace, fs, out):
+        result = fb.run_cloning(con, trace, fs, log=context.log.info)
+        curves = con.execute("SELECT * FROM failure_predictions WHERE trace = ?", [trace]).df() \
             if fb.table_exists(con, "failure_predictions") else None
-    report = write_cloning_report(nurd.data_path / "reports" / "failures", s.trace, result, fs.as_dict(), curves)
-    return dg.MaterializeResult(metadata=_meta(report) | {"dagster/row_count": len(result["tasks"]),
-                                                          "seconds": round(time.perf_counter() - started, 1)})
+        return write_cloning_report(out, trace, result, fs.as_dict(), curves), len(result["tasks"])
+    return _failure_step(nurd, duckdb, compute)
 
 
 checks = [

@@ -15,6 +15,7 @@ checkpoint), measured in the same run. Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -48,7 +50,9 @@ def big_job(n: int, K: int, d: int = 15, seed: int = 0) -> JobData:
     return JobData(0, np.arange(n), latency, checkpoints, X, tau, tuple(f"f{i}" for i in range(d)))
 
 
-def embedded_jobs(n_jobs: int) -> list[JobData]:
+def embedded_jobs(n_jobs: int, select: str = "spread") -> list[JobData]:
+    """``spread``: n_jobs spread over sizes (tasks x checkpoints x features); ``largest``: the
+    n_jobs with the most tasks."""
     work = Path(tempfile.mkdtemp(prefix="nurd-cost-"))
     generate_google(work / "raw")
     con = duckdb.connect(str(work / "w.duckdb"))
@@ -57,43 +61,60 @@ def embedded_jobs(n_jobs: int) -> list[JobData]:
     build_selection(con, s)
     build_features(con, s)
     jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=1))
+    if select == "largest":
+        return sorted(jobs, key=lambda j: len(j.task_ids))[-n_jobs:]
     jobs.sort(key=lambda j: j.X.size)
     idx = np.linspace(0, len(jobs) - 1, min(n_jobs, len(jobs))).round().astype(int)
     return [jobs[i] for i in sorted(set(idx))]
 
 
-def time_method(name: str, jobs: list[JobData]) -> tuple[float, int]:
+def time_method(name: str, jobs: list[JobData]) -> tuple[float, int, list[float], float]:
+    """Mean wall s/job, fallback checkpoints, CPU s per job, mean F1 over the jobs."""
     factory = method_factory(name, EvaluationSettings(workers=1))
     replay_job(jobs[0], factory())  # warm up (numba compiles, imports)
     started = time.perf_counter()
-    fallbacks = 0
+    fallbacks, cpu, f1 = 0, [], []
     for job in jobs:
-        fallbacks += len(replay_job(job, factory()).fallbacks)
-    return (time.perf_counter() - started) / len(jobs), fallbacks
+        c0 = time.process_time()
+        res = replay_job(job, factory())
+        cpu.append(time.process_time() - c0)
+        fallbacks += len(res.fallbacks)
+        f1 += [v.scores["f1"] for v in res.variants[:1]]
+    return (time.perf_counter() - started) / len(jobs), fallbacks, cpu, float(np.mean(f1))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jobs", type=int, default=6)
-    ap.add_argument("--big", type=int, default=5000)
+    ap.add_argument("--jobs", type=int, default=6, help="embedded jobs spread over sizes (0 = all 41)")
+    ap.add_argument("--select", choices=("spread", "largest"), default="spread")
+    ap.add_argument("--big", type=int, default=5000, help="tasks of the synthetic big job; 0 = skip it")
     ap.add_argument("--checkpoints", type=int, default=8)
     ap.add_argument("--methods", nargs="*", default=["nurd", *sorted(BASELINES)])
+    ap.add_argument("--json", type=Path, help="also write the raw figures (per job CPU s, F1) here")
     args = ap.parse_args()
-    small = embedded_jobs(args.jobs)
-    big = [big_job(args.big, args.checkpoints)]
+    small = embedded_jobs(args.jobs or 10**6, args.select)
+    big = [big_job(args.big, args.checkpoints)] if args.big else []
     sizes = ", ".join(f"{len(j.task_ids)}x{len(j.checkpoints)}" for j in small)
-    print(f"embedded jobs (tasks x checkpoints): {sizes}; big job: {args.big}x{args.checkpoints}\n")
-    rows = []
+    print(f"embedded jobs (tasks x checkpoints): {sizes}" + (f"; big job: {args.big}x{args.checkpoints}" if big else "")
+          + "\n")
+    rows, raw = [], {}
     for m in args.methods:
-        s, fs = time_method(m, small)
-        b, fb = time_method(m, big)
-        rows.append((m, s, b, fs, fb))
-        print(f"  {m}: {s:.2f} s/job embedded, {b:.1f} s big", file=sys.stderr, flush=True)
+        with threadpool_limits(1):   # as the evaluation's workers (stragglers/prediction/simulate.py)
+            s, fs, cpu, f1 = time_method(m, small)
+        b, fb = (time_method(m, big)[:2] if big else (float("nan"), 0))
+        rows.append((m, s, b, fs, fb, cpu, f1))
+        raw[m] = {"wall_s_per_job": s, "cpu_s": cpu, "mean_f1": f1, "big_s": b, "fallbacks": [fs, fb],
+                  "jobs": [[len(j.task_ids), len(j.checkpoints)] for j in small]}
+        print(f"  {m}: {s:.2f} s/job embedded ({sum(cpu):.1f} CPU s, largest job {cpu[-1]:.1f}), "
+              f"{b:.1f} s big, mean F1 {f1:.3f}", file=sys.stderr, flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(raw, indent=1))
     base_s, base_b = rows[0][1], rows[0][2]
-    print("| method | s/job (embedded) | x NURD family | s/job (5000 tasks) | x NURD family | fallback checkpoints |")
-    print("|---|---|---|---|---|---|")
-    for m, s, b, fs, fb in rows:
-        print(f"| {m} | {s:.2f} | {s / base_s:.1f} | {b:.1f} | {b / base_b:.1f} | {fs} / {fb} |")
+    print("| method | s/job (embedded) | x NURD family | CPU s, largest job | mean F1 | s/job (big) | x NURD family "
+          "| fallback checkpoints |")
+    print("|---|---|---|---|---|---|---|---|")
+    for m, s, b, fs, fb, cpu, f1 in rows:
+        print(f"| {m} | {s:.2f} | {s / base_s:.1f} | {cpu[-1]:.1f} | {f1:.3f} | {b:.1f} | {b / base_b:.1f} | {fs} / {fb} |")
 
 
 if __name__ == "__main__":

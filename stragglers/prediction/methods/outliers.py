@@ -310,11 +310,61 @@ class PCAMethod(OutlierDetector):
         self.weighted, self.standardization = weighted, standardization
 
 
+class BatchedSOS(SOS):
+    """PyOD's SOS with its perplexity search run on every row at once.
+
+    ``SOS._d2a`` calibrates each row's precision beta by a bisection in a
+    Python loop, up to 5000 steps per row. A row with more than ``perplexity``
+    identical neighbours (distance 0: on this trace, running tasks whose
+    features are still all 0) can never reach the perplexity: its beta doubles
+    to inf, then every step gives NaN until the 5000 steps are spent, ~0.1 s
+    per such row (7.6 s for a 65-task job; docs/BENCHMARKS.md). This runs the
+    same steps with the same update rule, tolerance and cap on all rows as
+    numpy arrays, and stops a row as soon as its beta is inf or NaN, from where
+    PyOD's remaining steps cannot change it (beta / 10 stays inf, the row stays
+    NaN). Same affinities as PyOD up to floating-point summation order
+    (tests/test_outlier_speed.py compares the scores).
+    """
+
+    MAX_TRIES = 5000  # pyod.models.sos.SOS._d2a
+
+    def _d2a(self, D: np.ndarray) -> np.ndarray:
+        n = D.shape[0]
+        off = ~np.eye(n, dtype=bool)
+        log_u = np.log(self.perplexity)
+        beta = np.ones(n)
+        beta_min, beta_max = np.full(n, -np.inf), np.full(n, np.inf)
+        A = np.zeros((n, n))
+        rows = np.arange(n)
+        for tries in range(self.MAX_TRIES + 1):
+            Ar = np.exp(-D[rows] * beta[rows, None]) * off[rows]
+            sum_a = Ar.sum(axis=1)
+            H = np.log(sum_a) + beta[rows] * (D[rows] * Ar).sum(axis=1) / sum_a
+            A[rows] = Ar
+            diff = H - log_u
+            going = np.isnan(diff) | (np.abs(diff) > self.eps)
+            stuck = ~np.isfinite(beta[rows])          # inf or NaN: stays so until the cap
+            rows, diff = rows[going & ~stuck], diff[going & ~stuck]
+            if tries == self.MAX_TRIES or len(rows) == 0:
+                break
+            b = beta[rows]
+            nan, up = np.isnan(diff), diff > 0
+            down = ~nan & ~up
+            beta_min[rows[up]] = b[up]
+            beta_max[rows[down]] = b[down]
+            new = b / 10.0
+            new[up] = np.where(np.isinf(beta_max[rows[up]]), b[up] * 2.0, (b[up] + beta_max[rows[up]]) / 2.0)
+            new[down] = np.where(np.isinf(beta_min[rows[down]]), b[down] / 2.0,
+                                 (b[down] + beta_min[rows[down]]) / 2.0)
+            beta[rows] = new
+        return A
+
+
 class SOSMethod(OutlierDetector):
     name = "sos"
     display_name = "SOS"
     paper_table3 = {"google": ".22/.24/.78/.12", "alibaba": ".08/.08/.92/.11"}
-    pyod_class = SOS
+    pyod_class = BatchedSOS
     transductive = True
 
     def __init__(self, contamination: float = CONTAMINATION, perplexity: float = 4.5, metric: str = "euclidean",

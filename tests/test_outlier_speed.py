@@ -31,6 +31,15 @@ def test_batched_sos_equals_pyod_sos(case):
         assert np.isfinite(batched).all()
 
 
+def test_batched_sos_unreachable_perplexity_is_nan():
+    # row 0 has 6 points at the same positive distance 1 (> perplexity 4.5 ties): its entropy
+    # is >= log 6 > log 4.5 for every beta, the search cannot converge -> NaN scores (CannotFit)
+    X = np.vstack([[0.0, 0.0], np.eye(2), -np.eye(2), [[0.6, 0.8], [-0.6, -0.8]],
+                   np.random.default_rng(1).random((20, 2)) + 3.0])
+    assert np.isnan(_scores(BatchedSOS, X)).all()
+    assert np.isfinite(_scores(BatchedSOS, X[7:])).all()
+
+
 def test_batched_sos_perplexity_by_hand():
     # 4 points on a line at 0, 1, 3, 6 with perplexity 2: each row's beta solves
     # H(beta) = log 2, H = log(sum a) + beta sum(d a) / sum(a), a = exp(-beta d)

@@ -314,16 +314,23 @@ class BatchedSOS(SOS):
     """PyOD's SOS with its perplexity search run on every row at once.
 
     ``SOS._d2a`` calibrates each row's precision beta by a bisection in a
-    Python loop, up to 5000 steps per row. A row with more than ``perplexity``
-    identical neighbours (distance 0: on this trace, running tasks whose
-    features are still all 0) can never reach the perplexity: its beta doubles
-    to inf, then every step gives NaN until the 5000 steps are spent, ~0.1 s
-    per such row (7.6 s for a 65-task job; docs/BENCHMARKS.md). This runs the
-    same steps with the same update rule, tolerance and cap on all rows as
-    numpy arrays, and stops a row as soon as its beta is inf or NaN, from where
-    PyOD's remaining steps cannot change it (beta / 10 stays inf, the row stays
-    NaN). Same affinities as PyOD up to floating-point summation order
-    (tests/test_outlier_speed.py compares the scores).
+    Python loop, up to 5000 steps per row (~0.1-0.2 s for a row that uses
+    them all). This runs the same steps (same update rule, tolerance ``eps``
+    and cap) on all rows as numpy arrays. Same affinities as PyOD up to
+    floating-point summation order (tests/test_outlier_speed.py).
+
+    One deviation, for rows whose perplexity cannot be reached: a row's
+    entropy H(beta) decreases to log(m) as beta grows, m = the number of
+    points tied at its smallest distance. When log(m) > log(perplexity) + eps
+    (e.g. more than 4.5 identical rows: on this trace, running tasks whose
+    features are still all 0) no beta satisfies the search. PyOD then either
+    doubles beta to inf, where the row becomes NaN (m points at distance 0),
+    or, for ties at a positive distance, alternates between underflow (NaN,
+    beta / 10) and doubling until the 5000th step and keeps whatever that step
+    gave. Here such a row is NaN at once in both cases, so SOS's scores are
+    NaN and the checkpoint is a recorded fallback (``CannotFit``), as PyOD
+    already does for exact duplicates. This is what took the baseline range
+    hours on the embedded trace (docs/BENCHMARKS.md, "Method cost").
     """
 
     MAX_TRIES = 5000  # pyod.models.sos.SOS._d2a
@@ -335,7 +342,11 @@ class BatchedSOS(SOS):
         beta = np.ones(n)
         beta_min, beta_max = np.full(n, -np.inf), np.full(n, np.inf)
         A = np.zeros((n, n))
-        rows = np.arange(n)
+        d_off = np.where(off, D, np.inf)
+        ties = (d_off == d_off.min(axis=1, keepdims=True)).sum(axis=1)
+        unreachable = np.log(ties) - log_u > self.eps
+        A[unreachable] = np.nan
+        rows = np.flatnonzero(~unreachable)
         for tries in range(self.MAX_TRIES + 1):
             Ar = np.exp(-D[rows] * beta[rows, None]) * off[rows]
             sum_a = Ar.sum(axis=1)

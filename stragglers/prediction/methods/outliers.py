@@ -319,17 +319,16 @@ class BatchedSOS(SOS):
     and cap) on all rows as numpy arrays. Same affinities as PyOD up to
     floating-point summation order (tests/test_outlier_speed.py).
 
-    One deviation, for rows whose perplexity cannot be reached: a row's
+    Rows whose perplexity cannot be reached are where the time went: a row's
     entropy H(beta) decreases to log(m) as beta grows, m = the number of
-    points tied at its smallest distance. When log(m) > log(perplexity) + eps
-    (e.g. more than 4.5 identical rows: on this trace, running tasks whose
-    features are still all 0) no beta satisfies the search. PyOD then either
-    doubles beta to inf, where the row becomes NaN (m points at distance 0),
-    or, for ties at a positive distance, alternates between underflow (NaN,
-    beta / 10) and doubling until the 5000th step and keeps whatever that step
-    gave. Here such a row is NaN at once in both cases, so SOS's scores are
-    NaN and the checkpoint is a recorded fallback (``CannotFit``), as PyOD
-    already does for exact duplicates. This is what took the baseline range
+    points tied at its smallest distance d_min; when log(m) > log(perplexity)
+    + eps (e.g. more than 4.5 identical rows: on this trace, running tasks
+    whose features are still all 0) every step has H - log(perplexity) > eps,
+    so PyOD doubles beta, or divides it by 10 when exp(-d_min beta) underflows
+    to 0 (H is NaN), for all 5000 steps (~0.1-0.2 s per row). Along that path
+    each step depends only on d_min and beta, so it is replayed on the scalar
+    beta of each such row, and the row's affinities are computed once at the
+    final beta, as PyOD's last step does. This is what took the baseline range
     hours on the embedded trace (docs/BENCHMARKS.md, "Method cost").
     """
 
@@ -343,12 +342,17 @@ class BatchedSOS(SOS):
         beta_min, beta_max = np.full(n, -np.inf), np.full(n, np.inf)
         A = np.zeros((n, n))
         d_off = np.where(off, D, np.inf)
-        ties = (d_off == d_off.min(axis=1, keepdims=True)).sum(axis=1)
-        unreachable = np.log(ties) - log_u > self.eps
-        A[unreachable] = np.nan
-        rows = np.flatnonzero(~unreachable)
+        d_min = d_off.min(axis=1)
+        ties = (d_off == d_min[:, None]).sum(axis=1)
+        unreachable = np.flatnonzero(np.log(ties) - log_u > self.eps)
+        if len(unreachable):
+            b, dm = np.ones(len(unreachable)), d_min[unreachable]
+            for _ in range(self.MAX_TRIES):
+                b = np.where(np.exp(-dm * b) == 0, b / 10.0, b * 2.0)
+            A[unreachable] = np.where(off[unreachable], np.exp(-D[unreachable] * b[:, None]), 0.0)
+        rows = np.setdiff1d(np.arange(n), unreachable)
         for tries in range(self.MAX_TRIES + 1):
-            Ar = np.exp(-D[rows] * beta[rows, None]) * off[rows]
+            Ar = np.where(off[rows], np.exp(-D[rows] * beta[rows, None]), 0.0)  # PyOD leaves A[i, i] = 0
             sum_a = Ar.sum(axis=1)
             H = np.log(sum_a) + beta[rows] * (D[rows] * Ar).sum(axis=1) / sum_a
             A[rows] = Ar

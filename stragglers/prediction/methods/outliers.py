@@ -323,43 +323,31 @@ class BatchedSOS(SOS):
     entropy H(beta) decreases to log(m) as beta grows, m = the number of
     points tied at its smallest distance d_min; when log(m) > log(perplexity)
     + eps (e.g. more than 4.5 identical rows: on this trace, running tasks
-    whose features are still all 0) every step has H - log(perplexity) > eps,
-    so PyOD doubles beta, or divides it by 10 when exp(-d_min beta) underflows
-    to 0 (H is NaN), for all 5000 steps (~0.1-0.2 s per row). Along that path
-    each step depends only on d_min and beta, so it is replayed on the scalar
-    beta of each such row, and the row's affinities are computed once at the
-    final beta, as PyOD's last step does. This is what took the baseline range
-    hours on the embedded trace (docs/BENCHMARKS.md, "Method cost").
+    whose features are still all 0) PyOD's search runs all 5000 steps (beta
+    doubles, and is divided by 10 whenever exp(-d beta) underflows), ~0.1-0.2 s
+    per row. Along that path the steps depend on the nearest distances only,
+    so such rows are searched on their ``NEAREST`` (64) smallest distances;
+    their affinities are then computed on the whole row at the final beta, as
+    PyOD's last step does. This is what took the baseline range hours on the
+    embedded trace (docs/BENCHMARKS.md, "Method cost").
     """
 
     MAX_TRIES = 5000  # pyod.models.sos.SOS._d2a
+    NEAREST = 64      # distances kept for a row whose perplexity cannot be reached
 
-    def _d2a(self, D: np.ndarray) -> np.ndarray:
-        n = D.shape[0]
-        off = ~np.eye(n, dtype=bool)
+    def _search(self, D: np.ndarray) -> np.ndarray:
+        """PyOD's bisection for every row of D (rows: one point's distances to the others)
+        at once; returns each row's final beta."""
         log_u = np.log(self.perplexity)
-        beta = np.ones(n)
-        beta_min, beta_max = np.full(n, -np.inf), np.full(n, np.inf)
-        A = np.zeros((n, n))
-        d_off = np.where(off, D, np.inf)
-        d_min = d_off.min(axis=1)
-        ties = (d_off == d_min[:, None]).sum(axis=1)
-        unreachable = np.flatnonzero(np.log(ties) - log_u > self.eps)
-        if len(unreachable):
-            b, dm = np.ones(len(unreachable)), d_min[unreachable]
-            for _ in range(self.MAX_TRIES):
-                b = np.where(np.exp(-dm * b) == 0, b / 10.0, b * 2.0)
-            A[unreachable] = np.where(off[unreachable], np.exp(-D[unreachable] * b[:, None]), 0.0)
-        rows = np.setdiff1d(np.arange(n), unreachable)
+        beta = np.ones(len(D))
+        beta_min, beta_max = np.full(len(D), -np.inf), np.full(len(D), np.inf)
+        rows = np.arange(len(D))
         for tries in range(self.MAX_TRIES + 1):
-            Ar = np.where(off[rows], np.exp(-D[rows] * beta[rows, None]), 0.0)  # PyOD leaves A[i, i] = 0
+            Ar = np.exp(-D[rows] * beta[rows, None])
             sum_a = Ar.sum(axis=1)
-            H = np.log(sum_a) + beta[rows] * (D[rows] * Ar).sum(axis=1) / sum_a
-            A[rows] = Ar
-            diff = H - log_u
-            going = np.isnan(diff) | (np.abs(diff) > self.eps)
-            stuck = ~np.isfinite(beta[rows])          # inf or NaN: stays so until the cap
-            rows, diff = rows[going & ~stuck], diff[going & ~stuck]
+            diff = np.log(sum_a) + beta[rows] * (D[rows] * Ar).sum(axis=1) / sum_a - log_u
+            going = (np.isnan(diff) | (np.abs(diff) > self.eps)) & np.isfinite(beta[rows])
+            rows, diff = rows[going], diff[going]      # an inf beta stays inf (NaN rows, beta / 10)
             if tries == self.MAX_TRIES or len(rows) == 0:
                 break
             b = beta[rows]
@@ -372,6 +360,22 @@ class BatchedSOS(SOS):
             new[down] = np.where(np.isinf(beta_min[rows[down]]), b[down] / 2.0,
                                  (b[down] + beta_min[rows[down]]) / 2.0)
             beta[rows] = new
+        return beta
+
+    def _d2a(self, D: np.ndarray) -> np.ndarray:
+        n = D.shape[0]
+        off = ~np.eye(n, dtype=bool)
+        d_off = D[off].reshape(n, n - 1)       # PyOD's Di: row i without D[i, i]
+        d_sorted = np.sort(d_off, axis=1)
+        ties = (d_off == d_sorted[:, :1]).sum(axis=1)
+        unreachable = np.log(ties) - np.log(self.perplexity) > self.eps
+        beta = np.empty(n)
+        beta[~unreachable] = self._search(d_off[~unreachable])
+        # these rows take all 5000 steps; their path depends on the entries near d_min only
+        # (the others' exp(-d beta) is 0 or below rounding there): search on the nearest ones
+        beta[unreachable] = self._search(d_sorted[unreachable, :self.NEAREST])
+        A = np.zeros((n, n))
+        A[off] = np.exp(-d_off * beta[:, None]).ravel()
         return A
 
 

@@ -325,25 +325,27 @@ class BatchedSOS(SOS):
     + eps (e.g. more than 4.5 identical rows: on this trace, running tasks
     whose features are still all 0) PyOD's search runs all 5000 steps (beta
     doubles, and is divided by 10 whenever exp(-d beta) underflows), ~0.1-0.2 s
-    per row. Along that path the steps depend on the nearest distances only,
-    so such rows are searched on their ``NEAREST`` (64) smallest distances;
+    per row. Along that path a step goes the other way only when the sums
+    underflow, which depends on the distances d <= 2 d_min alone (exp(-d beta)
+    of the others is exactly 0 there), so such rows are searched on those;
     their affinities are then computed on the whole row at the final beta, as
     PyOD's last step does. This is what took the baseline range hours on the
     embedded trace (docs/BENCHMARKS.md, "Method cost").
     """
 
     MAX_TRIES = 5000  # pyod.models.sos.SOS._d2a
-    NEAREST = 64      # distances kept for a row whose perplexity cannot be reached
 
-    def _search(self, D: np.ndarray) -> np.ndarray:
+    def _search(self, D: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
         """PyOD's bisection for every row of D (rows: one point's distances to the others)
-        at once; returns each row's final beta."""
+        at once, over the entries ``keep`` (default all); returns each row's final beta."""
         log_u = np.log(self.perplexity)
         beta = np.ones(len(D))
         beta_min, beta_max = np.full(len(D), -np.inf), np.full(len(D), np.inf)
         rows = np.arange(len(D))
         for tries in range(self.MAX_TRIES + 1):
             Ar = np.exp(-D[rows] * beta[rows, None])
+            if keep is not None:
+                Ar = np.where(keep[rows], Ar, 0.0)
             sum_a = Ar.sum(axis=1)
             diff = np.log(sum_a) + beta[rows] * (D[rows] * Ar).sum(axis=1) / sum_a - log_u
             going = (np.isnan(diff) | (np.abs(diff) > self.eps)) & np.isfinite(beta[rows])
@@ -371,9 +373,13 @@ class BatchedSOS(SOS):
         unreachable = np.log(ties) - np.log(self.perplexity) > self.eps
         beta = np.empty(n)
         beta[~unreachable] = self._search(d_off[~unreachable])
-        # these rows take all 5000 steps; their path depends on the entries near d_min only
-        # (the others' exp(-d beta) is 0 or below rounding there): search on the nearest ones
-        beta[unreachable] = self._search(d_sorted[unreachable, :self.NEAREST])
+        # these rows take all 5000 steps; each step goes up (H > log(perplexity)) unless the
+        # sums underflow, which depends on the entries d <= 2 d_min only (exp(-d beta) of the
+        # others is exactly 0 there): search on those
+        near = d_sorted[unreachable]
+        width = max(1, int((near <= 2 * near[:, :1]).sum(axis=1).max())) if len(near) else 1
+        near = near[:, :width]
+        beta[unreachable] = self._search(np.where(near <= 2 * near[:, :1], near, 0.0), near <= 2 * near[:, :1])
         A = np.zeros((n, n))
         A[off] = np.exp(-d_off * beta[:, None]).ravel()
         return A

@@ -213,6 +213,22 @@ def test_validation_scores_hand_computed():
     assert list(per_job.effective_match) == [True, False]
 
 
+def test_explanation_names_a_deviation_from_a_constant_reference():
+    import pandas as pd
+    from stragglers.diagnosis.truth import explain_job
+
+    # the 4 finished tasks were never evicted (ev 0, 0, 0, 0: sd 0); flagged task 9 was evicted once and
+    # deviates on memory by z = (3.5 - 2.5) / 1.118 = 0.9 only -> its top signal is EVICT(+) -> eviction;
+    # task 8 equals the reference on ev (no signal there) -> its top signal is memory
+    rows = [{"job_id": 7, "task_id": t, "k": 1, "checkpoint_s": 600.0, "is_finished": t < 4,
+             "cmu": float(m), "ev": float(e)} for t, m, e in ((0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0),
+                                                               (8, 5, 0), (9, 3.5, 1))]
+    out = explain_job(pd.DataFrame({"task_id": [8, 9], "flagged_at_s": [600.0] * 2}), pd.DataFrame(rows), "")
+    assert list(out.top_signal_cause) == ["data_skew", "eviction"]
+    assert out.task_signals[1].startswith("EVICT(+) z=inf -> eviction; MEAN_MEM(+) z=0.9")
+    assert out.task_signals[0] == "MEAN_MEM(+) z=2.2 -> data_skew"
+
+
 def test_explanation_accuracy_counts_background_evictions_in_the_effective_truth():
     import pandas as pd
     from stragglers.diagnosis.truth import explanation_accuracy

@@ -179,12 +179,18 @@ TOP_SIGNALS = 3
 
 def signal_z(tasks: np.ndarray, finished: np.ndarray) -> np.ndarray:
     """Deviation of each flagged task from the tasks finished by the checkpoint, per metric:
-    z = (x - median) / sd over the finished tasks; NaN where the finished tasks do not vary."""
+    z = (x - median) / sd over the finished tasks. Where the finished tasks do not vary (sd = 0),
+    a task that differs from their common value deviates without bound (z = +-inf: e.g. the only
+    evicted task among finished tasks never evicted, the usual case, since evicted tasks finish
+    late) and one that equals it not at all (NaN, no signal)."""
+    if not len(finished):
+        return np.full(tasks.shape, np.nan)
     med = np.median(finished, axis=0)
-    ok = np.ptp(finished, axis=0) > 0 if len(finished) else np.zeros(finished.shape[1], bool)
-    sd = np.where(ok, finished.std(axis=0) if len(finished) else 1.0, 1.0)
+    ok = np.ptp(finished, axis=0) > 0
+    sd = np.where(ok, finished.std(axis=0), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(ok, (tasks - med) / sd, np.nan)
+        flat = np.where(tasks == med, np.nan, np.sign(tasks - med) * np.inf)
+        return np.where(ok, (tasks - med) / sd, flat)
 
 
 def explain_job(flagged: pd.DataFrame, features: pd.DataFrame, job_causes_label: str,
@@ -212,7 +218,7 @@ def explain_job(flagged: pd.DataFrame, features: pd.DataFrame, job_causes_label:
         for i, task_id in enumerate(fl.task_id):
             sig = []
             for j in order[i]:
-                if not np.isfinite(z[i, j]):
+                if np.isnan(z[i, j]):
                     continue
                 word = words_p[j] if z[i, j] > 0 else words_m[j]
                 sig.append((word, float(z[i, j]), WORD_CAUSE.get(word)))

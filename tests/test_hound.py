@@ -279,3 +279,14 @@ def test_a_constant_metric_gets_no_weight_even_with_float_rounding():
     assert np.std(X[:, 2]) > 0 and np.all(standardize(X)[:, 2] == 0.0)
     for learner in (BaggedElasticNet(replicas=5), SignedSchweizerWolff(), AdaBoostIPW(rounds=5)):
         assert learner.profile(X, y)[2] == 0.0
+
+
+def test_truth_from_an_older_generator_is_named(tmp_path):
+    import pandas as pd
+    from stragglers.diagnosis.truth import load_truth
+
+    pd.DataFrame({"job_id": [1], "causes": ["data_skew:1.00"]}).to_parquet(tmp_path / "truth_jobs.parquet")
+    pd.DataFrame({"job_id": [1], "task_index": [0], "cause": ["none"],
+                  "background": [""]}).to_parquet(tmp_path / "truth_tasks.parquet")
+    with pytest.raises(LookupError, match=r"truth_jobs.parquet has no column 'causes_effective'.*raw_trace"):
+        load_truth(tmp_path)

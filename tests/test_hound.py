@@ -213,6 +213,37 @@ def test_validation_scores_hand_computed():
     assert list(per_job.effective_match) == [True, False]
 
 
+def test_majority_accuracy_uses_hounds_definition_of_dominant():
+    """Hound Section 5.1: a cause is dominant when it explains the majority (weight > 1/2) of a job's
+    stragglers, and not every job has one; worked by hand."""
+    import pandas as pd
+    from stragglers.diagnosis.truth import majority, validate
+
+    assert majority({"data_skew": 0.5, "eviction": 0.5}) is None and majority({"eviction": 0.51}) == "eviction"
+    truth = pd.DataFrame({"job_id": [1, 2, 3],
+                          "causes": ["data_skew:0.70;cache_misses:0.30", "limited_io:1.00",
+                                     "eviction:0.60;data_skew:0.40"],
+                          "causes_effective": ["data_skew:0.45;eviction:0.35;cache_misses:0.20",
+                                               "limited_io:0.80;eviction:0.20", "eviction:0.70;data_skew:0.30"]})
+    causes = pd.DataFrame({"job_id": [1, 1, 1, 2, 2, 3, 3],
+                           "cause": ["data_skew", "cache_misses", "limited_processor", "limited_io", "eviction",
+                                     "data_skew", "eviction"],
+                           "named": [True] * 7, "weight": [0.45, 0.30, 0.25, 0.9, 0.1, 0.55, 0.45]})
+    per_job, summary = validate(causes, truth, [1, 2, 3])
+    s = summary.set_index(["truth", "method"])
+    # Hound's majorities: none, limited_io, data_skew. Planted: data_skew, limited_io, eviction -> 1/3
+    # (argmax: ds, lio, ds -> 2/3). Effective: none, limited_io, eviction -> 2/3 (none == none counts).
+    assert list(per_job.diagnosed_majority) == [None, "limited_io", "data_skew"]
+    assert s.loc[("planted", "hound")].majority_accuracy == pytest.approx(1 / 3)
+    assert s.loc[("planted", "hound")].dominant_accuracy == pytest.approx(2 / 3)
+    assert s.loc[("effective", "hound")].majority_accuracy == pytest.approx(2 / 3)
+    assert list(per_job.effective_majority_match) == [True, True, False]
+    # always data skew (weight 1): a majority on every job -> planted 1/3, effective 0 (argmax 1/3)
+    assert s.loc[("planted", "always_data_skew")].majority_accuracy == pytest.approx(1 / 3)
+    assert s.loc[("effective", "always_data_skew")].majority_accuracy == 0.0
+    assert s.loc[("effective", "always_data_skew")].dominant_accuracy == pytest.approx(1 / 3)
+
+
 def test_explanation_names_a_deviation_from_a_constant_reference():
     import pandas as pd
     from stragglers.diagnosis.truth import explain_job

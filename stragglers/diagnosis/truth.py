@@ -71,15 +71,24 @@ def diagnosed_mixtures(job_causes: pd.DataFrame, jobs: list) -> dict:
     return out
 
 
+def majority(mix: dict) -> str | None:
+    """Hound's dominant cause (Section 5.1): the cause that "explains the majority of a job's
+    stragglers", weight > 1/2; None when no cause does ("not every job has a dominant cause")."""
+    return next((c for c, w in mix.items() if w > 0.5), None)
+
+
 def _scores(answers: dict, truth: dict) -> dict:
-    """Dominant-cause accuracy; micro precision/recall of the cause sets; macro (mean over jobs)."""
-    hit = n_ans = n_true = inter = 0
+    """Dominant-cause accuracy (the largest weight on both sides); majority accuracy (Hound's own
+    definition of dominant, ``majority``: both name the same majority cause, or both have none);
+    micro precision/recall of the cause sets; macro (mean over jobs)."""
+    hit = hit_major = n_ans = n_true = inter = 0
     precs, recs = [], []
     for job, t in truth.items():
         a = answers.get(job, {})
         dom_t = max(t, key=t.get)
         dom_a = max(a, key=a.get) if a else None
         hit += dom_a == dom_t
+        hit_major += majority(a) == majority(t)
         sa, st = {c for c in a if c in CAUSES}, set(t)
         i = len(sa & st)
         inter, n_ans, n_true = inter + i, n_ans + len(sa), n_true + len(st)
@@ -87,6 +96,7 @@ def _scores(answers: dict, truth: dict) -> dict:
         recs.append(i / len(st))
     n = len(truth)
     return {"jobs": n, "dominant_accuracy": hit / n if n else np.nan,
+            "majority_accuracy": hit_major / n if n else np.nan,
             "precision": inter / n_ans if n_ans else 0.0, "recall": inter / n_true if n_true else np.nan,
             "precision_macro": float(np.mean(precs)) if n else np.nan,
             "recall_macro": float(np.mean(recs)) if n else np.nan}
@@ -114,11 +124,16 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list) -> 
         p, e, a = truths["planted"][j], truths["effective"][j], hound[j]
         rows.append({"job_id": j, "planted": _label(p), "effective": _label(e), "diagnosed": _label(a),
                      "planted_dominant": max(p, key=p.get), "effective_dominant": max(e, key=e.get) if e else None,
-                     "diagnosed_dominant": max(a, key=a.get) if a else None})
+                     "diagnosed_dominant": max(a, key=a.get) if a else None,
+                     "planted_majority": majority(p), "effective_majority": majority(e),
+                     "diagnosed_majority": majority(a)})
     per_job = pd.DataFrame(rows)
     per_job["dominant_match"] = per_job.planted_dominant == per_job.diagnosed_dominant
     per_job["effective_match"] = per_job.effective_dominant.notna() & (
         per_job.effective_dominant == per_job.diagnosed_dominant)
+    for truth in ("planted", "effective"):   # None == None: neither has a majority cause, a match
+        per_job[f"{truth}_majority_match"] = [a == b for a, b in zip(per_job[f"{truth}_majority"],
+                                                                     per_job.diagnosed_majority)]
     summary = []
     for name, truth in truths.items():
         truth = {j: t for j, t in truth.items() if t}

@@ -240,7 +240,9 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
                   "(the share of each cause among the (task, cause) pairs that lengthened a run: the planted "
                   "causes plus the evictions the generator draws outside them, at the real excerpt's rate). "
                   "Dominant cause = the cause with the largest weight; a job Hound left without a named cause "
-                  "counts as wrong. Precision and recall of the set of named causes, pooled over jobs (micro) "
+                  "counts as wrong. Majority accuracy uses Hound's own definition of dominant (Section 5.1: the "
+                  "cause that explains the majority of a job's stragglers, weight > 1/2, or none): right when "
+                  "both sides name the same majority cause or neither has one. Precision and recall of the set of named causes, pooled over jobs (micro) "
                   "and averaged per job (macro).", "", _md(validation), ""]
         if validation_per_job is not None:
             lines += ["Per job:", "", _md(validation_per_job), ""]

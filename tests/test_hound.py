@@ -158,6 +158,17 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
         q = lambda sql: con.execute(sql).df()  # noqa: E731
         n_jobs = q("SELECT count(DISTINCT job_id) AS n FROM hound_inputs").n[0]
         assert n_jobs == q("SELECT count(*) AS n FROM jobs").n[0]        # every selected job has >= 20 tasks
+        # Hound's latency is end-to-end (Section 5, E10): first SUBMIT to final FINISH, straight from the events
+        e2e = q("""SELECT h.latency_s, h.run_latency_s, h.sched_delay,
+                          (max(e.time) FILTER (WHERE e.event_type = 4)
+                           - min(e.time) FILTER (WHERE e.event_type = 0 AND e.time > 0)) / 1e6 AS direct_s
+                   FROM hound_inputs h JOIN stg_task_events e ON e.job_id = h.job_id AND e.task_index = h.task_id
+                   GROUP BY ALL""")
+        known = e2e.sched_delay.notna()
+        assert known.mean() > 0.9 and (e2e.sched_delay[known] > 0).any()
+        assert np.allclose(e2e.latency_s[known], e2e.direct_s[known], atol=1e-6)
+        assert np.allclose(e2e.latency_s[known], e2e.run_latency_s[known] + e2e.sched_delay[known])
+        assert np.allclose(e2e.latency_s[~known], e2e.run_latency_s[~known])
         prof = q("SELECT job_id, learner, sum(abs(weight)) AS s FROM hound_profiles GROUP BY ALL")
         assert len(prof) == 3 * n_jobs and ((prof.s - 1).abs() < 1e-9).sum() >= 2 * n_jobs
         sums = q("SELECT job_id, sum(weight) AS s FROM hound_job_causes GROUP BY job_id")

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.diagnosis.vocabulary import WORD_CAUSE
-from stragglers.traces.synth.model import CAUSES, HOUND_COVERAGE, HOUND_DOMINANT_COVERAGE, HOUND_N_CAUSES_P
+from stragglers.traces.synth.model import BACKGROUND_CAUSES, CAUSES, HOUND_COVERAGE, HOUND_DOMINANT_COVERAGE, HOUND_N_CAUSES_P
 
 BASELINE_CAUSE = "data_skew"   # the most common planted cause (Hound Table 7: dominant in 55% of jobs)
 
@@ -54,11 +54,11 @@ def load_truth(truth_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def task_causes(truth_tasks: pd.DataFrame) -> pd.Series:
-    """Per task the set of Hound causes that lengthened its run: its planted cause and a background
-    eviction (the effective truth, as ``effective_causes`` counts it)."""
+    """Per task the set of Hound causes that lengthened its run: its planted cause, a background
+    eviction and a background queueing delay (the effective truth, as ``effective_causes`` counts it)."""
     def one(cause, bg):
         out = {cause} if cause != "none" else set()
-        return out | ({"eviction"} if "eviction" in str(bg or "").split(";") else set())
+        return out | {BACKGROUND_CAUSES[e] for e in str(bg or "").split(";") if e in BACKGROUND_CAUSES}
     return pd.Series([one(c, b) for c, b in zip(truth_tasks.cause, truth_tasks.background)], index=truth_tasks.index)
 
 

@@ -652,7 +652,10 @@ def _truth_frames(jobs, tasks_by_job):
     for j in jobs:
         tasks = tasks_by_job[j.job_id]
         n_fin = sum(1 for t in tasks if t.truth.end_state == "FINISH")
-        background = [M.background_events(t.truth.cause, t.truth.evictions, t.truth.failures) for t in tasks]
+        sched_delay = [(t.truth.first_schedule_us - j.submit_us) / S
+                       if t.truth.first_schedule_us is not None and j.submit_us > 0 else None for t in tasks]
+        background = [M.background_events(t.truth.cause, t.truth.evictions, t.truth.failures, d)
+                      for t, d in zip(tasks, sched_delay)]
         ran = [i for i, t in enumerate(tasks) if t.truth.first_schedule_us is not None]
         effective = M.effective_causes([tasks[i].truth.cause for i in ran], [background[i] for i in ran])
         jrows.append(dict(

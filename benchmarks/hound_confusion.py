@@ -3,7 +3,7 @@
 Reads a data directory where ``*hound_job_causes`` was materialized on the embedded trace (any
 generator seed), re-runs Algorithms 3-4 with the run's seed to get each learner's own topic mixture,
 and prints per job: the planted and effective mixtures, the stragglers' causes (the share of the
-job's finished stragglers, latency > the job's p90, that each cause touched: what Hound's weights
+job's finished stragglers, Hound's latency (hound_inputs.latency_s) > the job's p90, that each cause touched: what Hound's weights
 estimate, Section 5.1), Hound's mixture, each learner's top profile metrics and its named topics,
 and a one-word verdict. Then a summary of where the errors come from.
 
@@ -33,7 +33,7 @@ STRAGGLER_QUANTILE = 0.9
 
 def straggler_mixture(tasks: pd.DataFrame) -> dict:
     """Share of the job's finished stragglers (latency above the job's p90) touched by each cause."""
-    lat = tasks.latency_us.astype(float)
+    lat = tasks.latency_s.astype(float)   # Hound's latency (hound_inputs: end-to-end)
     s = tasks[lat > np.nanquantile(lat, STRAGGLER_QUANTILE)]
     c = Counter(x for cs in s.causes for x in cs)
     return {k: v / len(s) for k, v in c.most_common()} if len(s) else {}
@@ -52,7 +52,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     with duckdb.connect(str(Path(args.data_dir) / "warehouse.duckdb"), read_only=True) as con:
         profiles = con.execute("SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = 'synthetic'").df()
-        inputs = con.execute("SELECT job_id, task_id FROM hound_inputs WHERE trace = 'synthetic'").df()
+        inputs = con.execute("SELECT job_id, task_id, latency_s FROM hound_inputs WHERE trace = 'synthetic'").df()
     tj, tt = load_truth(truth_dir(args.data_dir, "synthetic"))
     tt = tt.assign(causes=task_causes(tt))
     fin = tt.merge(inputs.rename(columns={"task_id": "task_index"}), on=["job_id", "task_index"])

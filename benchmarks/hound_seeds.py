@@ -3,7 +3,8 @@
 Reads the ``hound_profiles`` already in the warehouse (materialize ``*hound_job_causes`` on the
 embedded trace first), re-runs Algorithms 3-4 and the naming for each seed (the seed of the
 documents' word draws and of LDA; the profiles stay fixed) and prints hound_validation's summary
-per seed and truth (planted, effective) beside the always-data-skew baseline.
+per seed and truth (planted, effective, and the stragglers': the share of each job's finished
+stragglers each cause touched, ``straggler_mixtures``) beside the always-data-skew baseline.
 
     python benchmarks/hound_seeds.py [--data-dir data] [--seeds 0,1,2,3,4]
 """
@@ -18,7 +19,8 @@ import duckdb
 
 from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.run import diagnose
-from stragglers.diagnosis.truth import BASELINE_CAUSE, TRUTHS, load_truth, validate
+from stragglers.diagnosis.truth import (BASELINE_CAUSE, TRUTHS, diagnosed_mixtures, load_truth, score_mixtures,
+                                        straggler_mixtures, validate)
 from stragglers.traces.fetch import truth_dir
 
 
@@ -30,7 +32,9 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     with duckdb.connect(str(Path(args.data_dir) / "warehouse.duckdb"), read_only=True) as con:
         profiles = con.execute("SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = 'synthetic'").df()
-    truth_jobs, _ = load_truth(truth_dir(args.data_dir, "synthetic"))
+        inputs = con.execute("SELECT job_id, task_id, latency_s FROM hound_inputs WHERE trace = 'synthetic'").df()
+    truth_jobs, truth_tasks = load_truth(truth_dir(args.data_dir, "synthetic"))
+    stragglers = straggler_mixtures(truth_tasks, inputs)
     jobs = sorted(profiles.job_id.unique())
     print("| seed | ensemble topics | truth | dominant accuracy | majority accuracy | precision | recall | "
           "baseline dominant accuracy | baseline majority accuracy | baseline precision | baseline recall |")
@@ -38,7 +42,11 @@ def main() -> None:
     for seed in (int(s) for s in args.seeds.split(",")):
         d = diagnose(profiles, HoundSettings(seed=seed))
         s = validate(d.job_causes, truth_jobs, jobs)[1].set_index(["truth", "method"])
-        for truth in TRUTHS:
+        for method, answers in (("hound", diagnosed_mixtures(d.job_causes, jobs)),
+                                (f"always_{BASELINE_CAUSE}", {j: {BASELINE_CAUSE: 1.0} for j in jobs})):
+            for k, v in score_mixtures(answers, stragglers).items():
+                s.loc[("stragglers", method), k] = v
+        for truth in (*TRUTHS, "stragglers"):
             h, b = s.loc[(truth, "hound")], s.loc[(truth, f"always_{BASELINE_CAUSE}")]
             print(f"| {seed} | {len(d.ensemble.topics)} | {truth} | {h.dominant_accuracy:.3f} | {h.majority_accuracy:.3f} | "
                   f"{h.precision:.3f} | {h.recall:.3f} | {b.dominant_accuracy:.3f} | {b.majority_accuracy:.3f} | "

@@ -255,6 +255,24 @@ def test_majority_accuracy_uses_hounds_definition_of_dominant():
     assert s.loc[("effective", "always_data_skew")].dominant_accuracy == pytest.approx(1 / 3)
 
 
+def test_straggler_mixtures_hand_computed():
+    """Hound's weights estimate the fraction of a job's stragglers attributed to each cause (Section 5.1)."""
+    import pandas as pd
+    from stragglers.diagnosis.truth import majority, straggler_mixtures
+
+    # job 1: 10 finished tasks, latencies 1..10 -> p90 = 9.1 -> straggler: the task with 10 (data skew and a
+    # background eviction). Job 2: latencies 1..20 -> p90 = 18.1 -> stragglers 19 (none) and 20 (queueing
+    # in the background): queueing 1/2, not a majority. Task 11 of job 1 did not finish (not an input).
+    tt = pd.DataFrame({"job_id": [1] * 11 + [2] * 20, "task_index": list(range(11)) + list(range(20)),
+                       "cause": ["none"] * 9 + ["data_skew", "limited_io"] + ["none"] * 20,
+                       "background": [""] * 9 + ["eviction", ""] + [""] * 19 + ["queueing"]})
+    inputs = pd.DataFrame({"job_id": [1] * 10 + [2] * 20, "task_id": list(range(10)) + list(range(20)),
+                           "latency_s": [float(x) for x in range(1, 11)] + [float(x) for x in range(1, 21)]})
+    mix = straggler_mixtures(tt, inputs)
+    assert mix[1] == {"data_skew": 1.0, "eviction": 1.0}
+    assert mix[2] == {"queueing_delay": 0.5} and majority(mix[2]) is None
+
+
 def test_explanation_names_a_deviation_from_a_constant_reference():
     import pandas as pd
     from stragglers.diagnosis.truth import explain_job

@@ -62,6 +62,34 @@ def task_causes(truth_tasks: pd.DataFrame) -> pd.Series:
     return pd.Series([one(c, b) for c, b in zip(truth_tasks.cause, truth_tasks.background)], index=truth_tasks.index)
 
 
+STRAGGLER_QUANTILE = 0.9   # a straggler: latency above its job's 90th percentile (NURD's definition)
+
+
+def straggler_mixtures(truth_tasks: pd.DataFrame, inputs: pd.DataFrame,
+                       quantile: float = STRAGGLER_QUANTILE) -> dict:
+    """job -> {cause: share of the job's stragglers it touched}: what Hound's weights estimate ("the
+    fraction of stragglers attributed to each cause", Section 5.1), over the finished tasks Hound sees
+    (``inputs``: hound_inputs' job_id, task_id, latency_s) with the effective per-task causes
+    (``task_causes``). Stragglers without a cause count in the denominator, so a job's shares need not
+    sum to 1; a job none of whose stragglers has a cause gets {} (not scored)."""
+    tt = truth_tasks.assign(causes=task_causes(truth_tasks)).rename(columns={"task_index": "task_id"})
+    m = inputs[["job_id", "task_id", "latency_s"]].merge(tt[["job_id", "task_id", "causes"]],
+                                                         on=["job_id", "task_id"], how="left")
+    if m.causes.isna().any():
+        raise LookupError(f"{int(m.causes.isna().sum())} hound_inputs tasks have no ground truth")
+    out = {}
+    for job, g in m.groupby("job_id"):
+        s = g[g.latency_s > g.latency_s.quantile(quantile)]
+        counts = pd.Series([c for cs in s.causes for c in cs], dtype=object).value_counts()
+        out[job] = {c: n / len(s) for c, n in counts.items()} if len(s) else {}
+    return out
+
+
+def score_mixtures(answers: dict, truth: dict) -> dict:
+    """``_scores`` over the jobs whose truth is not empty."""
+    return _scores(answers, {j: t for j, t in truth.items() if t})
+
+
 def diagnosed_mixtures(job_causes: pd.DataFrame, jobs: list) -> dict:
     """job -> {named cause: weight} (unnamed topics kept under their keyword label)."""
     out = {j: {} for j in jobs}

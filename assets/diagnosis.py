@@ -140,12 +140,14 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
     s = nurd.selection()
     if s.trace != "synthetic":
         return dg.MaterializeResult(metadata={"note": f"no ground truth for {s.trace}: only the embedded trace has one"})
-    truth_jobs, _ = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
+    truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
     with duckdb.get_connection() as con:
         causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
         jobs = sorted(con.execute("SELECT DISTINCT job_id FROM hound_profiles WHERE trace = ?",
                                   [s.trace]).df().job_id)
-        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs)
+        inputs = _read(con, "SELECT job_id, task_id, latency_s FROM hound_inputs WHERE trace = ?", s.trace)
+        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs,
+                                                hound_truth.straggler_mixtures(truth_tasks, inputs))
         n = write_rows(con, "hound_validation", per_job, s.trace)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": n, "summary": md_table(summary),

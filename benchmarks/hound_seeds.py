@@ -19,8 +19,7 @@ import duckdb
 
 from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.run import diagnose
-from stragglers.diagnosis.truth import (BASELINE_CAUSE, TRUTHS, diagnosed_mixtures, load_truth, score_mixtures,
-                                        straggler_mixtures, validate)
+from stragglers.diagnosis.truth import BASELINE_CAUSE, TRUTHS, load_truth, straggler_mixtures, validate
 from stragglers.traces.fetch import truth_dir
 
 
@@ -41,11 +40,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for seed in (int(s) for s in args.seeds.split(",")):
         d = diagnose(profiles, HoundSettings(seed=seed))
-        s = validate(d.job_causes, truth_jobs, jobs)[1].set_index(["truth", "method"])
-        for method, answers in (("hound", diagnosed_mixtures(d.job_causes, jobs)),
-                                (f"always_{BASELINE_CAUSE}", {j: {BASELINE_CAUSE: 1.0} for j in jobs})):
-            for k, v in score_mixtures(answers, stragglers).items():
-                s.loc[("stragglers", method), k] = v
+        s = validate(d.job_causes, truth_jobs, jobs, stragglers)[1].set_index(["truth", "method"])
         for truth in (*TRUTHS, "stragglers"):
             h, b = s.loc[(truth, "hound")], s.loc[(truth, f"always_{BASELINE_CAUSE}")]
             print(f"| {seed} | {len(d.ensemble.topics)} | {truth} | {h.dominant_accuracy:.3f} | {h.majority_accuracy:.3f} | "

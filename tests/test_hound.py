@@ -271,6 +271,15 @@ def test_straggler_mixtures_hand_computed():
     mix = straggler_mixtures(tt, inputs)
     assert mix[1] == {"data_skew": 1.0, "eviction": 1.0}
     assert mix[2] == {"queueing_delay": 0.5} and majority(mix[2]) is None
+    # scored as the third truth: Hound says data skew (job 1, right) and data skew (job 2, wrong: queueing)
+    from stragglers.diagnosis.truth import validate
+    truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:1.00", "limited_io:1.00"],
+                          "causes_effective": ["data_skew:1.00", "limited_io:1.00"]})
+    causes = pd.DataFrame({"job_id": [1, 2], "cause": ["data_skew"] * 2, "named": [True] * 2, "weight": [1.0] * 2})
+    per_job, summary = validate(causes, truth, [1, 2], mix)
+    row = summary.set_index(["truth", "method"]).loc[("stragglers", "hound")]
+    assert row.dominant_accuracy == 0.5 and row.majority_accuracy == 0.5 and row.recall == pytest.approx(1 / 3)
+    assert list(per_job.stragglers) == ["data_skew:1.00;eviction:1.00", "queueing_delay:0.50"]
 
 
 def test_explanation_names_a_deviation_from_a_constant_reference():

@@ -81,13 +81,9 @@ def straggler_mixtures(truth_tasks: pd.DataFrame, inputs: pd.DataFrame,
     for job, g in m.groupby("job_id"):
         s = g[g.latency_s > g.latency_s.quantile(quantile)]
         counts = pd.Series([c for cs in s.causes for c in cs], dtype=object).value_counts()
-        out[job] = {c: n / len(s) for c, n in counts.items()} if len(s) else {}
+        order = sorted(counts.index, key=lambda c: (-counts[c], CAUSES.index(c)))   # ties: Table 7's order
+        out[job] = {c: counts[c] / len(s) for c in order} if len(s) else {}
     return out
-
-
-def score_mixtures(answers: dict, truth: dict) -> dict:
-    """``_scores`` over the jobs whose truth is not empty."""
-    return _scores(answers, {j: t for j, t in truth.items() if t})
 
 
 def diagnosed_mixtures(job_causes: pd.DataFrame, jobs: list) -> dict:
@@ -134,7 +130,8 @@ def _label(mix: dict) -> str:
     return ";".join(f"{c}:{w:.2f}" for c, w in sorted(mix.items(), key=lambda kv: -kv[1]))
 
 
-def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list) -> tuple[pd.DataFrame, pd.DataFrame]:
+def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
+             stragglers: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``hound_validation``: per diagnosed job the planted, effective and diagnosed mixtures, and the
     summary of Hound vs the baseline that always answers data skew, against each truth (``TRUTHS``).
     Jobs Hound left without any cause count as wrong (dominant) and add nothing to precision; a job
@@ -163,6 +160,9 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list) -> 
         per_job[f"{truth}_majority_match"] = [a == b for a, b in zip(per_job[f"{truth}_majority"],
                                                                      per_job.diagnosed_majority)]
     summary = []
+    if stragglers is not None:   # the third truth, over the stragglers Hound sees (``straggler_mixtures``)
+        truths["stragglers"] = {j: stragglers.get(j, {}) for j in jobs}
+        per_job["stragglers"] = [_label(truths["stragglers"][j]) for j in jobs]
     for name, truth in truths.items():
         truth = {j: t for j, t in truth.items() if t}
         summary += [{"truth": name, "method": "hound", **_scores(hound, truth)},

@@ -236,9 +236,12 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
               _md(coverage), ""]
     if validation is not None:
         lines += ["## Check against the generator's causes (`hound_validation`)", "",
-                  "Against two truths: `planted` (the mixture drawn from Hound's Tables 6-7) and `effective` "
+                  "Against three truths: `planted` (the mixture drawn from Hound's Tables 6-7), `effective` "
                   "(the share of each cause among the (task, cause) pairs that lengthened a run: the planted "
-                  "causes plus the evictions the generator draws outside them, at the real excerpt's rate). "
+                  "causes plus the evictions and waits of >= 60 s the generator draws outside them) and "
+                  "`stragglers` (each cause's share of the job's finished stragglers, latency > the job's p90: "
+                  "what Hound's weights estimate, Section 5.1; jobs none of whose stragglers has a cause are "
+                  "not scored against it). "
                   "Dominant cause = the cause with the largest weight; a job Hound left without a named cause "
                   "counts as wrong. Majority accuracy uses Hound's own definition of dominant (Section 5.1: the "
                   "cause that explains the majority of a job's stragglers, weight > 1/2, or none): right when "

@@ -38,6 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
+# this checkout first (the shared venv has another checkout installed editable)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 REAL_JOBS = 8425
 REAL_TASKS = 1_100_000
 PARETO_XM = 100.0
@@ -313,6 +316,7 @@ def micro(sizes=(100, 300, 1000, 3000)) -> list[dict]:
 
 def report(res: dict) -> str:
     e, a = res["engine"], res["authors"]
+    from stragglers.prediction.methods.nurd import XGBOOST_DEFAULTS as XGB
     ids = res["job_ids"]
     L = ["### Figures (one run)\n",
          f"Run {res['started']} on {res['machine']}; load average before/after: {res['load_before']} / "
@@ -362,7 +366,8 @@ def report(res: dict) -> str:
           f"copies ran on the 2 cores); ratio {p['authors_core_s'] / p['engine_2cores_s']:.1f}x "
           f"(one process vs workers=2), {p['authors_core_s'] / p['engine_core_s']:.1f}x per core.\n",
           "Fit time of one checkpoint's model on n rows x 15 features (one thread):\n",
-          "| n | XGBoost hist (engine: 100 trees, depth 3, lr 0.1, 64 bins) | sklearn GBR (defaults, depth 3) | LogisticRegression |",
+          f"| n | XGBoost hist (engine: {XGB['n_estimators']} rounds, depth {XGB['max_depth']}, "
+          f"lr {XGB['learning_rate']}, {XGB['max_bin']} bins) | sklearn GBR (defaults, depth 3) | LogisticRegression |",
           "|---|---|---|---|"]
     for r in res["micro"]:
         L.append(f"| {r['n']} | {r['xgboost_hist'] * 1e3:.0f} ms | {r['sklearn_gbr'] * 1e3:.0f} ms | "

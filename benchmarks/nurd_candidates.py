@@ -1,6 +1,7 @@
 """Cheaper NURD regressors: CPU time, F1 and agreement with the current model, both protocols.
 
     python benchmarks/nurd_candidates.py [--work-dir /tmp/nurd-bench-eval] [--out results.json]
+    python benchmarks/nurd_candidates.py --profile    # where the current model's fit time goes
 
 On the embedded synthetic trace (generate_google seed 2011, 48 jobs, 8 parts; the warehouse
 benchmarks/evaluate.py builds, plus one built with ``feature_mode='reference'`` for the
@@ -99,17 +100,41 @@ def same(a: dict, b: dict) -> float:
     return n / len(a)
 
 
+def profile(db: Path) -> None:
+    """CPU time of NURD's replay of every job in this process (one BLAS thread), then cProfile of it."""
+    import cProfile
+    import pstats
+    import duckdb
+    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.prediction.methods.nurd import NurdFamily
+    from stragglers.prediction.simulate import replay_jobs
+    from stragglers.settings import EvaluationSettings
+    with duckdb.connect(str(db), read_only=True) as con:
+        jobs = load_jobs(con, "synthetic", EvaluationSettings(workers=1))[0]
+    replay_jobs(jobs[:2], [NurdFamily], workers=1)                      # warm-up
+    t = time.process_time()
+    replay_jobs(jobs, [NurdFamily], workers=1)
+    print(f"{len(jobs)} jobs, replay CPU {time.process_time() - t:.2f} s (no profiler)")
+    prof = cProfile.Profile(time.process_time)
+    prof.runcall(replay_jobs, jobs, [NurdFamily], workers=1)
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/nurd-bench-eval"))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", nargs="*", help="candidate names (default: all)")
+    ap.add_argument("--profile", action="store_true", help="profile the current model instead")
     a = ap.parse_args(argv)
     from evaluate import build_warehouse
     from stragglers.prediction.protocol import AUTHORS, with_settings
     from stragglers.settings import EvaluationSettings, SelectionSettings
     work = a.work_dir.resolve()
     ours_db = Path(build_warehouse(work)[0])
+    if a.profile:
+        profile(ours_db)
+        return 0
     ref_db = reference_warehouse(work)
     ours = EvaluationSettings(workers=1)
     authors, _ = with_settings(ours, SelectionSettings(), AUTHORS)

@@ -10,6 +10,14 @@
 # "ASSETS@PARTITION_RANGE" (default: '*nurd_eval' and baseline_eval flag_all...hbos and
 # spark_speculation...wrangler). Run from the project directory; PYTHON defaults to .venv/bin/python.
 # Work files go to $CHECK_DIR (default /tmp/nurd-cluster-check).
+#
+# UPSTREAM=copy (default): the Dask run evaluates a copy of the local run's warehouse (the
+# selections' leading '*' dropped: only the evaluation assets run on the cluster), so the two runs
+# replay the same inputs and any difference is the engine's. UPSTREAM=rebuild: the Dask run
+# builds everything again in its own data directory; DuckDB's parallel float sums make
+# checkpoint_features differ in the last bits between two builds (relative 1e-15), which a
+# method sensitive to its inputs (Tobit's L-BFGS-B) can turn into different flags
+# (docs/BENCHMARKS.md). REUSE_LOCAL=1 keeps an earlier local run in $CHECK_DIR.
 set -euo pipefail
 PORT=${1:-8797}
 shift || true
@@ -22,13 +30,19 @@ CHECK_DIR=${CHECK_DIR:-/tmp/nurd-cluster-check}
 export GX_ANALYTICS_ENABLED=false DAGSTER_DISABLE_TELEMETRY=1
 # the workers import this checkout, whatever checkout the environment has installed
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-rm -rf "$CHECK_DIR" && mkdir -p "$CHECK_DIR"
+UPSTREAM=${UPSTREAM:-copy}
+if [ -n "${REUSE_LOCAL:-}" ] && [ -f "$CHECK_DIR/local/data/warehouse.duckdb" ]; then
+    rm -rf "$CHECK_DIR/dask"
+else
+    rm -rf "$CHECK_DIR" && mkdir -p "$CHECK_DIR"
+fi
 
 materialize() {   # $1 = run name; the rest of the environment says where the replays run
     mkdir -p "$CHECK_DIR/$1/home"
     cp dagster_home/dagster.yaml "$CHECK_DIR/$1/home/"
     for sel in "${SELECTIONS[@]}"; do
         local assets=${sel%%@*} range=()
+        [ "$1" = dask ] && [ "$UPSTREAM" = copy ] && assets=${assets#\*}
         [[ $sel == *@* ]] && range=(--partition-range "${sel#*@}")
         echo "== $1: $assets ${range[*]}"
         NURD_DATA_DIR="$CHECK_DIR/$1/data" DAGSTER_HOME="$CHECK_DIR/$1/home" \
@@ -39,8 +53,21 @@ materialize() {   # $1 = run name; the rest of the environment says where the re
 }
 
 started=$(date +%s)
-NURD_DASK_ADDRESS= materialize local
-echo "local run: $(( $(date +%s) - started )) s"
+if [ -z "${REUSE_LOCAL:-}" ] || [ ! -f "$CHECK_DIR/local/data/warehouse.duckdb" ]; then
+    NURD_DASK_ADDRESS= materialize local
+    echo "local run: $(( $(date +%s) - started )) s"
+fi
+if [ "$UPSTREAM" = copy ]; then
+    mkdir -p "$CHECK_DIR/dask" && cp -r "$CHECK_DIR/local/data" "$CHECK_DIR/dask/data"
+    # the copy without the local run's results, so that the evaluations run again (not "up to date")
+    "$PYTHON" - "$CHECK_DIR/dask/data/warehouse.duckdb" <<'EOF'
+import sys, duckdb
+with duckdb.connect(sys.argv[1]) as con:
+    con.execute("DELETE FROM table_settings WHERE table_name LIKE 'evaluation:%'")
+    for table in ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs"):
+        con.execute(f"DELETE FROM {table}")
+EOF
+fi
 
 "$BIN/dask" scheduler --host 127.0.0.1 --port "$PORT" --no-dashboard > "$CHECK_DIR/scheduler.log" 2>&1 &
 SCHEDULER=$!

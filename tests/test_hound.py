@@ -188,11 +188,14 @@ def test_validation_scores_hand_computed():
     import pandas as pd
     from stragglers.diagnosis.truth import validate
 
-    truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:0.70;cache_misses:0.30", "limited_io:1.00"]})
+    truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:0.70;cache_misses:0.30", "limited_io:1.00"],
+                          "causes_effective": ["cache_misses:0.50;data_skew:0.30;eviction:0.20",
+                                               "limited_io:0.50;eviction:0.50"]})
     causes = pd.DataFrame({"job_id": [1, 1, 2], "cause": ["cache_misses", "data_skew", "data_skew"],
                            "named": [True] * 3, "weight": [0.6, 0.4, 1.0]})
     per_job, summary = validate(causes, truth, [1, 2])
-    hound, base = summary.set_index("method").loc["hound"], summary.set_index("method").loc["always_data_skew"]
+    summary = summary.set_index(["truth", "method"])
+    hound, base = summary.loc[("planted", "hound")], summary.loc[("planted", "always_data_skew")]
     # Hound: dominant cache_misses vs data_skew (wrong), data_skew vs limited_io (wrong) -> 0;
     # sets {cm, ds} vs {ds, cm}: 2 hits, {ds} vs {lio}: 0 -> precision 2/3, recall 2/3
     assert hound.dominant_accuracy == 0.0 and hound.precision == pytest.approx(2 / 3)
@@ -200,6 +203,58 @@ def test_validation_scores_hand_computed():
     # always data skew: right on job 1 -> 1/2; precision 1/2; recall 1/3
     assert base.dominant_accuracy == 0.5 and base.precision == 0.5 and base.recall == pytest.approx(1 / 3)
     assert list(per_job.planted_dominant) == ["data_skew", "limited_io"]
+    # effective truth: dominant cache_misses (hit), limited_io (tie with eviction; the first listed) vs
+    # data_skew (miss) -> 1/2; sets {cm, ds} vs {cm, ds, ev}: 2, {ds} vs {lio, ev}: 0 -> precision 2/3,
+    # recall 2/5; always data skew: dominant 0/2, precision 1/2, recall 1/5
+    hound, base = summary.loc[("effective", "hound")], summary.loc[("effective", "always_data_skew")]
+    assert hound.dominant_accuracy == 0.5 and hound.precision == pytest.approx(2 / 3)
+    assert hound.recall == pytest.approx(2 / 5)
+    assert base.dominant_accuracy == 0.0 and base.precision == 0.5 and base.recall == pytest.approx(1 / 5)
+    assert list(per_job.effective_match) == [True, False]
+
+
+def test_explanation_names_a_deviation_from_a_constant_reference():
+    import pandas as pd
+    from stragglers.diagnosis.truth import explain_job
+
+    # the 4 finished tasks were never evicted (ev 0, 0, 0, 0: sd 0); flagged task 9 was evicted once and
+    # deviates on memory by z = (3.5 - 2.5) / 1.118 = 0.9 only -> its top signal is EVICT(+) -> eviction;
+    # task 8 equals the reference on ev (no signal there) -> its top signal is memory
+    rows = [{"job_id": 7, "task_id": t, "k": 1, "checkpoint_s": 600.0, "is_finished": t < 4,
+             "cmu": float(m), "ev": float(e)} for t, m, e in ((0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0),
+                                                               (8, 5, 0), (9, 3.5, 1))]
+    out = explain_job(pd.DataFrame({"task_id": [8, 9], "flagged_at_s": [600.0] * 2}), pd.DataFrame(rows), "")
+    assert list(out.top_signal_cause) == ["data_skew", "eviction"]
+    assert out.task_signals[1].startswith("EVICT(+) z=inf -> eviction; MEAN_MEM(+) z=0.9")
+    assert out.task_signals[0] == "MEAN_MEM(+) z=2.2 -> data_skew"
+
+
+def test_explanation_accuracy_counts_background_evictions_in_the_effective_truth():
+    import pandas as pd
+    from stragglers.diagnosis.truth import explanation_accuracy
+
+    # job 1: task 0 planted data skew, top signal data skew; task 1 no planted cause but a background
+    # eviction, top signal eviction; task 2 planted limited I/O with a background eviction, top signal
+    # eviction; task 3 nothing (not scored)
+    expl = pd.DataFrame({"job_id": [1] * 4, "task_id": [0, 1, 2, 3],
+                         "top_signal_cause": ["data_skew", "eviction", "eviction", "cache_misses"],
+                         "signal_causes": ["data_skew", "eviction,data_skew", "eviction", "cache_misses"]})
+    truth = pd.DataFrame({"job_id": [1] * 4, "task_index": [0, 1, 2, 3],
+                          "cause": ["data_skew", "none", "limited_io", "none"],
+                          "background": ["", "eviction", "eviction;failure", "failure"]})
+    causes = pd.DataFrame({"job_id": [1, 1], "cause": ["data_skew", "eviction"], "weight": [0.7, 0.3]})
+    acc = explanation_accuracy(expl, truth, causes).set_index(["truth", "answer"])
+    # planted: tasks 0 and 2 scored; top signal right on task 0 only -> 1/2; job dominant data skew 1/2
+    assert acc.loc[("planted", "task's top signal")].accuracy == 0.5
+    assert acc.loc[("planted", "task's top signal")].with_cause == 2
+    assert acc.loc[("planted", "job's dominant Hound cause")].accuracy == 0.5
+    # effective: tasks 0, 1, 2 scored ({ds}, {ev}, {lio, ev}); top signal right on all 3;
+    # any of top 3: 3/3; job dominant data skew: 1/3; always data skew: 1/3
+    eff = acc.loc["effective"]
+    assert eff.loc["task's top signal"].accuracy == 1.0 and eff.loc["task's top signal"].with_cause == 3
+    assert eff.loc["any of the task's top 3 signals"].accuracy == 1.0
+    assert eff.loc["job's dominant Hound cause"].accuracy == pytest.approx(1 / 3)
+    assert eff.loc["always data_skew"].accuracy == pytest.approx(1 / 3)
 
 
 def test_explanation_names_the_deviating_metric():
@@ -224,3 +279,14 @@ def test_a_constant_metric_gets_no_weight_even_with_float_rounding():
     assert np.std(X[:, 2]) > 0 and np.all(standardize(X)[:, 2] == 0.0)
     for learner in (BaggedElasticNet(replicas=5), SignedSchweizerWolff(), AdaBoostIPW(rounds=5)):
         assert learner.profile(X, y)[2] == 0.0
+
+
+def test_truth_from_an_older_generator_is_named(tmp_path):
+    import pandas as pd
+    from stragglers.diagnosis.truth import load_truth
+
+    pd.DataFrame({"job_id": [1], "causes": ["data_skew:1.00"]}).to_parquet(tmp_path / "truth_jobs.parquet")
+    pd.DataFrame({"job_id": [1], "task_index": [0], "cause": ["none"],
+                  "background": [""]}).to_parquet(tmp_path / "truth_tasks.parquet")
+    with pytest.raises(LookupError, match=r"truth_jobs.parquet has no column 'causes_effective'.*raw_trace"):
+        load_truth(tmp_path)

@@ -239,7 +239,8 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
     truth_jobs = validation = per_job = acc = n_causes = None
     if s.trace == "synthetic":
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
-        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs)
+        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs,
+                                                   hound_truth.straggler_mixtures(truth_tasks, inputs))
         acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes)
         n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
     coverage = hound_truth.coverage_table(causes, truth_jobs, jobs)

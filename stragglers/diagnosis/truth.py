@@ -277,7 +277,7 @@ def explanation_accuracy(expl: pd.DataFrame, truth_tasks: pd.DataFrame, job_caus
     """Does the flagged task's top signal name a cause that hit that task? Beside: any of its top 3,
     the job's dominant Hound cause as the answer, and always data skew. Against each truth: the
     cause planted on the task (over flagged tasks that carry one), and the effective causes (planted
-    or a background eviction, ``task_causes``; over flagged tasks with at least one)."""
+    or a background eviction or wait, ``task_causes``; over flagged tasks with at least one)."""
     tt = truth_tasks.rename(columns={"task_index": "task_id"})
     tt = tt.assign(planted=[{c} if c != "none" else set() for c in tt.cause], effective=task_causes(tt))
     m = expl.merge(tt[["job_id", "task_id", "planted", "effective"]], on=["job_id", "task_id"], how="left")

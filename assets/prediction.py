@@ -9,7 +9,7 @@ import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.engine import ProgressLog, peak_rss_mb
-from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, replace_table
+from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, method_factory, replace_table
 from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
 from stragglers.prediction.protocol import protocol_ablation as run_ablation
 from stragglers.prediction.methods import BASELINES
@@ -119,9 +119,13 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
 
 def _evaluation_inputs(con, nurd: NurdSettings, method: str) -> str:
     """What an evaluation of ``method`` is computed from: the features (their own inputs digest),
-    the evaluation settings and the method's name."""
-    settings = {k: v for k, v in nurd.evaluation().as_dict().items() if k != "workers"}  # results do not depend on it
-    return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), settings, method])
+    the evaluation settings, the method's name and its hyperparameters (a changed default in the
+    code, e.g. NURD's boosting rounds, re-runs the evaluation instead of keeping stale rows)."""
+    evaluation = nurd.evaluation()
+    settings = {k: v for k, v in evaluation.as_dict().items() if k != "workers"}  # results do not depend on it
+    hyperparameters = method_factory(method, evaluation)().hyperparameters()
+    return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), settings, method,
+                      hyperparameters])
 
 
 def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource,

@@ -38,6 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
+# this checkout first (the shared venv has another checkout installed editable)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 REAL_JOBS = 8425
 REAL_TASKS = 1_100_000
 PARETO_XM = 100.0
@@ -116,6 +119,7 @@ def run_engine(db: str, job_ids: list[int] | None, workers: int) -> dict:
             "f1": {int(j): float(nurd.loc[j, "f1"]) for j in nurd.index},
             "f1_by_variant": jm.groupby("method")["f1"].mean().to_dict(),
             "per_job_s": {int(k): float(v) for k, v in per_job.items()},
+            "per_job_cpu_s": {int(r.job_id): float(r.cpu_seconds) for r in results},
             "shape": {int(j.job_id): (len(j.task_ids), len(j.checkpoints)) for j in jobs}}
 
 
@@ -177,7 +181,7 @@ def authors_job(con, job_id: int, features: tuple[str, ...], seed: int = 42,
     from sklearn.ensemble import GradientBoostingRegressor
     from sklearn.linear_model import LogisticRegression
     from stragglers.prediction.metrics import job_scores
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     cp = con.execute("SELECT k, checkpoint_s, t0_s, tau_s FROM job_checkpoints WHERE trace = 'synthetic' "
                      "AND job_id = ? ORDER BY k", [job_id]).df()
     lat = con.execute("SELECT task_id, latency_s FROM tasks WHERE trace = 'synthetic' AND job_id = ? "
@@ -240,6 +244,7 @@ def authors_job(con, job_id: int, features: tuple[str, ...], seed: int = 42,
     f1 = {v: job_scores(labels[s], np.array(flagged[v])[s])["f1"] for v in variants}
     times = {int(tid): flagged_at[i] for i, tid in enumerate(lat.task_id) if scored[i]}
     return {"f1": f1["nurd"], "f1_by_variant": f1, "seconds": time.perf_counter() - started,
+            "cpu_seconds": time.process_time() - started_cpu,
             "flagged_at": times}
 
 
@@ -260,6 +265,7 @@ def run_authors(db: str, job_ids: list[int]) -> dict:
             "f1_by_variant": {v: float(np.mean([r["f1_by_variant"][v] for r in out.values()]))
                               for v in ("nurd", "nurd_nc", "gbtr")},
             "per_job_s": {j: r["seconds"] for j, r in out.items()},
+            "per_job_cpu_s": {j: r["cpu_seconds"] for j, r in out.items()},
             "flagged_at": {j: r["flagged_at"] for j, r in out.items()}}
 
 
@@ -313,6 +319,7 @@ def micro(sizes=(100, 300, 1000, 3000)) -> list[dict]:
 
 def report(res: dict) -> str:
     e, a = res["engine"], res["authors"]
+    from stragglers.prediction.methods.nurd import XGBOOST_DEFAULTS as XGB
     ids = res["job_ids"]
     L = ["### Figures (one run)\n",
          f"Run {res['started']} on {res['machine']}; load average before/after: {res['load_before']} / "
@@ -361,8 +368,15 @@ def report(res: dict) -> str:
           f"{p['authors_core_s'] / 3600:.1f} h in one process ({p['authors_core_s'] / 7200:.1f} h if two "
           f"copies ran on the 2 cores); ratio {p['authors_core_s'] / p['engine_2cores_s']:.1f}x "
           f"(one process vs workers=2), {p['authors_core_s'] / p['engine_core_s']:.1f}x per core.\n",
+          "The same model on CPU seconds per job (process time, independent of the machine's load): "
+          f"(i) a = {res['fit_cpu']['engine'][0] * 1e3:.1f} ms, b = {res['fit_cpu']['engine'][1] * 1e6:.2f} us; "
+          f"(ii) a = {res['fit_cpu']['authors'][0] * 1e3:.1f} ms, b = {res['fit_cpu']['authors'][1] * 1e6:.2f} us; "
+          f"per-job CPU ratio (ii)/(i), median over jobs {res['median_job_cpu_ratio']:.1f}x. Projected to the "
+          f"real selection: (i) {p['engine_cpu_s'] / 3600:.2f} CPU-hours, (ii) {p['authors_cpu_s'] / 3600:.2f} "
+          f"CPU-hours, ratio {p['authors_cpu_s'] / p['engine_cpu_s']:.1f}x.\n",
           "Fit time of one checkpoint's model on n rows x 15 features (one thread):\n",
-          "| n | XGBoost hist (engine: 100 trees, depth 3, lr 0.1, 64 bins) | sklearn GBR (defaults, depth 3) | LogisticRegression |",
+          f"| n | XGBoost hist (engine: {XGB['n_estimators']} rounds, depth {XGB['max_depth']}, "
+          f"lr {XGB['learning_rate']}, {XGB['max_bin']} bins) | sklearn GBR (defaults, depth 3) | LogisticRegression |",
           "|---|---|---|---|"]
     for r in res["micro"]:
         L.append(f"| {r['n']} | {r['xgboost_hist'] * 1e3:.0f} ms | {r['sklearn_gbr'] * 1e3:.0f} ms | "
@@ -417,6 +431,10 @@ def main(argv=None) -> int:
     res["median_job_ratio"] = float(np.median([au["per_job_s"][j] / e["per_job_s"][j] for j in ids]))
     fe, fa = fit_cost(e["shape"], e["per_job_s"]), fit_cost(e["shape"], au["per_job_s"])
     res["fit"] = {"engine": fe, "authors": fa}
+    # the same model on CPU seconds (process time: what a job costs whatever the machine's load)
+    fe_cpu, fa_cpu = fit_cost(e["shape"], e["per_job_cpu_s"]), fit_cost(e["shape"], au["per_job_cpu_s"])
+    res["fit_cpu"] = {"engine": fe_cpu, "authors": fa_cpu}
+    res["median_job_cpu_ratio"] = float(np.median([au["per_job_cpu_s"][j] / e["per_job_cpu_s"][j] for j in ids]))
     n, K = real_sizes([e["shape"][j][1] for j in ids])
     cost_e = fe[0] * K + fe[1] * n * K
     cost_a = fa[0] * K + fa[1] * n * K
@@ -427,7 +445,9 @@ def main(argv=None) -> int:
     res["projection"] = {"tasks": int(n.sum()), "alpha": mean / (mean - PARETO_XM), "max_n": int(n.max()),
                          "mean_k": float(K.mean()), "engine_core_s": float(cost_e.sum()),
                          "engine_2cores_s": float(cost_e.sum() / a.workers + overhead * REAL_JOBS),
-                         "authors_core_s": float(cost_a.sum())}
+                         "authors_core_s": float(cost_a.sum()),
+                         "engine_cpu_s": float((fe_cpu[0] * K + fe_cpu[1] * n * K).sum()),
+                         "authors_cpu_s": float((fa_cpu[0] * K + fa_cpu[1] * n * K).sum())}
     res["targets"] = {"speed": au["wall_s"] / e["wall_s"], "cpu_speed": au["cpu_s"] / e["cpu_s"]}
     res["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     (work / "evaluate_results.json").write_text(json.dumps({k: v for k, v in res.items()}, indent=1, default=str))

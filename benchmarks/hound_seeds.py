@@ -3,7 +3,8 @@
 Reads the ``hound_profiles`` already in the warehouse (materialize ``*hound_job_causes`` on the
 embedded trace first), re-runs Algorithms 3-4 and the naming for each seed (the seed of the
 documents' word draws and of LDA; the profiles stay fixed) and prints hound_validation's summary
-per seed beside the always-data-skew baseline.
+per seed and truth (planted, effective, and the stragglers': the share of each job's finished
+stragglers each cause touched, ``straggler_mixtures``) beside the always-data-skew baseline.
 
     python benchmarks/hound_seeds.py [--data-dir data] [--seeds 0,1,2,3,4]
 """
@@ -18,7 +19,7 @@ import duckdb
 
 from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.run import diagnose
-from stragglers.diagnosis.truth import load_truth, validate
+from stragglers.diagnosis.truth import BASELINE_CAUSE, TRUTHS, load_truth, straggler_mixtures, validate
 from stragglers.traces.fetch import truth_dir
 
 
@@ -30,16 +31,21 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     with duckdb.connect(str(Path(args.data_dir) / "warehouse.duckdb"), read_only=True) as con:
         profiles = con.execute("SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = 'synthetic'").df()
-    truth_jobs, _ = load_truth(truth_dir(args.data_dir, "synthetic"))
+        inputs = con.execute("SELECT job_id, task_id, latency_s FROM hound_inputs WHERE trace = 'synthetic'").df()
+    truth_jobs, truth_tasks = load_truth(truth_dir(args.data_dir, "synthetic"))
+    stragglers = straggler_mixtures(truth_tasks, inputs)
     jobs = sorted(profiles.job_id.unique())
-    print("| seed | ensemble topics | dominant accuracy | precision | recall | baseline dominant accuracy |")
-    print("|---|---|---|---|---|---|")
+    print("| seed | ensemble topics | truth | dominant accuracy | majority accuracy | precision | recall | "
+          "baseline dominant accuracy | baseline majority accuracy | baseline precision | baseline recall |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for seed in (int(s) for s in args.seeds.split(",")):
         d = diagnose(profiles, HoundSettings(seed=seed))
-        s = validate(d.job_causes, truth_jobs, jobs)[1].set_index("method")
-        h, b = s.loc["hound"], s.loc["always_data_skew"]
-        print(f"| {seed} | {len(d.ensemble.topics)} | {h.dominant_accuracy:.3f} | {h.precision:.3f} | "
-              f"{h.recall:.3f} | {b.dominant_accuracy:.3f} |", flush=True)
+        s = validate(d.job_causes, truth_jobs, jobs, stragglers)[1].set_index(["truth", "method"])
+        for truth in (*TRUTHS, "stragglers"):
+            h, b = s.loc[(truth, "hound")], s.loc[(truth, f"always_{BASELINE_CAUSE}")]
+            print(f"| {seed} | {len(d.ensemble.topics)} | {truth} | {h.dominant_accuracy:.3f} | {h.majority_accuracy:.3f} | "
+                  f"{h.precision:.3f} | {h.recall:.3f} | {b.dominant_accuracy:.3f} | {b.majority_accuracy:.3f} | "
+                  f"{b.precision:.3f} | {b.recall:.3f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -111,17 +111,21 @@ def memory(work: Path, replicas: list[int], method: str, batch_jobs: int, memory
     return rows
 
 
-def engines(work: Path, method: str, batch_jobs: int) -> list[dict]:
+def engines(work: Path, method: str, batch_jobs: int, replicas: int = 1, repeats: int = 1) -> list[dict]:
+    """Every engine once per repeat (the engines interleaved, so a change of the machine's load
+    hits all of them), on the 41 jobs replicated ``replicas`` times."""
     import duckdb
     import shutil
     from distributed import LocalCluster
     from stragglers.prediction.evaluation import evaluate
     from stragglers.settings import EngineSettings, EvaluationSettings
     base = warehouse(work)
+    if replicas > 1:
+        base = replicate(base, work / f"replicated_{replicas}.duckdb", replicas)
     rows, reference = [], None
     runs = [("this process (workers=1)", 1, None), ("local pool (workers=2)", 2, None),
             ("Dask LocalCluster, 1 worker", 1, 1), ("Dask LocalCluster, 2 workers", 1, 2)]
-    for label, workers, dask_workers in runs:
+    for repeat, (label, workers, dask_workers) in [(i, r) for i in range(repeats) for r in runs]:
         db = work / "engines.duckdb"
         shutil.copy(base, db)
         cluster = None
@@ -143,7 +147,7 @@ def engines(work: Path, method: str, batch_jobs: int) -> list[dict]:
                 cluster.close()
         same = reference is None or pred.equals(reference)
         reference = pred if reference is None else reference
-        row = {"engine": label, "jobs": out.n_jobs, "wall_s": wall, "replay_s": out.replay.seconds,
+        row = {"engine": label, "repeat": repeat, "jobs": out.n_jobs, "wall_s": wall, "replay_s": out.replay.seconds,
                "identical_to_first": bool(same), "load": " ".join(f"{x:.1f}" for x in os.getloadavg())}
         print(json.dumps(row), flush=True)
         rows.append(row)
@@ -238,6 +242,7 @@ def main(argv=None) -> int:
     ap.add_argument("--replicas", type=int, nargs="*", default=[1, 4, 16])
     ap.add_argument("--method", default=None)
     ap.add_argument("--batch-jobs", type=int, default=50)
+    ap.add_argument("--repeats", type=int, default=1, help="engines: runs of every engine (interleaved)")
     ap.add_argument("--jobs", type=int, default=6)
     ap.add_argument("--memory-limit", default="300MB", help="DuckDB's buffer limit in the memory runs")
     ap.add_argument("--methods", nargs="*", default=None)
@@ -249,7 +254,7 @@ def main(argv=None) -> int:
     if a.what == "memory":
         rows = memory(work, a.replicas, a.method or "pca", a.batch_jobs, a.memory_limit)
     elif a.what == "engines":
-        rows = engines(work, a.method or "nurd", a.batch_jobs)
+        rows = engines(work, a.method or "nurd", a.batch_jobs, a.replicas[0] if a.replicas else 1, a.repeats)
     elif a.what == "profile":
         rows = profile(work)
     else:

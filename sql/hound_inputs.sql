@@ -1,6 +1,12 @@
 -- Hound's input (Zheng and Lee, POMACS 2018, Section 4.1 and Table 2): one row
 -- per finished task of every selected job (`tasks`), with its whole-run profile
--- and its latency. Usage metrics are duration-weighted means, over the task's
+-- and its end-to-end latency, first SUBMIT to final FINISH (latency_s): a
+-- queueing delay lengthens it, as Hound's E10 says ("queueing delays cause
+-- stragglers by extending tasks' end-to-end latency", Section 5; Appendix F:
+-- the correlation of scheduling delay and latency "should in fact be
+-- positive"). run_latency_s is the first SCHEDULE to final FINISH part
+-- (NURD's latency); latency_s falls back to it where the first SUBMIT is
+-- before the trace window (sched_delay NULL). Usage metrics are duration-weighted means, over the task's
 -- usage windows up to its final FINISH, of the per-window mean (MEAN_*, MEM_ASSIGN,
 -- PAGE_CACHE*, DISK_SPACE, CPI, CACHE_MISS = memory accesses per instruction)
 -- or of the per-window maximum (PEAK_*): "we average these periodic
@@ -46,7 +52,9 @@ usage AS (
     GROUP BY w.job_id, w.task_id
 ),
 rows AS (
-    SELECT s.job_id, s.task_id, s.latency_s,
+    SELECT s.job_id, s.task_id,
+        s.latency_s + coalesce((s.first_schedule_us - e.first_submit_us) / 1e6, 0)   AS latency_s,
+        s.latency_s                                                                AS run_latency_s,
         u.mean_cpu, u.peak_cpu, u.mean_mem, u.peak_mem, u.mem_assign, u.page_cache, u.page_cache_um,
         u.mean_io, u.peak_io, u.disk_space, u.cpi, u.cache_miss,
         (s.first_schedule_us - e.first_submit_us) / 1e6                     AS sched_delay,

@@ -99,3 +99,22 @@ def test_protocol_ablation_rows_record_their_settings(warehouse_ready):
     main = dict(read(data, "SELECT job_id, f1 FROM job_metrics WHERE method = 'wait_for_tau' ORDER BY job_id"))
     first3 = [main[j] for j in sorted(main)[:3]]
     assert by.loc[("ours", "wait_for_tau"), "f1"] == pytest.approx(sum(first3) / 3)
+
+
+def test_evaluation_reruns_when_a_method_hyperparameter_changes(warehouse_ready, monkeypatch):
+    # the up-to-date check covers the method's hyperparameters, not only the settings: a changed
+    # default in the code (here NURD's boosting rounds) must re-run the evaluation, not keep stale rows
+    from stragglers.prediction.methods import nurd as nurd_method
+    data, instance = warehouse_ready
+    res = resources(data)
+
+    def rebuilt() -> bool:
+        r = dg.materialize([prediction.nurd_eval], resources=res, instance=instance)
+        assert r.success
+        return r.asset_materializations_for_node("nurd_eval")[0].metadata["rebuilt"].value
+
+    rebuilt()
+    assert rebuilt() is False
+    monkeypatch.setitem(nurd_method.XGBOOST_DEFAULTS, "n_estimators", 21)
+    assert rebuilt() is True
+    assert read(data, "SELECT count(DISTINCT job_id) FROM job_metrics WHERE method = 'nurd'")[0][0] >= 3

@@ -158,6 +158,17 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
         q = lambda sql: con.execute(sql).df()  # noqa: E731
         n_jobs = q("SELECT count(DISTINCT job_id) AS n FROM hound_inputs").n[0]
         assert n_jobs == q("SELECT count(*) AS n FROM jobs").n[0]        # every selected job has >= 20 tasks
+        # Hound's latency is end-to-end (Section 5, E10): first SUBMIT to final FINISH, straight from the events
+        e2e = q("""SELECT h.latency_s, h.run_latency_s, h.sched_delay,
+                          (max(e.time) FILTER (WHERE e.event_type = 4)
+                           - min(e.time) FILTER (WHERE e.event_type = 0 AND e.time > 0)) / 1e6 AS direct_s
+                   FROM hound_inputs h JOIN stg_task_events e ON e.job_id = h.job_id AND e.task_index = h.task_id
+                   GROUP BY ALL""")
+        known = e2e.sched_delay.notna()
+        assert known.mean() > 0.9 and (e2e.sched_delay[known] > 0).any()
+        assert np.allclose(e2e.latency_s[known], e2e.direct_s[known], atol=1e-6)
+        assert np.allclose(e2e.latency_s[known], e2e.run_latency_s[known] + e2e.sched_delay[known])
+        assert np.allclose(e2e.latency_s[~known], e2e.run_latency_s[~known])
         prof = q("SELECT job_id, learner, sum(abs(weight)) AS s FROM hound_profiles GROUP BY ALL")
         assert len(prof) == 3 * n_jobs and ((prof.s - 1).abs() < 1e-9).sum() >= 2 * n_jobs
         sums = q("SELECT job_id, sum(weight) AS s FROM hound_job_causes GROUP BY job_id")
@@ -188,11 +199,14 @@ def test_validation_scores_hand_computed():
     import pandas as pd
     from stragglers.diagnosis.truth import validate
 
-    truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:0.70;cache_misses:0.30", "limited_io:1.00"]})
+    truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:0.70;cache_misses:0.30", "limited_io:1.00"],
+                          "causes_effective": ["cache_misses:0.50;data_skew:0.30;eviction:0.20",
+                                               "limited_io:0.50;eviction:0.50"]})
     causes = pd.DataFrame({"job_id": [1, 1, 2], "cause": ["cache_misses", "data_skew", "data_skew"],
                            "named": [True] * 3, "weight": [0.6, 0.4, 1.0]})
     per_job, summary = validate(causes, truth, [1, 2])
-    hound, base = summary.set_index("method").loc["hound"], summary.set_index("method").loc["always_data_skew"]
+    summary = summary.set_index(["truth", "method"])
+    hound, base = summary.loc[("planted", "hound")], summary.loc[("planted", "always_data_skew")]
     # Hound: dominant cache_misses vs data_skew (wrong), data_skew vs limited_io (wrong) -> 0;
     # sets {cm, ds} vs {ds, cm}: 2 hits, {ds} vs {lio}: 0 -> precision 2/3, recall 2/3
     assert hound.dominant_accuracy == 0.0 and hound.precision == pytest.approx(2 / 3)
@@ -200,6 +214,116 @@ def test_validation_scores_hand_computed():
     # always data skew: right on job 1 -> 1/2; precision 1/2; recall 1/3
     assert base.dominant_accuracy == 0.5 and base.precision == 0.5 and base.recall == pytest.approx(1 / 3)
     assert list(per_job.planted_dominant) == ["data_skew", "limited_io"]
+    # effective truth: dominant cache_misses (hit), limited_io (tie with eviction; the first listed) vs
+    # data_skew (miss) -> 1/2; sets {cm, ds} vs {cm, ds, ev}: 2, {ds} vs {lio, ev}: 0 -> precision 2/3,
+    # recall 2/5; always data skew: dominant 0/2, precision 1/2, recall 1/5
+    hound, base = summary.loc[("effective", "hound")], summary.loc[("effective", "always_data_skew")]
+    assert hound.dominant_accuracy == 0.5 and hound.precision == pytest.approx(2 / 3)
+    assert hound.recall == pytest.approx(2 / 5)
+    assert base.dominant_accuracy == 0.0 and base.precision == 0.5 and base.recall == pytest.approx(1 / 5)
+    assert list(per_job.effective_match) == [True, False]
+
+
+def test_majority_accuracy_uses_hounds_definition_of_dominant():
+    """Hound Section 5.1: a cause is dominant when it explains the majority (weight > 1/2) of a job's
+    stragglers, and not every job has one; worked by hand."""
+    import pandas as pd
+    from stragglers.diagnosis.truth import majority, validate
+
+    assert majority({"data_skew": 0.5, "eviction": 0.5}) is None and majority({"eviction": 0.51}) == "eviction"
+    truth = pd.DataFrame({"job_id": [1, 2, 3],
+                          "causes": ["data_skew:0.70;cache_misses:0.30", "limited_io:1.00",
+                                     "eviction:0.60;data_skew:0.40"],
+                          "causes_effective": ["data_skew:0.45;eviction:0.35;cache_misses:0.20",
+                                               "limited_io:0.80;eviction:0.20", "eviction:0.70;data_skew:0.30"]})
+    causes = pd.DataFrame({"job_id": [1, 1, 1, 2, 2, 3, 3],
+                           "cause": ["data_skew", "cache_misses", "limited_processor", "limited_io", "eviction",
+                                     "data_skew", "eviction"],
+                           "named": [True] * 7, "weight": [0.45, 0.30, 0.25, 0.9, 0.1, 0.55, 0.45]})
+    per_job, summary = validate(causes, truth, [1, 2, 3])
+    s = summary.set_index(["truth", "method"])
+    # Hound's majorities: none, limited_io, data_skew. Planted: data_skew, limited_io, eviction -> 1/3
+    # (argmax: ds, lio, ds -> 2/3). Effective: none, limited_io, eviction -> 2/3 (none == none counts).
+    assert list(per_job.diagnosed_majority) == [None, "limited_io", "data_skew"]
+    assert s.loc[("planted", "hound")].majority_accuracy == pytest.approx(1 / 3)
+    assert s.loc[("planted", "hound")].dominant_accuracy == pytest.approx(2 / 3)
+    assert s.loc[("effective", "hound")].majority_accuracy == pytest.approx(2 / 3)
+    assert list(per_job.effective_majority_match) == [True, True, False]
+    # always data skew (weight 1): a majority on every job -> planted 1/3, effective 0 (argmax 1/3)
+    assert s.loc[("planted", "always_data_skew")].majority_accuracy == pytest.approx(1 / 3)
+    assert s.loc[("effective", "always_data_skew")].majority_accuracy == 0.0
+    assert s.loc[("effective", "always_data_skew")].dominant_accuracy == pytest.approx(1 / 3)
+
+
+def test_straggler_mixtures_hand_computed():
+    """Hound's weights estimate the fraction of a job's stragglers attributed to each cause (Section 5.1)."""
+    import pandas as pd
+    from stragglers.diagnosis.truth import majority, straggler_mixtures
+
+    # job 1: 10 finished tasks, latencies 1..10 -> p90 = 9.1 -> straggler: the task with 10 (data skew and a
+    # background eviction). Job 2: latencies 1..20 -> p90 = 18.1 -> stragglers 19 (none) and 20 (queueing
+    # in the background): queueing 1/2, not a majority. Task 11 of job 1 did not finish (not an input).
+    tt = pd.DataFrame({"job_id": [1] * 11 + [2] * 20, "task_index": list(range(11)) + list(range(20)),
+                       "cause": ["none"] * 9 + ["data_skew", "limited_io"] + ["none"] * 20,
+                       "background": [""] * 9 + ["eviction", ""] + [""] * 19 + ["queueing"]})
+    inputs = pd.DataFrame({"job_id": [1] * 10 + [2] * 20, "task_id": list(range(10)) + list(range(20)),
+                           "latency_s": [float(x) for x in range(1, 11)] + [float(x) for x in range(1, 21)]})
+    mix = straggler_mixtures(tt, inputs)
+    assert mix[1] == {"data_skew": 1.0, "eviction": 1.0}
+    assert mix[2] == {"queueing_delay": 0.5} and majority(mix[2]) is None
+    # scored as the third truth: Hound says data skew (job 1, right) and data skew (job 2, wrong: queueing)
+    from stragglers.diagnosis.truth import validate
+    truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:1.00", "limited_io:1.00"],
+                          "causes_effective": ["data_skew:1.00", "limited_io:1.00"]})
+    causes = pd.DataFrame({"job_id": [1, 2], "cause": ["data_skew"] * 2, "named": [True] * 2, "weight": [1.0] * 2})
+    per_job, summary = validate(causes, truth, [1, 2], mix)
+    row = summary.set_index(["truth", "method"]).loc[("stragglers", "hound")]
+    assert row.dominant_accuracy == 0.5 and row.majority_accuracy == 0.5 and row.recall == pytest.approx(1 / 3)
+    assert list(per_job.stragglers) == ["data_skew:1.00;eviction:1.00", "queueing_delay:0.50"]
+
+
+def test_explanation_names_a_deviation_from_a_constant_reference():
+    import pandas as pd
+    from stragglers.diagnosis.truth import explain_job
+
+    # the 4 finished tasks were never evicted (ev 0, 0, 0, 0: sd 0); flagged task 9 was evicted once and
+    # deviates on memory by z = (3.5 - 2.5) / 1.118 = 0.9 only -> its top signal is EVICT(+) -> eviction;
+    # task 8 equals the reference on ev (no signal there) -> its top signal is memory
+    rows = [{"job_id": 7, "task_id": t, "k": 1, "checkpoint_s": 600.0, "is_finished": t < 4,
+             "cmu": float(m), "ev": float(e)} for t, m, e in ((0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0),
+                                                               (8, 5, 0), (9, 3.5, 1))]
+    out = explain_job(pd.DataFrame({"task_id": [8, 9], "flagged_at_s": [600.0] * 2}), pd.DataFrame(rows), "")
+    assert list(out.top_signal_cause) == ["data_skew", "eviction"]
+    assert out.task_signals[1].startswith("EVICT(+) z=inf -> eviction; MEAN_MEM(+) z=0.9")
+    assert out.task_signals[0] == "MEAN_MEM(+) z=2.2 -> data_skew"
+
+
+def test_explanation_accuracy_counts_background_evictions_in_the_effective_truth():
+    import pandas as pd
+    from stragglers.diagnosis.truth import explanation_accuracy
+
+    # job 1: task 0 planted data skew, top signal data skew; task 1 no planted cause but a background
+    # eviction, top signal eviction; task 2 planted limited I/O with a background eviction, top signal
+    # eviction; task 3 nothing (not scored)
+    expl = pd.DataFrame({"job_id": [1] * 4, "task_id": [0, 1, 2, 3],
+                         "top_signal_cause": ["data_skew", "eviction", "eviction", "cache_misses"],
+                         "signal_causes": ["data_skew", "eviction,data_skew", "eviction", "cache_misses"]})
+    truth = pd.DataFrame({"job_id": [1] * 4, "task_index": [0, 1, 2, 3],
+                          "cause": ["data_skew", "none", "limited_io", "none"],
+                          "background": ["", "eviction", "eviction;failure", "failure"]})
+    causes = pd.DataFrame({"job_id": [1, 1], "cause": ["data_skew", "eviction"], "weight": [0.7, 0.3]})
+    acc = explanation_accuracy(expl, truth, causes).set_index(["truth", "answer"])
+    # planted: tasks 0 and 2 scored; top signal right on task 0 only -> 1/2; job dominant data skew 1/2
+    assert acc.loc[("planted", "task's top signal")].accuracy == 0.5
+    assert acc.loc[("planted", "task's top signal")].with_cause == 2
+    assert acc.loc[("planted", "job's dominant Hound cause")].accuracy == 0.5
+    # effective: tasks 0, 1, 2 scored ({ds}, {ev}, {lio, ev}); top signal right on all 3;
+    # any of top 3: 3/3; job dominant data skew: 1/3; always data skew: 1/3
+    eff = acc.loc["effective"]
+    assert eff.loc["task's top signal"].accuracy == 1.0 and eff.loc["task's top signal"].with_cause == 3
+    assert eff.loc["any of the task's top 3 signals"].accuracy == 1.0
+    assert eff.loc["job's dominant Hound cause"].accuracy == pytest.approx(1 / 3)
+    assert eff.loc["always data_skew"].accuracy == pytest.approx(1 / 3)
 
 
 def test_explanation_names_the_deviating_metric():
@@ -224,3 +348,14 @@ def test_a_constant_metric_gets_no_weight_even_with_float_rounding():
     assert np.std(X[:, 2]) > 0 and np.all(standardize(X)[:, 2] == 0.0)
     for learner in (BaggedElasticNet(replicas=5), SignedSchweizerWolff(), AdaBoostIPW(rounds=5)):
         assert learner.profile(X, y)[2] == 0.0
+
+
+def test_truth_from_an_older_generator_is_named(tmp_path):
+    import pandas as pd
+    from stragglers.diagnosis.truth import load_truth
+
+    pd.DataFrame({"job_id": [1], "causes": ["data_skew:1.00"]}).to_parquet(tmp_path / "truth_jobs.parquet")
+    pd.DataFrame({"job_id": [1], "task_index": [0], "cause": ["none"],
+                  "background": [""]}).to_parquet(tmp_path / "truth_tasks.parquet")
+    with pytest.raises(LookupError, match=r"truth_jobs.parquet has no column 'causes_effective'.*raw_trace"):
+        load_truth(tmp_path)

@@ -46,7 +46,7 @@ def independent_nurd(con, trace: str, alpha=0.5, eps=0.05, min_finished=20) -> d
             X = at[t]
             fin = [i for i in X.index if y[i] <= t]
             run = [i for i in X.index if y[i] > t]
-            h = XGBRegressor(tree_method="hist", n_estimators=100, max_depth=3, learning_rate=0.1, max_bin=64,
+            h = XGBRegressor(tree_method="hist", n_estimators=20, max_depth=3, learning_rate=0.5, max_bin=64,
                              n_jobs=1).fit(
                 X.loc[fin].to_numpy(), np.array([y[i] for i in fin]))
             g = LogisticRegression(max_iter=1000).fit(X.loc[fin + run].to_numpy(), [1] * len(fin) + [0] * len(run))

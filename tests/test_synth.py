@@ -358,3 +358,54 @@ def test_alibaba_layout_and_truth(alibaba):
     sel = tt[tt.job_name.isin(tj[tj.should_select].reset_index().job_name)]
     assert sel.latency_s.notna().mean() > 0.9
     assert (df.mem_max.dropna() >= df.mem_avg.dropna().loc[df.mem_max.dropna().index]).all()
+
+
+def test_truth_records_background_evictions_and_the_effective_mixture(google):
+    """Generator 2 evicts ~6.7 % of tasks outside the planted eviction cause (the real excerpt's
+    rate); an eviction re-launches the task and loses its progress, so these tasks straggle as the
+    planted ones do. The truth records them (truth_tasks.background) and counts them in each job's
+    effective mixture (truth_jobs.causes_effective)."""
+    from stragglers.diagnosis.truth import parse_causes
+
+    tt, tj = google.truth_tasks, google.truth_jobs.set_index("job_id")
+    bg_evict = tt.background.str.split(";").apply(lambda p: "eviction" in p)
+    assert (bg_evict == ((tt.evictions > 0) & (tt.cause != "eviction"))).all()
+    assert (tt.background.str.contains("failure") == (tt.failures > 0)).all()
+    assert bg_evict.sum() > 0
+    # a background queueing delay: SUBMIT (the job's) -> first SCHEDULE >= 60 s without the queueing cause
+    submit = tt.job_id.map(tj.submit_us).astype(float)
+    delay = (tt.first_schedule_us.astype(float) - submit) / 1e6
+    long_wait = (submit > 0) & (delay >= 60) & (tt.cause != "queueing_delay")
+    assert (tt.background.str.contains("queueing") == long_wait).all() and long_wait.sum() > 0
+    # a background-evicted finished task is lengthened: its latency exceeds its job's median
+    fin = tt.dropna(subset=["latency_us"]).assign(lat=lambda d: d.latency_us.astype(float))
+    rel = fin.lat / fin.groupby("job_id").lat.transform("median")
+    assert rel[bg_evict[fin.index] & (fin.cause == "none")].median() > 1.2
+    for job_id, g in tt[tt.first_schedule_us.notna()].groupby("job_id"):
+        eff = parse_causes(tj.at[job_id, "causes_effective"])
+        touched = set(g.cause[g.cause != "none"]) | ({"eviction"} if bg_evict[g.index].any() else set()) | (
+            {"queueing_delay"} if long_wait[g.index].any() else set())
+        assert set(eff) == touched, job_id
+        if eff:
+            assert abs(sum(eff.values()) - 1) < 0.02
+
+
+def test_effective_causes_by_hand():
+    from stragglers.traces.synth.model import background_events, effective_causes
+
+    # tasks: data skew; none + background eviction; none + failure; planted eviction (2 evictions,
+    # not background); data skew + background eviction
+    causes = ["data_skew", "none", "none", "eviction", "data_skew"]
+    bg = [background_events(c, e, f) for c, e, f in zip(causes, [0, 1, 0, 2, 1], [0, 0, 1, 0, 0])]
+    assert bg == ["", "eviction", "failure", "", "eviction"]
+    # (task, cause) pairs: data skew x2, eviction x3 (tasks 1, 3, 4) -> 0.6 / 0.4; failure not counted
+    eff = effective_causes(causes, bg)
+    assert eff.names == ("eviction", "data_skew") and eff.weights == (0.6, 0.4)
+    assert effective_causes(["none"], [""]).names == ()
+    # a wait of 60 s or more without the queueing cause is a background queueing delay (59 s is not; the
+    # planted cause's own wait is not background; unknown SUBMIT: none)
+    assert [background_events(c, 0, 0, d) for c, d in (("none", 60.0), ("none", 59.0), ("queueing_delay", 600.0),
+                                                         ("data_skew", None))] == ["queueing", "", "", ""]
+    # pairs: data skew x1, queueing x2 (task 0 background, task 1 planted) -> 2/3, 1/3
+    eff = effective_causes(["data_skew", "queueing_delay"], ["queueing", ""])
+    assert eff.names == ("queueing_delay", "data_skew") and eff.weights == (0.666667, 0.333333)

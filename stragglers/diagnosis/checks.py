@@ -76,9 +76,9 @@ def suite_hound_job_causes(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_hound_validation(params: dict, columns: list[str]) -> list[Frame]:
-    rows = [_rows_nonempty(), _has_columns(["trace", "job_id", "planted", "planted_dominant", "dominant_match"]),
-            *_not_null(["trace", "job_id", "planted", "planted_dominant", "dominant_match"]),
-            _in_set("planted_dominant", CAUSES), _unique(["trace", "job_id"])]
+    cols = ["trace", "job_id", "planted", "effective", "planted_dominant", "dominant_match", "effective_match"]
+    rows = [_rows_nonempty(), _has_columns(cols), *_not_null(cols),
+            _in_set("planted_dominant", CAUSES), _in_set("effective_dominant", CAUSES), _unique(["trace", "job_id"])]
     return [Frame(None, rows, index_columns=["job_id"])]
 
 

@@ -3,6 +3,12 @@
 The generator (stragglers/traces/synth) plants per job a mixture of Hound's
 nine causes (drawn from Hound Tables 6-7) and per task the cause that hit it
 (or 'none'); ``fetch_trace`` writes them to ``<data_dir>/truth/synthetic/``.
+
+Two truths per job: ``causes`` is the planted mixture (the draw from Tables 6-7); ``causes_effective``
+adds the background evictions the generator draws outside the planted causes (at the real
+excerpt's rate), which lengthen a task's run as the eviction cause does
+(``stragglers.traces.synth.model.effective_causes``). The check scores Hound against both; the
+effective one is what the trace's latencies carry.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.diagnosis.vocabulary import WORD_CAUSE
-from stragglers.traces.synth.model import CAUSES, HOUND_COVERAGE, HOUND_DOMINANT_COVERAGE, HOUND_N_CAUSES_P
+from stragglers.traces.synth.model import BACKGROUND_CAUSES, CAUSES, HOUND_COVERAGE, HOUND_DOMINANT_COVERAGE, HOUND_N_CAUSES_P
 
 BASELINE_CAUSE = "data_skew"   # the most common planted cause (Hound Table 7: dominant in 55% of jobs)
 
@@ -30,13 +36,54 @@ def parse_causes(label: str) -> dict[str, float]:
     return out
 
 
+TRUTHS = {"effective": "causes_effective", "planted": "causes"}   # truth name -> truth_jobs column
+
+
 def load_truth(truth_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     truth_dir = Path(truth_dir)
     paths = [truth_dir / "truth_jobs.parquet", truth_dir / "truth_tasks.parquet"]
     for p in paths:
         if not p.exists():
             raise FileNotFoundError(f"ground truth {p} is missing: re-materialize raw_trace for the embedded trace")
-    return pd.read_parquet(paths[0]), pd.read_parquet(paths[1])
+    tj, tt = pd.read_parquet(paths[0]), pd.read_parquet(paths[1])
+    for p, df, col in ((paths[0], tj, "causes_effective"), (paths[1], tt, "background")):
+        if col not in df.columns:
+            raise LookupError(f"ground truth {p} has no column {col!r} (written by an older generator): "
+                              f"re-materialize raw_trace for the embedded trace")
+    return tj, tt
+
+
+def task_causes(truth_tasks: pd.DataFrame) -> pd.Series:
+    """Per task the set of Hound causes that lengthened its run: its planted cause, a background
+    eviction and a background queueing delay (the effective truth, as ``effective_causes`` counts it)."""
+    def one(cause, bg):
+        out = {cause} if cause != "none" else set()
+        return out | {BACKGROUND_CAUSES[e] for e in str(bg or "").split(";") if e in BACKGROUND_CAUSES}
+    return pd.Series([one(c, b) for c, b in zip(truth_tasks.cause, truth_tasks.background)], index=truth_tasks.index)
+
+
+STRAGGLER_QUANTILE = 0.9   # a straggler: latency above its job's 90th percentile (NURD's definition)
+
+
+def straggler_mixtures(truth_tasks: pd.DataFrame, inputs: pd.DataFrame,
+                       quantile: float = STRAGGLER_QUANTILE) -> dict:
+    """job -> {cause: share of the job's stragglers it touched}: what Hound's weights estimate ("the
+    fraction of stragglers attributed to each cause", Section 5.1), over the finished tasks Hound sees
+    (``inputs``: hound_inputs' job_id, task_id, latency_s) with the effective per-task causes
+    (``task_causes``). Stragglers without a cause count in the denominator, so a job's shares need not
+    sum to 1; a job none of whose stragglers has a cause gets {} (not scored)."""
+    tt = truth_tasks.assign(causes=task_causes(truth_tasks)).rename(columns={"task_index": "task_id"})
+    m = inputs[["job_id", "task_id", "latency_s"]].merge(tt[["job_id", "task_id", "causes"]],
+                                                         on=["job_id", "task_id"], how="left")
+    if m.causes.isna().any():
+        raise LookupError(f"{int(m.causes.isna().sum())} hound_inputs tasks have no ground truth")
+    out = {}
+    for job, g in m.groupby("job_id"):
+        s = g[g.latency_s > g.latency_s.quantile(quantile)]
+        counts = pd.Series([c for cs in s.causes for c in cs], dtype=object).value_counts()
+        order = sorted(counts.index, key=lambda c: (-counts[c], CAUSES.index(c)))   # ties: Table 7's order
+        out[job] = {c: counts[c] / len(s) for c in order} if len(s) else {}
+    return out
 
 
 def diagnosed_mixtures(job_causes: pd.DataFrame, jobs: list) -> dict:
@@ -48,15 +95,24 @@ def diagnosed_mixtures(job_causes: pd.DataFrame, jobs: list) -> dict:
     return out
 
 
+def majority(mix: dict) -> str | None:
+    """Hound's dominant cause (Section 5.1): the cause that "explains the majority of a job's
+    stragglers", weight > 1/2; None when no cause does ("not every job has a dominant cause")."""
+    return next((c for c, w in mix.items() if w > 0.5), None)
+
+
 def _scores(answers: dict, truth: dict) -> dict:
-    """Dominant-cause accuracy; micro precision/recall of the cause sets; macro (mean over jobs)."""
-    hit = n_ans = n_true = inter = 0
+    """Dominant-cause accuracy (the largest weight on both sides); majority accuracy (Hound's own
+    definition of dominant, ``majority``: both name the same majority cause, or both have none);
+    micro precision/recall of the cause sets; macro (mean over jobs)."""
+    hit = hit_major = n_ans = n_true = inter = 0
     precs, recs = [], []
     for job, t in truth.items():
         a = answers.get(job, {})
         dom_t = max(t, key=t.get)
         dom_a = max(a, key=a.get) if a else None
         hit += dom_a == dom_t
+        hit_major += majority(a) == majority(t)
         sa, st = {c for c in a if c in CAUSES}, set(t)
         i = len(sa & st)
         inter, n_ans, n_true = inter + i, n_ans + len(sa), n_true + len(st)
@@ -64,67 +120,93 @@ def _scores(answers: dict, truth: dict) -> dict:
         recs.append(i / len(st))
     n = len(truth)
     return {"jobs": n, "dominant_accuracy": hit / n if n else np.nan,
+            "majority_accuracy": hit_major / n if n else np.nan,
             "precision": inter / n_ans if n_ans else 0.0, "recall": inter / n_true if n_true else np.nan,
             "precision_macro": float(np.mean(precs)) if n else np.nan,
             "recall_macro": float(np.mean(recs)) if n else np.nan}
 
 
-def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``hound_validation``: per diagnosed job the planted and diagnosed mixtures, and the summary of
-    Hound vs the baseline that always answers data skew. Jobs Hound left without any cause count as
-    wrong (dominant) and add nothing to precision."""
+def _label(mix: dict) -> str:
+    return ";".join(f"{c}:{w:.2f}" for c, w in sorted(mix.items(), key=lambda kv: -kv[1]))
+
+
+def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
+             stragglers: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``hound_validation``: per diagnosed job the planted, effective and diagnosed mixtures, and the
+    summary of Hound vs the baseline that always answers data skew, against each truth (``TRUTHS``).
+    Jobs Hound left without any cause count as wrong (dominant) and add nothing to precision; a job
+    whose truth is empty (no task touched by a cause) is not scored against that truth."""
     tj = truth_jobs.set_index("job_id")
     missing = [j for j in jobs if j not in tj.index]
     if missing:
         raise LookupError(f"{len(missing)} jobs have no ground truth (e.g. job {missing[0]}): the truth files "
                           f"do not belong to this trace")
-    truth = {j: parse_causes(tj.at[j, "causes"]) for j in jobs}
+    truths = {name: {j: parse_causes(tj.at[j, col]) for j in jobs} for name, col in TRUTHS.items()}
     hound = diagnosed_mixtures(job_causes, jobs)
     baseline = {j: {BASELINE_CAUSE: 1.0} for j in jobs}
     rows = []
     for j in jobs:
-        t, a = truth[j], hound[j]
-        rows.append({"job_id": j, "planted": ";".join(f"{c}:{w:.2f}" for c, w in sorted(t.items(), key=lambda kv: -kv[1])),
-                     "diagnosed": ";".join(f"{c}:{w:.2f}" for c, w in sorted(a.items(), key=lambda kv: -kv[1])),
-                     "planted_dominant": max(t, key=t.get), "diagnosed_dominant": max(a, key=a.get) if a else None})
+        p, e, a = truths["planted"][j], truths["effective"][j], hound[j]
+        rows.append({"job_id": j, "planted": _label(p), "effective": _label(e), "diagnosed": _label(a),
+                     "planted_dominant": max(p, key=p.get), "effective_dominant": max(e, key=e.get) if e else None,
+                     "diagnosed_dominant": max(a, key=a.get) if a else None,
+                     "planted_majority": majority(p), "effective_majority": majority(e),
+                     "diagnosed_majority": majority(a)})
     per_job = pd.DataFrame(rows)
     per_job["dominant_match"] = per_job.planted_dominant == per_job.diagnosed_dominant
-    summary = pd.DataFrame([{"method": "hound", **_scores(hound, truth)},
-                            {"method": f"always_{BASELINE_CAUSE}", **_scores(baseline, truth)}])
-    return per_job, summary
+    per_job["effective_match"] = per_job.effective_dominant.notna() & (
+        per_job.effective_dominant == per_job.diagnosed_dominant)
+    for truth in ("planted", "effective"):   # None == None: neither has a majority cause, a match
+        per_job[f"{truth}_majority_match"] = [a == b for a, b in zip(per_job[f"{truth}_majority"],
+                                                                     per_job.diagnosed_majority)]
+    summary = []
+    if stragglers is not None:   # the third truth, over the stragglers Hound sees (``straggler_mixtures``)
+        truths["stragglers"] = {j: stragglers.get(j, {}) for j in jobs}
+        per_job["stragglers"] = [_label(truths["stragglers"][j]) for j in jobs]
+    for name, truth in truths.items():
+        truth = {j: t for j, t in truth.items() if t}
+        summary += [{"truth": name, "method": "hound", **_scores(hound, truth)},
+                    {"truth": name, "method": f"always_{BASELINE_CAUSE}", **_scores(baseline, truth)}]
+    return per_job, pd.DataFrame(summary)
 
 
 def n_causes_table(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list) -> pd.DataFrame:
     """Table 6: share of jobs with 1..5 causes: Hound's paper, the planted truth, our diagnosis."""
     named = job_causes[job_causes.named & job_causes.job_id.isin(jobs)]
     ours = named.groupby("job_id").size().reindex(jobs, fill_value=0)
-    truth = pd.Series({j: len(parse_causes(c)) for j, c in truth_jobs.set_index("job_id").causes.items()
-                       if j in set(jobs)})
+    tj = truth_jobs.set_index("job_id")
+    counts = {name: pd.Series({j: len(parse_causes(c)) for j, c in tj[col].items() if j in set(jobs)}, dtype=float)
+              for name, col in TRUTHS.items()}
+
+    def share(x: pd.Series, hit) -> float:
+        return float(hit(x).mean()) if len(x) else np.nan
+
     rows = []
-    for k in range(0, 6):
-        rows.append({"n_causes": k, "hound_paper": HOUND_N_CAUSES_P[k - 1] if k else 0.0,
-                     "planted": float((truth == k).mean()) if len(truth) else np.nan,
-                     "diagnosed": float((ours == k).mean()) if len(ours) else np.nan})
-    more = {"n_causes": ">5", "hound_paper": 0.0, "planted": float((truth > 5).mean()) if len(truth) else np.nan,
-            "diagnosed": float((ours > 5).mean()) if len(ours) else np.nan}
-    return pd.DataFrame(rows + [more])
+    for k in [*range(0, 6), ">5"]:
+        hit = (lambda x: x > 5) if k == ">5" else (lambda x, k=k: x == k)
+        rows.append({"n_causes": k, "hound_paper": HOUND_N_CAUSES_P[k - 1] if k not in (0, ">5") else 0.0,
+                     "planted": share(counts["planted"], hit), "effective": share(counts["effective"], hit),
+                     "diagnosed": share(ours, hit)})
+    return pd.DataFrame(rows)
 
 
 def coverage_table(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame | None, jobs: list) -> pd.DataFrame:
     """Table 7: coverage (share of jobs where the cause explains some stragglers) and dominant coverage
     (share where it explains the majority, weight > 1/2), Hound's paper beside ours and the truth."""
     mix = diagnosed_mixtures(job_causes, jobs)
-    truth = ({j: parse_causes(c) for j, c in truth_jobs.set_index("job_id").causes.items() if j in set(jobs)}
-             if truth_jobs is not None else {})
+    truths = ({name: {j: parse_causes(v) for j, v in truth_jobs.set_index("job_id")[col].items() if j in set(jobs)}
+               for name, col in TRUTHS.items()} if truth_jobs is not None else {})
     n = max(len(jobs), 1)
     rows = []
     for c in CAUSES:
         row = {"cause": c, "coverage_paper": HOUND_COVERAGE[c], "dominant_paper": HOUND_DOMINANT_COVERAGE[c],
                "coverage": sum(c in m for m in mix.values()) / n,
                "dominant": sum(m.get(c, 0) > 0.5 for m in mix.values()) / n}
-        if truth:
-            row["coverage_planted"] = sum(c in m for m in truth.values()) / len(truth)
-            row["dominant_planted"] = sum(m.get(c, 0) > 0.5 for m in truth.values()) / len(truth)
+        for name in ("planted", "effective"):
+            if truths.get(name):
+                t = truths[name]
+                row[f"coverage_{name}"] = sum(c in m for m in t.values()) / len(t)
+                row[f"dominant_{name}"] = sum(m.get(c, 0) > 0.5 for m in t.values()) / len(t)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -140,12 +222,18 @@ TOP_SIGNALS = 3
 
 def signal_z(tasks: np.ndarray, finished: np.ndarray) -> np.ndarray:
     """Deviation of each flagged task from the tasks finished by the checkpoint, per metric:
-    z = (x - median) / sd over the finished tasks; NaN where the finished tasks do not vary."""
+    z = (x - median) / sd over the finished tasks. Where the finished tasks do not vary (sd = 0),
+    a task that differs from their common value deviates without bound (z = +-inf: e.g. the only
+    evicted task among finished tasks never evicted, the usual case, since evicted tasks finish
+    late) and one that equals it not at all (NaN, no signal)."""
+    if not len(finished):
+        return np.full(tasks.shape, np.nan)
     med = np.median(finished, axis=0)
-    ok = np.ptp(finished, axis=0) > 0 if len(finished) else np.zeros(finished.shape[1], bool)
-    sd = np.where(ok, finished.std(axis=0) if len(finished) else 1.0, 1.0)
+    ok = np.ptp(finished, axis=0) > 0
+    sd = np.where(ok, finished.std(axis=0), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(ok, (tasks - med) / sd, np.nan)
+        flat = np.where(tasks == med, np.nan, np.sign(tasks - med) * np.inf)
+        return np.where(ok, (tasks - med) / sd, flat)
 
 
 def explain_job(flagged: pd.DataFrame, features: pd.DataFrame, job_causes_label: str,
@@ -173,7 +261,7 @@ def explain_job(flagged: pd.DataFrame, features: pd.DataFrame, job_causes_label:
         for i, task_id in enumerate(fl.task_id):
             sig = []
             for j in order[i]:
-                if not np.isfinite(z[i, j]):
+                if np.isnan(z[i, j]):
                     continue
                 word = words_p[j] if z[i, j] > 0 else words_m[j]
                 sig.append((word, float(z[i, j]), WORD_CAUSE.get(word)))
@@ -186,27 +274,33 @@ def explain_job(flagged: pd.DataFrame, features: pd.DataFrame, job_causes_label:
 
 
 def explanation_accuracy(expl: pd.DataFrame, truth_tasks: pd.DataFrame, job_causes: pd.DataFrame) -> pd.DataFrame:
-    """Does the flagged task's top signal name the cause planted on that task? Beside: any of its top 3,
-    the job's dominant Hound cause as the answer, and always data skew. Over flagged tasks that carry
-    a planted cause; the share of flagged tasks without one is reported."""
-    tt = truth_tasks.rename(columns={"task_index": "task_id"})[["job_id", "task_id", "cause"]]
-    m = expl.merge(tt, on=["job_id", "task_id"], how="left")
+    """Does the flagged task's top signal name a cause that hit that task? Beside: any of its top 3,
+    the job's dominant Hound cause as the answer, and always data skew. Against each truth: the
+    cause planted on the task (over flagged tasks that carry one), and the effective causes (planted
+    or a background eviction or wait, ``task_causes``; over flagged tasks with at least one)."""
+    tt = truth_tasks.rename(columns={"task_index": "task_id"})
+    tt = tt.assign(planted=[{c} if c != "none" else set() for c in tt.cause], effective=task_causes(tt))
+    m = expl.merge(tt[["job_id", "task_id", "planted", "effective"]], on=["job_id", "task_id"], how="left")
     dom = (job_causes.sort_values("weight", ascending=False).drop_duplicates("job_id")
            .set_index("job_id")["cause"])
     m["job_dominant"] = m.job_id.map(dom)
-    caused = m[m.cause.notna() & (m.cause != "none")]
-    n = len(caused)
+    rows = []
+    for truth in ("planted", "effective"):
+        sets = [s if isinstance(s, set) else set() for s in m[truth]]
+        keep = [bool(s) for s in sets]
+        caused, sets = m[keep], [s for s in sets if s]
+        n = len(caused)
 
-    def rate(hits) -> float:
-        return float(np.mean(hits)) if n else np.nan
+        def rate(hits) -> float:
+            return float(np.mean(list(hits))) if n else np.nan
 
-    return pd.DataFrame([
-        {"answer": "task's top signal", "flagged_tasks": len(m), "with_planted_cause": n,
-         "accuracy": rate(caused.top_signal_cause == caused.cause)},
-        {"answer": "any of the task's top 3 signals", "flagged_tasks": len(m), "with_planted_cause": n,
-         "accuracy": rate([c in str(s).split(",") for c, s in zip(caused.cause, caused.signal_causes)])},
-        {"answer": "job's dominant Hound cause", "flagged_tasks": len(m), "with_planted_cause": n,
-         "accuracy": rate(caused.job_dominant == caused.cause)},
-        {"answer": f"always {BASELINE_CAUSE}", "flagged_tasks": len(m), "with_planted_cause": n,
-         "accuracy": rate(caused.cause == BASELINE_CAUSE)},
-    ])
+        answers = {
+            "task's top signal": rate(a in s for a, s in zip(caused.top_signal_cause, sets)),
+            "any of the task's top 3 signals": rate(bool(set(str(a).split(",")) & s)
+                                                    for a, s in zip(caused.signal_causes, sets)),
+            "job's dominant Hound cause": rate(a in s for a, s in zip(caused.job_dominant, sets)),
+            f"always {BASELINE_CAUSE}": rate(BASELINE_CAUSE in s for s in sets),
+        }
+        rows += [{"truth": truth, "answer": a, "flagged_tasks": len(m), "with_cause": n, "accuracy": v}
+                 for a, v in answers.items()]
+    return pd.DataFrame(rows)

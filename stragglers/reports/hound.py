@@ -231,18 +231,29 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
         lines += ["## Table 6: number of causes per job", "", _md(n_causes), ""]
     lines += ["## Table 7: coverage and dominant coverage", "",
               "`_paper`: Hound Table 7 (Google 2011); without suffix: this run's diagnosis; `_planted`: the "
-              "generator's truth (drawn from the paper's Table 7).", "", _md(coverage), ""]
+              "generator's planted mixtures (drawn from the paper's Table 7); `_effective`: the planted causes "
+              "plus the background evictions, which lengthen a task's run as the eviction cause does.", "",
+              _md(coverage), ""]
     if validation is not None:
-        lines += ["## Check against the planted causes (`hound_validation`)", "",
+        lines += ["## Check against the generator's causes (`hound_validation`)", "",
+                  "Against three truths: `planted` (the mixture drawn from Hound's Tables 6-7), `effective` "
+                  "(the share of each cause among the (task, cause) pairs that lengthened a run: the planted "
+                  "causes plus the evictions and waits of >= 60 s the generator draws outside them) and "
+                  "`stragglers` (each cause's share of the job's finished stragglers, latency > the job's p90: "
+                  "what Hound's weights estimate, Section 5.1; jobs none of whose stragglers has a cause are "
+                  "not scored against it). "
                   "Dominant cause = the cause with the largest weight; a job Hound left without a named cause "
-                  "counts as wrong. Precision and recall of the set of named causes, pooled over jobs (micro) "
+                  "counts as wrong. Majority accuracy uses Hound's own definition of dominant (Section 5.1: the "
+                  "cause that explains the majority of a job's stragglers, weight > 1/2, or none): right when "
+                  "both sides name the same majority cause or neither has one. Precision and recall of the set of named causes, pooled over jobs (micro) "
                   "and averaged per job (macro).", "", _md(validation), ""]
         if validation_per_job is not None:
             lines += ["Per job:", "", _md(validation_per_job), ""]
     if explanation_acc is not None:
         lines += ["## Flag + explain (`straggler_explanations`)", "",
-                  "Over the tasks NURD flagged that carry a planted cause: does the task's top deviating metric "
-                  "name that cause?", "", _md(explanation_acc), ""]
+                  "Over the tasks NURD flagged that carry a cause: does the task's top deviating metric name a "
+                  "cause that hit it? `planted`: the cause planted on the task; `effective`: the planted cause "
+                  "or a background eviction or wait of >= 60 s.", "", _md(explanation_acc), ""]
     lines += ["## Figure 8: latency models (adjusted R^2 per job)", "", f"Paper: {PAPER_FIG8}.", "", _md(s8), "",
               "![Figure 8](hound_figure8.png)", "",
               "## Figure 9: false dependence after shuffling latency", "", f"Paper: {PAPER_FIG9}.", "", _md(s9), "",

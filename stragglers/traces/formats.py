@@ -77,9 +77,9 @@ def _fetch_embedded_google(dest: Path, *, url, parts, workers, scale, log):
     from dataclasses import asdict
     from stragglers.traces.fetch import truth_dir
     from stragglers.traces.google_parts import download_google
-    from stragglers.traces.synth import GENERATOR_VERSION, generate_google
+    from stragglers.traces.synth import GENERATOR_VERSION, TRUTH_VERSION, generate_google
     stamp = dest / ".generated.json"
-    want = {"generator_version": GENERATOR_VERSION, **asdict(scale)}
+    want = {"generator_version": GENERATOR_VERSION, "truth_version": TRUTH_VERSION, **asdict(scale)}
     truth = truth_dir(dest.parent.parent, dest.name)
     generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
                      and (truth / "truth_tasks.parquet").exists())

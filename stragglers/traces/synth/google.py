@@ -652,6 +652,12 @@ def _truth_frames(jobs, tasks_by_job):
     for j in jobs:
         tasks = tasks_by_job[j.job_id]
         n_fin = sum(1 for t in tasks if t.truth.end_state == "FINISH")
+        sched_delay = [(t.truth.first_schedule_us - j.submit_us) / S
+                       if t.truth.first_schedule_us is not None and j.submit_us > 0 else None for t in tasks]
+        background = [M.background_events(t.truth.cause, t.truth.evictions, t.truth.failures, d)
+                      for t, d in zip(tasks, sched_delay)]
+        ran = [i for i, t in enumerate(tasks) if t.truth.first_schedule_us is not None]
+        effective = M.effective_causes([tasks[i].truth.cause for i in ran], [background[i] for i in ran])
         jrows.append(dict(
             job_id=j.job_id, kind=j.kind, n_tasks=len(tasks),
             first_scheduling_class=j.sched_class, max_scheduling_class=j.max_class,
@@ -659,10 +665,11 @@ def _truth_frames(jobs, tasks_by_job):
             should_select=bool(j.max_class >= 1 and len(tasks) >= 100),
             should_select_priority_rule=bool(j.priority in (9, 10, 11) and len(tasks) >= 100),
             n_finished=n_fin, submit_us=j.submit_us, causes=j.causes.label(),
+            causes_effective=effective.label(),
             failure_prone=j.failure_prone, job_killed=j.kill_job,
             median_run_s=j.median_run_s, noise_sigma=j.noise_sigma,
         ))
-        for t in tasks:
+        for t, bg in zip(tasks, background):
             tr = t.truth
             lat = None
             if (tr.end_state == "FINISH" and tr.first_schedule_us is not None
@@ -673,7 +680,7 @@ def _truth_frames(jobs, tasks_by_job):
                 first_schedule_us=tr.first_schedule_us, final_finish_us=tr.final_finish_us,
                 latency_us=lat, evictions=tr.evictions, failures=tr.failures,
                 end_state=tr.end_state, has_usage=bool(tr.has_usage and t.intervals),
-                cause=tr.cause, severity=tr.severity, machine_slowdown=tr.machine_slowdown,
+                cause=tr.cause, background=bg, severity=tr.severity, machine_slowdown=tr.machine_slowdown,
                 job_causes=j.causes.label(),
             ))
     tj = pd.DataFrame(jrows).sort_values("job_id").reset_index(drop=True)

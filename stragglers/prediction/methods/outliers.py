@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyod
+from numba import njit
 from pyod.models.abod import ABOD
 from pyod.models.cblof import CBLOF
 from pyod.models.cof import COF
@@ -52,7 +53,7 @@ from pyod.models.mcd import MCD
 from pyod.models.ocsvm import OCSVM
 from pyod.models.pca import PCA
 from pyod.models.sod import SOD
-from pyod.models.sos import SOS
+from pyod.models.sos import SOS, _get_perplexity
 from pyod.models.xgbod import XGBOD
 
 from stragglers.prediction.methods._common import (
@@ -310,79 +311,74 @@ class PCAMethod(OutlierDetector):
         self.weighted, self.standardization = weighted, standardization
 
 
+@njit(cache=True)
+def _sos_affinities(D, log_u, eps, max_tries):
+    """PyOD's ``SOS._d2a`` loop, compiled: each row's bisection with PyOD's own
+    ``_get_perplexity`` (same numba reductions, same exp), same update rule and cap.
+
+    Speed-up for a row whose perplexity is unreachable (it takes all the steps): once
+    exp(-d beta) is exactly 0 for its nearest distance above 2 d_min (so for all of them,
+    exp being monotone), a step is evaluated on its distances <= 2 d_min only, kept in
+    PyOD's order; the sums are then bit-identical (adding an exact 0 changes nothing)."""
+    n = D.shape[0]
+    A = np.zeros((n, n))
+    for i in range(n):
+        Di = np.empty(n - 1)
+        Di[:i] = D[i, :i]
+        Di[i:] = D[i, i + 1:]
+        d_min = Di.min()
+        near = Di <= 2.0 * d_min
+        far_min = np.inf
+        for d in Di[~near]:
+            far_min = min(far_min, d)
+        Dn = Di[near]
+        beta = np.ones(1)
+        beta_min, beta_max = -np.inf, np.inf
+        H, thisA = _get_perplexity(Di, beta)
+        h_diff = H[0] - log_u
+        full = True
+        tries = 0
+        while (np.isnan(h_diff) or np.abs(h_diff) > eps) and tries < max_tries:
+            if np.isnan(h_diff):
+                beta = beta / 10.0
+            elif h_diff > 0:
+                beta_min = beta[0]
+                beta = beta * 2.0 if np.isinf(beta_max) else (beta + beta_max) / 2.0
+            else:
+                beta_max = beta[0]
+                beta = beta / 2.0 if np.isinf(beta_min) else (beta + beta_min) / 2.0
+            full = np.exp(-far_min * beta[0]) != 0.0
+            H, thisA = _get_perplexity(Di if full else Dn, beta)
+            h_diff = H[0] - log_u
+            tries += 1
+        if not full:
+            H, thisA = _get_perplexity(Di, beta)
+        A[i, :i] = thisA[:i]
+        A[i, i + 1:] = thisA[i:]
+    return A
+
+
 class BatchedSOS(SOS):
-    """PyOD's SOS with its perplexity search run on every row at once.
+    """PyOD's SOS with ``_d2a`` (the per-row perplexity search) compiled by numba.
 
-    ``SOS._d2a`` calibrates each row's precision beta by a bisection in a
-    Python loop, up to 5000 steps per row (~0.1-0.2 s for a row that uses
-    them all). This runs the same steps (same update rule, tolerance ``eps``
-    and cap) on all rows as numpy arrays. Same affinities as PyOD up to
-    floating-point summation order (tests/test_outlier_speed.py).
-
-    Rows whose perplexity cannot be reached are where the time went: a row's
-    entropy H(beta) decreases to log(m) as beta grows, m = the number of
-    points tied at its smallest distance d_min; when log(m) > log(perplexity)
-    + eps (e.g. more than 4.5 identical rows: on this trace, running tasks
-    whose features are still all 0) PyOD's search runs all 5000 steps (beta
-    doubles, and is divided by 10 whenever exp(-d beta) underflows), ~0.1-0.2 s
-    per row. Along that path a step goes the other way only when the sums
-    underflow, which depends on the distances d <= 2 d_min alone (exp(-d beta)
-    of the others is exactly 0 there), so such rows are searched on those;
-    their affinities are then computed on the whole row at the final beta, as
-    PyOD's last step does. This is what took the baseline range hours on the
-    embedded trace (docs/BENCHMARKS.md, "Method cost").
+    ``SOS._d2a`` calibrates each row's precision beta by a bisection in a Python loop, up
+    to 5000 steps per row, each step a call of the numba function ``_get_perplexity``.
+    Rows whose perplexity cannot be reached are where the time went: a row's entropy
+    H(beta) decreases to log(m) as beta grows, m = the number of points tied at its
+    smallest distance d_min; when log(m) > log(perplexity) + eps (more than 4.5 identical
+    rows: on this trace, running tasks whose features are still all 0) the search runs
+    all 5000 steps, ~0.1-0.2 s per row in PyOD (docs/BENCHMARKS.md, "Method cost").
+    ``_sos_affinities`` runs the same loop in compiled code, calling PyOD's
+    ``_get_perplexity`` itself, so the affinities are bit-identical to PyOD's (an earlier
+    numpy version summed rows in numpy's pairwise order and differed in the last bits,
+    enough to end a bisection one step apart; tests/test_outlier_speed.py).
     """
 
     MAX_TRIES = 5000  # pyod.models.sos.SOS._d2a
 
-    def _search(self, D: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
-        """PyOD's bisection for every row of D (rows: one point's distances to the others)
-        at once, over the entries ``keep`` (default all); returns each row's final beta."""
-        log_u = np.log(self.perplexity)
-        beta = np.ones(len(D))
-        beta_min, beta_max = np.full(len(D), -np.inf), np.full(len(D), np.inf)
-        rows = np.arange(len(D))
-        for tries in range(self.MAX_TRIES + 1):
-            Ar = np.exp(-D[rows] * beta[rows, None])
-            if keep is not None:
-                Ar = np.where(keep[rows], Ar, 0.0)
-            sum_a = Ar.sum(axis=1)
-            diff = np.log(sum_a) + beta[rows] * (D[rows] * Ar).sum(axis=1) / sum_a - log_u
-            going = (np.isnan(diff) | (np.abs(diff) > self.eps)) & np.isfinite(beta[rows])
-            rows, diff = rows[going], diff[going]      # an inf beta stays inf (NaN rows, beta / 10)
-            if tries == self.MAX_TRIES or len(rows) == 0:
-                break
-            b = beta[rows]
-            nan, up = np.isnan(diff), diff > 0
-            down = ~nan & ~up
-            beta_min[rows[up]] = b[up]
-            beta_max[rows[down]] = b[down]
-            new = b / 10.0
-            new[up] = np.where(np.isinf(beta_max[rows[up]]), b[up] * 2.0, (b[up] + beta_max[rows[up]]) / 2.0)
-            new[down] = np.where(np.isinf(beta_min[rows[down]]), b[down] / 2.0,
-                                 (b[down] + beta_min[rows[down]]) / 2.0)
-            beta[rows] = new
-        return beta
-
     def _d2a(self, D: np.ndarray) -> np.ndarray:
-        n = D.shape[0]
-        off = ~np.eye(n, dtype=bool)
-        d_off = D[off].reshape(n, n - 1)       # PyOD's Di: row i without D[i, i]
-        d_sorted = np.sort(d_off, axis=1)
-        ties = (d_off == d_sorted[:, :1]).sum(axis=1)
-        unreachable = np.log(ties) - np.log(self.perplexity) > self.eps
-        beta = np.empty(n)
-        beta[~unreachable] = self._search(d_off[~unreachable])
-        # these rows take all 5000 steps; each step goes up (H > log(perplexity)) unless the
-        # sums underflow, which depends on the entries d <= 2 d_min only (exp(-d beta) of the
-        # others is exactly 0 there): search on those
-        near = d_sorted[unreachable]
-        width = max(1, int((near <= 2 * near[:, :1]).sum(axis=1).max())) if len(near) else 1
-        near = near[:, :width]
-        beta[unreachable] = self._search(np.where(near <= 2 * near[:, :1], near, 0.0), near <= 2 * near[:, :1])
-        A = np.zeros((n, n))
-        A[off] = np.exp(-d_off * beta[:, None]).ravel()
-        return A
+        return _sos_affinities(np.ascontiguousarray(D, dtype=np.float64), float(np.log(self.perplexity)),
+                               float(self.eps), self.MAX_TRIES)
 
 
 class SOSMethod(OutlierDetector):

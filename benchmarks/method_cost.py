@@ -32,7 +32,7 @@ from stragglers.prediction.methods import BASELINES  # noqa: E402
 from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
 from stragglers.prediction.simulate import JobData, replay_job  # noqa: E402
 from stragglers.traces.synth import generate_google  # noqa: E402
-from stragglers.warehouse.build import build_features, build_selection, stage_google  # noqa: E402
+from stragglers.warehouse.build import build_features, build_selection, configure, stage_google  # noqa: E402
 
 
 def big_job(n: int, K: int, d: int = 15, seed: int = 0) -> JobData:
@@ -56,6 +56,9 @@ def embedded_jobs(n_jobs: int, select: str = "spread") -> list[JobData]:
     work = Path(tempfile.mkdtemp(prefix="nurd-cost-"))
     generate_google(work / "raw")
     con = duckdb.connect(str(work / "w.duckdb"))
+    # one thread: DuckDB's parallel float aggregation changes features in the last bit from one
+    # build to the next, enough to move SOS's mean F1 by 0.06 (docs/BENCHMARKS.md, "Method cost")
+    configure(con, threads=1)
     s = SelectionSettings()
     stage_google(con, work / "raw", s)
     build_selection(con, s)

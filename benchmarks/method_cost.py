@@ -56,8 +56,9 @@ def embedded_jobs(n_jobs: int, select: str = "spread") -> list[JobData]:
     work = Path(tempfile.mkdtemp(prefix="nurd-cost-"))
     generate_google(work / "raw")
     con = duckdb.connect(str(work / "w.duckdb"))
-    # one thread: DuckDB's parallel float aggregation changes features in the last bit from one
-    # build to the next, enough to move SOS's mean F1 by 0.06 (docs/BENCHMARKS.md, "Method cost")
+    # one thread: a guard (the features are bit-identical between parallel builds since the
+    # imputation mean is ordered; before, the last bit moved SOS's mean F1 by 0.06:
+    # docs/BENCHMARKS.md, "Method cost")
     configure(con, threads=1)
     s = SelectionSettings()
     stage_google(con, work / "raw", s)

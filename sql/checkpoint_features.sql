@@ -110,11 +110,13 @@ raw AS (
 ),
 imputed AS (
     -- a task with no value yet takes the mean of the job's visible values at
-    -- that checkpoint, else 0
+    -- that checkpoint, else 0; the mean's rows in task order, so that a parallel build
+    -- adds them in the same order every time (bit-identical features between builds)
     SELECT job_id, task_id, k, checkpoint_s, is_finished,
         coalesce(COLUMNS(* EXCLUDE (job_id, task_id, k, checkpoint_s, is_finished)),
                  avg(COLUMNS(* EXCLUDE (job_id, task_id, k, checkpoint_s, is_finished)))
-                    OVER (PARTITION BY job_id, k),
+                    OVER (PARTITION BY job_id, k ORDER BY task_id
+                          ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
                  0)
     FROM raw
 ),

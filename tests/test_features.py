@@ -99,3 +99,23 @@ def test_reference_mode_is_the_authors_formula(tmp_path):
         x = cum(row.task_id, min(row.checkpoint_s, lat[row.task_id]))
         expected = min(1.0, max(0.0, (x - lo) / (hi - lo)))
         assert abs(row.mcu - expected) < 1e-9, (row.task_id, row.checkpoint_s)
+
+
+def test_two_parallel_builds_give_bit_identical_features(tmp_path):
+    # DuckDB adds an unordered window's rows in whatever order its threads see them: the
+    # imputation mean is ordered by task so two builds give the same bits (a method such as SOS
+    # turns a 1e-15 difference into different flags, docs/BENCHMARKS.md "Method cost")
+    from stragglers.traces.synth import generate_google
+    generate_google(tmp_path / "raw", n_jobs=12)
+    s = SelectionSettings()
+    frames = []
+    for i in range(2):
+        con = duckdb.connect(str(tmp_path / f"w{i}.duckdb"))
+        con.execute("SET threads = 4")
+        stage_google(con, tmp_path / "raw", s)
+        build_selection(con, s)
+        build_features(con, s)
+        frames.append(con.execute("SELECT * EXCLUDE (trace) FROM checkpoint_features ORDER BY job_id, task_id, k").df())
+        con.close()
+    assert len(frames[0]) > 1000
+    assert frames[0].equals(frames[1])

@@ -15,18 +15,17 @@ from __future__ import annotations
 import argparse
 import warnings
 from collections import Counter
-from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 
 from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.learners import LEARNERS
 from stragglers.diagnosis.run import diagnose
-from stragglers.diagnosis.truth import load_truth, parse_causes, task_causes
+from stragglers.diagnosis.truth import parse_causes, task_causes
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRICS, METRIC_COLUMNS, WORDS, name_topic, words_of
-from stragglers.traces.fetch import truth_dir
+
+from hound_seeds import read_run  # benchmarks/ is on the path when run as a script
 
 STRAGGLER_QUANTILE = 0.9
 
@@ -50,10 +49,7 @@ def main() -> None:
     ap.add_argument("--per-job", action="store_true")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
-    with duckdb.connect(str(Path(args.data_dir) / "warehouse.duckdb"), read_only=True) as con:
-        profiles = con.execute("SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = 'synthetic'").df()
-        inputs = con.execute("SELECT job_id, task_id, latency_s FROM hound_inputs WHERE trace = 'synthetic'").df()
-    tj, tt = load_truth(truth_dir(args.data_dir, "synthetic"))
+    profiles, inputs, tj, tt = read_run(args.data_dir)
     tt = tt.assign(causes=task_causes(tt))
     fin = tt.merge(inputs.rename(columns={"task_id": "task_index"}), on=["job_id", "task_index"])
     d = diagnose(profiles, HoundSettings(seed=args.seed))

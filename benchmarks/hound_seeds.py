@@ -23,16 +23,22 @@ from stragglers.diagnosis.truth import BASELINE_CAUSE, TRUTHS, load_truth, strag
 from stragglers.traces.fetch import truth_dir
 
 
+def read_run(data_dir: str):
+    """The embedded trace's Hound profiles and inputs (a materialized warehouse) and its truth
+    files: (profiles, inputs, truth_jobs, truth_tasks)."""
+    with duckdb.connect(str(Path(data_dir) / "warehouse.duckdb"), read_only=True) as con:
+        profiles = con.execute("SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = 'synthetic'").df()
+        inputs = con.execute("SELECT job_id, task_id, latency_s FROM hound_inputs WHERE trace = 'synthetic'").df()
+    return (profiles, inputs, *load_truth(truth_dir(data_dir, "synthetic")))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default="data")
     ap.add_argument("--seeds", default="0,1,2,3,4")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
-    with duckdb.connect(str(Path(args.data_dir) / "warehouse.duckdb"), read_only=True) as con:
-        profiles = con.execute("SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = 'synthetic'").df()
-        inputs = con.execute("SELECT job_id, task_id, latency_s FROM hound_inputs WHERE trace = 'synthetic'").df()
-    truth_jobs, truth_tasks = load_truth(truth_dir(args.data_dir, "synthetic"))
+    profiles, inputs, truth_jobs, truth_tasks = read_run(args.data_dir)
     stragglers = straggler_mixtures(truth_tasks, inputs)
     jobs = sorted(profiles.job_id.unique())
     print("| seed | ensemble topics | truth | dominant accuracy | majority accuracy | precision | recall | "

@@ -22,20 +22,10 @@ import pandas as pd
 from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.learners import LEARNERS
 from stragglers.diagnosis.run import diagnose
-from stragglers.diagnosis.truth import parse_causes, task_causes
+from stragglers.diagnosis.truth import dominant, majority, parse_causes, straggler_mixtures
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRICS, METRIC_COLUMNS, WORDS, name_topic, words_of
 
 from hound_seeds import read_run  # benchmarks/ is on the path when run as a script
-
-STRAGGLER_QUANTILE = 0.9
-
-
-def straggler_mixture(tasks: pd.DataFrame) -> dict:
-    """Share of the job's finished stragglers (latency above the job's p90) touched by each cause."""
-    lat = tasks.latency_s.astype(float)   # Hound's latency (hound_inputs: end-to-end)
-    s = tasks[lat > np.nanquantile(lat, STRAGGLER_QUANTILE)]
-    c = Counter(x for cs in s.causes for x in cs)
-    return {k: v / len(s) for k, v in c.most_common()} if len(s) else {}
 
 
 def fmt(m: dict, n: int = 4) -> str:
@@ -50,8 +40,7 @@ def main() -> None:
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     profiles, inputs, tj, tt = read_run(args.data_dir)
-    tt = tt.assign(causes=task_causes(tt))
-    fin = tt.merge(inputs.rename(columns={"task_id": "task_index"}), on=["job_id", "task_index"])
+    stragglers = straggler_mixtures(tt, inputs)
     d = diagnose(profiles, HoundSettings(seed=args.seed))
     jobs = d.ensemble.jobs
     jc = d.job_causes
@@ -60,9 +49,8 @@ def main() -> None:
     verdicts, rows = Counter(), []
     for i, j in enumerate(jobs):
         planted, eff = parse_causes(tjx.at[j, "causes"]), parse_causes(tjx.at[j, "causes_effective"])
-        strag = straggler_mixture(fin[fin.job_id == j])
+        strag = stragglers.get(j, {})
         diag = {r.cause: r.weight for r in jc[jc.job_id == j].itertuples()}
-        dom = lambda m: max(m, key=m.get) if m else None
         learner_txt = []
         for learner in LEARNERS:
             p = profiles[(profiles.job_id == j) & (profiles.learner == learner)].set_index("metric").weight
@@ -76,7 +64,7 @@ def main() -> None:
                   if m.theta[i, q] > 0}
             learner_txt.append(f"{learner}: top {', '.join(f'{x}{p[x]:+.2f}' for x in top)}; "
                                f"DS words {ds:.2f} EVICT {ev:.2f}; topics {fmt(th, 3)}")
-        t_dom, h_dom = dom(eff), dom(diag)
+        t_dom, h_dom = dominant(eff), dominant(diag)
         if h_dom == t_dom:
             v = "right"
         elif h_dom is None:
@@ -88,9 +76,9 @@ def main() -> None:
         else:
             v = "cause never an ensemble topic"
         verdicts[v] += 1
-        rows.append(dict(job_id=j, killed=bool(tjx.at[j, "job_killed"]), planted_dom=dom(planted), eff_dom=t_dom,
-                         strag_dom=dom(strag), strag_majority=max(strag.values(), default=0) > 0.5,
-                         hound_dom=h_dom, hound_majority=max(diag.values(), default=0) > 0.5, verdict=v))
+        rows.append(dict(job_id=j, killed=bool(tjx.at[j, "job_killed"]), planted_dom=dominant(planted), eff_dom=t_dom,
+                         strag_dom=dominant(strag), strag_majority=majority(strag) is not None,
+                         hound_dom=h_dom, hound_majority=majority(diag) is not None, verdict=v))
         if args.per_job:
             print(f"\njob {j} killed={bool(tjx.at[j, 'job_killed'])} verdict={v}")
             print(f"  planted   {fmt(planted)}\n  effective {fmt(eff)}\n  stragglers {fmt(strag)}\n  hound     {fmt(diag)}")

@@ -95,6 +95,11 @@ def diagnosed_mixtures(job_causes: pd.DataFrame, jobs: list) -> dict:
     return out
 
 
+def dominant(mix: dict) -> str | None:
+    """The cause with the largest weight (the first one on a tie); None for an empty mixture."""
+    return max(mix, key=mix.get) if mix else None
+
+
 def majority(mix: dict) -> str | None:
     """Hound's dominant cause (Section 5.1): the cause that "explains the majority of a job's
     stragglers", weight > 1/2; None when no cause does ("not every job has a dominant cause")."""
@@ -109,9 +114,7 @@ def _scores(answers: dict, truth: dict) -> dict:
     precs, recs = [], []
     for job, t in truth.items():
         a = answers.get(job, {})
-        dom_t = max(t, key=t.get)
-        dom_a = max(a, key=a.get) if a else None
-        hit += dom_a == dom_t
+        hit += dominant(a) == dominant(t)
         hit_major += majority(a) == majority(t)
         sa, st = {c for c in a if c in CAUSES}, set(t)
         i = len(sa & st)
@@ -148,8 +151,8 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
     for j in jobs:
         p, e, a = truths["planted"][j], truths["effective"][j], hound[j]
         rows.append({"job_id": j, "planted": _label(p), "effective": _label(e), "diagnosed": _label(a),
-                     "planted_dominant": max(p, key=p.get), "effective_dominant": max(e, key=e.get) if e else None,
-                     "diagnosed_dominant": max(a, key=a.get) if a else None,
+                     "planted_dominant": dominant(p), "effective_dominant": dominant(e),
+                     "diagnosed_dominant": dominant(a),
                      "planted_majority": majority(p), "effective_majority": majority(e),
                      "diagnosed_majority": majority(a)})
     per_job = pd.DataFrame(rows)

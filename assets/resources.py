@@ -79,17 +79,19 @@ class _SettingsViews:
         return self.settings().failures()
 
 
-def _resource_class() -> type:
+def _resource_class(defaults: Settings | None = None, base: type = dg.ConfigurableResource) -> type:
+    """The resource class; ``defaults``: the values a field takes when a run's config leaves it
+    out (the code defaults, or the environment's values, see ``settings_from_env``)."""
     hints = typing.get_type_hints(Settings)
     namespace: dict = {"__module__": __name__, "__annotations__": {}}
     for f in RUN_SETTINGS:
         namespace["__annotations__"][f.name] = hints[f.name]
         var = f.metadata["env"]
-        namespace[f.name] = Field(default=f.default,
+        namespace[f.name] = Field(default=f.default if defaults is None else getattr(defaults, f.name),
                                   description=f.metadata["doc"] + (f" (environment: {var})" if var else ""))
     namespace["__doc__"] = ("Every setting of the pipeline (stragglers.settings.Settings): where data lives, "
                             "which trace, the protocol (docs/PROTOCOL.md), the evaluation and DuckDB.")
-    return type("NurdSettings", (_SettingsViews, dg.ConfigurableResource), namespace)
+    return type("NurdSettings", (_SettingsViews, base) if base is dg.ConfigurableResource else (base,), namespace)
 
 
 NurdSettings = _resource_class()
@@ -99,7 +101,7 @@ def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> NurdSe
     """The resource as the environment configures it; every value is validated now (fail fast:
     a bad NURD_... stops the code location from loading, naming the variable)."""
     environ = os.environ if environ is None else environ
-    Settings.from_env(environ)
+    from_env = Settings.from_env(environ)
     values = {}
     for f in RUN_SETTINGS:
         var = f.metadata["env"]
@@ -107,7 +109,10 @@ def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> NurdSe
             kind = typing.get_type_hints(Settings)[f.name]
             values[f.name] = dg.EnvVar.int(var) if kind is int else (
                 dg.EnvVar.float(var) if kind is float else dg.EnvVar(var))
-    return NurdSettings(**values)
+    # A run config that sets some fields of `nurd` rebuilds the resource from the class defaults,
+    # so those defaults are the environment's values: setting synthetic_seed in the launchpad must
+    # not send data_dir back to "data" when NURD_DATA_DIR is set.
+    return _resource_class(from_env, base=NurdSettings)(**values)
 
 
 class WarehouseResource(DuckDBResource):

@@ -75,3 +75,22 @@ def test_launchpad_data_dir_moves_the_warehouse_and_tables_record_their_settings
     with duckdb.connect(str(db), read_only=True) as con:
         built = recorded_settings(con, "jobs", "synthetic")
     assert built["min_tasks"] == 10 and built["quantile"] == 0.9 and built["feature_mode"] == "observed"
+
+
+def test_a_partial_run_config_keeps_the_environments_other_settings(tmp_path, monkeypatch):
+    """Setting one field of `nurd` in the launchpad (here synthetic_seed) rebuilds the resource
+    from its class defaults; those must be the environment's values, else NURD_DATA_DIR was
+    silently replaced by "data" and the run wrote its trace in the working directory."""
+    monkeypatch.setenv("NURD_DATA_DIR", str(tmp_path / "from_env"))
+    monkeypatch.setenv("NURD_HOUND_MIN_TASKS", "50")
+    seen = {}
+
+    @dg.asset
+    def probe(nurd: NurdSettings):
+        s = nurd.settings()
+        seen.update(data_dir=s.data_dir, seed=s.synthetic_seed, hound_min_tasks=s.hound_min_tasks, quantile=s.quantile)
+
+    for run_config, seed in (({"resources": {"nurd": {"config": {"synthetic_seed": 7}}}}, 7), ({}, 2011)):
+        assert dg.materialize([probe], resources={"nurd": settings_from_env()}, run_config=run_config,
+                              instance=dg.DagsterInstance.ephemeral()).success
+        assert seen == dict(data_dir=str(tmp_path / "from_env"), seed=seed, hound_min_tasks=50, quantile=0.9)

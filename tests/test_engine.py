@@ -41,7 +41,7 @@ TABLES = {  # result table -> sort key (row order in a table means nothing)
 def warehouse(tmp_path_factory) -> Path:
     """A warehouse with checkpoint_features of a small embedded trace (no results yet)."""
     root = tmp_path_factory.mktemp("engine")
-    generate_google(root / "raw", seed=31, n_jobs=12, n_parts=2)
+    generate_google(root / "raw", seed=31, n_jobs=13, n_parts=2)   # 5 jobs with finished tasks (generator 3)
     db = root / "warehouse.duckdb"
     with duckdb.connect(str(db)) as con:
         s = SelectionSettings()

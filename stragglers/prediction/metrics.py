@@ -46,8 +46,9 @@ def job_scores(labels: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
 
 def f1_auc(f1_over_time: np.ndarray) -> float:
     """Mean of a job's F1 at normalized times k/10, k = 1..10 (the area under
-    its F1-over-time step curve): a flag raised at t1 counts from k = 1 on,
-    one raised just before tau only at k = 10."""
+    its F1-over-time step curve): a flag raised at or before the k/10 point counts from k
+    on; on the 'equal' grid checkpoint j is the j/10 point, so a flag at the last checkpoint
+    before tau (j = 9) counts at k = 9 and 10."""
     return float(np.mean(f1_over_time))
 
 

@@ -163,7 +163,10 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         fa = flagged_at[v]
         lab, fa_s = labels[scored], fa[scored]
         pred = ~np.isnan(fa_s)
-        over_time = np.array([job_scores(lab, pred & (fa_s <= c))["f1"] for c in cutoffs])
+        # a flag at a checkpoint that falls on a cutoff (the 'equal' grid puts checkpoint j on cutoff
+        # j) counts from that cutoff on; 1 us (the trace's resolution) absorbs the floating-point
+        # difference of the two computations, which made it count at j or j + 1 by chance
+        over_time = np.array([job_scores(lab, pred & (fa_s <= c + 1e-6))["f1"] for c in cutoffs])
         scores = job_scores(lab, pred) | {"f1_auc": f1_auc(over_time),
                                           "median_lead": median_lead(lab, fa_s, y[scored], job.tau)}
         variants.append(VariantResult(v, fa, scored.copy(), scores, over_time))

@@ -79,7 +79,8 @@ class _SettingsViews:
         return self.settings().failures()
 
 
-def _resource_class(defaults: Settings | None = None, base: type = dg.ConfigurableResource) -> type:
+def _resource_class(defaults: Settings | None = None,
+                    bases: tuple = (_SettingsViews, dg.ConfigurableResource)) -> type:
     """The resource class; ``defaults``: the values a field takes when a run's config leaves it
     out (the code defaults, or the environment's values, see ``settings_from_env``)."""
     hints = typing.get_type_hints(Settings)
@@ -91,7 +92,7 @@ def _resource_class(defaults: Settings | None = None, base: type = dg.Configurab
                                   description=f.metadata["doc"] + (f" (environment: {var})" if var else ""))
     namespace["__doc__"] = ("Every setting of the pipeline (stragglers.settings.Settings): where data lives, "
                             "which trace, the protocol (docs/PROTOCOL.md), the evaluation and DuckDB.")
-    return type("NurdSettings", (_SettingsViews, base) if base is dg.ConfigurableResource else (base,), namespace)
+    return type("NurdSettings", bases, namespace)
 
 
 NurdSettings = _resource_class()
@@ -112,7 +113,7 @@ def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> NurdSe
     # A run config that sets some fields of `nurd` rebuilds the resource from the class defaults,
     # so those defaults are the environment's values: setting synthetic_seed in the launchpad must
     # not send data_dir back to "data" when NURD_DATA_DIR is set.
-    return _resource_class(from_env, base=NurdSettings)(**values)
+    return _resource_class(from_env, bases=(NurdSettings,))(**values)
 
 
 class WarehouseResource(DuckDBResource):

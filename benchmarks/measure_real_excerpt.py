@@ -21,7 +21,11 @@ KNOTS = (0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0)
 END = 2**63 - 1
 
 
-def measure(root: str) -> dict:
+def load_events(root: str) -> duckdb.DuckDBPyConnection:
+    """A connection with the raw events (views `te`, `je`), one row per task (`t`: first SUBMIT
+    and SCHEDULE, last FINISH, final end event, evictions, failures), per job (`j`, `jt`), the
+    selected jobs (`sel`) and the jobs killed inside the window (`killed_in_window`).
+    benchmarks/per_job_realism.py reads the same tables."""
     con = duckdb.connect()
     con.execute(f"""CREATE VIEW te AS SELECT * FROM read_csv('{root}/task_events/*.csv.gz', header=false,
         auto_detect=false, nullstr='', columns={{'time':'BIGINT','missing_info':'INTEGER','job_id':'BIGINT',
@@ -42,6 +46,15 @@ def measure(root: str) -> dict:
     con.execute("""CREATE TABLE jt AS SELECT t.job_id, count(*) AS n, any_value(j.mc) AS mc, any_value(j.jfe) AS jfe
         FROM t LEFT JOIN j USING (job_id) GROUP BY 1""")
     con.execute("CREATE TABLE sel AS SELECT * FROM jt WHERE mc >= 1 AND n >= 100")
+    # jobs whose last end event is a KILL inside the task_events window (job_events run for the
+    # whole month: a job killed later still has its in-window tasks running)
+    con.execute("""CREATE TABLE killed_in_window AS SELECT job_id FROM j WHERE jfe = 5 AND job_id IN (
+        SELECT job_id FROM je WHERE event_type = 5 GROUP BY job_id HAVING max(time) <= (SELECT max(time) FROM te))""")
+    return con
+
+
+def measure(root: str) -> dict:
+    con = load_events(root)
     con.execute(f"""CREATE TABLE lat AS SELECT job_id, (fin - sch) / 1e6 AS l FROM t SEMI JOIN sel USING (job_id)
         WHERE fe = 4 AND sch > 0 AND fin < {END}""")
     con.execute("""CREATE TABLE pj AS SELECT job_id, quantile_cont(l, 0.5) AS p50, quantile_cont(l, 0.9) AS p90
@@ -93,10 +106,7 @@ def measure(root: str) -> dict:
         "evicted_task_end_state": shares("""SELECT coalesce(fe::VARCHAR, 'none'), count(*) / sum(count(*)) OVER ()
                                             FROM t SEMI JOIN sel USING (job_id) WHERE sch > 0 AND ev > 0 GROUP BY 1"""),
         "killed_job_finished_share": q(f"""SELECT quantile_cont(s, {k}) FROM (
-                SELECT avg((fe = 4)::INT) AS s FROM t SEMI JOIN (SELECT job_id FROM sel WHERE jfe = 5) USING (job_id)
-                -- killed inside the task_events window (job_events run for the whole month)
-                SEMI JOIN (SELECT job_id FROM je WHERE event_type = 5 GROUP BY job_id
-                           HAVING max(time) <= (SELECT max(time) FROM te)) USING (job_id)
+                SELECT avg((fe = 4)::INT) AS s FROM t SEMI JOIN sel USING (job_id) SEMI JOIN killed_in_window USING (job_id)
                 WHERE sch > 0 GROUP BY job_id HAVING count(*) >= 100)"""),
         # checks, not drawn from: finished tasks of selected jobs
         "finished_task_evicted_share": one("""SELECT avg((ev > 0)::INT) FROM t SEMI JOIN sel USING (job_id)

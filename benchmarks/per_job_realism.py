@@ -14,14 +14,9 @@ import os
 import tempfile
 from pathlib import Path
 
-import duckdb
-
 from stragglers.traces.synth import generate_google
 
-COLUMNS = ("{'time':'BIGINT','missing_info':'INTEGER','job_id':'BIGINT','task_index':'BIGINT',"
-           "'machine_id':'BIGINT','event_type':'INTEGER','user_name':'VARCHAR','scheduling_class':'INTEGER',"
-           "'priority':'INTEGER','cpu_request':'DOUBLE','memory_request':'DOUBLE','disk_request':'DOUBLE',"
-           "'different_machine':'INTEGER'}")
+from measure_real_excerpt import load_events  # benchmarks/ is on the path when run as a script
 
 STATISTICS = {
     "jobs (>= 100 finished tasks, SUBMIT in window)": "SELECT count(DISTINCT job_id) FROM fj",
@@ -32,27 +27,13 @@ STATISTICS = {
     "within-job p90/p50 of SUBMIT -> SCHEDULE (median job)": "SELECT median(p90w / greatest(p50w, 0.1)) FROM (SELECT DISTINCT job_id, p90w, p50w FROM fj)",
     "killed jobs: share of in-window tasks finished, 25 / 50 / 75 % points": """SELECT
         list_transform(quantile_cont(s, [0.25, 0.5, 0.75]), x -> round(x, 2))::VARCHAR FROM (SELECT avg((fe = 4)::INT) s
-        FROM t SEMI JOIN sel USING (job_id) WHERE sch > 0
-        AND job_id IN (SELECT job_id FROM killed) GROUP BY job_id HAVING count(*) >= 100)""",
+        FROM t SEMI JOIN sel USING (job_id) SEMI JOIN killed_in_window USING (job_id) WHERE sch > 0
+        GROUP BY job_id HAVING count(*) >= 100)""",
 }
 
 
 def measure(root: Path) -> dict:
-    con = duckdb.connect()
-    con.execute(f"CREATE VIEW te AS SELECT * FROM read_csv('{root}/task_events/*.csv.gz', header=false, "
-                f"auto_detect=false, nullstr='', columns={COLUMNS})")
-    con.execute(f"""CREATE TABLE killed AS SELECT job_id FROM read_csv('{root}/job_events/*.csv.gz', header=false,
-        auto_detect=false, nullstr='', columns={{'time':'BIGINT','missing_info':'INTEGER','job_id':'BIGINT',
-        'event_type':'INTEGER','user_name':'VARCHAR','scheduling_class':'INTEGER','job_name':'VARCHAR',
-        'logical_job_name':'VARCHAR'}}) GROUP BY job_id
-        HAVING arg_max(event_type, time) FILTER (event_type BETWEEN 2 AND 6) = 5
-           -- killed inside the task_events window (the real job_events run for the whole month)
-           AND max(time) FILTER (event_type = 5) <= (SELECT max(time) FROM te)""")
-    con.execute("""CREATE TABLE t AS SELECT job_id, task_index, min(time) FILTER (event_type = 0) AS sub,
-        min(time) FILTER (event_type = 1) AS sch, max(time) FILTER (event_type = 4) AS fin,
-        arg_max(event_type, {'t': time, 'e': event_type}) FILTER (event_type BETWEEN 2 AND 6) AS fe,
-        count(*) FILTER (event_type = 2) AS ev, max(scheduling_class) AS mc FROM te GROUP BY ALL""")
-    con.execute("CREATE TABLE sel AS SELECT job_id FROM t GROUP BY 1 HAVING max(mc) >= 1 AND count(*) >= 100")
+    con = load_events(str(root))
     con.execute("""CREATE TABLE fj AS SELECT * FROM (SELECT f.*, quantile_cont(run, 0.9) OVER w AS p90r,
             quantile_cont(e2e, 0.9) OVER w AS p90e, quantile_cont(wait, 0.5) OVER w AS p50w,
             quantile_cont(wait, 0.9) OVER w AS p90w, count(*) OVER w AS n

@@ -222,21 +222,19 @@ class _Sim:
         if raise_us is not None:
             now = max(now, raise_us + S)
         n_evict = 0
-        background_kill = False
+        evicted_for_good = False
         if eff.evict:
             n_evict = 1 + int(rng.random() < 0.2)
         elif rng.random() < (LOW_PRIORITY_EVICT_P if job.max_class == 0 else job.evict_p):
             # REAL EXCERPT: an evicted task is often evicted again (generator 3)
             n_evict = _choice(rng, R.EVICTIONS_PER_EVICTED_TASK)
-            if rng.random() >= R.EVICTED_TASK_FINISH_P:
-                # REAL EXCERPT: 97 % of evicted tasks never finish; here the last attempt is killed
-                # (the excerpt's 23 % still evicted at its end are folded into KILL)
-                background_kill = True
+            # REAL EXCERPT: 97 % of evicted tasks never finish; here the last attempt is killed
+            # (the excerpt's 23 % still evicted at its end are folded into KILL)
+            evicted_for_good = rng.random() >= R.EVICTED_TASK_FINISH_P
         budget = M.retry_budget(rng)
         r = rng.random()
-        terminal = KILL if r < M.KILL_TASK_P else (LOST if r < M.KILL_TASK_P + M.LOST_TASK_P else None)
-        if background_kill:
-            terminal = KILL
+        terminal = KILL if evicted_for_good or r < M.KILL_TASK_P else (
+            LOST if r < M.KILL_TASK_P + M.LOST_TASK_P else None)
         m = self.pick_machine(contended=(tr.cause == M.LIMITED_PROCESSOR))
         tr.machine_slowdown = float(self.slow[m])
         attempt = 0

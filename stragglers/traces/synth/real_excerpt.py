@@ -34,8 +34,6 @@ EVICT_RESCHEDULE_DELAY_S = (0.6523, 1.6099, 1.8869, 12.172, 111.36, 1204.8, 3704
 # how the in-window evicted tasks of selected jobs end: 73.6 % KILL, 23.4 % still evicted when the
 # excerpt ends, 3.0 % FINISH
 EVICTED_TASK_FINISH_P = 0.030173
-# a check, not drawn from: share of the finished tasks of selected jobs that were evicted
-FINISHED_TASK_EVICTED_SHARE = 0.002913
 # other jobs (not selected) with task events: tasks per job
 OTHER_JOB_TASKS = (1, 1, 1, 1, 1, 1, 15, 50, 20010)
 

@@ -3,8 +3,8 @@
 Reads a data directory where ``*hound_job_causes`` was materialized on the embedded trace (any
 generator seed), re-runs Algorithms 3-4 with the run's seed to get each learner's own topic mixture,
 and prints per job: the planted and effective mixtures, the stragglers' causes (the share of the
-job's finished stragglers, Hound's latency (hound_inputs.latency_s) > the job's p90, that each cause touched: what Hound's weights
-estimate, Section 5.1), Hound's mixture, each learner's top profile metrics and its named topics,
+job's finished stragglers, Hound's latency (hound_inputs.latency_s) > the job's p90, that each cause explains: the
+task would not straggle had the cause taken its typical time; what Hound's weights estimate, Section 5.1), Hound's mixture, each learner's top profile metrics and its named topics,
 and a one-word verdict. Then a summary of where the errors come from.
 
     PYTHONPATH=$PWD python benchmarks/hound_confusion.py --data-dir data [--seed 0] [--per-job]
@@ -22,7 +22,7 @@ import pandas as pd
 from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.learners import LEARNERS
 from stragglers.diagnosis.run import diagnose
-from stragglers.diagnosis.truth import dominant, majority, parse_causes, straggler_mixtures
+from stragglers.diagnosis.truth import cause_added_s, dominant, majority, parse_causes, straggler_mixtures
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRICS, METRIC_COLUMNS, WORDS, name_topic, words_of
 
 from hound_seeds import read_run  # benchmarks/ is on the path when run as a script
@@ -40,7 +40,7 @@ def main() -> None:
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     profiles, inputs, tj, tt = read_run(args.data_dir)
-    stragglers = straggler_mixtures(tt, inputs)
+    stragglers = straggler_mixtures(cause_added_s(tt, tj, inputs))
     d = diagnose(profiles, HoundSettings(seed=args.seed))
     jobs = d.ensemble.jobs
     jc = d.job_causes

@@ -256,30 +256,48 @@ def test_majority_accuracy_uses_hounds_definition_of_dominant():
 
 
 def test_straggler_mixtures_hand_computed():
-    """Hound's weights estimate the fraction of a job's stragglers attributed to each cause (Section 5.1)."""
+    """Hound's weights estimate the fraction of a job's stragglers attributed to each cause (Section 5.1);
+    a cause explains a straggler when the task would not straggle had the cause taken its typical time."""
     import pandas as pd
-    from stragglers.diagnosis.truth import majority, straggler_mixtures
+    from stragglers.diagnosis.truth import cause_added_s, majority, straggler_mixtures, validate
+    from stragglers.traces.synth.model import TYPICAL_SLOWDOWN
 
-    # job 1: 10 finished tasks, latencies 1..10 -> p90 = 9.1 -> straggler: the task with 10 (data skew and a
-    # background eviction). Job 2: latencies 1..20 -> p90 = 18.1 -> stragglers 19 (none) and 20 (queueing
-    # in the background): queueing 1/2, not a majority. Task 11 of job 1 did not finish (not an input).
+    # job 1: latencies 1..10 -> p90 = 9.1 -> straggler: task 9 (10 s, all of it its last attempt's work),
+    # data skew with severity 1 -> added 10 * 1/2 = 5 s -> 5 <= 9.1, explained; it also lost 0.5 s to an
+    # eviction -> 9.5 > 9.1, not explained by it. Task 10 did not finish (not an input).
+    # job 2: latencies 1..20 -> p90 = 18.1 -> stragglers 18 (19 s) and 19 (20 s). Task 18 ran on a machine
+    # twice the median slowdown -> limited processor added 19 * (1 - 1/2) = 9.5 s -> explained. Task 19
+    # waited 5 s against the job's median 2 s -> queueing added 3 s -> 17 <= 18.1, explained; its machine
+    # is faster than the median (added 0). Each explains 1/2: a tie, no majority; Table 7's order puts
+    # limited processor first.
+    lat = [float(x) for x in range(1, 11)] + [float(x) for x in range(1, 21)]
     tt = pd.DataFrame({"job_id": [1] * 11 + [2] * 20, "task_index": list(range(11)) + list(range(20)),
                        "cause": ["none"] * 9 + ["data_skew", "limited_io"] + ["none"] * 20,
-                       "background": [""] * 9 + ["eviction", ""] + [""] * 19 + ["queueing"]})
-    inputs = pd.DataFrame({"job_id": [1] * 10 + [2] * 20, "task_id": list(range(10)) + list(range(20)),
-                           "latency_s": [float(x) for x in range(1, 11)] + [float(x) for x in range(1, 21)]})
-    mix = straggler_mixtures(tt, inputs)
-    assert mix[1] == {"data_skew": 1.0, "eviction": 1.0}
-    assert mix[2] == {"queueing_delay": 0.5} and majority(mix[2]) is None
-    # scored as the third truth: Hound says data skew (job 1, right) and data skew (job 2, wrong: queueing)
-    from stragglers.diagnosis.truth import validate
+                       "severity": [0.0] * 9 + [1.0, 0.5] + [0.0] * 20,
+                       "machine_slowdown": [TYPICAL_SLOWDOWN] * 29 + [2 * TYPICAL_SLOWDOWN, 1.0],
+                       "final_schedule_us": [0] * 31,
+                       "final_finish_us": [int(x * 1e6) for x in lat[:10]] + [None] + [int(x * 1e6) for x in lat[10:]],
+                       "evict_lost_s": [0.0] * 9 + [0.5] + [0.0] * 21, "slow_start_s": [0.0] * 31})
+    tt.loc[30, "final_finish_us"] = int(15e6)   # task 19: 5 s waited before its first SCHEDULE
     truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:1.00", "limited_io:1.00"],
-                          "causes_effective": ["data_skew:1.00", "limited_io:1.00"]})
+                          "causes_effective": ["data_skew:1.00", "limited_io:1.00"], "median_wait_s": [1.0, 2.0]})
+    inputs = pd.DataFrame({"job_id": [1] * 10 + [2] * 20, "task_id": list(range(10)) + list(range(20)),
+                           "latency_s": lat, "sched_delay": [0.0] * 29 + [5.0]})
+    added = cause_added_s(tt, truth, inputs)
+    assert added.set_index(["job_id", "task_id"]).loc[(2, 18), "limited_processor"] == pytest.approx(9.5)
+    mix = straggler_mixtures(added)
+    assert mix[1] == {"data_skew": 1.0}
+    assert mix[2] == {"limited_processor": 0.5, "queueing_delay": 0.5} and majority(mix[2]) is None
+    # scored as the third truth: Hound says data skew (job 1, right) and data skew (job 2, wrong)
     causes = pd.DataFrame({"job_id": [1, 2], "cause": ["data_skew"] * 2, "named": [True] * 2, "weight": [1.0] * 2})
     per_job, summary = validate(causes, truth, [1, 2], mix)
     row = summary.set_index(["truth", "method"]).loc[("stragglers", "hound")]
     assert row.dominant_accuracy == 0.5 and row.majority_accuracy == 0.5 and row.recall == pytest.approx(1 / 3)
-    assert list(per_job.stragglers) == ["data_skew:1.00;eviction:1.00", "queueing_delay:0.50"]
+    assert list(per_job.stragglers) == ["data_skew:1.00", "limited_processor:0.50;queueing_delay:0.50"]
+    # the best constant in hindsight: data skew and limited processor are each dominant once (a tie,
+    # Table 7's order) -> data skew, 1/2
+    best = summary.set_index(["truth", "method"]).loc[("stragglers", "best_constant_in_hindsight")]
+    assert best.answers == "data_skew" and best.dominant_accuracy == 0.5
 
 
 def test_explanation_names_a_deviation_from_a_constant_reference():

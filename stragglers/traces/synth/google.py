@@ -236,14 +236,16 @@ class _Sim:
         terminal = KILL if evicted_for_good or r < M.KILL_TASK_P else (
             LOST if r < M.KILL_TASK_P + M.LOST_TASK_P else None)
         m = self.pick_machine(contended=(tr.cause == M.LIMITED_PROCESSOR))
-        tr.machine_slowdown = float(self.slow[m])
         attempt = 0
         while True:
             if tr.first_schedule_us is None:
                 tr.first_schedule_us = now
+            tr.final_schedule_us = now
+            tr.machine_slowdown = float(self.slow[m])   # the machine of the last attempt
             ev.append([now, SCHEDULE, m, cls])
             run_s = work_s * self.slow[m]
             slow_s = eff.slow_start * work_s if attempt == 0 else 0.0
+            tr.slow_start_s = slow_s
             length_us = int((run_s + slow_s) * S)
             slow_end = now + int(slow_s * S)
             if tr.evictions < n_evict:
@@ -292,7 +294,11 @@ class _Sim:
                 wait = float(R.draw(rng, R.EVICT_RESCHEDULE_DELAY_S))
             else:
                 wait = float(R.draw(rng, R.SCHEDULE_DELAY_S, upto=RESCHEDULE_DELAY_UPTO))
-            now = resub + int(wait * S)
+            started, now = tr.final_schedule_us, resub + int(wait * S)
+            if etype == EVICT:   # the time an attempt lost, up to the next SCHEDULE (the truth's counterfactual)
+                tr.evict_lost_s += (now - started) / S
+            else:
+                tr.fail_lost_s += (now - started) / S
             m = self.pick_machine(avoid=m, contended=(tr.cause == M.LIMITED_PROCESSOR))
             attempt += 1
 
@@ -567,7 +573,7 @@ def _run_pretrace_task(sim: _Sim, j: _Job, t: _Task) -> None:
     tr = t.truth
     m = sim.pick_machine()
     tr.machine_slowdown = float(sim.slow[m])
-    tr.first_schedule_us = 0
+    tr.first_schedule_us = tr.final_schedule_us = 0
     t.events.append([0, SUBMIT, -1, j.sched_class])
     t.events.append([0, SCHEDULE, m, j.sched_class])
     if j.service:
@@ -691,7 +697,7 @@ def _truth_frames(jobs, tasks_by_job):
             n_finished=n_fin, submit_us=j.submit_us, causes=j.causes.label(),
             causes_effective=effective.label(),
             failure_prone=j.failure_prone, job_killed=j.kill_job,
-            median_run_s=j.median_run_s, noise_sigma=j.noise_sigma,
+            median_run_s=j.median_run_s, noise_sigma=j.noise_sigma, median_wait_s=j.median_wait_s,
         ))
         for t, bg in zip(tasks, background):
             tr = t.truth
@@ -705,11 +711,13 @@ def _truth_frames(jobs, tasks_by_job):
                 latency_us=lat, evictions=tr.evictions, failures=tr.failures,
                 end_state=tr.end_state, has_usage=bool(tr.has_usage and t.intervals),
                 cause=tr.cause, background=bg, severity=tr.severity, machine_slowdown=tr.machine_slowdown,
+                final_schedule_us=tr.final_schedule_us, evict_lost_s=tr.evict_lost_s, fail_lost_s=tr.fail_lost_s,
+                slow_start_s=tr.slow_start_s,
                 job_causes=j.causes.label(),
             ))
     tj = pd.DataFrame(jrows).sort_values("job_id").reset_index(drop=True)
     tt = pd.DataFrame(trows)
-    for c in ("first_schedule_us", "final_finish_us", "latency_us"):
+    for c in ("first_schedule_us", "final_schedule_us", "final_finish_us", "latency_us"):
         tt[c] = tt[c].astype("Int64")
     tt = tt.sort_values(["job_id", "task_index"]).reset_index(drop=True)
     return tj, tt

@@ -101,6 +101,9 @@ CHRONIC_SLOWDOWN = 1.5
 LOGLOGISTIC_SCALE = (CHRONIC_SLOWDOWN - 1.0) / (
     (1.0 / OUYANG_SLOW_NODE_FRACTION - 1.0) ** (1.0 / LOGLOGISTIC_SHAPE)
 )
+# the median machine's slowdown (a log-logistic's median is its scale): the "typical" machine of
+# the truth's counterfactual (stragglers.diagnosis.truth.cause_added_s)
+TYPICAL_SLOWDOWN = 1.0 + LOGLOGISTIC_SCALE
 
 # ---------------------------------------------------------------------------
 # Failures and retries (El-Sayed et al., seed 001).
@@ -331,7 +334,11 @@ class TaskTruth:
     has_usage: bool = True
     cause: str = "none"
     severity: float = 0.0
-    machine_slowdown: float = 1.0
+    machine_slowdown: float = 1.0     # of the machine that ran the last attempt
+    final_schedule_us: int | None = None
+    evict_lost_s: float = 0.0         # time lost to evicted attempts, each up to the next SCHEDULE
+    fail_lost_s: float = 0.0          # the same for failed attempts
+    slow_start_s: float = 0.0         # the queueing cause's wait inside the last attempt (attempt 0 only)
     extra: dict = field(default_factory=dict)
 
 

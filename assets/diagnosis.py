@@ -211,12 +211,16 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
                                .sort_values(["job_id", "task_id"]) if len(expl) else expl),
             "seconds": round(time.perf_counter() - started, 1)}
     if s.trace == "synthetic":
-        _, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
-        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes)
+        truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
+        with duckdb.get_connection() as con:
+            inputs = _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?",
+                           s.trace)
+        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes,
+                                               hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs))
         meta["accuracy"] = md_table(acc)
         top = acc[acc.answer == "task's top signal"].set_index("truth").accuracy
-        meta["top_signal_accuracy"] = float(top["effective"])
-        meta["top_signal_accuracy_planted"] = float(top["planted"])
+        meta |= {f"top_signal_accuracy{'' if t == hound_truth.PRIMARY_TRUTH else '_' + t}": float(top[t])
+                 for t in top.index}
     return dg.MaterializeResult(metadata=meta)
 
 
@@ -243,9 +247,9 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
     truth_jobs = validation = per_job = acc = n_causes = None
     if s.trace == "synthetic":
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
-        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs, hound_truth.straggler_mixtures(
-            hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)))
-        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes)
+        added = hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
+        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs, hound_truth.straggler_mixtures(added))
+        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
         n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
     coverage = hound_truth.coverage_table(causes, truth_jobs, jobs)
     out = build_hound_report(nurd.data_path / "reports", trace=s.trace, inputs=inputs, topics=topics,

@@ -277,7 +277,8 @@ def test_straggler_mixtures_hand_computed():
                        "machine_slowdown": [TYPICAL_SLOWDOWN] * 29 + [2 * TYPICAL_SLOWDOWN, 1.0],
                        "final_schedule_us": [0] * 31,
                        "final_finish_us": [int(x * 1e6) for x in lat[:10]] + [None] + [int(x * 1e6) for x in lat[10:]],
-                       "evict_lost_s": [0.0] * 9 + [0.5] + [0.0] * 21, "slow_start_s": [0.0] * 31})
+                       "evict_lost_s": [0.0] * 9 + [0.5] + [0.0] * 21, "slow_start_s": [0.0] * 31,
+                       "background": [""] * 31})
     tt.loc[30, "final_finish_us"] = int(15e6)   # task 19: 5 s waited before its first SCHEDULE
     truth = pd.DataFrame({"job_id": [1, 2], "causes": ["data_skew:1.00", "limited_io:1.00"],
                           "causes_effective": ["data_skew:1.00", "limited_io:1.00"], "median_wait_s": [1.0, 2.0]})
@@ -298,6 +299,16 @@ def test_straggler_mixtures_hand_computed():
     # Table 7's order) -> data skew, 1/2
     best = summary.set_index(["truth", "method"]).loc[("stragglers", "best_constant_in_hindsight")]
     assert best.answers == "data_skew" and best.dominant_accuracy == 0.5
+    # flag + explain against the same truth: of the flagged tasks, (2, 18) and (2, 19) are explained
+    # stragglers ({limited processor}, {queueing}); (1, 3) is no straggler (not scored). Top signals:
+    # limited processor (right), data skew (wrong) -> 1/2
+    from stragglers.diagnosis.truth import explanation_accuracy
+    expl = pd.DataFrame({"job_id": [2, 2, 1], "task_id": [18, 19, 3],
+                         "top_signal_cause": ["limited_processor", "data_skew", "eviction"],
+                         "signal_causes": ["limited_processor", "data_skew,queueing_delay", "eviction"]})
+    acc = explanation_accuracy(expl, tt, causes, added).set_index(["truth", "answer"]).loc["stragglers"]
+    assert acc.loc["task's top signal"].accuracy == 0.5 and acc.loc["task's top signal"].with_cause == 2
+    assert acc.loc["any of the task's top 3 signals"].accuracy == 1.0
 
 
 def test_explanation_names_a_deviation_from_a_constant_reference():

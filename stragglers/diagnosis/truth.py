@@ -114,20 +114,29 @@ def cause_added_s(truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, inputs: p
     return out
 
 
+def straggler_causes(added: pd.DataFrame, quantile: float = STRAGGLER_QUANTILE) -> pd.DataFrame:
+    """The stragglers among ``added``'s tasks (``cause_added_s``) with the set of causes that explain each:
+    latency above the job's ``quantile`` (over the finished tasks Hound sees), and cause c explains it
+    when latency minus the time c added is no longer above that threshold. Columns job_id, task_id,
+    causes (a set, empty when nothing explains the straggler)."""
+    thr = added.groupby("job_id").latency_s.transform(lambda x: x.quantile(quantile))
+    s = added[added.latency_s > thr]
+    t = thr[s.index]
+    explained = {c: (s.latency_s - s[c] <= t).to_numpy() for c in M.CAUSES}
+    causes = [{c for c in M.CAUSES if explained[c][i]} for i in range(len(s))]
+    return pd.DataFrame({"job_id": s.job_id.to_numpy(), "task_id": s.task_id.to_numpy(), "causes": causes})
+
+
 def straggler_mixtures(added: pd.DataFrame, quantile: float = STRAGGLER_QUANTILE) -> dict:
-    """job -> {cause: share of the job's stragglers it explains}: what Hound's weights estimate ("the
-    fraction of stragglers attributed to each cause", Section 5.1). A straggler's latency is above its
-    job's ``quantile`` over the finished tasks Hound sees; cause c explains it when latency minus the
-    time c added (``cause_added_s``) is no longer above that threshold. Unexplained stragglers count in
-    the denominator, and one can be explained by several causes, so a job's shares need not sum to 1;
-    a job none of whose stragglers is explained gets {} (not scored)."""
-    out = {}
-    for job, g in added.groupby("job_id"):
-        thr = g.latency_s.quantile(quantile)
-        s = g[g.latency_s > thr]
-        counts = {c: int((s.latency_s - s[c] <= thr).sum()) for c in M.CAUSES}
-        order = sorted((c for c in counts if counts[c]), key=lambda c: (-counts[c], CAUSES.index(c)))
-        out[job] = {c: counts[c] / len(s) for c in order}
+    """job -> {cause: share of the job's stragglers it explains} (``straggler_causes``): what Hound's
+    weights estimate ("the fraction of stragglers attributed to each cause", Section 5.1). Unexplained
+    stragglers count in the denominator, and one can be explained by several causes, so a job's shares
+    need not sum to 1; a job none of whose stragglers is explained gets {} (not scored)."""
+    out = {j: {} for j in added.job_id.unique()}
+    for job, g in straggler_causes(added, quantile).groupby("job_id"):
+        counts = pd.Series([c for cs in g.causes for c in cs], dtype=object).value_counts()
+        order = sorted(counts.index, key=lambda c: (-counts[c], CAUSES.index(c)))   # ties: Table 7's order
+        out[job] = {c: counts[c] / len(g) for c in order}
     return out
 
 
@@ -337,19 +346,27 @@ def explain_job(flagged: pd.DataFrame, features: pd.DataFrame, job_causes_label:
                                        "signal_causes"])
 
 
-def explanation_accuracy(expl: pd.DataFrame, truth_tasks: pd.DataFrame, job_causes: pd.DataFrame) -> pd.DataFrame:
+def explanation_accuracy(expl: pd.DataFrame, truth_tasks: pd.DataFrame, job_causes: pd.DataFrame,
+                         added: pd.DataFrame | None = None) -> pd.DataFrame:
     """Does the flagged task's top signal name a cause that hit that task? Beside: any of its top 3,
     the job's dominant Hound cause as the answer, and always data skew. Against each truth: the
-    cause planted on the task (over flagged tasks that carry one), and the effective causes (planted
-    or a background eviction or wait, ``task_causes``; over flagged tasks with at least one)."""
+    cause planted on the task (over flagged tasks that carry one), the effective causes (planted
+    or a background eviction or wait, ``task_causes``; over flagged tasks with at least one) and,
+    given ``added`` (``cause_added_s``), the causes that explain the task as a straggler (over flagged
+    tasks that finished as stragglers explained by at least one cause, ``straggler_causes``)."""
     tt = truth_tasks.rename(columns={"task_index": "task_id"})
     tt = tt.assign(planted=[{c} if c != "none" else set() for c in tt.cause], effective=task_causes(tt))
     m = expl.merge(tt[["job_id", "task_id", "planted", "effective"]], on=["job_id", "task_id"], how="left")
+    truths = ["planted", "effective"]
+    if added is not None:
+        sc = straggler_causes(added).rename(columns={"causes": PRIMARY_TRUTH})
+        m = m.merge(sc, on=["job_id", "task_id"], how="left")
+        truths.append(PRIMARY_TRUTH)
     dom = (job_causes.sort_values("weight", ascending=False).drop_duplicates("job_id")
            .set_index("job_id")["cause"])
     m["job_dominant"] = m.job_id.map(dom)
     rows = []
-    for truth in ("planted", "effective"):
+    for truth in truths:
         sets = [s if isinstance(s, set) else set() for s in m[truth]]
         keep = [bool(s) for s in sets]
         caused, sets = m[keep], [s for s in sets if s]

@@ -257,7 +257,9 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
         lines += ["## Flag + explain (`straggler_explanations`)", "",
                   "Over the tasks NURD flagged that carry a cause: does the task's top deviating metric name a "
                   "cause that hit it? `planted`: the cause planted on the task; `effective`: the planted cause "
-                  "or a background eviction or wait of >= 60 s.", "", _md(explanation_acc), ""]
+                  "or a background eviction or wait of >= 60 s; `stragglers`: over the flagged tasks that finished as "
+                  "stragglers explained by some cause, the causes that explain them (as in the check).", "",
+                  _md(explanation_acc), ""]
     lines += ["## Figure 8: latency models (adjusted R^2 per job)", "", f"Paper: {PAPER_FIG8}.", "", _md(s8), "",
               "![Figure 8](hound_figure8.png)", "",
               "## Figure 9: false dependence after shuffling latency", "", f"Paper: {PAPER_FIG9}.", "", _md(s9), "",

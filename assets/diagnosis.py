@@ -149,8 +149,8 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
                                   [s.trace]).df().job_id)
         inputs = _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?",
                        s.trace)
-        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, hound_truth.straggler_mixtures(
-            hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)))
+        stragglers = hound_truth.straggler_mixtures(hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs))
+        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, stragglers)
         n = write_rows(con, "hound_validation", per_job, s.trace)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": n, "summary": md_table(summary),
@@ -161,7 +161,7 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
                                ("baseline_dominant_accuracy", f"always_{hound_truth.BASELINE_CAUSE}"),
                                ("best_constant_dominant_accuracy", hound_truth.BEST_CONSTANT))},
         "table6": md_table(hound_truth.n_causes_table(causes, truth_jobs, jobs)),
-        "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs)),
+        "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)),
         "per_job": md_table(per_job, max_rows=60)})
 
 
@@ -244,14 +244,15 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
         causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
         expl = _read(con, "SELECT * EXCLUDE (trace) FROM straggler_explanations WHERE trace = ?", s.trace)
     jobs = sorted(inputs.job_id.unique())
-    truth_jobs = validation = per_job = acc = n_causes = None
+    truth_jobs = validation = per_job = acc = n_causes = stragglers = None
     if s.trace == "synthetic":
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
         added = hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
-        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs, hound_truth.straggler_mixtures(added))
+        stragglers = hound_truth.straggler_mixtures(added)
+        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs, stragglers)
         acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
         n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
-    coverage = hound_truth.coverage_table(causes, truth_jobs, jobs)
+    coverage = hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)
     out = build_hound_report(nurd.data_path / "reports", trace=s.trace, inputs=inputs, topics=topics,
                              job_causes=causes, n_causes=n_causes, coverage=coverage, validation=validation,
                              explanation_acc=acc, settings=hs, validation_per_job=per_job, log=context.log.info)

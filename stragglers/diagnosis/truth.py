@@ -263,19 +263,23 @@ def n_causes_table(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: lis
     return pd.DataFrame(rows)
 
 
-def coverage_table(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame | None, jobs: list) -> pd.DataFrame:
+def coverage_table(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame | None, jobs: list,
+                   stragglers: dict | None = None) -> pd.DataFrame:
     """Table 7: coverage (share of jobs where the cause explains some stragglers) and dominant coverage
-    (share where it explains the majority, weight > 1/2), Hound's paper beside ours and the truth."""
+    (share where it explains the majority, weight > 1/2), Hound's paper beside ours and the truths
+    (``stragglers``: ``straggler_mixtures``, over the jobs it scores)."""
     mix = diagnosed_mixtures(job_causes, jobs)
     truths = ({name: {j: parse_causes(v) for j, v in truth_jobs.set_index("job_id")[col].items() if j in set(jobs)}
                for name, col in TRUTHS.items()} if truth_jobs is not None else {})
+    if stragglers is not None:
+        truths[PRIMARY_TRUTH] = {j: stragglers[j] for j in jobs if stragglers.get(j)}
     n = max(len(jobs), 1)
     rows = []
     for c in CAUSES:
         row = {"cause": c, "coverage_paper": HOUND_COVERAGE[c], "dominant_paper": HOUND_DOMINANT_COVERAGE[c],
                "coverage": sum(c in m for m in mix.values()) / n,
                "dominant": sum(m.get(c, 0) > 0.5 for m in mix.values()) / n}
-        for name in ("planted", "effective"):
+        for name in truths:
             if truths.get(name):
                 t = truths[name]
                 row[f"coverage_{name}"] = sum(c in m for m in t.values()) / len(t)

@@ -232,7 +232,9 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
     lines += ["## Table 7: coverage and dominant coverage", "",
               "`_paper`: Hound Table 7 (Google 2011); without suffix: this run's diagnosis; `_planted`: the "
               "generator's planted mixtures (drawn from the paper's Table 7); `_effective`: the planted causes "
-              "plus the background evictions, which lengthen a task's run as the eviction cause does.", "",
+              "plus the background evictions, which lengthen a task's run as the eviction cause does; "
+              "`_stragglers`: the share of jobs where the cause explains some (the majority) of the stragglers, "
+              "the check's truth.", "",
               _md(coverage), ""]
     if validation is not None:
         lines += ["## Check against the generator's causes (`hound_validation`)", "",

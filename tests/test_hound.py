@@ -295,6 +295,7 @@ def test_straggler_mixtures_hand_computed():
     row = summary.set_index(["truth", "method"]).loc[("stragglers", "hound")]
     assert row.dominant_accuracy == 0.5 and row.majority_accuracy == 0.5 and row.recall == pytest.approx(1 / 3)
     assert list(per_job.stragglers) == ["data_skew:1.00", "limited_processor:0.50;queueing_delay:0.50"]
+    assert list(per_job.stragglers_match) == [True, False]
     # the best constant in hindsight: data skew and limited processor are each dominant once (a tie,
     # Table 7's order) -> data skew, 1/2
     best = summary.set_index(["truth", "method"]).loc[("stragglers", "best_constant_in_hindsight")]

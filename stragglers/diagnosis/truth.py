@@ -220,6 +220,9 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
     if stragglers is not None:   # the third truth, over the stragglers Hound sees (``straggler_mixtures``)
         truths["stragglers"] = {j: stragglers.get(j, {}) for j in jobs}
         per_job["stragglers"] = [_label(truths["stragglers"][j]) for j in jobs]
+        per_job["stragglers_dominant"] = [dominant(truths["stragglers"][j]) for j in jobs]
+        per_job["stragglers_match"] = per_job.stragglers_dominant.notna() & (
+            per_job.stragglers_dominant == per_job.diagnosed_dominant)
     for name, truth in truths.items():
         truth = {j: t for j, t in truth.items() if t}
         best = best_constant(truth)

@@ -3,9 +3,10 @@
 Reads a data directory where ``*hound_job_causes`` was materialized on the embedded trace (any
 generator seed), re-runs Algorithms 3-4 with the run's seed to get each learner's own topic mixture,
 and prints per job: the planted and effective mixtures, the stragglers' causes (the share of the
-job's finished stragglers, Hound's latency (hound_inputs.latency_s) > the job's p90, that each cause explains: the
-task would not straggle had the cause taken its typical time; what Hound's weights estimate, Section 5.1), Hound's mixture, each learner's top profile metrics and its named topics,
-and a one-word verdict. Then a summary of where the errors come from.
+job's finished stragglers, Hound's latency (hound_inputs.latency_s) > the job's p90, that each
+cause explains: the task would not straggle had the cause taken its typical time; what Hound's
+weights estimate, Section 5.1), Hound's mixture, each learner's top profile metrics and its named
+topics, and a one-word verdict. Then a summary of where the errors come from.
 
     PYTHONPATH=$PWD python benchmarks/hound_confusion.py --data-dir data [--seed 0] [--per-job]
 """

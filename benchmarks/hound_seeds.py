@@ -4,7 +4,8 @@ Reads the ``hound_profiles`` already in the warehouse (materialize ``*hound_job_
 embedded trace first), re-runs Algorithms 3-4 and the naming for each seed (the seed of the
 documents' word draws and of LDA; the profiles stay fixed) and prints hound_validation's summary
 per seed and truth (planted, effective, and the stragglers': the share of each job's finished
-stragglers each cause explains, counterfactually, ``straggler_mixtures``) beside the always-data-skew baseline.
+stragglers each cause explains, counterfactually, ``straggler_mixtures``) beside the always-data-skew
+baseline and the best constant answer in hindsight.
 
     python benchmarks/hound_seeds.py [--data-dir data] [--seeds 0,1,2,3,4]
 """
@@ -29,7 +30,8 @@ def read_run(data_dir: str):
     files: (profiles, inputs, truth_jobs, truth_tasks)."""
     with duckdb.connect(str(Path(data_dir) / "warehouse.duckdb"), read_only=True) as con:
         profiles = con.execute("SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = 'synthetic'").df()
-        inputs = con.execute("SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = 'synthetic'").df()
+        inputs = con.execute("SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs "
+                             "WHERE trace = 'synthetic'").df()
     return (profiles, inputs, *load_truth(truth_dir(data_dir, "synthetic")))
 
 

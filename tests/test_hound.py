@@ -389,3 +389,8 @@ def test_truth_from_an_older_generator_is_named(tmp_path):
                   "background": [""]}).to_parquet(tmp_path / "truth_tasks.parquet")
     with pytest.raises(LookupError, match=r"truth_jobs.parquet has no column 'causes_effective'.*raw_trace"):
         load_truth(tmp_path)
+    # truth version 3: no time each cause added (the counterfactual check needs it)
+    pd.DataFrame({"job_id": [1], "causes": ["data_skew:1.00"], "causes_effective": ["data_skew:1.00"],
+                  "median_wait_s": [1.0]}).to_parquet(tmp_path / "truth_jobs.parquet")
+    with pytest.raises(LookupError, match=r"truth_tasks.parquet has no column 'final_schedule_us'.*raw_trace"):
+        load_truth(tmp_path)

@@ -38,6 +38,11 @@ def parse_causes(label: str) -> dict[str, float]:
 
 
 TRUTHS = {"effective": "causes_effective", "planted": "causes"}   # truth name -> truth_jobs column
+PRIMARY_TRUTH = "stragglers"   # the check: what Hound's weights estimate (``straggler_mixtures``)
+BEST_CONSTANT = "best_constant_in_hindsight"
+# columns an older generator did not write (truth versions 2 and 4)
+_NEWEST_COLUMNS = {"truth_jobs.parquet": ("causes_effective", "median_wait_s"),
+                   "truth_tasks.parquet": ("background", "final_schedule_us", "evict_lost_s", "slow_start_s")}
 
 
 def load_truth(truth_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -47,10 +52,11 @@ def load_truth(truth_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         if not p.exists():
             raise FileNotFoundError(f"ground truth {p} is missing: re-materialize raw_trace for the embedded trace")
     tj, tt = pd.read_parquet(paths[0]), pd.read_parquet(paths[1])
-    for p, df, col in ((paths[0], tj, "causes_effective"), (paths[1], tt, "background")):
-        if col not in df.columns:
-            raise LookupError(f"ground truth {p} has no column {col!r} (written by an older generator): "
-                              f"re-materialize raw_trace for the embedded trace")
+    for p, df in zip(paths, (tj, tt)):
+        for col in _NEWEST_COLUMNS[p.name]:
+            if col not in df.columns:
+                raise LookupError(f"ground truth {p} has no column {col!r} (written by an older generator): "
+                                  f"re-materialize raw_trace for the embedded trace")
     return tj, tt
 
 
@@ -72,7 +78,7 @@ _WORK_CAUSES = (M.DATA_SKEW, M.COMPUTATION_SKEW, M.IO_SKEW, M.LIMITED_MEMORY, M.
 def cause_added_s(truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, inputs: pd.DataFrame) -> pd.DataFrame:
     """Per finished task Hound sees (``inputs``: job_id, task_id, latency_s, sched_delay), the seconds
     each of Hound's causes added to its end-to-end latency beyond what it would have taken had the
-    cause taken its typical time (Ousterhout et al.'s counterfactual, quoted by Hound Section 2: a
+    cause taken its typical time (Ousterhout et al.'s counterfactual, quoted by Hound Section 6: a
     cause explains a straggler when the task would not straggle without it). From the generator's
     truth, with w = the last attempt's work (final FINISH - final SCHEDULE - the queueing cause's
     slow start), s = the planted severity and r = max(machine slowdown / median machine slowdown, 1):
@@ -90,10 +96,6 @@ def cause_added_s(truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, inputs: p
     Failures are not among Hound's causes and random variation (the generator's noise) is no
     cause: a straggler they alone explain is explained by none. Zero where a cause added nothing."""
     tt = truth_tasks.rename(columns={"task_index": "task_id"})
-    for col in ("final_schedule_us", "evict_lost_s", "slow_start_s"):
-        if col not in tt.columns:
-            raise LookupError(f"ground truth truth_tasks has no column {col!r} (written by an older generator): "
-                              f"re-materialize raw_trace for the embedded trace")
     m = inputs[["job_id", "task_id", "latency_s", "sched_delay"]].merge(
         tt[["job_id", "task_id", "cause", "severity", "machine_slowdown", "final_schedule_us",
             "final_finish_us", "evict_lost_s", "slow_start_s"]], on=["job_id", "task_id"], how="left")
@@ -218,11 +220,10 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
                                                                      per_job.diagnosed_majority)]
     summary = []
     if stragglers is not None:   # the third truth, over the stragglers Hound sees (``straggler_mixtures``)
-        truths["stragglers"] = {j: stragglers.get(j, {}) for j in jobs}
-        per_job["stragglers"] = [_label(truths["stragglers"][j]) for j in jobs]
-        per_job["stragglers_dominant"] = [dominant(truths["stragglers"][j]) for j in jobs]
-        per_job["stragglers_match"] = per_job.stragglers_dominant.notna() & (
-            per_job.stragglers_dominant == per_job.diagnosed_dominant)
+        t = truths[PRIMARY_TRUTH] = {j: stragglers.get(j, {}) for j in jobs}
+        per_job[PRIMARY_TRUTH] = [_label(t[j]) for j in jobs]
+        per_job[f"{PRIMARY_TRUTH}_dominant"] = dom = [dominant(t[j]) for j in jobs]
+        per_job[f"{PRIMARY_TRUTH}_match"] = [d is not None and d == a for d, a in zip(dom, per_job.diagnosed_dominant)]
     for name, truth in truths.items():
         truth = {j: t for j, t in truth.items() if t}
         best = best_constant(truth)
@@ -233,9 +234,6 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
                      **_scores({j: {best: 1.0} for j in jobs}, truth)}]
     return per_job, pd.DataFrame(summary)
 
-
-BEST_CONSTANT = "best_constant_in_hindsight"
-PRIMARY_TRUTH = "stragglers"   # the check: what Hound's weights estimate (``straggler_mixtures``)
 
 
 def best_constant(truth: dict) -> str:

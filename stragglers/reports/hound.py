@@ -243,7 +243,7 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
                   "causes plus the evictions and waits of >= 60 s the generator draws outside them) and "
                   "`stragglers`, the check (each cause's share of the job's finished stragglers, latency > the "
                   "job's p90, that it explains: the task would not straggle had the cause taken its typical "
-                  "time, Ousterhout et al.'s definition quoted by Hound Section 5; what Hound's weights "
+                  "time, Ousterhout et al.'s definition quoted by Hound Section 6; what Hound's weights "
                   "estimate, Section 5.1; slow machines count as limited processor; jobs none of whose "
                   "stragglers is explained are not scored against it). Beside Hound: always data skew (the "
                   "issue's baseline) and the best constant answer in hindsight (the truth's most common "

@@ -49,6 +49,12 @@ def _read(con, sql: str, trace: str) -> pd.DataFrame:
     return con.execute(sql, [trace]).df()
 
 
+def _cause_added(con, truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, trace: str) -> pd.DataFrame:
+    """The embedded trace's counterfactual truth (``hound_truth.cause_added_s``) over hound_inputs."""
+    inputs = _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?", trace)
+    return hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
+
+
 @dg.asset(deps=[tasks], group_name="diagnosis", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
           description="Hound's base learners (Section 3.1): per job with >= hound_min_tasks finished tasks, the "
                       "causality profiles of PR (Bagging Augmented ElasticNet), DP (signed Schweizer-Wolff) and CA "
@@ -147,14 +153,12 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
         causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
         jobs = sorted(con.execute("SELECT DISTINCT job_id FROM hound_profiles WHERE trace = ?",
                                   [s.trace]).df().job_id)
-        inputs = _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?",
-                       s.trace)
-        stragglers = hound_truth.straggler_mixtures(hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs))
+        stragglers = hound_truth.straggler_mixtures(_cause_added(con, truth_tasks, truth_jobs, s.trace))
         per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, stragglers)
         n = write_rows(con, "hound_validation", per_job, s.trace)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": n, "summary": md_table(summary),
-        **{f"{key}{'' if truth == hound_truth.PRIMARY_TRUTH else '_' + truth}": float(
+        **{hound_truth.metadata_key(key, truth): float(
             summary.set_index(["truth", "method"]).dominant_accuracy[(truth, method)])
            for truth in summary.truth.unique()
            for key, method in (("dominant_accuracy", "hound"),
@@ -213,14 +217,11 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
     if s.trace == "synthetic":
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
         with duckdb.get_connection() as con:
-            inputs = _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?",
-                           s.trace)
-        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes,
-                                               hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs))
+            added = _cause_added(con, truth_tasks, truth_jobs, s.trace)
+        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
         meta["accuracy"] = md_table(acc)
         top = acc[acc.answer == "task's top signal"].set_index("truth").accuracy
-        meta |= {f"top_signal_accuracy{'' if t == hound_truth.PRIMARY_TRUTH else '_' + t}": float(top[t])
-                 for t in top.index}
+        meta |= {hound_truth.metadata_key("top_signal_accuracy", t): float(top[t]) for t in top.index}
     return dg.MaterializeResult(metadata=meta)
 
 

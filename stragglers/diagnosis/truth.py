@@ -20,7 +20,7 @@ import pandas as pd
 
 from stragglers.diagnosis.vocabulary import WORD_CAUSE
 from stragglers.traces.synth import model as M
-from stragglers.traces.synth.model import BACKGROUND_CAUSES, CAUSES, HOUND_COVERAGE, HOUND_DOMINANT_COVERAGE, HOUND_N_CAUSES_P
+from stragglers.traces.synth.model import CAUSES, HOUND_COVERAGE, HOUND_DOMINANT_COVERAGE, HOUND_N_CAUSES_P
 
 BASELINE_CAUSE = "data_skew"   # the most common planted cause (Hound Table 7: dominant in 55% of jobs)
 
@@ -63,10 +63,8 @@ def load_truth(truth_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 def task_causes(truth_tasks: pd.DataFrame) -> pd.Series:
     """Per task the set of Hound causes that lengthened its run: its planted cause, a background
     eviction and a background queueing delay (the effective truth, as ``effective_causes`` counts it)."""
-    def one(cause, bg):
-        out = {cause} if cause != "none" else set()
-        return out | {BACKGROUND_CAUSES[e] for e in str(bg or "").split(";") if e in BACKGROUND_CAUSES}
-    return pd.Series([one(c, b) for c, b in zip(truth_tasks.cause, truth_tasks.background)], index=truth_tasks.index)
+    return pd.Series([M.touched_causes(c, b) for c, b in zip(truth_tasks.cause, truth_tasks.background)],
+                     index=truth_tasks.index)
 
 
 STRAGGLER_QUANTILE = 0.9   # a straggler: latency above its job's 90th percentile (NURD's definition)
@@ -105,7 +103,7 @@ def cause_added_s(truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, inputs: p
     work = ((m.final_finish_us - m.final_schedule_us).astype(float) / 1e6 - m.slow_start_s).clip(lower=0.0)
     s, r = m.severity.astype(float), (m.machine_slowdown.astype(float) / M.TYPICAL_SLOWDOWN).clip(lower=1.0)
     out = pd.DataFrame({"job_id": m.job_id, "task_id": m.task_id, "latency_s": m.latency_s})
-    for c in M.CAUSES:
+    for c in CAUSES:
         out[c] = 0.0
     for c in _WORK_CAUSES:
         out[c] = np.where(m.cause == c, work * s / (1.0 + s), 0.0)
@@ -124,8 +122,8 @@ def straggler_causes(added: pd.DataFrame, quantile: float = STRAGGLER_QUANTILE) 
     thr = added.groupby("job_id").latency_s.transform(lambda x: x.quantile(quantile))
     s = added[added.latency_s > thr]
     t = thr[s.index]
-    explained = {c: (s.latency_s - s[c] <= t).to_numpy() for c in M.CAUSES}
-    causes = [{c for c in M.CAUSES if explained[c][i]} for i in range(len(s))]
+    explained = {c: (s.latency_s - s[c] <= t).to_numpy() for c in CAUSES}
+    causes = [{c for c in CAUSES if explained[c][i]} for i in range(len(s))]
     return pd.DataFrame({"job_id": s.job_id.to_numpy(), "task_id": s.task_id.to_numpy(), "causes": causes})
 
 
@@ -234,6 +232,12 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
                      **_scores({j: {best: 1.0} for j in jobs}, truth)}]
     return per_job, pd.DataFrame(summary)
 
+
+
+def metadata_key(key: str, truth: str) -> str:
+    """Asset metadata key of a number scored against ``truth``: bare for the check's truth
+    (``PRIMARY_TRUTH``), suffixed with the truth's name for the others."""
+    return key if truth == PRIMARY_TRUTH else f"{key}_{truth}"
 
 
 def best_constant(truth: dict) -> str:

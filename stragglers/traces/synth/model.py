@@ -291,6 +291,13 @@ def background_events(cause: str, evictions: int, failures: int, sched_delay_s: 
 BACKGROUND_CAUSES = {"eviction": EVICTION, "queueing": QUEUEING_DELAY}   # background event -> Hound cause
 
 
+def touched_causes(cause: str, background) -> set[str]:
+    """The Hound causes that lengthened one task's run: its planted cause (unless 'none'), a
+    background eviction and a background queueing delay (``background_events``)."""
+    hit = {cause} if cause != "none" else set()
+    return hit | {BACKGROUND_CAUSES[e] for e in str(background or "").split(";") if e in BACKGROUND_CAUSES}
+
+
 def effective_causes(task_causes, task_background) -> JobCauses:
     """A job's mixture of the causes that lengthened its tasks' runs, over Hound's nine: per
     task its planted cause (if any), a background eviction and a background queueing delay, each
@@ -302,9 +309,7 @@ def effective_causes(task_causes, task_background) -> JobCauses:
     ``background``. Empty when no task was touched."""
     counts: dict[str, int] = {}
     for cause, bg in zip(task_causes, task_background):
-        hit = {cause} if cause != "none" else set()
-        hit |= {BACKGROUND_CAUSES[e] for e in str(bg).split(";") if e in BACKGROUND_CAUSES}
-        for c in hit:
+        for c in touched_causes(cause, bg):
             counts[c] = counts.get(c, 0) + 1
     total = sum(counts.values())
     order = sorted(counts, key=lambda c: (-counts[c], CAUSES.index(c)))

@@ -126,7 +126,8 @@ class Settings:
     trace_url: str = setting("", env="NURD_TRACE_URL", check=any_string,
                              doc="the trace's source; '' = its public location")
     trace_parts: str = setting("2", env="NURD_TRACE_PARTS", check=parts_spec,
-                               doc="Google parts: a count N (parts 0..N-1 of every table), 'all', or per "
+                               doc="Google parts: a count N (parts 0..N-1 of every table), 'all', 'events' (every "
+                                   "part of job_events, task_events and machine_events), or per "
                                    "table, e.g. 'task_events=0-13,job_events=all' (tables not named are not "
                                    "fetched unless a bare N or 'all' is given)")
     download_workers: int = setting(4, check=int_at_least(1), doc="parallel downloads")

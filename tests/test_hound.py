@@ -259,7 +259,7 @@ def test_straggler_mixtures_hand_computed():
     """Hound's weights estimate the fraction of a job's stragglers attributed to each cause (Section 5.1);
     a cause explains a straggler when the task would not straggle had the cause taken its typical time."""
     import pandas as pd
-    from stragglers.diagnosis.truth import cause_added_s, majority, straggler_mixtures, validate
+    from stragglers.diagnosis.truth import cause_added_s, majority, recall_by_cause, straggler_mixtures, validate
     from stragglers.traces.synth.model import TYPICAL_SLOWDOWN
 
     # job 1: latencies 1..10 -> p90 = 9.1 -> straggler: task 9 (10 s, all of it its last attempt's work),
@@ -300,6 +300,12 @@ def test_straggler_mixtures_hand_computed():
     # Table 7's order) -> data skew, 1/2
     best = summary.set_index(["truth", "method"]).loc[("stragglers", "best_constant_in_hindsight")]
     assert best.answers == "data_skew" and best.dominant_accuracy == 0.5
+    # per cause: data skew is dominant in job 1 (Hound right: recall 1), limited processor (the tie's
+    # first) in job 2 (Hound says data skew: recall 0); Hound answered data skew twice, right once
+    rec = recall_by_cause(per_job).set_index(["truth", "cause"]).loc["stragglers"]
+    assert list(rec.index) == ["data_skew", "limited_processor"]
+    assert list(rec.recall) == [1.0, 0.0] and list(rec.answered) == [2, 0]
+    assert rec.loc["data_skew"].precision == 0.5 and np.isnan(rec.loc["limited_processor"].precision)
     # flag + explain against the same truth: of the flagged tasks, (2, 18) and (2, 19) are explained
     # stragglers ({limited processor}, {queueing}); (1, 3) is no straggler (not scored). Top signals:
     # limited processor (right), data skew (wrong) -> 1/2

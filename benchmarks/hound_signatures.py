@@ -12,7 +12,11 @@ generator seed) and prints:
 3. per learner, the mean profile weight of the limited-processor words (MEAN_CPU, PEAK_CPU), of the
    data-skew words and of CPI, over the jobs whose stragglers' dominant cause is limited processor
    and over the others;
-4. the ensemble's named topics and Hound's dominant answer for those limited-processor jobs.
+4. the ensemble's named topics and Hound's dominant answer for those limited-processor jobs;
+5. where the answer is lost: per learner, the dominant cause read from its profile alone (the named
+   cause whose Table 4 words hold the most profile mass, no LDA), from its single largest word, and
+   from its own LDA mixture (its topics named as the ensemble's are), beside the ensemble (Hound):
+   dominant accuracy and recall on the limited-processor-dominant jobs.
 
     PYTHONPATH=$PWD python benchmarks/hound_signatures.py --data-dir /tmp/data [--seed 0]
 """
@@ -28,10 +32,10 @@ import pandas as pd
 
 from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.learners import LEARNERS
-from stragglers.diagnosis.run import diagnose
+from stragglers.diagnosis.run import diagnose, profile_matrix
 from stragglers.diagnosis.truth import (cause_added_s, diagnosed_mixtures, dominant, straggler_causes,
                                        straggler_mixtures)
-from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRICS
+from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRICS, WORD_CAUSE, WORDS, name_topic, words_of
 from stragglers.traces.synth import model as M
 
 from hound_seeds import read_run  # benchmarks/ is on the path when run as a script
@@ -148,6 +152,40 @@ def main() -> None:
     hit = Counter(dominant(mix[j]) for j in jobs if mix.get(j) and dominant(mix[j]) == dominant(dm[j]))
     print("Per truth-dominant cause, Hound's recall: "
           + ", ".join(f"{c} {hit[c]}/{n}" for c, n in per_cause.most_common()))
+
+    truth = {j: dominant(mix.get(j, {})) for j in d.ensemble.jobs}
+    scored = [j for j in d.ensemble.jobs if truth[j]]
+    answers = {}
+    for learner in LEARNERS:
+        P = profile_matrix(profiles, learner, d.ensemble.jobs)
+        mass, top = {}, {}
+        for i, j in enumerate(d.ensemble.jobs):
+            w = Counter()
+            for word, p in zip(WORDS, words_of(P[i])):
+                if word in WORD_CAUSE:
+                    w[WORD_CAUSE[word]] += p
+            mass[j] = max(w, key=w.get) if sum(w.values()) > 0 else None
+            top[j] = WORD_CAUSE.get(WORDS[int(np.argmax(words_of(P[i])))]) if np.abs(P[i]).sum() > 0 else None
+        m = d.models[learner]
+        names = [name_topic(b) for b in m.beta]
+        own = {}
+        for i, j in enumerate(m.jobs):
+            w = Counter()
+            for q, t in enumerate(m.theta[i]):
+                if t > 0:
+                    w[names[q] or f"unnamed {learner[0]}{q}"] += t
+            own[j] = max(w, key=w.get) if w else None
+        answers |= {f"{learner} profile mass": mass, f"{learner} largest word": top, f"{learner} own topics": own}
+    answers["ensemble (Hound)"] = {j: dominant(dm[j]) for j in d.ensemble.jobs}
+    print(f"\n5. Where the answer is lost (LDA seed {args.seed}; {len(scored)} scored jobs, {len(lp_jobs)} "
+          f"limited-processor-dominant)\n")
+    print("| answer read from | dominant accuracy | limited-processor recall | its answers on those jobs |")
+    print("|---|---|---|---|")
+    for k, a in answers.items():
+        acc = np.mean([a.get(j) == truth[j] for j in scored])
+        lp = [j for j in scored if truth[j] == M.LIMITED_PROCESSOR]
+        top3 = ", ".join(f"{c} {n}" for c, n in Counter(a.get(j) for j in lp).most_common(3))
+        print(f"| {k} | {acc:.3f} | {sum(a.get(j) == M.LIMITED_PROCESSOR for j in lp)}/{len(lp)} | {top3} |")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -146,6 +147,15 @@ def main() -> None:
         rec = {str(c): f"{int(np.sum([(t == c) and (rule[j] == c) for j, t in zip(jobs, truth)]))}/{int(np.sum(truth == c))}"
                for c in pd.unique(truth)}
         print(f"  case-study rule per-cause recall: {rec}")
+        # what tells the limited-processor-dominant jobs apart: each contrast's AUC (the direction
+        # that separates them, > 0.5), the signature (CPU down, CPI up) beside the absence of others
+        lp = truth == "limited_processor"
+        if 0 < lp.sum() < len(lp):
+            c = contrasts(r["inputs"]).loc[jobs]
+            auc = {m: roc_auc_score(lp, c[m]) for m in ("mean_cpu", "peak_cpu", "cpi", "mean_mem", "page_cache",
+                                                         "disk_space", "sched_delay")}
+            print("  AUC of limited-processor-dominant vs other jobs by the contrast (< 0.5: lower in them): "
+                  + ", ".join(f"{METRICS[m]} {v:.2f}" for m, v in auc.items()))
 
 
 if __name__ == "__main__":

@@ -141,6 +141,7 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
 
     from assets import diagnosis, prediction, traces, warehouse
     from assets.resources import NurdSettings
+    from stragglers.diagnosis.truth import recall_by_cause
     from stragglers.warehouse.validation import validate_table
 
     data = tmp_path / "data"
@@ -186,10 +187,18 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
         assert any(f.get("frame") == "sum" for f in outcome.failures)
     meta = result.asset_materializations_for_node("hound_validation")[0].metadata
     assert 0.0 <= meta["dominant_accuracy"].value <= 1.0 and "always_data_skew" in meta["summary"].value
+    assert "limited_processor" in meta["recall_by_cause"].value or "data_skew" in meta["recall_by_cause"].value
+    # per cause, the hits add up to the dominant accuracy over the jobs the stragglers truth scores
+    with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+        per_job = con.execute("SELECT * FROM hound_validation").df()
+    rec = recall_by_cause(per_job)
+    mine = rec[rec.truth == "stragglers"]
+    assert mine.jobs.sum() == per_job.stragglers_dominant.notna().sum()
+    assert mine.hound_hits.sum() / mine.jobs.sum() == pytest.approx(meta["dominant_accuracy"].value)
     assert "top_signal_accuracy" in result.asset_materializations_for_node("straggler_explanations")[0].metadata
     report = (data / "reports" / "hound.md").read_text()
     for section in ("Table 4", "Table 5", "Table 6", "Table 7", "hound_validation", "Figure 8", "Figure 9",
-                    "Figure 10", "always_data_skew"):
+                    "Figure 10", "always_data_skew", "hound_hits"):
         assert section in report
     assert all((data / "reports" / f"hound_figure{i}.png").stat().st_size > 1000 for i in (8, 9, 10))
 

@@ -238,10 +238,9 @@ def recall_by_cause(per_job: pd.DataFrame) -> pd.DataFrame:
     """Per truth (each ``<truth>_dominant`` column of ``validate``'s per-job table) and per cause that
     is some job's dominant one: the jobs where it is dominant, how many of them Hound's dominant answer
     names (``recall``, the cause's share of the dominant accuracy), and how many jobs Hound answers it
-    for (``answered``; ``precision`` = hits / answered). Shows which causes Hound's accuracy comes from,
-    e.g. whether it beats a constant only where the constant's cause is not the truth."""
+    for (``answered``; ``precision`` = hits / answered): which causes Hound's accuracy comes from."""
     rows = []
-    for truth in ("planted", "effective", PRIMARY_TRUTH):
+    for truth in (*TRUTHS, PRIMARY_TRUTH):
         col = f"{truth}_dominant"
         if col not in per_job.columns:
             continue

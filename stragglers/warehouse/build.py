@@ -265,6 +265,8 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
             used = params | {"raw_dir": sql_path_literal(_empty_table_dir(raw_dir, table))}
         create_view(con, view, **used)
         view_sql.append(render(view, **used))
+    create_view(con, "stg_task_event_parts", **params)   # which parts are there: the window's gaps
+    view_sql.append(render("stg_task_event_parts", **params))
     record_staged_tables(con, settings.trace, n_parts)
     files = [p for t in ("job_events", "task_events", "task_usage") for p in _parts(raw_dir, t)]
     _record_staging(con, settings, files, view_sql)

@@ -29,6 +29,7 @@ from stragglers.traces.formats import FORMATS, TRACES, TraceFormat
 GOOGLE_FORMAT = tuple(n for n, f in FORMATS.items() if f.is_google_layout)
 ALIBABA_FORMAT = tuple(n for n, f in FORMATS.items() if not f.is_google_layout)
 ON_BAD_ROWS = ("fail", "quarantine")
+EMPTY_PARTS = ("fail", "accept")
 CHECKPOINT_GRIDS = ("capped", "fixed", "equal")
 # The values each protocol setting accepts (first: this pipeline's protocol, the default).
 PROTOCOL_CHOICES = {
@@ -138,6 +139,10 @@ class Settings:
     on_bad_rows: str = setting("fail", env="NURD_ON_BAD_ROWS", check=one_of(*ON_BAD_ROWS),
                                doc="a malformed trace row: 'fail' (stop, naming file and line) or "
                                    "'quarantine' (set aside in table quarantine, counted)")
+    empty_parts: str = setting("fail", env="NURD_EMPTY_PARTS", check=one_of(*EMPTY_PARTS),
+                               doc="a raw part with no rows while other parts of its table have rows: 'fail' "
+                                   "(stop, naming the part) or 'accept' (counted and reported); the embedded "
+                                   "trace always accepts (its generator writes parts with no rows on purpose)")
     # selection and features (docs/PROTOCOL.md)
     production_rule: str = setting("max_class", check=one_of("max_class", "priority"),
                                    doc="production job: max scheduling class >= 1, or a task priority 9-11")
@@ -401,6 +406,7 @@ class SelectionSettings:
     max_cpi: float = default("max_cpi")
     max_mai: float = default("max_mai")
     on_bad_rows: str = default("on_bad_rows")
+    empty_parts: str = default("empty_parts")
 
     def __post_init__(self) -> None:
         validate(self)

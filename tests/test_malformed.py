@@ -199,3 +199,52 @@ def test_the_run_a_user_starts_names_file_and_line(tmp_path):
     assert not result.success
     errors = "\n".join(str(e.event_specific_data.error) for e in result.all_events if e.is_step_failure)
     assert f"{part}, line 3: wrong field count: expected 20 fields, found 19" in errors, errors[-2000:]
+
+
+def test_a_part_with_no_rows_in_a_mirror_stops_naming_it_unless_accepted(tmp_path):
+    """A valid gzip with no rows among parts with rows (a third of the trace silently gone, before):
+    the run stops naming the part, unless NURD_EMPTY_PARTS=accept, which counts it."""
+    from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
+    from stragglers.warehouse.build import parts_note
+
+    root = _trace(tmp_path / "mirror", n_parts=1)
+    m = MiniTrace()
+    m.job(2, 1)
+    for i in range(4):
+        m.run(2, i, T0, T0 + 900 * S)
+    m.write(tmp_path / "second", n_parts=1)
+    for table in ("job_events", "task_events", "task_usage"):   # part 1: a second job; then emptied
+        (tmp_path / "second" / table / "part-00000-of-00001.csv.gz").rename(
+            root / table / "part-00001-of-00001.csv.gz")
+    (root / EMPTY_PARTS_MARKER).unlink()            # a mirror, not written by our generator
+    emptied = root / "task_events" / "part-00001-of-00001.csv.gz"
+    emptied.write_bytes(gzip.compress(b"", mtime=0))
+    con = duckdb.connect()
+    with pytest.raises(TraceFormatError) as e:
+        stage_google(con, root, SelectionSettings(trace="google_2011", min_tasks=2))
+    msg = str(e.value)
+    assert f"{emptied}: a part with no rows while 1 other task_events parts have rows" in msg, msg
+    assert "What to do: " in msg and "NURD_EMPTY_PARTS=accept" in msg
+    # accepted: staged, counted, and said
+    s = SelectionSettings(trace="google_2011", min_tasks=2, empty_parts="accept")
+    stage_google(con, root, s)
+    build_selection(con, s)
+    assert con.execute("SELECT empty_parts FROM staged_tables WHERE table_name = 'task_events'").fetchone() == (1,)
+    assert "task_events: 2 parts, 1 parts with no rows (accepted)" in parts_note(con, s.trace)
+    assert con.execute("SELECT count(*) FROM jobs").fetchone()[0] == 1     # job 2's events are gone with the part
+
+
+def test_a_gap_in_part_numbers_is_counted_and_said(tmp_path):
+    from stragglers.warehouse.build import parts_note
+    from stragglers.warehouse.locate import part_gaps
+
+    root = _trace(tmp_path, n_parts=4)
+    assert part_gaps(sorted((root / "task_events").glob("*.gz"))) == []
+    (root / "task_events" / "part-00001-of-00004.csv.gz").unlink()
+    (root / "task_events" / "part-00000-of-00004.csv.gz").unlink()
+    assert part_gaps(sorted((root / "task_events").glob("*.gz"))) == [0, 1]
+    con = duckdb.connect()
+    s = SelectionSettings(min_tasks=2)
+    stage_google(con, root, s)
+    assert con.execute("SELECT missing_parts FROM staged_tables WHERE table_name = 'task_events'").fetchone() == (2,)
+    assert "task_events: 2 parts, 2 part numbers missing below the highest present" in parts_note(con, s.trace)

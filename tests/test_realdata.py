@@ -218,6 +218,8 @@ def test_a_gap_between_task_events_parts_is_counted_not_an_error(realdata, tmp_p
          *warehouse.checks],
         resources=resources, instance=dg.DagsterInstance.ephemeral())
     assert result.success
+    said = result.asset_materializations_for_node("staged_trace")[0].metadata["parts"].value
+    assert "task_events: 3 parts, 1 part numbers missing below the highest present" in said, said
     with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
         states = dict(con.execute("SELECT end_state, count(*) FROM task_lifecycle GROUP BY 1").fetchall())
         funnel = {r: n for r, n in con.execute("SELECT reason, tasks FROM selection_funnel").fetchall()}

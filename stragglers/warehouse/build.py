@@ -23,6 +23,7 @@ import duckdb
 from stragglers import SQL_DIR
 from stragglers.faults import failpoint
 from stragglers.settings import SelectionSettings
+from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.warehouse import locate
 from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
 
@@ -255,7 +256,17 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
         if not _parts(raw_dir, table):
             raise FileNotFoundError(f"no {table} parts under {raw_dir / table} (expected part-NNNNN-of-MMMMM.csv.gz)")
     locate.check_manifest(raw_dir)   # a part fetched earlier and gone since is an error, not a smaller trace
-    n_parts = {t: len(_parts(raw_dir, t)) for t in REQUIRED_GOOGLE_TABLES + OPTIONAL_GOOGLE_TABLES}
+    parts = {t: _parts(raw_dir, t) for t in REQUIRED_GOOGLE_TABLES + OPTIONAL_GOOGLE_TABLES}
+    n_parts = {t: len(files) for t, files in parts.items()}
+    empty = locate.empty_parts(parts)
+    on_purpose = settings.format.embedded or (raw_dir / EMPTY_PARTS_MARKER).exists()   # written by our generators
+    if empty and settings.empty_parts != "accept" and not on_purpose:
+        table, files = next(iter(empty.items()))
+        raise TraceFormatError(
+            f"staging {table}: " + locate.BadRow(str(files[0]), None,
+                f"a part with no rows while {n_parts[table] - len(files)} other {table} parts have rows"
+                + (f" ({len(files)} such parts of {table}: {', '.join(f.name for f in files[:5])})"
+                   if len(files) > 1 else "")).message(locate.REMEDY_EMPTY))
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
     view_sql = []
     for view, table in zip(GOOGLE_VIEWS, ("job_events", "task_events", "task_usage")):
@@ -267,8 +278,9 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
         view_sql.append(render(view, **used))
     create_view(con, "stg_task_event_parts", **params)   # which parts are there: the window's gaps
     view_sql.append(render("stg_task_event_parts", **params))
-    record_staged_tables(con, settings.trace, n_parts)
-    files = [p for t in ("job_events", "task_events", "task_usage") for p in _parts(raw_dir, t)]
+    record_staged_tables(con, settings.trace, n_parts, {t: len(f) for t, f in empty.items()},
+                         {t: len(locate.part_gaps(files)) for t, files in parts.items() if files})
+    files = [p for t in ("job_events", "task_events", "task_usage") for p in parts[t]]
     _record_staging(con, settings, files, view_sql)
     return n_parts
 
@@ -316,14 +328,34 @@ def _empty_table_dir(raw_dir: Path, table: str) -> Path:
     return root
 
 
-def record_staged_tables(con: duckdb.DuckDBPyConnection, trace: str, n_parts: dict[str, int]) -> None:
-    """``staged_tables``: which raw tables the trace has (parts per table), read by the steps
-    that need one to say what they skip."""
+def record_staged_tables(con: duckdb.DuckDBPyConnection, trace: str, n_parts: dict[str, int],
+                         empty: dict[str, int] | None = None, missing: dict[str, int] | None = None) -> None:
+    """``staged_tables``: which raw tables the trace has (parts per table; parts with no rows; part
+    numbers missing below the highest present), read by the steps that need one to say what they skip."""
+    empty, missing = empty or {}, missing or {}
     with transaction(con):
         con.execute("CREATE TABLE IF NOT EXISTS staged_tables (trace VARCHAR, table_name VARCHAR, parts INTEGER)")
+        for column in ("empty_parts", "missing_parts"):   # warehouses written before these columns
+            con.execute(f"ALTER TABLE staged_tables ADD COLUMN IF NOT EXISTS {column} INTEGER DEFAULT 0")
         con.execute("DELETE FROM staged_tables WHERE trace = ?", [trace])
-        con.executemany("INSERT INTO staged_tables VALUES (?, ?, ?)",
-                        [[trace, t, int(n)] for t, n in n_parts.items()])
+        con.executemany("INSERT INTO staged_tables (trace, table_name, parts, empty_parts, missing_parts) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        [[trace, t, int(n), empty.get(t, 0), missing.get(t, 0)] for t, n in n_parts.items()])
+
+
+def parts_note(con: duckdb.DuckDBPyConnection, trace: str) -> str | None:
+    """What is unusual in the trace's parts (numbers missing below the highest present, parts with
+    no rows), per table; None when nothing is. Lifecycles cut by a missing task_events part are
+    counted in task_lifecycle (end states schedule_not_in_mirror, lifecycle_spans_gap) and the funnel."""
+    if not table_exists(con, "staged_tables"):
+        return None
+    rows = con.execute("SELECT table_name, parts, empty_parts, missing_parts FROM staged_tables WHERE trace = ? "
+                       "AND (empty_parts > 0 OR missing_parts > 0) ORDER BY table_name", [trace]).fetchall()
+    notes = [f"{table}: {parts} parts" + (f", {missing} part numbers missing below the highest present (a gap "
+                                          f"or a later first part)" if missing else "")
+             + (f", {empty} parts with no rows (accepted)" if empty else "") for table, parts, empty, missing in rows]
+    return ("Trace " + trace + ": " + "; ".join(notes) + ". Task lifecycles cut by a missing task_events part "
+            "are counted, not timed (selection_funnel: schedule_not_in_mirror, lifecycle_spans_gap).") if notes else None
 
 
 def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | None:

@@ -35,6 +35,8 @@ GOOGLE_EVENT_TYPES = range(0, 9)   # SUBMIT .. UPDATE_RUNNING (Google 2011 schem
 ALIBABA_STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled", "Interrupted")
 REMEDY_FILE = ("re-fetch it: delete the file and materialize raw_trace again (the download resumes and "
                "verifies SHA256SUM); if the source itself is damaged, fix or drop that part at the source")
+REMEDY_EMPTY = ("re-fetch it (delete the file and materialize raw_trace again); if the source really has no rows "
+                "there, run with NURD_EMPTY_PARTS=accept (the part is then counted in staged_trace's metadata)")
 REMEDY_ROW = ("fix the row at the source, or run with NURD_ON_BAD_ROWS=quarantine to set such rows aside "
               "(they are counted in table quarantine and in selection_funnel)")
 
@@ -77,6 +79,34 @@ def gzip_problem(path: Path) -> str | None:
     except (gzip.BadGzipFile, zlib.error, OSError) as e:
         return f"corrupt gzip ({e}): expected a gzip-compressed CSV part"
     return None
+
+
+def has_no_rows(path: Path) -> bool:
+    """A gzip part that decompresses to nothing (reads one byte, not the part). A damaged one is
+    not "empty": the read that fails on it names it (``explain``)."""
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(1) == b""
+    except (EOFError, gzip.BadGzipFile, zlib.error, OSError):
+        return False
+
+
+def empty_parts(parts: dict[str, list[Path]]) -> dict[str, list[Path]]:
+    """{table: its parts with no rows} for the tables whose other parts have rows (a table whose
+    every part is empty is a table without rows, said by the steps that need it)."""
+    out = {}
+    for table, files in parts.items():
+        empty = [p for p in files if p.stat().st_size > 0 and has_no_rows(p)]
+        if empty and len(empty) < len(files):
+            out[table] = empty
+    return out
+
+
+def part_gaps(files: list[Path]) -> list[int]:
+    """Part numbers missing below the highest present (``part-NNNNN-of-MMMMM``): a gap between parts
+    or a mirror that does not start at part 0."""
+    numbers = {int(m.group(1)) for p in files if (m := re.match(r"part-(\d+)-of-\d+\.csv\.gz$", p.name))}
+    return sorted(set(range(max(numbers, default=-1) + 1)) - numbers)
 
 
 def check_gzip(path: Path) -> None:

@@ -248,3 +248,49 @@ def test_a_gap_in_part_numbers_is_counted_and_said(tmp_path):
     stage_google(con, root, s)
     assert con.execute("SELECT missing_parts FROM staged_tables WHERE table_name = 'task_events'").fetchone() == (2,)
     assert "task_events: 2 parts, 2 part numbers missing below the highest present" in parts_note(con, s.trace)
+
+
+def _usage_table(root, settings) -> list:
+    con = duckdb.connect()
+    stage_google(con, root, settings)
+    build_selection(con, settings)
+    return con, con.execute("SELECT * EXCLUDE (trace) FROM usage_windows ORDER BY ALL").fetchall()
+
+
+@pytest.mark.parametrize("value", ["NaN", "inf", "-Infinity"])
+def test_a_non_finite_usage_value_is_located_or_quarantined(tmp_path, value):
+    clean = _usage_table(_trace(tmp_path / "clean"), SelectionSettings(min_tasks=2))[1]
+    root = _trace(tmp_path / "bad")
+    part = _part(root, "task_usage")
+    _edit(part, lambda ls: ls[:1] + [_replace_field(ls[1], 5, value)] + ls[2:])   # cpu_rate of line 2
+    msg = _fail(root)
+    assert re.search(rf"{re.escape(str(part))}, line 2: non-finite value \(NaN or infinity\) in column cpu_rate "
+                     r"of task_usage \(job 1, task \d\): expected a finite number", msg), msg
+    assert WHAT_TO_DO in msg and "NURD_ON_BAD_ROWS=quarantine" in msg
+    con, got = _usage_table(root, SelectionSettings(min_tasks=2, on_bad_rows="quarantine"))
+    assert con.execute("SELECT stage, file, line FROM quarantine").fetchall() == [("tasks", str(part), 2)]
+    assert len(got) == len(clean) - 1                  # the quarantined row's window is left out
+    assert set(got) < set(clean)
+    assert all(all(v is None or v == v for v in row) for row in got)   # no NaN reached usage_windows
+
+
+def test_a_usage_window_twice_is_located_or_counted_once(tmp_path):
+    clean = _usage_table(_trace(tmp_path / "clean"), SelectionSettings(min_tasks=2))[1]
+    root = _trace(tmp_path / "bad")
+    part = _part(root, "task_usage")
+    _edit(part, lambda ls: ls + ls)            # the part's rows twice
+    msg = _fail(root)
+    m = re.search(rf"{re.escape(str(part))}, line (\d+): duplicate row \(the same task usage window twice\)", msg)
+    assert m and int(m.group(1)) > 1, msg
+    con, got = _usage_table(root, SelectionSettings(min_tasks=2, on_bad_rows="quarantine"))
+    assert got == clean                        # each window once: sums and durations as in the clean trace
+    assert con.execute("SELECT count(*) FROM quarantine WHERE stage = 'tasks'").fetchone()[0] > 0
+
+
+def test_a_job_event_twice_is_located(tmp_path):
+    root = _trace(tmp_path)
+    part = _part(root, "job_events")
+    _edit(part, lambda ls: ls + ls[:1])
+    msg = _fail(root)
+    assert re.search(rf"{re.escape(str(part))}, line \d+: duplicate row \(the same job event twice\) \(job 1\)",
+                     msg), msg

@@ -414,16 +414,34 @@ def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) ->
     them all (they carry no weight: unknown events match no rule, such tasks end 'time_backwards')."""
     first_only = settings.on_bad_rows != "quarantine"
     rows = locate.event_anomalies(con, settings.trace, first_only=first_only)
+    if not (rows and first_only):
+        with located_errors(con, "jobs"):
+            rows += locate.value_anomalies(con, ("stg_task_events", "stg_job_events"), first_only=first_only)
     if rows and first_only:
         raise TraceFormatError("building jobs: " + rows[0].message())
     with transaction(con):
         return locate.quarantine_rows(con, settings.trace, "jobs", rows)
 
 
+def check_usage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """task_usage rows of the selected jobs (the only ones a table reads) with a NaN or an infinity,
+    or a window measured twice: ``fail`` raises at the first (file and line); ``quarantine`` records
+    them all, and usage_windows leaves them out (a repeated window counts once)."""
+    first_only = settings.on_bad_rows != "quarantine"
+    only = f"job_id IN (SELECT job_id FROM jobs WHERE trace = '{settings.trace}')"
+    with located_errors(con, "tasks"):   # a row that does not parse is named first, as by the build
+        rows = locate.value_anomalies(con, ("stg_task_usage",), first_only=first_only, only={"stg_task_usage": only})
+    if rows and first_only:
+        raise TraceFormatError("building tasks: " + rows[0].message())
+    with transaction(con):
+        return locate.quarantine_rows(con, settings.trace, "tasks", rows)
+
+
 def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage).
     Without task_usage the ``no_usage`` exclusion does not apply (the funnel says so)."""
     if settings.is_google_format:
+        check_usage(con, settings)
         build_table(con, "usage_windows", settings)
     build_table(con, "task_outcomes", settings)
     return build_table(con, "tasks", settings)

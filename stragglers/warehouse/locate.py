@@ -305,6 +305,85 @@ def event_anomalies(con: duckdb.DuckDBPyConnection, trace: str, *, first_only: b
     return out
 
 
+# --------------------------------------------------------------------------- values and repeated rows
+#: Per staged Google view: the fields that name a row (name, position in the file), and whether a
+#: repeat is the whole row or the same key (a task_usage window measured twice, other values or not).
+ROW_KEYS = {
+    "stg_task_events": ((("time", 0), ("job_id", 2), ("task_index", 3), ("event_type", 5)), "row"),
+    "stg_job_events": ((("time", 0), ("job_id", 2), ("event_type", 3)), "row"),
+    "stg_task_usage": ((("start_time", 0), ("end_time", 1), ("job_id", 2), ("task_index", 3)), "key"),
+}
+_WHAT = {"stg_task_events": "task event", "stg_job_events": "job event", "stg_task_usage": "task usage window"}
+
+
+def _value_checks(con: duckdb.DuckDBPyConnection, view: str, only: str) -> list[tuple[str, str, str]]:
+    """(reason, expected, SQL of (filename, key..., occurrence)) for ``view``: non-finite numbers
+    (NaN, infinity: DuckDB reads them as DOUBLE values, so SQL must look) and repeated rows."""
+    keys, repeat = ROW_KEYS[view]
+    key_sql = ", ".join(k for k, _ in keys)
+    cols = con.execute(f"DESCRIBE {view}").fetchall()
+    doubles = [c for c, t, *_ in cols if t in ("DOUBLE", "FLOAT")]
+    checks = []
+    for c in doubles:
+        checks.append((f"non-finite value (NaN or infinity) in column {c} of {view[4:]}", "a finite number",
+                       f"SELECT filename, {key_sql}, 1 FROM {view} WHERE NOT isfinite({c})"
+                       + (f" AND {only}" if only else "")))
+    if view != "stg_task_events":   # task_events' repeats: _google_checks (same rule, older message)
+        group = key_sql if repeat == "key" else ", ".join(c for c, *_ in cols if c != "filename")
+        checks.append((f"duplicate row (the same {_WHAT[view]} twice)", f"each {_WHAT[view]} once",
+                       f"""SELECT max(filename), {key_sql}, CASE WHEN min(filename) = max(filename) THEN 2 ELSE 1 END
+                           FROM {view} {f"WHERE {only}" if only else ""} GROUP BY {group} HAVING count(*) > 1"""))
+    return checks
+
+
+def _locate_keys(rows: list[tuple], positions: list[int], limit: int) -> dict[tuple, tuple[int, str]]:
+    """Line and text of each (file, key..., occurrence) row: one scan per file, keys compared as text."""
+    by_file: dict[str, dict[tuple, int]] = {}
+    for file, *key, occurrence in rows[:limit]:
+        if file:
+            by_file.setdefault(file, {})[tuple(str(k) for k in key)] = occurrence
+    found = {}
+    for file, wanted in by_file.items():
+        seen: dict[tuple, int] = {}
+        opener = gzip.open if file.endswith(".gz") else open
+        with opener(file, "rt", newline="") as f:
+            for i, fields in enumerate(csv.reader(f), start=1):
+                if len(fields) <= max(positions):
+                    continue
+                key = tuple(fields[p] for p in positions)
+                if key in wanted:
+                    seen[key] = seen.get(key, 0) + 1
+                    if seen[key] == wanted[key]:
+                        found[(file, *key)] = (i, ",".join(fields))
+    return found
+
+
+def value_anomalies(con: duckdb.DuckDBPyConnection, views: Iterable[str], *, first_only: bool,
+                    only: dict[str, str] | None = None) -> list[BadRow]:
+    """Rows of the staged ``views`` with a non-finite number or repeated, each with its file and line.
+    ``only``: a condition per view (task_usage: the selected jobs' rows, the only ones a table reads)."""
+    out: list[BadRow] = []
+    for view in views:
+        keys, _ = ROW_KEYS[view]
+        positions = [p for _, p in keys]
+        for reason, expected, sql in _value_checks(con, view, (only or {}).get(view, "")):
+            rows = con.execute(sql + (" ORDER BY 1, 2 LIMIT 1" if first_only else " ORDER BY 1, 2")).fetchall()
+            if not rows:
+                continue
+            lines = _locate_keys(rows, positions, 1 if first_only else MAX_LOCATED)
+            names = dict(keys)
+            for file, *key, _ in rows:
+                line, text = lines.get((file, *(str(k) for k in key)), (None, ""))
+                values = dict(zip(names, key))
+                task = values.get("task_index")
+                where_ = f"job {values['job_id']}" + (f", task {task}" if task is not None else "")
+                out.append(BadRow(file, line, f"{reason} ({where_}): expected {expected}", text,
+                                  values["job_id"], task))
+            if first_only:
+                return out
+    return out
+
+
 # --------------------------------------------------------------------------- quarantine
 def ensure_quarantine(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"""CREATE TABLE IF NOT EXISTS {QUARANTINE} (trace VARCHAR, stage VARCHAR, file VARCHAR,

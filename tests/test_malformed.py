@@ -294,3 +294,16 @@ def test_a_job_event_twice_is_located(tmp_path):
     msg = _fail(root)
     assert re.search(rf"{re.escape(str(part))}, line \d+: duplicate row \(the same job event twice\) \(job 1\)",
                      msg), msg
+
+
+def test_a_row_error_names_the_source_and_the_local_copy(tmp_path):
+    from stragglers.traces.download import download_google
+
+    mirror = _trace(tmp_path / "mirror")
+    bad = _part(mirror, "task_events")
+    _edit(bad, lambda ls: [ls[0], _replace_field(ls[1], 2, "job7")] + ls[2:])
+    local = tmp_path / "data" / "raw" / "google_2011"
+    download_google(str(mirror), local, parts="all", workers=1, progress=False)
+    copy = local / "task_events" / bad.name
+    msg = _fail(local)
+    assert f"{copy}, line 2 (the local copy of {bad}): non-numeric value 'job7'" in msg, msg

@@ -350,7 +350,7 @@ def download_google(
             if expected is not None:
                 sha = _sha256_file(final, cancel=cancel).hexdigest()
                 if sha == expected:
-                    manifest.record(rel, final, sha)
+                    manifest.record(rel, final, sha, source=_join(base_url, rel))
                     say(f"verified existing {rel}")
                     count(skipped=1, verified=1, size=final.stat().st_size)
                     return
@@ -372,7 +372,7 @@ def download_google(
                 report.files.remove(final)
                 return
             raise
-        manifest.record(rel, final, sha if expected is not None else None)
+        manifest.record(rel, final, sha if expected is not None else None, source=_join(base_url, rel))
         if expected is None and rel != SCHEMA_NAME:
             count(unverified=1, size=size)
         else:

@@ -56,6 +56,9 @@ class BadRow:
 
     def message(self, remedy: str = REMEDY_ROW) -> str:
         where = f"{self.file}, line {self.line}" if self.line else self.file
+        source = source_of(self.file)
+        if source:   # the user fixes the row there, not in our copy
+            where += f" (the local copy of {source})"
         shown = f" (row: {self.row[:200]})" if self.row else ""
         return f"{where}: {self.reason}{shown}. What to do: {remedy}"
 
@@ -205,6 +208,22 @@ def rejected_rows(con: duckdb.DuckDBPyConnection, select_sql: str, limit: int | 
         ORDER BY s.file_path, e.line {f'LIMIT {int(limit)}' if limit else ''}""").fetchall()
     return [BadRow(f, int(line), _reason(et, col, msg, n_columns), row or "")
             for f, line, col, et, row, msg in rows]
+
+
+def source_of(path: str) -> str | None:
+    """Where the downloader fetched ``path`` from (its manifest entry), or None (generated, or a
+    file not fetched by the downloader)."""
+    p = Path(path)
+    for root in p.parents[:3]:
+        manifest = root / MANIFEST_NAME
+        if manifest.is_file():
+            try:
+                entry = json.loads(manifest.read_text()).get("files", {}).get(p.relative_to(root).as_posix())
+            except (OSError, ValueError, AttributeError):
+                return None
+            source = entry.get("source") if isinstance(entry, dict) else None
+            return source if source and source != str(p) else None
+    return None
 
 
 def explain(con: duckdb.DuckDBPyConnection, error: BaseException, table: str) -> TraceFormatError | None:

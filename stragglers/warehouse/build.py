@@ -453,7 +453,15 @@ def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> i
     """``jobs`` (Google: after ``task_lifecycle``, the one scan of task_events)."""
     if settings.is_google_format:
         build_table(con, "task_lifecycle", settings)
-        check_events(con, settings)
+        try:
+            check_events(con, settings)
+        except TraceFormatError:
+            # no table built from the bad input stays behind (nor its record, which would call it current)
+            with transaction(con):
+                con.execute("DELETE FROM task_lifecycle WHERE trace = ?", [settings.trace])
+                con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = 'task_lifecycle'",
+                            [settings.trace])
+            raise
         create_view(con, "job_candidates", **settings.sql_params())
     return build_table(con, "jobs", settings)
 

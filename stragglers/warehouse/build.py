@@ -423,6 +423,15 @@ def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | Non
             f"job_checkpoints and the time-only reference rules still run")
 
 
+def stage_trace(con: duckdb.DuckDBPyConnection, raw_path: Path, settings: SelectionSettings) -> dict[str, int]:
+    """Create the typed staging views of the configured trace's format; returns {raw table: parts}
+    (Google layout) or {} (Alibaba's one file)."""
+    if settings.format.is_google_layout:
+        return stage_google(con, raw_path, settings)
+    stage_alibaba(con, raw_path / "batch_instance.csv", settings, staging_sql=settings.format.staging_sql)
+    return {}
+
+
 def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings,
                   staging_sql: str | None = None) -> None:
     """Staging views over an Alibaba batch_instance file; ``staging_sql`` (default: the trace

@@ -23,6 +23,10 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from stragglers.diagnosis.settings import HoundSettings
+from stragglers.failures.settings import FailureSettings
+from stragglers.nodes.settings import NodeSettings
+from stragglers.prediction.protocol import protocol_settings
 from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, Settings
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
@@ -60,23 +64,43 @@ class _SettingsViews:
     def scale(self) -> SyntheticScale:
         return SyntheticScale(seed=self.synthetic_seed, n_jobs=self.synthetic_jobs, n_parts=self.synthetic_parts)
 
+    # Each stage's typed settings, built here from the root model's values: the root settings module
+    # imports no stage (tests/test_architecture.py), the glue may import them all.
     def selection(self) -> SelectionSettings:
-        return self.settings().selection()
+        return self._with_protocol()[1]
 
     def evaluation(self) -> EvaluationSettings:
-        return self.settings().evaluation()
+        return self._with_protocol()[0]
+
+    def _with_protocol(self) -> tuple[EvaluationSettings, SelectionSettings]:
+        """The typed subsets with the protocol preset applied (stragglers/prediction/protocol.py)."""
+        s = self.settings()
+        ev = EvaluationSettings(**{f.name: getattr(s, f.name) for f in fields(EvaluationSettings)})
+        sel = SelectionSettings(**{f.name: getattr(s, f.name) for f in fields(SelectionSettings)})
+        return protocol_settings(s.protocol, ev, sel)
 
     def engine(self) -> EngineSettings:
         return self.settings().engine()
 
-    def hound(self):
-        return self.settings().hound()
+    def hound(self) -> HoundSettings:
+        """Hound's settings (stragglers/diagnosis/settings.py holds the ones not exposed here)."""
+        s = self.settings()
+        return HoundSettings(min_tasks=s.hound_min_tasks, seed=s.seed, replicas=s.hound_replicas,
+                             adaboost_rounds=s.hound_adaboost_rounds, words=s.hound_words,
+                             workers=s.resolved_workers)
 
-    def nodes(self):
-        return self.settings().nodes()
+    def nodes(self) -> NodeSettings:
+        """Node-ranking settings (stragglers/nodes/settings.py holds the ones not exposed here)."""
+        s = self.settings()
+        return NodeSettings(min_tasks_per_node=s.node_min_tasks, fit_sample_nodes=s.node_fit_sample,
+                            interval=s.node_interval, seed=s.seed)
 
-    def failures(self):
-        return self.settings().failures()
+    def failures(self) -> FailureSettings:
+        """Failure-prediction settings (stragglers/failures/settings.py holds the ones not exposed here)."""
+        s = self.settings()
+        return FailureSettings(trees=s.failure_trees, max_train_rows=s.failure_max_train_rows,
+                               clone_retries=s.clone_retries, clones=s.clones, clone_tasks=s.clone_tasks,
+                               seed=s.seed)
 
 
 def _resource_class(defaults: Settings | None = None,

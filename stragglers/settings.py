@@ -277,43 +277,9 @@ class Settings:
     def resolved_workers(self) -> int:
         return self.workers or (os.cpu_count() or 1)
 
-    def selection(self) -> SelectionSettings:
-        return self._with_protocol()[1]
-
-    def evaluation(self) -> EvaluationSettings:
-        return self._with_protocol()[0]
-
-    def _with_protocol(self) -> tuple[EvaluationSettings, SelectionSettings]:
-        """The typed subsets with the protocol preset applied (stragglers/prediction/protocol.py)."""
-        from stragglers.prediction.protocol import protocol_settings
-
-        ev = EvaluationSettings(**{f.name: getattr(self, f.name) for f in fields(EvaluationSettings)})
-        sel = SelectionSettings(**{f.name: getattr(self, f.name) for f in fields(SelectionSettings)})
-        return protocol_settings(self.protocol, ev, sel)
-
     def engine(self) -> EngineSettings:
         return EngineSettings(dask_address=self.dask_address, batch_jobs=self.batch_jobs,
                               exchange_dir=self.exchange_dir or str(Path(self.data_dir) / "exchange"))
-
-    def hound(self):
-        """Hound's settings (stragglers/diagnosis/settings.py holds the ones not exposed here)."""
-        from stragglers.diagnosis.settings import HoundSettings
-        return HoundSettings(min_tasks=self.hound_min_tasks, seed=self.seed, replicas=self.hound_replicas,
-                             adaboost_rounds=self.hound_adaboost_rounds, words=self.hound_words,
-                             workers=self.resolved_workers)
-
-    def nodes(self):
-        """Node-ranking settings (stragglers/nodes/settings.py holds the ones not exposed here)."""
-        from stragglers.nodes.settings import NodeSettings
-        return NodeSettings(min_tasks_per_node=self.node_min_tasks, fit_sample_nodes=self.node_fit_sample,
-                            interval=self.node_interval, seed=self.seed)
-
-    def failures(self):
-        """Failure-prediction settings (stragglers/failures/settings.py holds the ones not exposed here)."""
-        from stragglers.failures.settings import FailureSettings
-        return FailureSettings(trees=self.failure_trees, max_train_rows=self.failure_max_train_rows,
-                               clone_retries=self.clone_retries, clones=self.clones, clone_tasks=self.clone_tasks,
-                               seed=self.seed)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -90,8 +90,8 @@ def violations(root: Path, ignore: set[tuple[str, str]] = frozenset()) -> list[s
     return found
 
 
-#: Imports that still run up the order (issue 24, open): the root settings module builds each stage's
-#: typed settings and validates trace names and part selections with the stages' own code, and the
+#: Imports that still run up the order (issue 24, open): the root settings module validates trace
+#: names, the embedded trace's job count and part selections with the trace stage's own code, and the
 #: evaluation computes Table 3 with the report's function. Each must leave this list when it is
 #: moved; nothing may join it.
 KNOWN_UPWARD = {
@@ -99,10 +99,6 @@ KNOWN_UPWARD = {
     ("stragglers/settings.py", "stragglers.traces.formats"),
     ("stragglers/settings.py", "stragglers.traces.synth.google"),
     ("stragglers/settings.py", "stragglers.traces.google_parts"),
-    ("stragglers/settings.py", "stragglers.prediction.protocol"),
-    ("stragglers/settings.py", "stragglers.diagnosis.settings"),
-    ("stragglers/settings.py", "stragglers.nodes.settings"),
-    ("stragglers/settings.py", "stragglers.failures.settings"),
 }
 
 

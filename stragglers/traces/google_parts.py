@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from stragglers.traces.formats import GOOGLE_2011_URL
+from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.traces.manifest import SHA256SUM_NAME, _Manifest, parse_sha256sum
 from stragglers.traces.transport import (
     DownloadReport, TraceDownloadError, _FatalHTTP, _NotFound, _RangeNotSatisfiable, _Retryable, _Stats,
@@ -317,7 +318,11 @@ def download_google(
     selected, left_out = _select(index, tables, parts)
     for table, why in left_out.items():
         say(f"table {table} left out: {why} (a partial mirror; steps that need it say so)")
-    wanted = [SCHEMA_NAME] + selected  # schema.csv is verified only if SHA256SUM lists it
+    # schema.csv is verified only if SHA256SUM lists it; a local copy of a trace written by our
+    # generators carries their marker (parts with no rows on purpose), which the copy passes on
+    marked = (not _is_http(base_url) and (_local_root(base_url) / EMPTY_PARTS_MARKER).is_file()
+              and _local_root(base_url).resolve() != dest.resolve())   # (the embedded trace verifies itself in place)
+    wanted = [SCHEMA_NAME] + ([EMPTY_PARTS_MARKER] if marked else []) + selected
     if SCHEMA_NAME not in index:
         say(f"{SCHEMA_NAME} is not listed in {SHA256SUM_NAME}; it is only size-checked")
 
@@ -373,7 +378,9 @@ def download_google(
                 return
             raise
         manifest.record(rel, final, sha if expected is not None else None, source=_join(base_url, rel))
-        if expected is None and rel != SCHEMA_NAME:
+        if rel == EMPTY_PARTS_MARKER:
+            count(size=size)             # a note, not a part: neither verified nor unverified
+        elif expected is None and rel != SCHEMA_NAME:
             count(unverified=1, size=size)
         else:
             count(verified=1, size=size)

@@ -70,6 +70,15 @@ def is_operator(s: EvaluationSettings) -> bool:
     return any(getattr(s, k) == v for k, v in OPERATOR.items())
 
 
+def both_views(evaluation: EvaluationSettings) -> tuple[EvaluationSettings, EvaluationSettings]:
+    """(the configured evaluation, the other view): the evaluation assets run both, so one warehouse
+    holds the paper's protocol and the operator's (issue 26). The other view of a paper's protocol
+    (ours or authors) is it with the operator's settings; of an operator's, it with the paper's."""
+    if is_operator(evaluation):
+        return evaluation, replace(evaluation, **{k: PROTOCOL_CHOICES[k][0] for k in OPERATOR})
+    return evaluation, replace(evaluation, **OPERATOR)
+
+
 def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: SelectionSettings,
                       ) -> tuple[EvaluationSettings, SelectionSettings]:
     """``evaluation`` and ``selection`` with the preset applied ("ours" leaves them as they are)."""

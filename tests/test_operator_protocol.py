@@ -186,3 +186,18 @@ def test_the_operator_preset():
     assert (s.threshold, s.horizon, s.intervention) == ("online", "end", "speculate") and is_operator(s)
     assert not is_operator(Settings().evaluation()) and not is_operator(Settings(protocol="authors").evaluation())
     assert replace(s, threshold="oracle", horizon="tau", intervention="relaunch") == Settings().evaluation()
+
+
+def test_the_censored_log_normal_fit_matches_scipys_generic_fit():
+    from scipy import stats
+
+    from stragglers.prediction.threshold import lognormal_fit
+
+    rng = np.random.default_rng(1)
+    y = rng.lognormal(4.0, 0.8, 300)
+    t = float(np.quantile(y, 0.3))
+    fin = y <= t
+    shape, scale = lognormal_fit(np.where(fin, y, t), fin)
+    ref_shape, _, ref_scale = stats.lognorm.fit(stats.CensoredData(uncensored=y[fin], right=np.full((~fin).sum(), t)),
+                                                floc=0)
+    assert shape == pytest.approx(ref_shape, rel=1e-4) and scale == pytest.approx(ref_scale, rel=1e-4)

@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 from lifelines import KaplanMeierFitter
 from lifelines.utils import qth_survival_time
-from scipy import stats
+from scipy import optimize, stats
 
 
 def _observations(finished_y: np.ndarray, n_running: int, t: float) -> tuple[np.ndarray, np.ndarray]:
@@ -52,29 +52,52 @@ def km_quantile(durations, observed, q: float) -> float:
 
 
 def lognormal_fit(durations, observed) -> tuple[float, float] | None:
-    """(shape sigma, scale exp(mu)) of a log-normal fitted to right-censored data, or None
-    with fewer than two distinct positive exact observations."""
+    """(shape sigma, scale exp(mu)) of a log-normal fitted by maximum likelihood to right-censored
+    data, or None with fewer than two distinct positive exact observations.
+
+    The log-likelihood of log-latencies z: sum over exact z of log phi((z - mu)/sigma) - log sigma,
+    plus sum over censored z of log(1 - Phi((z - mu)/sigma)) (e.g. Klein and Moeschberger,
+    Survival Analysis, 2003, Section 3.5), maximized by L-BFGS over (mu, log sigma) from the exact
+    observations' mean and std. The same optimum as scipy's generic ``lognorm.fit`` on
+    ``CensoredData`` with floc=0 (tested), about 10x faster: it runs at every checkpoint of every job.
+    """
     durations = np.asarray(durations, dtype=float)
     observed = np.asarray(observed, bool)
-    exact = durations[observed & (durations > 0)]
+    exact = np.log(durations[observed & (durations > 0)])
     if len(np.unique(exact)) < 2:
         return None
-    right = durations[~observed & (durations > 0)]
-    data = stats.CensoredData(uncensored=exact, right=right) if len(right) else exact
+    right = np.log(durations[~observed & (durations > 0)])
+
+    def nll(theta):
+        mu, log_sigma = theta
+        sigma = math.exp(log_sigma)
+        ze, zr = (exact - mu) / sigma, (right - mu) / sigma
+        value = -(stats.norm.logpdf(ze).sum() - len(exact) * log_sigma + stats.norm.logsf(zr).sum())
+        # gradient: d/dmu and d/dlog_sigma
+        hr = np.exp(stats.norm.logpdf(zr) - stats.norm.logsf(zr))          # hazard of the censored
+        g_mu = -(ze.sum() + hr.sum()) / sigma
+        g_ls = -((ze ** 2).sum() - len(exact) + (hr * zr).sum())
+        return value, np.array([g_mu, g_ls])
+
+    start = np.array([exact.mean(), math.log(max(exact.std(), 1e-3))])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        shape, _, scale = stats.lognorm.fit(data, floc=0)
-    if not (np.isfinite(shape) and np.isfinite(scale) and shape > 0 and scale > 0):
+        res = optimize.minimize(nll, start, jac=True, method="L-BFGS-B")
+    mu, sigma = float(res.x[0]), float(math.exp(res.x[1]))
+    if not (res.success and np.isfinite(mu) and np.isfinite(sigma) and sigma > 0):
         return None
-    return float(shape), float(scale)
+    return sigma, math.exp(mu)
 
 
 def online_threshold(finished_y, n_running: int, t: float, q: float) -> float:
     """tau_hat(t): the job's q-quantile latency as known at t (see the module doc)."""
     durations, observed = _observations(finished_y, n_running, t)
-    tau_km = km_quantile(durations, observed, q)
-    if math.isfinite(tau_km):
-        return tau_km
+    # every censoring is at t, after every event: S(last event) = n_running / n, so the KM
+    # quantile is defined iff that share is <= 1 - q (skips a fit that cannot reach it)
+    if n_running <= (1.0 - q) * len(durations) + 1e-9:
+        tau_km = km_quantile(durations, observed, q)
+        if math.isfinite(tau_km):
+            return tau_km
     fit = lognormal_fit(durations, observed)
     if fit is None:
         return math.inf

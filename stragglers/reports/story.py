@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from stragglers.reports.operator import operator_headline_text, operator_paragraph
 from stragglers.reports.style import FAMILIES, REFERENCE_FAMILY, family_of
 
 NURD_FAMILY = FAMILIES["NURD family"]
@@ -247,6 +248,16 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
                        ("data docs", data_dir / "validation" / "index.html")):
         lines.append(f"  {name:<10} {path}" + ("" if path.exists() else "  (not written by this run)"))
     lines.append("")
+    op_path = reports / "operator_view.parquet"
+    if op_path.exists():
+        op = pd.read_parquet(op_path)
+        lines.append("Operator's view (speculative copies; threshold estimated online; JCT = job completion "
+                     "time, cut with unlimited machines; extra machine time as a share of the job's):")
+        lines += operator_headline_text(op)
+        import textwrap
+        for para in operator_paragraph(op).split("\n\n"):
+            lines += textwrap.wrap(para, 78, initial_indent="  ", subsequent_indent="  ")
+        lines += ["", "Reproducing the paper's Table 3:"]
     if head.empty:
         lines.append("  no method has been evaluated yet")
     else:

@@ -3,6 +3,7 @@ the rules operators run and the oracle, on hand-made jobs with answers worked by
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
@@ -201,3 +202,58 @@ def test_the_censored_log_normal_fit_matches_scipys_generic_fit():
     ref_shape, _, ref_scale = stats.lognorm.fit(stats.CensoredData(uncensored=y[fin], right=np.full((~fin).sum(), t)),
                                                 floc=0)
     assert shape == pytest.approx(ref_shape, rel=1e-4) and scale == pytest.approx(ref_scale, rel=1e-4)
+
+
+# ---------------------------------------------------------------- the chain under NURD_PROTOCOL=operator
+OPERATOR_RULES = ("flag_all", "wait_for_tau", "spark_speculation", "spark4_speculation", "km_survival", "oracle")
+
+
+def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the_operator(tmp_path):
+    """*nurd_eval, the rule partitions and comparison_tables under NURD_PROTOCOL=operator on a small
+    generated trace (real Dagster runs on an ephemeral instance, a real DuckDB file)."""
+    import dagster as dg
+    import duckdb
+    from dagster_duckdb import DuckDBResource
+
+    from assets import prediction, reports, traces, warehouse
+    from assets.resources import NurdSettings
+
+    res = {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20, protocol="operator"),
+           "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
+    instance = dg.DagsterInstance.ephemeral()
+    chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+             warehouse.checkpoint_features, prediction.nurd_eval]
+    assert dg.materialize(chain, resources=res, instance=instance).success
+    for rule in OPERATOR_RULES:
+        assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res, instance=instance).success
+    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
+                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    assert r.success
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
+        paper = {m for (m,) in con.execute("SELECT DISTINCT method FROM job_metrics").fetchall()}
+        operator = dict(con.execute("SELECT method, avg(f1) FROM operator_job_metrics GROUP BY method").fetchall())
+        settings = json.loads(con.execute("SELECT settings FROM operator_evaluation_runs WHERE method = 'oracle'")
+                              .fetchone()[0])
+        # flags past tau exist under horizon 'end' (the grid of the paper's protocol stops before tau)
+        late = con.execute("""SELECT count(*) FROM operator_predictions p JOIN (SELECT DISTINCT job_id, tau_s
+                              FROM job_checkpoints) c USING (job_id) WHERE p.flagged_at_s > c.tau_s""").fetchone()[0]
+        paper_late = con.execute("""SELECT count(*) FROM predictions p JOIN (SELECT DISTINCT job_id, tau_s
+                                    FROM job_checkpoints) c USING (job_id) WHERE p.flagged_at_s > c.tau_s""").fetchone()[0]
+    expected = {"nurd", "nurd_nc", "gbtr", *OPERATOR_RULES}
+    assert paper == expected and set(operator) == expected
+    assert operator["oracle"] == pytest.approx(1.0)
+    assert (settings["threshold"], settings["horizon"], settings["intervention"]) == ("online", "end", "speculate")
+    assert late > 0 and paper_late == 0
+    out = tmp_path / "reports"
+    import pandas as pd
+    op = pd.read_csv(out / "operator_view.csv")
+    assert set(op["method"]) == expected
+    assert (op["jct_reduction"] >= 0).all() and (op["jct_reduction_limited_avg"] >= 0).all()   # a copy never delays
+    assert (op["extra_machine_share"] >= 0).all() and (op["jct_change_p90"] <= 0).all()
+    oracle = op.set_index("method").loc["oracle"]
+    assert oracle.jct_reduction >= op["jct_reduction"].max() - 1e-12 or oracle.extra_machine_share <= \
+        op.set_index("method").loc["flag_all"].extra_machine_share
+    report = (out / "report.md").read_text()
+    assert report.index("## The operator's view") < report.index("## Reproducing the paper's Table 3")
+    assert "Operator's view on `synthetic`" in report.split("## ")[1]       # the first paragraph
+    assert (out / "operator_pareto.png").stat().st_size > 1000

@@ -257,3 +257,21 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     assert report.index("## The operator's view") < report.index("## Reproducing the paper's Table 3")
     assert "Operator's view on `synthetic`" in report.split("## ")[1]       # the first paragraph
     assert (out / "operator_pareto.png").stat().st_size > 1000
+
+
+def test_the_common_clock_km_shortcut_equals_lifelines():
+    rng = np.random.default_rng(3)
+    for n in (20, 57, 200):
+        y = np.round(rng.lognormal(3, 1, n), 1)          # ties included
+        for t in np.quantile(y, [0.85, 0.9, 0.95, 1.0]):
+            fin = y <= t
+            d, e = np.where(fin, y, t), fin
+            if (~fin).sum() <= 0.1 * n:
+                # lifelines' product of (1 - d/n) can land 1e-17 above 1 - q where S is exactly 0.1
+                assert online_threshold(y[fin], int((~fin).sum()), float(t), 0.9) == km_quantile(d, e, 0.9 - 1e-12)
+
+
+def test_a_long_tail_gets_at_most_twenty_checkpoints_past_the_warehouse_grid():
+    y = np.r_[np.arange(1.0, 100.0), 10_000.0]
+    end = adapt_job(job(y, np.arange(4.0, 90.0, 10.0)), EvaluationSettings(workers=1, horizon="end"))
+    assert len(end.checkpoints) - 9 <= 20 and end.checkpoints[-1] < 10_000.0

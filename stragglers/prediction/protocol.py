@@ -61,6 +61,8 @@ OPERATOR: dict[str, object] = {
     "horizon": "end",
     "intervention": "speculate",
 }
+#: horizon 'end': at most this many checkpoints after the warehouse's last one (before tau)
+END_STEPS = 20
 #: The settings that make a run the operator's view (its results go to the operator_* tables).
 OPERATOR_FIELDS = tuple(OPERATOR)
 
@@ -153,9 +155,12 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
                 evaluated &= ~group | keep(length[group].mean())
     checkpoints, X = job.checkpoints, job.X
     if s.horizon == "end" and step:
-        # checkpoints go on past tau until the job's last task ends (issue 26); features past the
-        # warehouse's last checkpoint are those of that checkpoint (the warehouse builds [t0, tau))
-        extra = np.arange(checkpoints[-1] + step, float(lat.max()), step)
+        # checkpoints go on past tau until the job's last task ends (issue 26), with the same step
+        # but at most END_STEPS of them (a long tail gets a coarser step: real jobs' last task can
+        # end 100x tau after the start); features past the warehouse's last checkpoint are those of
+        # that checkpoint (the warehouse builds [t0, tau))
+        tail_step = max(step, (float(lat.max()) - float(checkpoints[-1])) / END_STEPS)
+        extra = np.arange(checkpoints[-1] + tail_step, float(lat.max()), tail_step)
         if len(extra):
             checkpoints = np.r_[checkpoints, extra]
             X = np.concatenate([X, np.repeat(X[-1:], len(extra), axis=0)])

@@ -92,12 +92,18 @@ def lognormal_fit(durations, observed) -> tuple[float, float] | None:
 def online_threshold(finished_y, n_running: int, t: float, q: float) -> float:
     """tau_hat(t): the job's q-quantile latency as known at t (see the module doc)."""
     durations, observed = _observations(finished_y, n_running, t)
-    # every censoring is at t, after every event: S(last event) = n_running / n, so the KM
-    # quantile is defined iff that share is <= 1 - q (skips a fit that cannot reach it)
-    if n_running <= (1.0 - q) * len(durations) + 1e-9:
-        tau_km = km_quantile(durations, observed, q)
-        if math.isfinite(tau_km):
-            return tau_km
+    fin = np.sort(np.asarray(finished_y, dtype=float))
+    n = len(durations)
+    # every censoring is at t, after every event: the KM curve is the empirical survival,
+    # S(y_(i)) = (n - i) / n at the i-th smallest finished latency, so its quantile is the first
+    # y_(i) with (n - i) / n <= 1 - q (equal to km_quantile's lifelines answer: tested), and it is
+    # defined iff S(last event) = n_running / n <= 1 - q
+    if len(fin) and np.all(fin <= t) and n_running <= (1.0 - q) * n + 1e-9:
+        i = np.arange(1, len(fin) + 1)
+        last_of_tie = np.r_[fin[1:] != fin[:-1], True]
+        hit = np.flatnonzero(last_of_tie & ((n - i) <= (1.0 - q) * n + 1e-9))
+        if len(hit):
+            return float(fin[hit[0]])
     fit = lognormal_fit(durations, observed)
     if fit is None:
         return math.inf

@@ -255,8 +255,8 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
     op_path = reports / "operator_view.parquet"
     if op_path.exists():
         op = pd.read_parquet(op_path)
-        lines.append("Operator's view (speculative copies; threshold estimated online; JCT = job completion "
-                     "time, cut with unlimited machines; extra machine time as a share of the job's):")
+        lines += ["Operator's view (threshold estimated online, speculative copies; JCT cut = job",
+                  "completion time reduction, unlimited machines; extra machine = share of the job's):"]
         lines += operator_headline_text(op)
         import textwrap
         for para in operator_paragraph(op).split("\n\n"):

@@ -218,7 +218,10 @@ def protocol_ablation(context: dg.AssetExecutionContext, nurd: NurdSettings,
         prepare(con, nurd)
         best = _best_baseline(con, nurd.trace)
         context.log.info(f"protocol ablation on {nurd.trace}, best baseline {best}")
-        table = run_ablation(con, nurd.trace, nurd.evaluation(), nurd.selection(), best,
+        # the ablation attributes the paper's numbers: under NURD_PROTOCOL=operator, its paper view
+        evaluation = nurd.evaluation()
+        paper = both_views(evaluation)[1] if is_operator(evaluation) else evaluation
+        table = run_ablation(con, nurd.trace, paper, nurd.selection(), best,
                              max_jobs=nurd.ablation_max_jobs or None,
                              progress=lambda label: context.log.info(f"variant: {label}"))
         replace_table(con, "protocol_ablation", table, nurd.trace)

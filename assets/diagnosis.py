@@ -164,6 +164,7 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
            for key, method in (("dominant_accuracy", "hound"),
                                ("baseline_dominant_accuracy", f"always_{hound_truth.BASELINE_CAUSE}"),
                                ("best_constant_dominant_accuracy", hound_truth.BEST_CONSTANT))},
+        "recall_by_cause": md_table(hound_truth.recall_by_cause(per_job)),
         "table6": md_table(hound_truth.n_causes_table(causes, truth_jobs, jobs)),
         "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)),
         "per_job": md_table(per_job, max_rows=60)})

@@ -45,8 +45,13 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
             with wh.transaction(con):
                 wh.record_settings(con, "staged_trace:rows", s.trace, counts, inputs)
         quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
+        parts_note = wh.parts_note(con, s.trace)
     meta = counts | {"trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined,
                      "tables_absent": ", ".join(absent) or "none"}
+    if parts_note:
+        # normal situations (a gap between parts, a mirror starting later, parts with no rows): said, not fatal
+        context.log.warning(parts_note)
+        meta["parts"] = dg.MetadataValue.md(parts_note)
     if usage_note:
         context.log.warning(usage_note)
         meta["usage"] = dg.MetadataValue.md(usage_note)

@@ -17,11 +17,12 @@ import warnings
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.run import diagnose
 from stragglers.diagnosis.truth import (BASELINE_CAUSE, BEST_CONSTANT, PRIMARY_TRUTH, TRUTHS, cause_added_s,
-                                       load_truth, straggler_mixtures, validate)
+                                       load_truth, recall_by_cause, straggler_mixtures, validate)
 from stragglers.traces.fetch import truth_dir
 
 
@@ -48,15 +49,26 @@ def main() -> None:
           "baseline dominant accuracy | baseline majority accuracy | baseline precision | baseline recall | "
           "best constant in hindsight |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    recalls = []
     for seed in (int(s) for s in args.seeds.split(",")):
         d = diagnose(profiles, HoundSettings(seed=seed))
-        s = validate(d.job_causes, truth_jobs, jobs, stragglers)[1].set_index(["truth", "method"])
+        per_job, s = validate(d.job_causes, truth_jobs, jobs, stragglers)
+        s = s.set_index(["truth", "method"])
+        recalls.append(recall_by_cause(per_job).assign(seed=seed))
         for truth in (*TRUTHS, PRIMARY_TRUTH):
             h, b = s.loc[(truth, "hound")], s.loc[(truth, f"always_{BASELINE_CAUSE}")]
             c = s.loc[(truth, BEST_CONSTANT)]
             print(f"| {seed} | {len(d.ensemble.topics)} | {truth} | {h.dominant_accuracy:.3f} | {h.majority_accuracy:.3f} | "
                   f"{h.precision:.3f} | {h.recall:.3f} | {b.dominant_accuracy:.3f} | {b.majority_accuracy:.3f} | "
                   f"{b.precision:.3f} | {b.recall:.3f} | {c.dominant_accuracy:.3f} ({c.answers}) |", flush=True)
+
+    r = pd.concat(recalls)
+    r = r[r.truth == PRIMARY_TRUTH]
+    print(f"\nPer cause, the {PRIMARY_TRUTH} truth: Hound's recall (hits / jobs where the cause is dominant) by seed\n")
+    print("| cause | jobs | " + " | ".join(f"seed {x}" for x in r.seed.unique()) + " |")
+    print("|---|---|" + "---|" * r.seed.nunique())
+    for c, g in r.groupby("cause", sort=False):
+        print(f"| {c} | {g.jobs.iloc[0]} | " + " | ".join(f"{h}/{n}" for h, n in zip(g.hound_hits, g.jobs)) + " |")
 
 
 if __name__ == "__main__":

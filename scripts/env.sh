@@ -1,5 +1,26 @@
-# Sourced by the other scripts: the shared Dagster instance and a quiet console.
+# Sourced by the other scripts, and by the user before typing Dagster commands at the project root:
+# the shared Dagster instance, the project's code location and Python, and a quiet console.
 export DAGSTER_HOME="${DAGSTER_HOME:-$PWD/dagster_home}"
+# `dagster asset ...` and `dagster job ...` read neither workspace.yaml nor [tool.dagster]: only -m/-f
+# or the variable DAGSTER_MODULE_NAME. Exporting that variable would break `dagster dev` (Dagster 1.13
+# hands it to the webserver beside its own --workspace; the webserver exits on the pair and
+# `dagster dev` waits forever), so it is given to those two command groups only, when no code location
+# is named. The `dg` commands read [tool.dg] of pyproject.toml instead.
+dagster() {
+  local arg named=""
+  for arg in "$@"; do
+    case "$arg" in -m|--module-name|-m*|--module-name=*|-f|--python-file|-f*|--python-file=*|--package-name|--package-name=*) named=1 ;; esac
+  done
+  case "${1:-}" in
+    asset|job) if [ -z "$named" ]; then DAGSTER_MODULE_NAME="${DAGSTER_MODULE_NAME:-pipeline}" command dagster "$@"; return; fi ;;
+  esac
+  command dagster "$@"
+}
+export -f dagster
+# the project's .venv first on PATH, so `dagster` and `dg` as typed are the project's own
+if [ -d "$PWD/.venv/bin" ]; then
+  case ":$PATH:" in *":$PWD/.venv/bin:"*) ;; *) export PATH="$PWD/.venv/bin:$PATH" ;; esac
+fi
 export GX_ANALYTICS_ENABLED="${GX_ANALYTICS_ENABLED:-false}" DAGSTER_DISABLE_TELEMETRY="${DAGSTER_DISABLE_TELEMETRY:-1}"
 # Dagster's own warnings, filtered here because the project cannot fix them at their source:
 # - `dagster asset materialize` and `dagster dev` are "superseded" by `dg launch --assets` and

@@ -17,6 +17,16 @@ WITH u AS (
         CASE WHEN u.cpu_rate >= ${min_cpu_rate_for_cpi} AND u.mai <= ${max_mai} THEN u.mai END AS mai
     FROM stg_task_usage u
     SEMI JOIN jobs j ON j.trace = '${trace}' AND j.job_id = u.job_id
+    -- rows with a NaN or an infinity, and repeats of a window, stop the build (on_bad_rows=fail,
+    -- located) or are quarantined (table quarantine): a quarantined row is left out here, and a
+    -- window measured twice counts once (the first in file order)
+    WHERE coalesce(isfinite(u.cpu_rate) AND isfinite(u.canonical_memory) AND isfinite(u.assigned_memory)
+                   AND isfinite(u.unmapped_page_cache) AND isfinite(u.total_page_cache)
+                   AND isfinite(u.maximum_memory) AND isfinite(u.disk_io_time) AND isfinite(u.local_disk_space)
+                   AND isfinite(u.maximum_cpu_rate) AND isfinite(u.maximum_disk_io_time) AND isfinite(u.cpi)
+                   AND isfinite(u.mai) AND isfinite(u.sample_portion) AND isfinite(u.sampled_cpu_usage), true)
+    QUALIFY row_number() OVER (PARTITION BY u.job_id, u.task_index, u.start_time, u.end_time
+                               ORDER BY u.filename, u.machine_id, u.cpu_rate, u.canonical_memory) = 1
 )
 SELECT '${trace}' AS trace, job_id, task_id, end_time,
     sum(dur)                                                        AS dur,

@@ -29,6 +29,7 @@ from stragglers.traces.formats import FORMATS, TRACES, TraceFormat
 GOOGLE_FORMAT = tuple(n for n, f in FORMATS.items() if f.is_google_layout)
 ALIBABA_FORMAT = tuple(n for n, f in FORMATS.items() if not f.is_google_layout)
 ON_BAD_ROWS = ("fail", "quarantine")
+EMPTY_PARTS = ("fail", "accept")
 CHECKPOINT_GRIDS = ("capped", "fixed", "equal")
 # The values each protocol setting accepts (first: this pipeline's protocol, the default).
 PROTOCOL_CHOICES = {
@@ -128,7 +129,8 @@ class Settings:
     trace_url: str = setting("", env="NURD_TRACE_URL", check=any_string,
                              doc="the trace's source; '' = its public location")
     trace_parts: str = setting("2", env="NURD_TRACE_PARTS", check=parts_spec,
-                               doc="Google parts: a count N (parts 0..N-1 of every table), 'all', or per "
+                               doc="Google parts: a count N (parts 0..N-1 of every table), 'all', 'events' (every "
+                                   "part of job_events, task_events and machine_events), or per "
                                    "table, e.g. 'task_events=0-13,job_events=all' (tables not named are not "
                                    "fetched unless a bare N or 'all' is given)")
     download_workers: int = setting(4, check=int_at_least(1), doc="parallel downloads")
@@ -139,6 +141,10 @@ class Settings:
     on_bad_rows: str = setting("fail", env="NURD_ON_BAD_ROWS", check=one_of(*ON_BAD_ROWS),
                                doc="a malformed trace row: 'fail' (stop, naming file and line) or "
                                    "'quarantine' (set aside in table quarantine, counted)")
+    empty_parts: str = setting("fail", env="NURD_EMPTY_PARTS", check=one_of(*EMPTY_PARTS),
+                               doc="a raw part with no rows while other parts of its table have rows: 'fail' "
+                                   "(stop, naming the part) or 'accept' (counted and reported); the embedded "
+                                   "trace always accepts (its generator writes parts with no rows on purpose)")
     # selection and features (docs/PROTOCOL.md)
     production_rule: str = setting("max_class", check=one_of("max_class", "priority"),
                                    doc="production job: max scheduling class >= 1, or a task priority 9-11")
@@ -414,6 +420,7 @@ class SelectionSettings:
     max_cpi: float = default("max_cpi")
     max_mai: float = default("max_mai")
     on_bad_rows: str = default("on_bad_rows")
+    empty_parts: str = default("empty_parts")
 
     def __post_init__(self) -> None:
         validate(self)

@@ -33,6 +33,7 @@ import random
 import re
 import tarfile
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,7 @@ class TraceServer:
         self.corrupt: set[str] = set()
         self.missing: set[str] = set()
         self.ignore_range: set[str] = set()
+        self.delay_s = 0.0   # a slow link: each file's body waits this long before it is sent
         self._httpd: http.server.ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -173,6 +175,8 @@ class TraceServer:
                 status = 206
         body = data[start:end + 1]
         sent = body if cut is None else body[:cut]
+        if self.delay_s:
+            time.sleep(self.delay_s)
         self._record(rel, rng, status, len(sent))
         h.send_response(status)
         h.send_header("Content-Type", "application/octet-stream")

@@ -12,6 +12,8 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stragglers.traces.synth.formats import mark_empty_parts_on_purpose
+
 S = 1_000_000          # microseconds per second
 T0 = 600 * S           # the trace window starts at 600 s
 END = 2**63 - 1
@@ -76,4 +78,5 @@ class MiniTrace:
                 csv.writer(buf, lineterminator="\n").writerows(prow)
                 path = root / name / f"part-{i:05d}-of-{n_parts:05d}.csv.gz"
                 path.write_bytes(gzip.compress(buf.getvalue().encode(), mtime=0))
+        mark_empty_parts_on_purpose(root)   # a slice without rows gives a part without rows, as in the generator
         return root

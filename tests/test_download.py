@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
 
 import pytest
 
+from stragglers.traces.google_parts import EVENT_TABLES, download_progress
 from stragglers.traces.download import (
     ALIBABA_2017_URL,
     ALIBABA_2018_URL,
@@ -79,6 +81,39 @@ def test_parse_parts():
     for bad in ("0", "-1", "two", "", "1.5"):
         with pytest.raises(ValueError, match="NURD_TRACE_PARTS"):
             parse_parts(bad)
+
+
+def test_events_selects_every_part_of_the_event_tables_only(tmp_path):
+    assert parse_parts("events") == parse_parts(" Events ") == {
+        "job_events": "all", "task_events": "all", "machine_events": "all"}
+    root = tmp_path / "bucket"
+    files = make_bucket(root, tables=("job_events", "task_events", "task_usage", "machine_events"), n_parts=3,
+                        rows=200)
+    logs: list[str] = []
+    with TraceServer(root) as slow:
+        slow.delay_s = 0.15          # slow enough that the 0.1 s progress ticker fires while it runs
+        rep = download_google(slow.url, tmp_path / "dest", parts="events", workers=1, log=logs.append,
+                              progress_every_s=0.1, **FAST)
+    got = sorted(str(p.relative_to(tmp_path / "dest")) for p in rep.files)
+    want = sorted(["schema.csv"] + [rel for rel in files if rel.split("/")[0] in EVENT_TABLES])
+    assert got == want and len(want) == 1 + 3 * 3
+    assert rep.tables == {"job_events": 3, "task_events": 3, "task_usage": 0, "machine_events": 3}
+    assert rep.tables_missing == {"task_usage": "not selected by NURD_TRACE_PARTS"}
+    ticks = [m for m in logs if m.startswith("download progress: ")]
+    assert len(ticks) >= 3, logs
+    assert all(re.search(r"\d+/10 files, [\d.]+ (B|KB) fetched in \d+ s \(", t) for t in ticks), ticks
+    assert any(" left" in t for t in ticks), ticks     # an estimate once a file is fetched
+
+
+def test_download_progress_line_worked_by_hand():
+    # 4 of 10 files done, 3 of them fetched: 3 MB in 30 s = 0.1 MB/s; 6 files left at 1 MB each = 60 s
+    mb = 1024 * 1024
+    assert download_progress(done=4, total=10, fetched_files=3, fetched_bytes=3 * mb, seconds=30.0) == (
+        "download progress: 4/10 files, 3.0 MB fetched in 30 s (102.4 KB/s), about 60 s left")
+    # nothing fetched yet: no estimate; 200 files left at 1 MB and 0.1 MB/s: 2000 s = 33 min
+    assert download_progress(done=0, total=5, fetched_files=0, fetched_bytes=0, seconds=3.0).endswith("(0 B/s)")
+    assert download_progress(done=10, total=210, fetched_files=10, fetched_bytes=10 * mb,
+                             seconds=100.0).endswith("about 33 min left")
 
 
 def test_constants_and_default_urls():

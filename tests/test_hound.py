@@ -141,6 +141,7 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
 
     from assets import diagnosis, prediction, traces, warehouse
     from assets.resources import NurdSettings
+    from stragglers.diagnosis.truth import recall_by_cause
     from stragglers.warehouse.validation import validate_table
 
     data = tmp_path / "data"
@@ -186,10 +187,18 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
         assert any(f.get("frame") == "sum" for f in outcome.failures)
     meta = result.asset_materializations_for_node("hound_validation")[0].metadata
     assert 0.0 <= meta["dominant_accuracy"].value <= 1.0 and "always_data_skew" in meta["summary"].value
+    assert "limited_processor" in meta["recall_by_cause"].value or "data_skew" in meta["recall_by_cause"].value
+    # per cause, the hits add up to the dominant accuracy over the jobs the stragglers truth scores
+    with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+        per_job = con.execute("SELECT * FROM hound_validation").df()
+    rec = recall_by_cause(per_job)
+    mine = rec[rec.truth == "stragglers"]
+    assert mine.jobs.sum() == per_job.stragglers_dominant.notna().sum()
+    assert mine.hound_hits.sum() / mine.jobs.sum() == pytest.approx(meta["dominant_accuracy"].value)
     assert "top_signal_accuracy" in result.asset_materializations_for_node("straggler_explanations")[0].metadata
     report = (data / "reports" / "hound.md").read_text()
     for section in ("Table 4", "Table 5", "Table 6", "Table 7", "hound_validation", "Figure 8", "Figure 9",
-                    "Figure 10", "always_data_skew"):
+                    "Figure 10", "always_data_skew", "hound_hits"):
         assert section in report
     assert all((data / "reports" / f"hound_figure{i}.png").stat().st_size > 1000 for i in (8, 9, 10))
 
@@ -259,7 +268,7 @@ def test_straggler_mixtures_hand_computed():
     """Hound's weights estimate the fraction of a job's stragglers attributed to each cause (Section 5.1);
     a cause explains a straggler when the task would not straggle had the cause taken its typical time."""
     import pandas as pd
-    from stragglers.diagnosis.truth import cause_added_s, majority, straggler_mixtures, validate
+    from stragglers.diagnosis.truth import cause_added_s, majority, recall_by_cause, straggler_mixtures, validate
     from stragglers.traces.synth.model import TYPICAL_SLOWDOWN
 
     # job 1: latencies 1..10 -> p90 = 9.1 -> straggler: task 9 (10 s, all of it its last attempt's work),
@@ -300,6 +309,12 @@ def test_straggler_mixtures_hand_computed():
     # Table 7's order) -> data skew, 1/2
     best = summary.set_index(["truth", "method"]).loc[("stragglers", "best_constant_in_hindsight")]
     assert best.answers == "data_skew" and best.dominant_accuracy == 0.5
+    # per cause: data skew is dominant in job 1 (Hound right: recall 1), limited processor (the tie's
+    # first) in job 2 (Hound says data skew: recall 0); Hound answered data skew twice, right once
+    rec = recall_by_cause(per_job).set_index(["truth", "cause"]).loc["stragglers"]
+    assert list(rec.index) == ["data_skew", "limited_processor"]
+    assert list(rec.recall) == [1.0, 0.0] and list(rec.answered) == [2, 0]
+    assert rec.loc["data_skew"].precision == 0.5 and np.isnan(rec.loc["limited_processor"].precision)
     # flag + explain against the same truth: of the flagged tasks, (2, 18) and (2, 19) are explained
     # stragglers ({limited processor}, {queueing}); (1, 3) is no straggler (not scored). Top signals:
     # limited processor (right), data skew (wrong) -> 1/2

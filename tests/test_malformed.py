@@ -199,3 +199,111 @@ def test_the_run_a_user_starts_names_file_and_line(tmp_path):
     assert not result.success
     errors = "\n".join(str(e.event_specific_data.error) for e in result.all_events if e.is_step_failure)
     assert f"{part}, line 3: wrong field count: expected 20 fields, found 19" in errors, errors[-2000:]
+
+
+def test_a_part_with_no_rows_in_a_mirror_stops_naming_it_unless_accepted(tmp_path):
+    """A valid gzip with no rows among parts with rows (a third of the trace silently gone, before):
+    the run stops naming the part, unless NURD_EMPTY_PARTS=accept, which counts it."""
+    from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
+    from stragglers.warehouse.build import parts_note
+
+    root = _trace(tmp_path / "mirror", n_parts=1)
+    m = MiniTrace()
+    m.job(2, 1)
+    for i in range(4):
+        m.run(2, i, T0, T0 + 900 * S)
+    m.write(tmp_path / "second", n_parts=1)
+    for table in ("job_events", "task_events", "task_usage"):   # part 1: a second job; then emptied
+        (tmp_path / "second" / table / "part-00000-of-00001.csv.gz").rename(
+            root / table / "part-00001-of-00001.csv.gz")
+    (root / EMPTY_PARTS_MARKER).unlink()            # a mirror, not written by our generator
+    emptied = root / "task_events" / "part-00001-of-00001.csv.gz"
+    emptied.write_bytes(gzip.compress(b"", mtime=0))
+    con = duckdb.connect()
+    with pytest.raises(TraceFormatError) as e:
+        stage_google(con, root, SelectionSettings(trace="google_2011", min_tasks=2))
+    msg = str(e.value)
+    assert f"{emptied}: a part with no rows while 1 other task_events parts have rows" in msg, msg
+    assert "What to do: " in msg and "NURD_EMPTY_PARTS=accept" in msg
+    # accepted: staged, counted, and said
+    s = SelectionSettings(trace="google_2011", min_tasks=2, empty_parts="accept")
+    stage_google(con, root, s)
+    build_selection(con, s)
+    assert con.execute("SELECT empty_parts FROM staged_tables WHERE table_name = 'task_events'").fetchone() == (1,)
+    assert "task_events: 2 parts, 1 parts with no rows (accepted)" in parts_note(con, s.trace)
+    assert con.execute("SELECT count(*) FROM jobs").fetchone()[0] == 1     # job 2's events are gone with the part
+
+
+def test_a_gap_in_part_numbers_is_counted_and_said(tmp_path):
+    from stragglers.warehouse.build import parts_note
+    from stragglers.warehouse.locate import part_gaps
+
+    root = _trace(tmp_path, n_parts=4)
+    assert part_gaps(sorted((root / "task_events").glob("*.gz"))) == []
+    (root / "task_events" / "part-00001-of-00004.csv.gz").unlink()
+    (root / "task_events" / "part-00000-of-00004.csv.gz").unlink()
+    assert part_gaps(sorted((root / "task_events").glob("*.gz"))) == [0, 1]
+    con = duckdb.connect()
+    s = SelectionSettings(min_tasks=2)
+    stage_google(con, root, s)
+    assert con.execute("SELECT missing_parts FROM staged_tables WHERE table_name = 'task_events'").fetchone() == (2,)
+    assert "task_events: 2 parts, 2 part numbers missing below the highest present" in parts_note(con, s.trace)
+
+
+def _usage_table(root, settings) -> list:
+    con = duckdb.connect()
+    stage_google(con, root, settings)
+    build_selection(con, settings)
+    return con, con.execute("SELECT * EXCLUDE (trace) FROM usage_windows ORDER BY ALL").fetchall()
+
+
+@pytest.mark.parametrize("value", ["NaN", "inf", "-Infinity"])
+def test_a_non_finite_usage_value_is_located_or_quarantined(tmp_path, value):
+    clean = _usage_table(_trace(tmp_path / "clean"), SelectionSettings(min_tasks=2))[1]
+    root = _trace(tmp_path / "bad")
+    part = _part(root, "task_usage")
+    _edit(part, lambda ls: ls[:1] + [_replace_field(ls[1], 5, value)] + ls[2:])   # cpu_rate of line 2
+    msg = _fail(root)
+    assert re.search(rf"{re.escape(str(part))}, line 2: non-finite value \(NaN or infinity\) in column cpu_rate "
+                     r"of task_usage \(job 1, task \d\): expected a finite number", msg), msg
+    assert WHAT_TO_DO in msg and "NURD_ON_BAD_ROWS=quarantine" in msg
+    con, got = _usage_table(root, SelectionSettings(min_tasks=2, on_bad_rows="quarantine"))
+    assert con.execute("SELECT stage, file, line FROM quarantine").fetchall() == [("tasks", str(part), 2)]
+    assert len(got) == len(clean) - 1                  # the quarantined row's window is left out
+    assert set(got) < set(clean)
+    assert all(all(v is None or v == v for v in row) for row in got)   # no NaN reached usage_windows
+
+
+def test_a_usage_window_twice_is_located_or_counted_once(tmp_path):
+    clean = _usage_table(_trace(tmp_path / "clean"), SelectionSettings(min_tasks=2))[1]
+    root = _trace(tmp_path / "bad")
+    part = _part(root, "task_usage")
+    _edit(part, lambda ls: ls + ls)            # the part's rows twice
+    msg = _fail(root)
+    m = re.search(rf"{re.escape(str(part))}, line (\d+): duplicate row \(the same task usage window twice\)", msg)
+    assert m and int(m.group(1)) > 1, msg
+    con, got = _usage_table(root, SelectionSettings(min_tasks=2, on_bad_rows="quarantine"))
+    assert got == clean                        # each window once: sums and durations as in the clean trace
+    assert con.execute("SELECT count(*) FROM quarantine WHERE stage = 'tasks'").fetchone()[0] > 0
+
+
+def test_a_job_event_twice_is_located(tmp_path):
+    root = _trace(tmp_path)
+    part = _part(root, "job_events")
+    _edit(part, lambda ls: ls + ls[:1])
+    msg = _fail(root)
+    assert re.search(rf"{re.escape(str(part))}, line \d+: duplicate row \(the same job event twice\) \(job 1\)",
+                     msg), msg
+
+
+def test_a_row_error_names_the_source_and_the_local_copy(tmp_path):
+    from stragglers.traces.download import download_google
+
+    mirror = _trace(tmp_path / "mirror")
+    bad = _part(mirror, "task_events")
+    _edit(bad, lambda ls: [ls[0], _replace_field(ls[1], 2, "job7")] + ls[2:])
+    local = tmp_path / "data" / "raw" / "google_2011"
+    download_google(str(mirror), local, parts="all", workers=1, progress=False)
+    copy = local / "task_events" / bad.name
+    msg = _fail(local)
+    assert f"{copy}, line 2 (the local copy of {bad}): non-numeric value 'job7'" in msg, msg

@@ -37,7 +37,7 @@ def real(realdata, tmp_path_factory):
     con = duckdb.connect(str(tmp / "w.duckdb"))
     params = s.sql_params() | {"raw_dir": sql_path_literal(raw.resolve())}
     # the events only (this excerpt has no task_usage): the staging views the pipeline uses
-    for view in ("stg_job_events", "stg_task_events"):
+    for view in ("stg_job_events", "stg_task_events", "stg_task_event_parts"):
         create_view(con, view, **params)
     build_jobs(con, s)
     build_attempts(con, raw, s)

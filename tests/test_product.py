@@ -215,6 +215,50 @@ def test_report_renders_in_headless_chromium(report_dir, tmp_path):
     assert heads >= 2 * 2 and seen["bands"] == heads * (1 + len(RULES))
 
 
+FIT_PROBE = """<script>
+window.addEventListener('load', () => {
+  // every element whose right edge passes the window's, unless a scroll box that fits holds it
+  const W = document.documentElement.clientWidth, cut = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    if (el.getBoundingClientRect().right <= W + 1) continue;
+    let p = el.parentElement, boxed = false;
+    for (; p && p !== document.body; p = p.parentElement) {
+      const ox = getComputedStyle(p).overflowX;
+      if ((ox === 'auto' || ox === 'scroll') && p.getBoundingClientRect().right <= W + 1) { boxed = true; break; }
+    }
+    if (!boxed) cut.push(el.tagName + ' ' + (el.textContent || '').trim().slice(0, 50));
+  }
+  const scrolls = t => t.scrollWidth > t.clientWidth + 1;
+  let h = document.getElementById('headline-numbers');
+  while (h && h.tagName !== 'TABLE') h = h.nextElementSibling;
+  const out = document.createElement('pre'); out.id = 'fit';
+  out.textContent = JSON.stringify({W, page: document.documentElement.scrollWidth, cut,
+                                    headline: h ? (scrolls(h) ? 'scrolls' : 'fits') : 'missing',
+                                    tables: document.querySelectorAll('table').length});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def test_report_fits_a_1280_px_window(report_dir, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
+    probe = tmp_path / "fit.html"
+    probe.write_text((report_dir / "report.html").read_text().replace("</body>", FIT_PROBE + "</body>"))
+    out = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                          "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="fit">(.*?)</pre>', out.stdout, re.S)
+    assert m, f"the page did not finish loading in Chromium: {out.stderr[-2000:]}"
+    fit = json.loads(html.unescape(m.group(1)))
+    assert 1200 <= fit["W"] <= 1280 and fit["tables"] >= 4, fit
+    # nothing runs past the right edge: the page does not scroll sideways, and a table wider than
+    # the page scrolls inside its own box
+    assert fit["page"] <= fit["W"] and fit["cut"] == [], fit
+    assert fit["headline"] == "fits", fit            # the headline table is read whole, without scrolling
+
+
 # ---------------------------------------------------------------------------
 # scripts and logs
 # ---------------------------------------------------------------------------

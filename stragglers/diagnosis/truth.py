@@ -234,6 +234,27 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
 
 
 
+def recall_by_cause(per_job: pd.DataFrame) -> pd.DataFrame:
+    """Per truth (each ``<truth>_dominant`` column of ``validate``'s per-job table) and per cause that
+    is some job's dominant one: the jobs where it is dominant, how many of them Hound's dominant answer
+    names (``recall``, the cause's share of the dominant accuracy), and how many jobs Hound answers it
+    for (``answered``; ``precision`` = hits / answered): which causes Hound's accuracy comes from."""
+    rows = []
+    for truth in (*TRUTHS, PRIMARY_TRUTH):
+        col = f"{truth}_dominant"
+        if col not in per_job.columns:
+            continue
+        scored = per_job[per_job[col].notna()]
+        for c in sorted(set(scored[col]), key=CAUSES.index):
+            mine = scored[scored[col] == c]
+            hits = int((mine.diagnosed_dominant == c).sum())
+            answered = int((scored.diagnosed_dominant == c).sum())
+            rows.append({"truth": truth, "cause": c, "jobs": len(mine), "hound_hits": hits,
+                         "recall": hits / len(mine), "answered": answered,
+                         "precision": hits / answered if answered else np.nan})
+    return pd.DataFrame(rows, columns=["truth", "cause", "jobs", "hound_hits", "recall", "answered", "precision"])
+
+
 def metadata_key(key: str, truth: str) -> str:
     """Asset metadata key of a number scored against ``truth``: bare for the check's truth
     (``PRIMARY_TRUTH``), suffixed with the truth's name for the others."""

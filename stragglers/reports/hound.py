@@ -23,6 +23,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from stragglers.diagnosis.learners import AdaBoostIPW, SignedSchweizerWolff, job_matrix, standardize, varies
 from stragglers.diagnosis.settings import HoundSettings
+from stragglers.diagnosis.truth import recall_by_cause
 from stragglers.reports.render import markdown_table
 
 FIGURE_JOBS = 20        # Figures 8 and 10 run on a seeded sample of this many jobs (all when fewer)
@@ -254,7 +255,12 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
                   "both sides name the same majority cause or neither has one. Precision and recall of the set of named causes, pooled over jobs (micro) "
                   "and averaged per job (macro).", "", _md(validation), ""]
         if validation_per_job is not None:
-            lines += ["Per job:", "", _md(validation_per_job), ""]
+            lines += ["Per cause, against each truth: the jobs where the cause is dominant, how many of them "
+                      "Hound's dominant answer names (`recall`), and how many jobs Hound answers it for "
+                      "(`answered`, `precision` = hits / answered). A constant answer has recall 1 on its "
+                      "cause and 0 on every other.", "",
+                      _md(recall_by_cause(validation_per_job)), "",
+                      "Per job:", "", _md(validation_per_job), ""]
     if explanation_acc is not None:
         lines += ["## Flag + explain (`straggler_explanations`)", "",
                   "Over the tasks NURD flagged that carry a cause: does the task's top deviating metric name a "

@@ -25,7 +25,8 @@ h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } 
 table { border-collapse: collapse; font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 12px;
         margin: 0.5em 0 1em; display: block; overflow-x: auto; max-width: 100%; }
 th, td { border-bottom: 1px solid #e3e3e3; padding: 2px 8px; text-align: right; white-space: nowrap; }
-th { background: #f3f3f3; position: sticky; top: 0; }
+/* headers wrap (long names with units), cells do not: a table is as wide as its values */
+th { background: #f3f3f3; position: sticky; top: 0; white-space: normal; vertical-align: bottom; }
 td:first-child, td:nth-child(2), th:first-child, th:nth-child(2) { text-align: left; }
 tr.band-head td { background: #eaeaea; font-weight: bold; text-align: left; }
 tr.band-reference-rules td { background: #fde0c5; }

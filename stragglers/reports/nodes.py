@@ -68,7 +68,7 @@ def write_node_report(out: Path, trace: str, ind: pd.DataFrame, fits: pd.DataFra
         ax.set_title(f"{trace}: best fit by Anderson-Darling (paper: 3p log-logistic 85-89%)")
         figs["best_fit"] = save_figure(fig, out / f"nodes_{trace}_best_fit.png")
 
-    if machines is not None and len(machines):
+    if machines is not None and len(machines) and len(ind):   # no node ranked (a short mirror): no table
         m = ind.merge(machines, on="machine_id", how="left")
         m["server_type"] = "CPU " + m["cpus"].map("{:.2f}".format) + " / mem " + m["memory"].map("{:.2f}".format)
         groups = m.groupby("server_type")

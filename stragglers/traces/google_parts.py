@@ -26,8 +26,13 @@ from stragglers.traces.transport import (
 
 # machine_events (one part, ~0.35 MB) gives the machines' capacities to node ranking (docs/NODES.md).
 DEFAULT_TABLES: tuple[str, ...] = ("job_events", "task_events", "task_usage", "machine_events")
+#: The scheduler's event tables: what an events-only evaluation of the whole month needs
+#: (NURD_TRACE_PARTS=events; about 1.2 GB of the trace's 41 GB, docs/TRACES.md).
+EVENT_TABLES: tuple[str, ...] = ("job_events", "task_events", "machine_events")
 #: Default for NURD_TRACE_PARTS: small, so a first run does not fetch 41 GB.
 DEFAULT_PARTS = 2
+#: How often a download logs its progress (bytes, parts, rate, time left), in seconds.
+PROGRESS_EVERY_S = 10.0
 SCHEMA_NAME = "schema.csv"
 _PART_RE = re.compile(r"^part-(\d+)-of-(\d+)\.csv\.gz$")
 _RANGE_RE = re.compile(r"^(\d+)-(\d+)$")
@@ -35,7 +40,8 @@ _RANGE_RE = re.compile(r"^(\d+)-(\d+)$")
 
 def _parts_error(value) -> ValueError:
     return ValueError(
-        f"NURD_TRACE_PARTS must be 'all', a positive integer N (parts 0..N-1 of every table), or "
+        f"NURD_TRACE_PARTS must be 'all', 'events' (every part of {', '.join(EVENT_TABLES)}), a positive "
+        f"integer N (parts 0..N-1 of every table), or "
         f"per-table selections like 'task_events=0-13,job_events=all' (each value 'all', N or A-B; a bare "
         f"N or 'all' among them applies to the tables not named), got {value!r}")
 
@@ -63,6 +69,7 @@ def parse_parts(value: str | int) -> int | str | dict:
     """Validate a ``NURD_TRACE_PARTS`` value.
 
     ``"all"`` or a positive integer N apply to every table (parts 0..N-1).
+    ``"events"`` is every part of the event tables (``EVENT_TABLES``) and nothing else.
     Per-table selections ``table=SPEC`` separated by commas (SPEC ``all``, N or
     an inclusive range ``A-B``) give a dict {table: spec}; a bare ``N`` / ``all``
     item among them is the spec of the tables not named (key ``"*"``); without
@@ -77,6 +84,8 @@ def parse_parts(value: str | int) -> int | str | dict:
             raise _parts_error(value)
         return value
     text = str(value).strip()
+    if text.lower() == "events":
+        return {table: "all" for table in EVENT_TABLES}
     if "=" not in text:
         spec = _parse_one_spec(text, value)
         if isinstance(spec, tuple):
@@ -165,6 +174,19 @@ def _select(index: dict, tables: Iterable[str], parts) -> tuple[list[str], dict[
             + "; ".join(f"{t}: {why}" for t, why in left_out.items()),
             path=next(iter(left_out), None))
     return chosen, left_out
+
+
+def download_progress(*, done: int, total: int, fetched_files: int, fetched_bytes: int, seconds: float) -> str:
+    """One progress line: files done (fetched or already present) of all, bytes fetched, rate and
+    the time left, estimated from the files still to do at the mean size of the files fetched so
+    far (parts of one table are of similar size; unknown until one is fetched)."""
+    rate = fetched_bytes / max(seconds, 1e-9)
+    line = (f"download progress: {done}/{total} files, {_fmt_bytes(fetched_bytes)} fetched in {seconds:.0f} s "
+            f"({_fmt_bytes(rate)}/s)")
+    if done < total and fetched_files > 0 and rate > 0:
+        left_s = (total - done) * (fetched_bytes / fetched_files) / rate
+        line += f", about {left_s / 60:.0f} min left" if left_s >= 120 else f", about {left_s:.0f} s left"
+    return line
 
 
 def _local_listing(base_url: str, tables: Iterable[str]) -> dict[str, None] | None:
@@ -263,6 +285,7 @@ def download_google(
     progress: bool | None = None,
     timeout: float = 60.0,
     refresh_index: bool = False,
+    progress_every_s: float = PROGRESS_EVERY_S,
 ) -> DownloadReport:
     """Fetch ``schema.csv`` and the selected parts of ``tables`` (``parts``: see ``parse_parts``).
 
@@ -306,8 +329,12 @@ def download_google(
     bar = _make_bar(progress, "clusterdata-2011-2")
     stats = _Stats(bar)
 
+    files_done = {"done": 0, "fetched": 0}   # for the progress lines: one count() per file
+
     def count(*, skipped=0, verified=0, unverified=0, size=0):
         with rlock:
+            files_done["done"] += 1
+            files_done["fetched"] += not skipped
             report.files_skipped += skipped
             report.files_verified += verified
             report.files_unverified += unverified
@@ -323,7 +350,7 @@ def download_google(
             if expected is not None:
                 sha = _sha256_file(final, cancel=cancel).hexdigest()
                 if sha == expected:
-                    manifest.record(rel, final, sha)
+                    manifest.record(rel, final, sha, source=_join(base_url, rel))
                     say(f"verified existing {rel}")
                     count(skipped=1, verified=1, size=final.stat().st_size)
                     return
@@ -345,15 +372,30 @@ def download_google(
                 report.files.remove(final)
                 return
             raise
-        manifest.record(rel, final, sha if expected is not None else None)
+        manifest.record(rel, final, sha if expected is not None else None, source=_join(base_url, rel))
         if expected is None and rel != SCHEMA_NAME:
             count(unverified=1, size=size)
         else:
             count(verified=1, size=size)
 
+    # a log line every progress_every_s while files are fetched: a month of events takes minutes
+    # and the log (Dagster's, a file) is where a non-interactive run shows it is alive
+    finished = threading.Event()
+
+    def report_progress() -> None:
+        while not finished.wait(progress_every_s):
+            with rlock:
+                done, fetched = files_done["done"], files_done["fetched"]
+            say(download_progress(done=done, total=len(wanted), fetched_files=fetched,
+                                  fetched_bytes=stats.bytes_downloaded, seconds=time.monotonic() - t_start))
+
+    ticker = threading.Thread(target=report_progress, name="nurd-dl-progress", daemon=True)
+    ticker.start()
     try:
         _run_all(wanted, one, workers, cancel)
     finally:
+        finished.set()
+        ticker.join()
         if bar is not None:
             bar.close()
 

@@ -23,6 +23,7 @@ import duckdb
 from stragglers import SQL_DIR
 from stragglers.faults import failpoint
 from stragglers.settings import SelectionSettings
+from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.warehouse import locate
 from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
 
@@ -60,16 +61,66 @@ def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
         [table]).fetchone()[0])
 
 
+class WarehouseStorageError(OSError):
+    """The warehouse's storage failed (disk full, read-only, no permission, out of memory): the
+    cause first, the file, and what to do. The failed transaction was rolled back."""
+
+
+#: (what DuckDB or the OS says, the cause in our words, what to do); {path}: the warehouse file
+STORAGE_CAUSES = (
+    (re.compile(r"No space left on device|Disk full", re.I), "the disk holding the warehouse is full",
+     "free space on that disk, or set NURD_DATA_DIR to a directory on a larger one, then run the step again "
+     "(the failed step wrote nothing: its transaction was rolled back)"),
+    (re.compile(r"Read-only file system|read[- ]only", re.I), "the warehouse is on a read-only file system",
+     "make {path} writable (or set NURD_DATA_DIR to a writable directory), then run the step again"),
+    (re.compile(r"Permission denied", re.I), "no permission to write the warehouse",
+     "give this user write permission on {path} and its directory (or set NURD_DATA_DIR), then run the step again"),
+    (re.compile(r"Out of Memory|could not allocate|failed to allocate", re.I), "DuckDB ran out of memory",
+     "raise NURD_DUCKDB_MEMORY_LIMIT (or lower NURD_WORKERS, or free memory), then run the step again"),
+)
+
+
+def storage_error(con: duckdb.DuckDBPyConnection | None, error: BaseException) -> WarehouseStorageError | None:
+    """``error`` (or what caused it) as a WarehouseStorageError naming the cause first, or None."""
+    seen: list[BaseException] = []
+    e: BaseException | None = error
+    while e is not None and e not in seen:
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    text = " | ".join(str(x) for x in seen)
+    for pattern, cause, remedy in STORAGE_CAUSES:
+        if pattern.search(text):
+            path = _database_path(con) or "the warehouse file"
+            original = next((str(x) for x in seen if pattern.search(str(x))), str(error))
+            return WarehouseStorageError(f"{cause} ({path}): {original}. What to do: {remedy.format(path=path)}")
+    return None
+
+
+def _database_path(con) -> str | None:
+    try:
+        row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    except Exception:   # the connection may be unusable after the failure: the message does without the path
+        return None
+    return row[0] if row and row[0] else None
+
+
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection):
     """One DuckDB transaction: committed if the block succeeds, rolled back otherwise,
-    so readers never see a half-replaced table."""
+    so readers never see a half-replaced table. A storage failure says its cause first; a
+    ROLLBACK that fails too (the failed COMMIT already ended the transaction) never hides it."""
     con.execute("BEGIN TRANSACTION")
     try:
         yield con
         con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
+    except BaseException as error:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error as rollback_error:
+            error.add_note(f"(the ROLLBACK after it failed too: {rollback_error})")
+        storage = storage_error(con, error) if isinstance(error, Exception) else None
+        if storage is not None:
+            raise storage from error
         raise
 
 
@@ -255,7 +306,17 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
         if not _parts(raw_dir, table):
             raise FileNotFoundError(f"no {table} parts under {raw_dir / table} (expected part-NNNNN-of-MMMMM.csv.gz)")
     locate.check_manifest(raw_dir)   # a part fetched earlier and gone since is an error, not a smaller trace
-    n_parts = {t: len(_parts(raw_dir, t)) for t in REQUIRED_GOOGLE_TABLES + OPTIONAL_GOOGLE_TABLES}
+    parts = {t: _parts(raw_dir, t) for t in REQUIRED_GOOGLE_TABLES + OPTIONAL_GOOGLE_TABLES}
+    n_parts = {t: len(files) for t, files in parts.items()}
+    empty = locate.empty_parts(parts)
+    on_purpose = settings.format.embedded or (raw_dir / EMPTY_PARTS_MARKER).exists()   # written by our generators
+    if empty and settings.empty_parts != "accept" and not on_purpose:
+        table, files = next(iter(empty.items()))
+        raise TraceFormatError(
+            f"staging {table}: " + locate.BadRow(str(files[0]), None,
+                f"a part with no rows while {n_parts[table] - len(files)} other {table} parts have rows"
+                + (f" ({len(files)} such parts of {table}: {', '.join(f.name for f in files[:5])})"
+                   if len(files) > 1 else "")).message(locate.REMEDY_EMPTY))
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
     view_sql = []
     for view, table in zip(GOOGLE_VIEWS, ("job_events", "task_events", "task_usage")):
@@ -265,8 +326,11 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
             used = params | {"raw_dir": sql_path_literal(_empty_table_dir(raw_dir, table))}
         create_view(con, view, **used)
         view_sql.append(render(view, **used))
-    record_staged_tables(con, settings.trace, n_parts)
-    files = [p for t in ("job_events", "task_events", "task_usage") for p in _parts(raw_dir, t)]
+    create_view(con, "stg_task_event_parts", **params)   # which parts are there: the window's gaps
+    view_sql.append(render("stg_task_event_parts", **params))
+    record_staged_tables(con, settings.trace, n_parts, {t: len(f) for t, f in empty.items()},
+                         {t: len(locate.part_gaps(files)) for t, files in parts.items() if files})
+    files = [p for t in ("job_events", "task_events", "task_usage") for p in parts[t]]
     _record_staging(con, settings, files, view_sql)
     return n_parts
 
@@ -314,14 +378,34 @@ def _empty_table_dir(raw_dir: Path, table: str) -> Path:
     return root
 
 
-def record_staged_tables(con: duckdb.DuckDBPyConnection, trace: str, n_parts: dict[str, int]) -> None:
-    """``staged_tables``: which raw tables the trace has (parts per table), read by the steps
-    that need one to say what they skip."""
+def record_staged_tables(con: duckdb.DuckDBPyConnection, trace: str, n_parts: dict[str, int],
+                         empty: dict[str, int] | None = None, missing: dict[str, int] | None = None) -> None:
+    """``staged_tables``: which raw tables the trace has (parts per table; parts with no rows; part
+    numbers missing below the highest present), read by the steps that need one to say what they skip."""
+    empty, missing = empty or {}, missing or {}
     with transaction(con):
         con.execute("CREATE TABLE IF NOT EXISTS staged_tables (trace VARCHAR, table_name VARCHAR, parts INTEGER)")
+        for column in ("empty_parts", "missing_parts"):   # warehouses written before these columns
+            con.execute(f"ALTER TABLE staged_tables ADD COLUMN IF NOT EXISTS {column} INTEGER DEFAULT 0")
         con.execute("DELETE FROM staged_tables WHERE trace = ?", [trace])
-        con.executemany("INSERT INTO staged_tables VALUES (?, ?, ?)",
-                        [[trace, t, int(n)] for t, n in n_parts.items()])
+        con.executemany("INSERT INTO staged_tables (trace, table_name, parts, empty_parts, missing_parts) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        [[trace, t, int(n), empty.get(t, 0), missing.get(t, 0)] for t, n in n_parts.items()])
+
+
+def parts_note(con: duckdb.DuckDBPyConnection, trace: str) -> str | None:
+    """What is unusual in the trace's parts (numbers missing below the highest present, parts with
+    no rows), per table; None when nothing is. Lifecycles cut by a missing task_events part are
+    counted in task_lifecycle (end states schedule_not_in_mirror, lifecycle_spans_gap) and the funnel."""
+    if not table_exists(con, "staged_tables"):
+        return None
+    rows = con.execute("SELECT table_name, parts, empty_parts, missing_parts FROM staged_tables WHERE trace = ? "
+                       "AND (empty_parts > 0 OR missing_parts > 0) ORDER BY table_name", [trace]).fetchall()
+    notes = [f"{table}: {parts} parts" + (f", {missing} part numbers missing below the highest present (a gap "
+                                          f"or a later first part)" if missing else "")
+             + (f", {empty} parts with no rows (accepted)" if empty else "") for table, parts, empty, missing in rows]
+    return ("Trace " + trace + ": " + "; ".join(notes) + ". Task lifecycles cut by a missing task_events part "
+            "are counted, not timed (selection_funnel: schedule_not_in_mirror, lifecycle_spans_gap).") if notes else None
 
 
 def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | None:
@@ -380,16 +464,34 @@ def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) ->
     them all (they carry no weight: unknown events match no rule, such tasks end 'time_backwards')."""
     first_only = settings.on_bad_rows != "quarantine"
     rows = locate.event_anomalies(con, settings.trace, first_only=first_only)
+    if not (rows and first_only):
+        with located_errors(con, "jobs"):
+            rows += locate.value_anomalies(con, ("stg_task_events", "stg_job_events"), first_only=first_only)
     if rows and first_only:
         raise TraceFormatError("building jobs: " + rows[0].message())
     with transaction(con):
         return locate.quarantine_rows(con, settings.trace, "jobs", rows)
 
 
+def check_usage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """task_usage rows of the selected jobs (the only ones a table reads) with a NaN or an infinity,
+    or a window measured twice: ``fail`` raises at the first (file and line); ``quarantine`` records
+    them all, and usage_windows leaves them out (a repeated window counts once)."""
+    first_only = settings.on_bad_rows != "quarantine"
+    only = f"job_id IN (SELECT job_id FROM jobs WHERE trace = '{settings.trace}')"
+    with located_errors(con, "tasks"):   # a row that does not parse is named first, as by the build
+        rows = locate.value_anomalies(con, ("stg_task_usage",), first_only=first_only, only={"stg_task_usage": only})
+    if rows and first_only:
+        raise TraceFormatError("building tasks: " + rows[0].message())
+    with transaction(con):
+        return locate.quarantine_rows(con, settings.trace, "tasks", rows)
+
+
 def build_tasks(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """``task_outcomes`` and ``tasks`` (Google: after ``usage_windows``, the one scan of task_usage).
     Without task_usage the ``no_usage`` exclusion does not apply (the funnel says so)."""
     if settings.is_google_format:
+        check_usage(con, settings)
         build_table(con, "usage_windows", settings)
     build_table(con, "task_outcomes", settings)
     return build_table(con, "tasks", settings)

@@ -35,6 +35,8 @@ GOOGLE_EVENT_TYPES = range(0, 9)   # SUBMIT .. UPDATE_RUNNING (Google 2011 schem
 ALIBABA_STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled", "Interrupted")
 REMEDY_FILE = ("re-fetch it: delete the file and materialize raw_trace again (the download resumes and "
                "verifies SHA256SUM); if the source itself is damaged, fix or drop that part at the source")
+REMEDY_EMPTY = ("re-fetch it (delete the file and materialize raw_trace again); if the source really has no rows "
+                "there, run with NURD_EMPTY_PARTS=accept (the part is then counted in staged_trace's metadata)")
 REMEDY_ROW = ("fix the row at the source, or run with NURD_ON_BAD_ROWS=quarantine to set such rows aside "
               "(they are counted in table quarantine and in selection_funnel)")
 
@@ -54,6 +56,9 @@ class BadRow:
 
     def message(self, remedy: str = REMEDY_ROW) -> str:
         where = f"{self.file}, line {self.line}" if self.line else self.file
+        source = source_of(self.file)
+        if source:   # the user fixes the row there, not in our copy
+            where += f" (the local copy of {source})"
         shown = f" (row: {self.row[:200]})" if self.row else ""
         return f"{where}: {self.reason}{shown}. What to do: {remedy}"
 
@@ -77,6 +82,34 @@ def gzip_problem(path: Path) -> str | None:
     except (gzip.BadGzipFile, zlib.error, OSError) as e:
         return f"corrupt gzip ({e}): expected a gzip-compressed CSV part"
     return None
+
+
+def has_no_rows(path: Path) -> bool:
+    """A gzip part that decompresses to nothing (reads one byte, not the part). A damaged one is
+    not "empty": the read that fails on it names it (``explain``)."""
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(1) == b""
+    except (EOFError, gzip.BadGzipFile, zlib.error, OSError):
+        return False
+
+
+def empty_parts(parts: dict[str, list[Path]]) -> dict[str, list[Path]]:
+    """{table: its parts with no rows} for the tables whose other parts have rows (a table whose
+    every part is empty is a table without rows, said by the steps that need it)."""
+    out = {}
+    for table, files in parts.items():
+        empty = [p for p in files if p.stat().st_size > 0 and has_no_rows(p)]
+        if empty and len(empty) < len(files):
+            out[table] = empty
+    return out
+
+
+def part_gaps(files: list[Path]) -> list[int]:
+    """Part numbers missing below the highest present (``part-NNNNN-of-MMMMM``): a gap between parts
+    or a mirror that does not start at part 0."""
+    numbers = {int(m.group(1)) for p in files if (m := re.match(r"part-(\d+)-of-\d+\.csv\.gz$", p.name))}
+    return sorted(set(range(max(numbers, default=-1) + 1)) - numbers)
 
 
 def check_gzip(path: Path) -> None:
@@ -177,6 +210,22 @@ def rejected_rows(con: duckdb.DuckDBPyConnection, select_sql: str, limit: int | 
             for f, line, col, et, row, msg in rows]
 
 
+def source_of(path: str) -> str | None:
+    """Where the downloader fetched ``path`` from (its manifest entry), or None (generated, or a
+    file not fetched by the downloader)."""
+    p = Path(path)
+    for root in p.parents[:3]:
+        manifest = root / MANIFEST_NAME
+        if manifest.is_file():
+            try:
+                entry = json.loads(manifest.read_text()).get("files", {}).get(p.relative_to(root).as_posix())
+            except (OSError, ValueError, AttributeError):
+                return None
+            source = entry.get("source") if isinstance(entry, dict) else None
+            return source if source and source != str(p) else None
+    return None
+
+
 def explain(con: duckdb.DuckDBPyConnection, error: BaseException, table: str) -> TraceFormatError | None:
     """A located TraceFormatError for a failed read of the staging views, or None if the
     cause is not in the raw files."""
@@ -220,9 +269,11 @@ def _google_checks(con: duckdb.DuckDBPyConnection, trace: str) -> list[tuple[str
          f"""SELECT max(filename), time, job_id, task_index, event_type,
                     CASE WHEN min(filename) = max(filename) THEN 2 ELSE 1 END
              FROM stg_task_events GROUP BY {events} HAVING count(*) > 1"""),
+        # with no task_events part missing before it (a gap or a later first part would make it a
+        # window edge: task_lifecycle's 'schedule_not_in_mirror', counted, not an error)
         ("FINISH before SCHEDULE (time going backwards within the task)",
-         f"""SELECT NULL, final_finish_us, job_id, task_id, 4, 1 FROM task_lifecycle
-             WHERE trace = '{trace}' AND final_finish_us < first_schedule_us"""),
+         f"""SELECT NULL, finish_before_schedule_us, job_id, task_id, 4, 1 FROM task_lifecycle
+             WHERE trace = '{trace}' AND end_state = 'time_backwards'"""),
     ]
 
 
@@ -270,6 +321,85 @@ def event_anomalies(con: duckdb.DuckDBPyConnection, trace: str, *, first_only: b
                                  "the final FINISH after the first SCHEDULE"), text, job, task))
         if first_only:
             return out
+    return out
+
+
+# --------------------------------------------------------------------------- values and repeated rows
+#: Per staged Google view: the fields that name a row (name, position in the file), and whether a
+#: repeat is the whole row or the same key (a task_usage window measured twice, other values or not).
+ROW_KEYS = {
+    "stg_task_events": ((("time", 0), ("job_id", 2), ("task_index", 3), ("event_type", 5)), "row"),
+    "stg_job_events": ((("time", 0), ("job_id", 2), ("event_type", 3)), "row"),
+    "stg_task_usage": ((("start_time", 0), ("end_time", 1), ("job_id", 2), ("task_index", 3)), "key"),
+}
+_WHAT = {"stg_task_events": "task event", "stg_job_events": "job event", "stg_task_usage": "task usage window"}
+
+
+def _value_checks(con: duckdb.DuckDBPyConnection, view: str, only: str) -> list[tuple[str, str, str]]:
+    """(reason, expected, SQL of (filename, key..., occurrence)) for ``view``: non-finite numbers
+    (NaN, infinity: DuckDB reads them as DOUBLE values, so SQL must look) and repeated rows."""
+    keys, repeat = ROW_KEYS[view]
+    key_sql = ", ".join(k for k, _ in keys)
+    cols = con.execute(f"DESCRIBE {view}").fetchall()
+    doubles = [c for c, t, *_ in cols if t in ("DOUBLE", "FLOAT")]
+    checks = []
+    for c in doubles:
+        checks.append((f"non-finite value (NaN or infinity) in column {c} of {view[4:]}", "a finite number",
+                       f"SELECT filename, {key_sql}, 1 FROM {view} WHERE NOT isfinite({c})"
+                       + (f" AND {only}" if only else "")))
+    if view != "stg_task_events":   # task_events' repeats: _google_checks (same rule, older message)
+        group = key_sql if repeat == "key" else ", ".join(c for c, *_ in cols if c != "filename")
+        checks.append((f"duplicate row (the same {_WHAT[view]} twice)", f"each {_WHAT[view]} once",
+                       f"""SELECT max(filename), {key_sql}, CASE WHEN min(filename) = max(filename) THEN 2 ELSE 1 END
+                           FROM {view} {f"WHERE {only}" if only else ""} GROUP BY {group} HAVING count(*) > 1"""))
+    return checks
+
+
+def _locate_keys(rows: list[tuple], positions: list[int], limit: int) -> dict[tuple, tuple[int, str]]:
+    """Line and text of each (file, key..., occurrence) row: one scan per file, keys compared as text."""
+    by_file: dict[str, dict[tuple, int]] = {}
+    for file, *key, occurrence in rows[:limit]:
+        if file:
+            by_file.setdefault(file, {})[tuple(str(k) for k in key)] = occurrence
+    found = {}
+    for file, wanted in by_file.items():
+        seen: dict[tuple, int] = {}
+        opener = gzip.open if file.endswith(".gz") else open
+        with opener(file, "rt", newline="") as f:
+            for i, fields in enumerate(csv.reader(f), start=1):
+                if len(fields) <= max(positions):
+                    continue
+                key = tuple(fields[p] for p in positions)
+                if key in wanted:
+                    seen[key] = seen.get(key, 0) + 1
+                    if seen[key] == wanted[key]:
+                        found[(file, *key)] = (i, ",".join(fields))
+    return found
+
+
+def value_anomalies(con: duckdb.DuckDBPyConnection, views: Iterable[str], *, first_only: bool,
+                    only: dict[str, str] | None = None) -> list[BadRow]:
+    """Rows of the staged ``views`` with a non-finite number or repeated, each with its file and line.
+    ``only``: a condition per view (task_usage: the selected jobs' rows, the only ones a table reads)."""
+    out: list[BadRow] = []
+    for view in views:
+        keys, _ = ROW_KEYS[view]
+        positions = [p for _, p in keys]
+        for reason, expected, sql in _value_checks(con, view, (only or {}).get(view, "")):
+            rows = con.execute(sql + (" ORDER BY 1, 2 LIMIT 1" if first_only else " ORDER BY 1, 2")).fetchall()
+            if not rows:
+                continue
+            lines = _locate_keys(rows, positions, 1 if first_only else MAX_LOCATED)
+            names = dict(keys)
+            for file, *key, _ in rows:
+                line, text = lines.get((file, *(str(k) for k in key)), (None, ""))
+                values = dict(zip(names, key))
+                task = values.get("task_index")
+                where_ = f"job {values['job_id']}" + (f", task {task}" if task is not None else "")
+                out.append(BadRow(file, line, f"{reason} ({where_}): expected {expected}", text,
+                                  values["job_id"], task))
+            if first_only:
+                return out
     return out
 
 

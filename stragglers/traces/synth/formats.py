@@ -249,6 +249,16 @@ def read_sha256sum(root: Path) -> dict[str, str]:
     return out
 
 
+#: Written by the project's generators beside a trace they write: its parts with no rows (time slices
+#: without events) are on purpose, so staging accepts them (NURD_EMPTY_PARTS=fail applies to mirrors).
+#: Hidden, so that SHA256SUM does not list it.
+EMPTY_PARTS_MARKER = ".empty-parts-on-purpose"
+
+
+def mark_empty_parts_on_purpose(root: Path) -> None:
+    write_text(root / EMPTY_PARTS_MARKER, "written by a generator of stragglers: parts with no rows are on purpose\n")
+
+
 @contextmanager
 def published_dir(out_dir: Path):
     """Yield a hidden sibling directory to write a trace into; on success write its
@@ -258,6 +268,7 @@ def published_dir(out_dir: Path):
     stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp", dir=out_dir.parent))
     try:
         yield stage
+        mark_empty_parts_on_purpose(stage)
         write_sha256sum(stage)
         if out_dir.exists():
             shutil.rmtree(out_dir)

@@ -1,0 +1,61 @@
+"""Storage failures say their true cause first: the warehouse on a real, tiny file system (tmpfs of
+1 MB) that fills during a build. Skipped, with the reason, where this user cannot mount one."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from stragglers.settings import SelectionSettings
+from stragglers.warehouse.build import WarehouseStorageError, build_selection, stage_google, transaction
+from tests.minitrace import S, T0, MiniTrace
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    where = tmp_path / "tiny"
+    where.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", f"tiny-{uuid.uuid4().hex[:8]}", str(where)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a 1 MB tmpfs here (needs root in a VM or container that allows it): "
+                    f"{r.stderr.strip()}")
+    yield where
+    subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def test_a_full_disk_is_named_first_with_what_to_do(tmp_path, tiny_disk):
+    m = MiniTrace()
+    m.job(1, 1)
+    for i in range(2000):
+        m.run(1, i, T0, T0 + 3000 * S)
+    root = m.write(tmp_path / "trace", n_parts=2)
+    con = duckdb.connect(str(tiny_disk / "warehouse.duckdb"))
+    s = SelectionSettings(min_tasks=2)
+    with pytest.raises(WarehouseStorageError) as e:
+        stage_google(con, root, s)
+        build_selection(con, s)
+    first_line = str(e.value).splitlines()[0]
+    assert first_line.startswith(f"the disk holding the warehouse is full ({tiny_disk / 'warehouse.duckdb'}): ")
+    assert "No space left on device" in first_line and "What to do: free space" in first_line
+    assert "cannot rollback" not in first_line
+
+
+def test_a_failing_rollback_never_hides_the_error_that_caused_it():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+    with pytest.raises(duckdb.ConstraintException) as e:
+        with transaction(con):
+            con.execute("INSERT INTO t VALUES (1), (1)")     # the cause
+    assert "duplicate key" in str(e.value)
+    # the block's error stays the error, also when ROLLBACK itself fails afterwards
+    with pytest.raises(ZeroDivisionError) as e:
+        with transaction(con):
+            con.execute("COMMIT")                            # the transaction ends early ...
+            1 / 0                                            # ... then the block fails
+    assert any("the ROLLBACK after it failed too" in n for n in getattr(e.value, "__notes__", []))
+    assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 0

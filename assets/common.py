@@ -8,7 +8,7 @@ import duckdb
 import pandas as pd
 
 from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.warehouse.build import GOOGLE_VIEWS, configure
+from stragglers.warehouse.build import GOOGLE_VIEWS, configure, stage_trace
 from assets.resources import NurdSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every
@@ -58,7 +58,7 @@ def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: NurdSettings)
         return False    # not staged yet, not reading a raw trace directory, or already this trace
     dg.get_dagster_logger().info(f"the staging views read another trace than {nurd.trace}: re-staged them "
                                  f"over {nurd.raw_path}")
-    s.format.stage(con, nurd.raw_path, s)
+    stage_trace(con, nurd.raw_path, s)
     return True
 
 

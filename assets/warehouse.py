@@ -31,7 +31,7 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n_parts = s.format.stage(con, nurd.raw_path, s)
+        n_parts = wh.stage_trace(con, nurd.raw_path, s)
         views = list(wh.GOOGLE_VIEWS) if s.is_google_format else ["stg_batch_instance"]
         absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
         usage_note = wh.usage_absent_reason(con, s.trace)

@@ -10,7 +10,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from xgboost import XGBRegressor
 
-from stragglers import GOOGLE_FEATURES
+from stragglers.traces.formats import GOOGLE_FEATURES
 from stragglers.prediction.evaluation import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.synth import generate_google

@@ -89,9 +89,17 @@ def test_finish_before_schedule_names_job_and_task(tmp_path):
     m.event(1, 3, T0 + 500 * S, SCHEDULE)
     m.event(1, 3, T0 + 100 * S, FINISH)      # FINISH 400 s before its SCHEDULE
     m.write(tmp_path, n_parts=1)
-    msg = _fail(tmp_path)
+    s = SelectionSettings(min_tasks=2)
+    con = duckdb.connect()
+    stage_google(con, tmp_path, s)
+    with pytest.raises(TraceFormatError) as e:
+        build_selection(con, s)
+    msg = str(e.value)
     assert "FINISH before SCHEDULE (time going backwards within the task) (job 1, task 3): expected the final " \
            "FINISH after the first SCHEDULE" in msg
+    # nothing built from the bad input stays behind
+    assert con.execute("SELECT count(*) FROM task_lifecycle").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM table_settings WHERE table_name = 'task_lifecycle'").fetchone()[0] == 0
     assert WHAT_TO_DO in msg
 
 

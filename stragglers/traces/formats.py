@@ -60,14 +60,6 @@ class TraceFormat:
             return f"{table}__{self.sql_variant}"
         return table
 
-    def stage(self, con, raw_path: Path, settings):
-        """Create the typed staging views; returns {raw table: parts} (Google) or {}."""
-        from stragglers.warehouse import build
-        if self.is_google_layout:
-            return build.stage_google(con, raw_path, settings)
-        build.stage_alibaba(con, raw_path / "batch_instance.csv", settings, staging_sql=self.staging_sql)
-        return {}
-
 
 # --- fetch functions (imported lazily: the download modules import this one) ---------------
 

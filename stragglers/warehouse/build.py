@@ -423,6 +423,15 @@ def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | Non
             f"job_checkpoints and the time-only reference rules still run")
 
 
+def stage_trace(con: duckdb.DuckDBPyConnection, raw_path: Path, settings: SelectionSettings) -> dict[str, int]:
+    """Create the typed staging views of the configured trace's format; returns {raw table: parts}
+    (Google layout) or {} (Alibaba's one file)."""
+    if settings.format.is_google_layout:
+        return stage_google(con, raw_path, settings)
+    stage_alibaba(con, raw_path / "batch_instance.csv", settings, staging_sql=settings.format.staging_sql)
+    return {}
+
+
 def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings,
                   staging_sql: str | None = None) -> None:
     """Staging views over an Alibaba batch_instance file; ``staging_sql`` (default: the trace
@@ -453,7 +462,15 @@ def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> i
     """``jobs`` (Google: after ``task_lifecycle``, the one scan of task_events)."""
     if settings.is_google_format:
         build_table(con, "task_lifecycle", settings)
-        check_events(con, settings)
+        try:
+            check_events(con, settings)
+        except TraceFormatError:
+            # no table built from the bad input stays behind (nor its record, which would call it current)
+            with transaction(con):
+                con.execute("DELETE FROM task_lifecycle WHERE trace = ?", [settings.trace])
+                con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = 'task_lifecycle'",
+                            [settings.trace])
+            raise
         create_view(con, "job_candidates", **settings.sql_params())
     return build_table(con, "jobs", settings)
 

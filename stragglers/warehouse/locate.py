@@ -278,27 +278,15 @@ def _google_checks(con: duckdb.DuckDBPyConnection, trace: str) -> list[tuple[str
 
 
 def _locate(rows: list[tuple], limit: int) -> dict[tuple, tuple[int, str]]:
-    """Line and text of each offending row (file, time, job, task, event, occurrence), one scan per file."""
-    by_file: dict[str, dict[tuple, int]] = {}
-    for file, time, job, task, event, occurrence in rows[:limit]:
-        if file:
-            key = (str(time), str(job), "" if task is None else str(task), str(event))
-            by_file.setdefault(file, {})[key] = occurrence
+    """Line and text of each offending row (file, time, job, task, event, occurrence), one scan per
+    file: task_events rows by (time, job, task, event), job_events rows (task None) by (time, job, event)."""
     found = {}
-    for file, wanted in by_file.items():
-        seen: dict[tuple, int] = {}
-        opener = gzip.open if file.endswith(".gz") else open
-        with opener(file, "rt", newline="") as f:
-            for i, fields in enumerate(csv.reader(f), start=1):
-                if len(fields) < 4:
-                    continue
-                # task_events: time, -, job, task, -, event; job_events: time, -, job, event
-                key = ((fields[0], fields[2], fields[3], fields[5]) if len(fields) > 5 and
-                       (fields[0], fields[2], fields[3], fields[5]) in wanted else (fields[0], fields[2], "", fields[3]))
-                if key in wanted:
-                    seen[key] = seen.get(key, 0) + 1
-                    if seen[key] == wanted[key]:
-                        found[(file, *key)] = (i, ",".join(fields))
+    task_rows = [(f, t, j, k, e, o) for f, t, j, k, e, o in rows[:limit] if k is not None]
+    job_rows = [(f, t, j, e, o) for f, t, j, k, e, o in rows[:limit] if k is None]
+    for key, at in _locate_keys(task_rows, [0, 2, 3, 5], limit).items():
+        found[key] = at
+    for (file, time, job, event), at in _locate_keys(job_rows, [0, 2, 3], limit).items():
+        found[(file, time, job, "", event)] = at
     return found
 
 

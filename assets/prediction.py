@@ -10,7 +10,9 @@ from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.engine import ProgressLog, peak_rss_mb
 from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, method_factory, replace_table
+from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
+from stragglers.settings import EvaluationSettings
 from stragglers.prediction.protocol import protocol_ablation as run_ablation
 from stragglers.prediction.methods import BASELINES
 from stragglers.warehouse import build as wh
@@ -54,15 +56,15 @@ def f1_plot(outcome: EvaluationOutcome) -> dg.MetadataValue:
 
 
 def _run(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource,
-         methods: list[str]) -> EvaluationOutcome:
+         methods: list[str], evaluation: EvaluationSettings) -> EvaluationOutcome:
     """Evaluate ``methods`` on the engine the settings choose, logging progress every ~10 s."""
     engine = nurd.engine()
-    context.log.info(f"evaluating {methods} on {nurd.trace}: "
+    context.log.info(f"evaluating {methods} on {nurd.trace} ({_view(evaluation)}): "
                      f"{'Dask scheduler ' + engine.dask_address if engine.dask_address else 'local processes'}, "
                      f"batches of {engine.batch_jobs} jobs via {engine.exchange_dir}")
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        return evaluate(con, nurd.trace, methods, nurd.evaluation(), progress=ProgressLog(context.log.info, methods),
+        return evaluate(con, nurd.trace, methods, evaluation, progress=ProgressLog(context.log.info, methods),
                         engine=engine, exchange=engine.exchange_dir)
 
 
@@ -117,11 +119,14 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
     return meta
 
 
-def _evaluation_inputs(con, nurd: NurdSettings, method: str) -> str:
+def _view(evaluation: EvaluationSettings) -> str:
+    return "operator's protocol" if is_operator(evaluation) else "paper's protocol"
+
+
+def _evaluation_inputs(con, nurd: NurdSettings, method: str, evaluation: EvaluationSettings) -> str:
     """What an evaluation of ``method`` is computed from: the features (their own inputs digest),
     the evaluation settings, the method's name and its hyperparameters (a changed default in the
     code, e.g. NURD's boosting rounds, re-runs the evaluation instead of keeping stale rows)."""
-    evaluation = nurd.evaluation()
     settings = {k: v for k, v in evaluation.as_dict().items() if k != "workers"}  # results do not depend on it
     hyperparameters = method_factory(method, evaluation)().hyperparameters()
     return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), settings, method,
@@ -130,22 +135,34 @@ def _evaluation_inputs(con, nurd: NurdSettings, method: str) -> str:
 
 def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource,
                              methods: list[str]) -> tuple[dict, str]:
-    """Evaluate ``methods`` unless each was last evaluated on the same features with the same
-    settings (then its rows would be identical); returns (metadata, data version)."""
-    with duckdb.get_connection() as con:
-        wanted = {m: _evaluation_inputs(con, nurd, m) for m in methods}
-        current = all(wh.recorded_inputs(con, f"evaluation:{m}", nurd.trace) == v for m, v in wanted.items())
-        current = current and wh.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None
-    version = wh.digest(sorted(wanted.items()))
-    if current:
-        context.log.info(f"{methods}: up to date (same features and settings as the last evaluation): not re-run")
-        return {"rebuilt": False, "methods": ", ".join(methods)}, version
-    outcome = _run(context, nurd, duckdb, methods)
-    with duckdb.get_connection() as con, wh.transaction(con):
-        # recorded after the results' own transaction: a crash in between only re-runs the evaluation
-        for m, v in wanted.items():
-            wh.record_settings(con, f"evaluation:{m}", nurd.trace, nurd.evaluation().as_dict(), v)
-    return _metadata(outcome, nurd) | {"rebuilt": True}, version
+    """Evaluate ``methods`` under the configured protocol and its other view (``both_views``: the
+    paper's and the operator's), each unless it was last evaluated on the same features with the
+    same settings (then its rows would be identical); returns (metadata, data version). The
+    metadata is the configured view's, with the other view's table under ``metrics_<view>``."""
+    versions, meta = [], {}
+    for i, evaluation in enumerate(both_views(nurd.evaluation())):
+        key = "operator_evaluation" if is_operator(evaluation) else "evaluation"
+        with duckdb.get_connection() as con:
+            wanted = {m: _evaluation_inputs(con, nurd, m, evaluation) for m in methods}
+            current = all(wh.recorded_inputs(con, f"{key}:{m}", nurd.trace) == v for m, v in wanted.items())
+            current = current and wh.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None
+        versions.append(sorted(wanted.items()))
+        if current:
+            context.log.info(f"{methods} ({_view(evaluation)}): up to date (same features and settings as the "
+                             "last evaluation): not re-run")
+            if i == 0:
+                meta = {"rebuilt": False, "methods": ", ".join(methods)}
+            continue
+        outcome = _run(context, nurd, duckdb, methods, evaluation)
+        with duckdb.get_connection() as con, wh.transaction(con):
+            # recorded after the results' own transaction: a crash in between only re-runs the evaluation
+            for m, v in wanted.items():
+                wh.record_settings(con, f"{key}:{m}", nurd.trace, evaluation.as_dict(), v)
+        if i == 0:
+            meta = _metadata(outcome, nurd) | {"rebuilt": True}
+        else:
+            meta[f"metrics_{'operator' if is_operator(evaluation) else 'paper'}"] = md_table(summary_table(outcome))
+    return meta, wh.digest(versions)
 
 
 @dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
@@ -201,7 +218,10 @@ def protocol_ablation(context: dg.AssetExecutionContext, nurd: NurdSettings,
         prepare(con, nurd)
         best = _best_baseline(con, nurd.trace)
         context.log.info(f"protocol ablation on {nurd.trace}, best baseline {best}")
-        table = run_ablation(con, nurd.trace, nurd.evaluation(), nurd.selection(), best,
+        # the ablation attributes the paper's numbers: under NURD_PROTOCOL=operator, its paper view
+        evaluation = nurd.evaluation()
+        paper = both_views(evaluation)[1] if is_operator(evaluation) else evaluation
+        table = run_ablation(con, nurd.trace, paper, nurd.selection(), best,
                              max_jobs=nurd.ablation_max_jobs or None,
                              progress=lambda label: context.log.info(f"variant: {label}"))
         replace_table(con, "protocol_ablation", table, nurd.trace)

@@ -3,9 +3,10 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction.completion import completion_table
+from stragglers.prediction.completion import completion_table, speculation_table
 from stragglers.prediction.evaluation import replace_table
 from stragglers.reports.comparison import build_report
+from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
 from stragglers.warehouse.build import digest, record_settings, recorded_inputs, table_exists, transaction
 from assets.resources import NurdSettings
@@ -16,7 +17,7 @@ from assets.prediction import baseline_eval, nurd_eval
 COMPLETION_SEEDS = range(10)
 # what the report is computed from: when none of these changed, neither does the report
 REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "protocol_ablation",
-                 "nurd_sensitivity")
+                 "nurd_sensitivity", "operator_job_metrics", "operator_predictions")
 
 
 def report_inputs(con, nurd: NurdSettings) -> str:
@@ -64,12 +65,25 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         predictions = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM predictions").df()
         checkpoints = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
         extra = {name: con.execute(f"SELECT * FROM {name}").df() if table_exists(con, name) else None
-                 for name in ("protocol_ablation", "nurd_sensitivity")}
+                 for name in ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics")}
+        op_predictions = (con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions")
+                          .df() if table_exists(con, "operator_predictions") else None)
+        if extra["operator_job_metrics"] is not None and len(extra["operator_job_metrics"]):
+            # the tasks of every job either protocol evaluated (a job without predictions of a method is
+            # not simulated for it, so the paper's completion table does not change)
+            tasks = con.execute("""SELECT t.trace, t.job_id, t.task_id, t.latency_s FROM tasks t
+                SEMI JOIN (SELECT trace, job_id FROM job_metrics UNION SELECT trace, job_id FROM operator_job_metrics) j
+                ON j.trace = t.trace AND j.job_id = t.job_id""").df()
     context.log.info(f"completion-time simulation over {len(COMPLETION_SEEDS)} seeds")
     completion = completion_table(tasks, predictions, checkpoints, seeds=COMPLETION_SEEDS)
+    speculation = None
+    if op_predictions is not None and len(op_predictions):
+        context.log.info("speculative-copy simulation (operator's protocol)")
+        speculation = speculation_table(tasks, op_predictions, checkpoints, seeds=COMPLETION_SEEDS)
     report = build_report(nurd.data_path / "reports", job_metrics, f1_time, completion, n_boot=nurd.n_boot,
                           seed=nurd.seed, completion_seeds=COMPLETION_SEEDS,
                           ablation_df=extra["protocol_ablation"], sensitivity_df=extra["nurd_sensitivity"],
+                          operator_job_metrics=extra["operator_job_metrics"], speculation_df=speculation,
                           notes=f"Traces: {', '.join(sorted(job_metrics.trace.unique()))}. Bootstrap seed "
                                 f"{nurd.seed}, {nurd.n_boot} resamples over jobs; completion-time seeds "
                                 f"{list(COMPLETION_SEEDS)}.")
@@ -81,6 +95,10 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     html = report.path.with_name("report.html")
     # first what a reader looks at: the headline numbers, the key figure, the full report
     meta: dict = {}
+    op = report.tables.get("operator_view")
+    if op is not None and len(op):
+        meta["operator_view"] = md_table(operator_view(op), max_rows=200)
+        meta["operator_pareto"] = md_image(report.plots["operator_pareto"], "operator_pareto")
     head = report.tables.get("headline")
     if head is not None and len(head):
         meta["headline"] = dg.MetadataValue.md(headline_markdown(head))

@@ -10,7 +10,8 @@ Sets up .venv (scripts/setup.sh), then runs the main job on the configured trace
 (default: the embedded synthetic trace, generated locally):
   trace -> DuckDB warehouse (validated by Great Expectations checks)
         -> NURD, NURD-NC and GBTR replayed online on every selected job, and the
-           three free reference rules (flag all, wait for tau, Spark speculation)
+           reference rules (flag all, wait for tau, Spark < 4.0 and >= 4.0 speculation,
+           the KM survival rule, the oracle), under the paper's and the operator's protocol
         -> comparison report (tables, figures, report.md, report.html)
 and ends with a summary: what ran, how long, where the warehouse, the report
 and the data docs are, the headline numbers and the next commands.

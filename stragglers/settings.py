@@ -36,7 +36,9 @@ PROTOCOL_CHOICES = {
     "latency_normalization": ("none", "job_minmax"),
     "quantiles": ("interpolated", "sorted_index"),
     "test_set": ("running_at_t0", "length_filter"),
-    "horizon": ("tau", "longest_straggler"),
+    "horizon": ("tau", "longest_straggler", "end"),
+    "threshold": ("oracle", "online"),
+    "intervention": ("relaunch", "speculate"),
     "latency": ("lifecycle", "usage_windows"),
     "baseline_params": ("ours", "authors"),
 }
@@ -189,9 +191,11 @@ class Settings:
     n_boot: int = setting(1000, check=int_at_least(1), doc="bootstrap resamples over jobs")
     # the authors' protocol (stragglers/prediction/protocol.py; docs/EVALUATION.md cites the line of
     # their released code each setting mirrors); each default is this pipeline's protocol
-    protocol: str = setting("ours", env="NURD_PROTOCOL", check=one_of("ours", "authors"),
+    protocol: str = setting("ours", env="NURD_PROTOCOL", check=one_of("ours", "authors", "operator"),
                             doc="'authors' sets every protocol setting below, alpha, regressor and feature_mode "
-                                "to the authors' released code's values; 'ours' leaves each as set")
+                                "to the authors' released code's values; 'operator' sets threshold='online', "
+                                "horizon='end', intervention='speculate' (what a scheduler has and does); "
+                                "'ours' leaves each as set")
     latency_normalization: str = setting("none", check=one_of(*PROTOCOL_CHOICES["latency_normalization"]),
                                          doc="'job_minmax': NURD thresholds (y_hat - y_min)/w >= tau - y_min "
                                              "(latency min-max normalized per job)")
@@ -202,7 +206,17 @@ class Settings:
     test_set: str = setting("running_at_t0", check=one_of(*PROTOCOL_CHOICES["test_set"]),
                             doc="'length_filter': the authors' series-length filter of the evaluated tasks")
     horizon: str = setting("tau", check=one_of(*PROTOCOL_CHOICES["horizon"]),
-                           doc="'longest_straggler': the replay goes on past tau until the longest straggler ends")
+                           doc="'longest_straggler': the replay goes on past tau until the longest straggler ends; "
+                               "'end': until the job's last task ends (a flag before the task ends counts)")
+    threshold: str = setting("oracle", check=one_of(*PROTOCOL_CHOICES["threshold"]),
+                             doc="what a method is given as the straggler threshold: 'oracle' = the job's true "
+                                 "latency quantile tau (known once the job is over); 'online' = tau_hat(t), "
+                                 "the Kaplan-Meier quantile of the latencies known at t (running tasks "
+                                 "censored), log-normal extrapolation where it is undefined (docs/EVALUATION.md)")
+    intervention: str = setting("relaunch", check=one_of(*PROTOCOL_CHOICES["intervention"]),
+                                doc="what a flag does in the completion-time simulation: 'relaunch' = kill and "
+                                    "restart (the paper's Algorithms 2-3); 'speculate' = a copy runs beside the "
+                                    "original, the first to finish wins, both cost machine time")
     latency: str = setting("lifecycle", check=one_of(*PROTOCOL_CHOICES["latency"]),
                            doc="'usage_windows': a task's latency is the sum of its usage-window durations")
     baseline_params: str = setting("ours", check=one_of(*PROTOCOL_CHOICES["baseline_params"]),
@@ -425,6 +439,8 @@ class EvaluationSettings:
     quantiles: str = default("quantiles")
     test_set: str = default("test_set")
     horizon: str = default("horizon")
+    threshold: str = default("threshold")
+    intervention: str = default("intervention")
     latency: str = default("latency")
     baseline_params: str = default("baseline_params")
 

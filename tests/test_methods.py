@@ -53,18 +53,21 @@ def fit_flag(name: str, job, fin, run, t, **params):
 
 
 # ---------------------------------------------------------------- registry / smoke
-def test_registry_has_the_20_baselines_and_the_3_rules():
-    assert sorted(BASELINES) == sorted([*EXPECTED, "flag_all", "wait_for_tau", "spark_speculation"])
+RULES = ("flag_all", "wait_for_tau", "spark_speculation", "spark4_speculation", "km_survival", "oracle")
+
+
+def test_registry_has_the_20_baselines_and_the_reference_rules():
+    assert sorted(BASELINES) == sorted([*EXPECTED, *RULES])
     for name, cls in BASELINES.items():
         assert cls.name == name
-        assert cls.oracle == (name == "wrangler")
+        assert cls.oracle == (name in ("wrangler", "oracle"))
         assert (cls.band == "reference") == (name not in EXPECTED)
     assert list(METHODS) == [cls.name for cls in METHOD_CLASSES]
     # the paper's Table 3 has a row for each of the 20 baselines and the 3 NURD variants
     assert sorted(n for n, v in VARIANTS.items() if v.paper_table3) == sorted([*EXPECTED, "nurd", "nurd_nc", "gbtr"])
 
 
-@pytest.mark.parametrize("name", [*EXPECTED, "nurd", "spark_speculation"])
+@pytest.mark.parametrize("name", [*EXPECTED, "nurd", "spark_speculation", "spark4_speculation", "km_survival"])
 def test_hyperparameters_are_explicit_and_unknown_ones_rejected(name):
     cls = METHODS[name]
     m = cls()

@@ -419,3 +419,143 @@ def completion_table(
     out = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     out["n_jobs"] = out["n_jobs"].astype("int64")
     return out
+
+
+# ---------------------------------------------------------------------------
+# Speculative copies (the operator's protocol, intervention="speculate"; issue 26)
+# ---------------------------------------------------------------------------
+#
+# What Spark, Hadoop MapReduce, LATE, Mantri and Dolly do with a suspected straggler: at the
+# flag a copy starts on another machine, with a latency y'_i drawn as for a relaunch (the same
+# common draw per (job, task, seed)); the task completes at the earlier of the original and the
+# copy, min(y_i, r_i + y'_i), where r_i is when the copy started; the other attempt is killed.
+# Extra machine time = the time both ran, done_i - r_i, summed over the job's copies; its share
+# is over the job's original machine time sum(y). A copy never makes a task later, so with
+# enough machines the new completion time is never above the original.
+#
+# With m machines (Algorithm 3's setting) a copy needs an idle machine: the pool starts at
+# max(0, m - n) and gains one machine when a task completes (its original's machine) and one
+# more when that task had a copy (the copy's machine: both attempts end at done_i). Flags wait
+# first come first served at decision points (the checkpoint grid united with the flag times),
+# then, after the last one, at each completion (``after_grid="event"``); a task whose original
+# finishes while it waits gets no copy.
+
+SPECULATION_COLUMNS = [
+    "trace", "method", "algorithm", "machines", "reduction_mean", "reduction_std_over_seeds",
+    "jct_change_p90", "extra_machine_share", "n_copies_per_job", "n_jobs", "seeds",
+]
+
+
+def speculate_unlimited(y, flagged_at, rng: np.random.Generator | None = None, *, relaunch=None
+                        ) -> tuple[float, float]:
+    """(new completion time, extra machine seconds) with a copy per flag and a machine always free."""
+    y, f, relaunch, valid = _prepare(y, flagged_at, relaunch, rng)
+    done = np.where(valid, np.minimum(y, f + relaunch), y)
+    extra = float(np.where(valid, done - f, 0.0).sum())
+    return float(done.max()), extra
+
+
+def speculate_limited(y, flagged_at, checkpoints, m: int, rng: np.random.Generator | None = None,
+                      *, relaunch=None, after_grid: str = "event") -> tuple[float, float]:
+    """(new completion time, extra machine seconds) with ``m`` machines (see the section's comment)."""
+    y, f, relaunch, valid = _prepare(y, flagged_at, relaunch, rng)
+    pool0 = max(0, int(m) - len(y))
+    if pool0 >= int(valid.sum()):
+        done = np.where(valid, np.minimum(y, f + relaunch), y)
+        return float(done.max()), float(np.where(valid, done - f, 0.0).sum())
+    return _speculate_limited(y, f, relaunch, valid, _decision_points(checkpoints, f[valid]), pool0,
+                              after_grid=after_grid)
+
+
+def _speculate_limited(y, f, relaunch, valid, grid, pool0: int, *, after_grid: str = "event"
+                       ) -> tuple[float, float]:
+    if after_grid not in AFTER_GRID_CHOICES:
+        raise ValueError(f"after_grid must be one of {AFTER_GRID_CHOICES}")
+    idx = np.flatnonzero(valid)
+    order = idx[np.lexsort((idx, f[idx]))].tolist()     # earliest flag first, then task order
+    done = y.copy()
+    start = np.full(len(y), np.nan)                     # when a task's copy started
+    queue: deque[int] = deque()
+    nxt = 0
+
+    def serve(c: float) -> None:
+        nonlocal queue
+        copied = ~np.isnan(start)
+        ended = done <= c
+        idle = pool0 + int(ended.sum()) + int((ended & copied).sum()) - int(copied.sum())
+        while queue and idle > 0:
+            i = queue.popleft()
+            if y[i] <= c:                                   # its original finished while it waited
+                continue
+            start[i] = c
+            done[i] = min(y[i], c + relaunch[i])
+            idle -= 1
+
+    for c in grid.tolist():
+        while nxt < len(order) and f[order[nxt]] <= c:
+            queue.append(order[nxt])
+            nxt += 1
+        serve(c)
+    if after_grid == "event":
+        c = float(grid[-1]) if len(grid) else 0.0
+        while queue and any(y[i] > c for i in queue):
+            later = done[done > c]
+            if not len(later):
+                break
+            c = float(later.min())
+            serve(c)
+    copied = ~np.isnan(start)
+    return float(done.max()), float((done[copied] - start[copied]).sum())
+
+
+def speculation_table(
+    tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, checkpoints_df: pd.DataFrame | None = None,
+    machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = range(10),
+    *, after_grid: str = "event",
+) -> pd.DataFrame:
+    """Per (trace, method, algorithm, machines) with speculative copies: the JCT reduction (mean over
+    seeds of the mean over jobs, and its std over seeds), the p90 over jobs of the JCT change
+    (new - original) / original (mean over seeds; <= 0: a copy never delays), the extra machine time
+    as a share of the job's original machine time (mean over jobs and seeds) and copies per job."""
+    machines, seeds = [int(m) for m in machines], [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("need at least one seed")
+    acc: dict[tuple[str, str], list[np.ndarray]] = {}
+    for trace, job_id, y, cp, flags, _pool in _job_arrays(tasks_df, predictions_df, checkpoints_df):
+        original, work, n = float(y.max()), float(y.sum()), len(y)
+        if original <= 0:
+            continue
+        draws = [draw_relaunch_latencies(y, job_rng(s, trace, job_id)) for s in seeds]
+        for method, f in flags.items():
+            valid = ~np.isnan(f) & (f < y)
+            n_copy = int(valid.sum())
+            grid = _decision_points(cp, f[valid])
+            out = np.empty((len(seeds), 1 + len(machines), 3))   # reduction, extra share, copies
+            for si, r in enumerate(draws):
+                new, extra = speculate_unlimited(y, f, relaunch=r)
+                out[si, 0] = ((original - new) / original, extra / work, n_copy)
+                cache: dict[int, tuple[float, float]] = {}
+                for mi, m in enumerate(machines):
+                    pool0 = max(0, m - n)
+                    if pool0 >= n_copy:
+                        out[si, 1 + mi] = out[si, 0]
+                        continue
+                    if pool0 not in cache:
+                        cache[pool0] = _speculate_limited(y, f, r, valid, grid, pool0, after_grid=after_grid)
+                    new_m, extra_m = cache[pool0]
+                    out[si, 1 + mi] = ((original - new_m) / original, extra_m / work, n_copy)
+            acc.setdefault((trace, method), []).append(out)
+    seeds_str = ",".join(str(s) for s in seeds)
+    rows = []
+    for (trace, method), per_job in sorted(acc.items()):
+        r = np.stack(per_job)                                   # (J, S, 1 + M, 3)
+        per_seed = r[..., 0].mean(axis=0)                       # (S, 1 + M)
+        std = per_seed.std(axis=0, ddof=1) if len(seeds) > 1 else np.full(per_seed.shape[1], np.nan)
+        p90 = np.quantile(-r[..., 0], 0.9, axis=0).mean(axis=0)  # JCT change = -reduction
+        for ai, m in enumerate([np.nan] + machines):
+            rows.append((trace, method, "unlimited" if ai == 0 else "limited", float(m),
+                         float(per_seed[:, ai].mean()), float(std[ai]), float(p90[ai]),
+                         float(r[:, :, ai, 1].mean()), float(r[:, :, ai, 2].mean()), r.shape[0], seeds_str))
+    out = pd.DataFrame(rows, columns=SPECULATION_COLUMNS)
+    out["n_jobs"] = out["n_jobs"].astype("int64")
+    return out

@@ -19,7 +19,7 @@ import duckdb
 import pandas as pd
 
 from stragglers.prediction.methods import METHODS, Method
-from stragglers.prediction.protocol import job_transform
+from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.reports.comparison import table3
 from stragglers.settings import EvaluationSettings
 from stragglers.traces.formats import trace_format
@@ -29,6 +29,14 @@ from stragglers.prediction.simulate import JobData, results_frames
 from stragglers.warehouse.build import create_view, require_settings, transaction
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs")
+#: The operator's protocol (issue 26) writes the same tables under this prefix, beside the paper's.
+OPERATOR_PREFIX = "operator_"
+
+
+def result_table(table: str, settings: EvaluationSettings) -> str:
+    """Where ``settings``' results of ``table`` (one of RESULT_TABLES) are stored: the operator's
+    protocol has its own tables, so the paper's rows stay as they were."""
+    return OPERATOR_PREFIX + table if is_operator(settings) else table
 
 
 def feature_names(trace: str) -> tuple[str, ...]:
@@ -88,7 +96,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
              progress: Callable[[int, int], None] | None = None, engine: EngineSettings | None = None,
              exchange: str | Path | None = None) -> EvaluationOutcome:
     """Replay ``methods`` (registry names; 'nurd' = the NURD family) on every job of ``trace``
-    and replace their rows in the result tables.
+    and replace their rows in the result tables (``result_table``: the operator's protocol has its own).
 
     Jobs are streamed in batches (``engine.batch_jobs``) through Parquet files in ``exchange``
     and replayed on local processes or a Dask cluster (stragglers/prediction/engine.py).
@@ -119,8 +127,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
         for table in kept:
             kept[table].append(frames[table])
 
+    name = {t: result_table(t, settings) for t in RESULT_TABLES}
     for table in RESULT_TABLES:
-        create_view(con, table)
+        create_view(con, name[table])
     with contextlib.ExitStack() as stack:
         exchange = exchange or engine.exchange_dir or stack.enter_context(
             tempfile.TemporaryDirectory(prefix="nurd-exchange-"))
@@ -139,12 +148,12 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
         spool.flush()
         with transaction(con):
-            _delete(con, trace, variants)
+            _delete(con, trace, variants, [name[t] for t in RESULT_TABLES])
             if spool.files:
-                con.execute("INSERT INTO predictions BY NAME SELECT * FROM read_parquet(?)",
+                con.execute(f"INSERT INTO {name['predictions']} BY NAME SELECT * FROM read_parquet(?)",
                             [[str(f) for f in spool.files]])
             for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs"):
-                _insert(con, table, frames[table])
+                _insert(con, name[table], frames[table])
     summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
     return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats)
 
@@ -181,8 +190,9 @@ def _concat(parts: list[pd.DataFrame], order: list[str]) -> pd.DataFrame:
     return df.sort_values([c for c in order if c in df.columns], kind="stable", ignore_index=True)
 
 
-def _delete(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str]) -> None:
-    for table in RESULT_TABLES:
+def _delete(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
+            tables: Sequence[str] = RESULT_TABLES) -> None:
+    for table in tables:
         con.execute(f"DELETE FROM {table} WHERE trace = ? AND method IN (SELECT unnest(?))", [trace, list(methods)])
 
 

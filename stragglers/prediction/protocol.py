@@ -33,9 +33,10 @@ import pandas as pd
 
 from stragglers.prediction.methods import REFERENCE_RULES
 from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
+from stragglers.prediction.threshold import online_threshold
 from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings
 
-PROTOCOLS = ("ours", "authors")
+PROTOCOLS = ("ours", "authors", "operator")
 
 #: The authors' protocol: setting -> the released code's value (docs/EVALUATION.md cites the lines).
 AUTHORS: dict[str, object] = {
@@ -52,6 +53,33 @@ AUTHORS: dict[str, object] = {
 }
 SELECTION_FIELDS = ("feature_mode",)
 
+#: The operator's protocol (issue 26, docs/EVALUATION.md "Two protocols"): what a scheduler has
+#: (a threshold estimated from what is known at t, checkpoints until the job ends) and does
+#: (a speculative copy beside the original, paid in machine time). Everything else is ours.
+OPERATOR: dict[str, object] = {
+    "threshold": "online",
+    "horizon": "end",
+    "intervention": "speculate",
+}
+#: horizon 'end': at most this many checkpoints after the warehouse's last one (before tau)
+END_STEPS = 20
+#: The settings that make a run the operator's view (its results go to the operator_* tables).
+OPERATOR_FIELDS = tuple(OPERATOR)
+
+
+def is_operator(s: EvaluationSettings) -> bool:
+    """True when any setting has an operator's value (results are the operator's view)."""
+    return any(getattr(s, k) == v for k, v in OPERATOR.items())
+
+
+def both_views(evaluation: EvaluationSettings) -> tuple[EvaluationSettings, EvaluationSettings]:
+    """(the configured evaluation, the other view): the evaluation assets run both, so one warehouse
+    holds the paper's protocol and the operator's (issue 26). The other view of a paper's protocol
+    (ours or authors) is it with the operator's settings; of an operator's, it with the paper's."""
+    if is_operator(evaluation):
+        return evaluation, replace(evaluation, **{k: PROTOCOL_CHOICES[k][0] for k in OPERATOR})
+    return evaluation, replace(evaluation, **OPERATOR)
+
 
 def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: SelectionSettings,
                       ) -> tuple[EvaluationSettings, SelectionSettings]:
@@ -60,7 +88,7 @@ def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: 
         raise ValueError(f"setting NURD_PROTOCOL={protocol!r} is invalid: expected one of {PROTOCOLS}")
     if protocol == "ours":
         return evaluation, selection
-    return with_settings(evaluation, selection, AUTHORS)
+    return with_settings(evaluation, selection, AUTHORS if protocol == "authors" else OPERATOR)
 
 
 def with_settings(evaluation: EvaluationSettings, selection: SelectionSettings, values: Mapping[str, object]
@@ -78,7 +106,9 @@ def ours_value(name: str) -> object:
 
 
 def _is_default(s: EvaluationSettings) -> bool:
-    return all(getattr(s, k) == v[0] for k, v in PROTOCOL_CHOICES.items() if k != "baseline_params")
+    # baseline_params acts through the method factories, intervention through the completion simulation
+    return all(getattr(s, k) == v[0] for k, v in PROTOCOL_CHOICES.items()
+               if k not in ("baseline_params", "intervention"))
 
 
 # ---------------------------------------------------------------- one job under a protocol
@@ -124,7 +154,17 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
             if group.any():
                 evaluated &= ~group | keep(length[group].mean())
     checkpoints, X = job.checkpoints, job.X
-    if s.horizon == "longest_straggler" and step and (lat >= tau).any():
+    if s.horizon == "end" and step:
+        # checkpoints go on past tau until the job's last task ends (issue 26), with the same step
+        # but at most END_STEPS of them (a long tail gets a coarser step: real jobs' last task can
+        # end 100x tau after the start); features past the warehouse's last checkpoint are those of
+        # that checkpoint (the warehouse builds [t0, tau))
+        tail_step = max(step, (float(lat.max()) - float(checkpoints[-1])) / END_STEPS)
+        extra = np.arange(checkpoints[-1] + tail_step, float(lat.max()), tail_step)
+        if len(extra):
+            checkpoints = np.r_[checkpoints, extra]
+            X = np.concatenate([X, np.repeat(X[-1:], len(extra), axis=0)])
+    elif s.horizon == "longest_straggler" and step and (lat >= tau).any():
         # steps past tau until the second-to-last step of the longest straggler's series; the
         # features after the warehouse's last checkpoint are those of that checkpoint
         end = float(lat[lat >= tau].max()) - step
@@ -132,8 +172,15 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
         if len(extra):
             checkpoints = np.r_[checkpoints, extra]
             X = np.concatenate([X, np.repeat(X[-1:], len(extra), axis=0)])
+    thresholds = None
+    if s.threshold == "online":
+        # tau_hat(t_k) from the latencies known at t_k (finished) and the running tasks censored at t_k
+        thresholds = np.array([online_threshold(lat[lat <= t], int((lat > t).sum()), float(t), s.quantile)
+                               for t in checkpoints])
+    span_end = float(lat.max()) if s.horizon == "end" else None
     return JobData(job_id=job.job_id, task_ids=job.task_ids, latency=lat, checkpoints=checkpoints, X=X, tau=tau,
-                   feature_names=job.feature_names, initial=initial, evaluated=evaluated)
+                   feature_names=job.feature_names, initial=initial, evaluated=evaluated,
+                   thresholds=thresholds, span_end=span_end)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -52,9 +52,17 @@ class JobData:
     # evaluated tasks itself (stragglers.prediction.protocol); None = y <= t0 and y > t0
     initial: np.ndarray | None = None      # (n,) bool
     evaluated: np.ndarray | None = None    # (n,) bool
+    # the operator's protocol (stragglers.prediction.threshold, protocol.adapt_job):
+    # thresholds[k] = tau_hat(t_k), what a method is given as JobContext.tau at checkpoint k
+    # (None = the true tau at every checkpoint, the paper's oracle threshold)
+    thresholds: np.ndarray | None = None   # (K,)
+    # end of the span the F1-over-time cutoffs divide (None = tau; horizon 'end': the job's end)
+    span_end: float | None = None
 
     def __post_init__(self) -> None:
         K, n, d = self.X.shape
+        if self.thresholds is not None and len(self.thresholds) != K:
+            raise ValueError(f"job {self.job_id}: {len(self.thresholds)} thresholds for {K} checkpoints")
         if len(self.task_ids) != n or len(self.latency) != n or len(self.checkpoints) != K:
             raise ValueError(f"job {self.job_id}: inconsistent shapes X={self.X.shape}, "
                              f"tasks={len(self.task_ids)}, checkpoints={len(self.checkpoints)}")
@@ -103,11 +111,17 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
     started, cpu_started = time.perf_counter(), time.process_time()
     n = len(job.task_ids)
     y = job.latency
+    online = job.thresholds is not None
     ctx = JobContext(
         job_id=job.job_id, tau=job.tau, t0=job.t0, task_ids=job.task_ids,
         feature_names=job.feature_names, seed=job_seed(seed, job.job_id), checkpoints=job.checkpoints,
         labels=dict(zip(job.task_ids.tolist(), job.labels.tolist())) if method.oracle else None,
     )
+    if online:
+        # the grid's end would reveal tau (it stops before it) or the job's end (horizon 'end'):
+        # an online method gets the step only, and tau_hat(t_k) as tau before each fit
+        step = float(job.checkpoints[1] - job.checkpoints[0]) if len(job.checkpoints) > 1 else None
+        ctx = replace(ctx, tau=float(job.thresholds[0]), checkpoints=None, threshold="online", step=step)
     method.reset(ctx)
     names = method.variant_names
     flagged_at = {v: np.full(n, np.nan) for v in names}
@@ -140,6 +154,8 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
             continue
         cand_idx = np.flatnonzero(cand)
         C = TaskSet(job.task_ids[cand_idx], job.X[k][cand_idx])
+        if online:
+            method.job = replace(ctx, tau=float(job.thresholds[k]))
         try:
             method.fit(F, R, t)
             out = method.flag(C)
@@ -156,7 +172,7 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
             flagged_at[v][hit] = t
 
     labels = job.labels
-    span = job.tau - job.t0
+    span = (job.tau if job.span_end is None else job.span_end) - job.t0
     cutoffs = job.t0 + span * np.arange(1, N_TIME_POINTS + 1) / N_TIME_POINTS
     variants = []
     for v in names:

@@ -46,7 +46,7 @@ import pandas as pd
 
 from stragglers.prediction.methods import VARIANTS
 from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, rates
-from stragglers.reports import figures, story, views
+from stragglers.reports import figures, operator, story, views
 from stragglers.reports.html import render_html
 from stragglers.reports.render import markdown_table
 from stragglers.reports.style import is_reference_rule, style_for
@@ -579,13 +579,35 @@ SENSITIVITY_CAPTION = (
     "claims robustness over p70-p95), beside the reference rules at the same quantile (no alpha). Means over jobs.")
 
 
+OPERATOR_CAPTION = (
+    "The operator's view (speculative copies, threshold estimated online, checkpoints until the job ends)",
+    "What a production scheduler would see: each method is given tau_hat(t), the job's p90 latency as "
+    "estimated at checkpoint t (Kaplan-Meier over the finished tasks and the running ones censored), not the "
+    "true p90; checkpoints go on until the job's last task ends (a straggler flagged before it ends is a "
+    "true positive); a flag launches a copy of the task on another machine, the first attempt to finish "
+    "wins and the other is killed (Spark, Hadoop, LATE, Mantri, Dolly). JCT cut: reduction in job completion "
+    "time, mean over jobs and 10 seeds, with unlimited machines and averaged over 100-900 machines; p90 JCT "
+    "change: the 90th percentile over jobs of (new - original) / original (the tail; <= 0, a copy never "
+    "delays); extra machine time: the time both attempts ran, as a share of the job's original machine "
+    "time. Free rules: no model; the oracle copies every true straggler at the first checkpoint (the "
+    "headroom). Pareto: no other row cuts JCT as much for as little; beats free rules: no free rule cuts "
+    "JCT as much for as little extra machine time (docs/EVALUATION.md).")
+OPERATOR_PARETO_CAPTION = (
+    "Operator's view: JCT reduction against extra machine time",
+    "One point per method (unlimited machines, mean over jobs and seeds); open squares: free rules; star: "
+    "the oracle; dashed: the Pareto front. Up and left is better.")
+
+
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
                  completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
                  notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
-                 sensitivity_df: pd.DataFrame | None = None) -> Report:
+                 sensitivity_df: pd.DataFrame | None = None, operator_job_metrics: pd.DataFrame | None = None,
+                 speculation_df: pd.DataFrame | None = None) -> Report:
     """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
     F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
-    "what this run shows" paragraph, report.md and report.html."""
+    "what this run shows" paragraph, report.md and report.html. With ``operator_job_metrics`` and
+    ``speculation_df`` (the operator's protocol, stragglers.reports.operator) the report leads with
+    the operator's view and its Pareto figure; the paper's protocol follows."""
     t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
     early = story.earliness(job_metrics_df)
     tables = {"table3": t3}
@@ -641,8 +663,19 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
         tables = {"headline": head, **tables}
         md_views["headline"] = story.headline_view(head)
         n_methods = job_metrics_df.groupby("trace")["method"].nunique().to_dict()
+        summary = story.what_this_run_shows(head, n_methods)
+        if operator_job_metrics is not None and len(operator_job_metrics) and speculation_df is not None:
+            op = operator.operator_table(table3(operator_job_metrics, n_boot=n_boot, seed=seed), speculation_df)
+            tables = {"operator_view": op, **tables}
+            md_views["operator_view"] = operator.operator_view(op)
+            plots["operator_pareto"] = operator.plot_pareto(op, d / "op.png")
+            figures_after["operator_view"] = ["operator_pareto"]
+            captions["operator_view"] = OPERATOR_CAPTION
+            captions["fig:operator_pareto"] = OPERATOR_PARETO_CAPTION
+            captions["headline"] = ("Reproducing the paper's Table 3: headline numbers", captions["headline"][1])
+            captions["table3"] = ("Reproducing the paper's Table 3", captions["table3"][1])
+            summary = operator.operator_paragraph(op) + "\n\nReproducing the paper's protocol:\n\n" + summary
         path = write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
-                            summary=story.what_this_run_shows(head, n_methods), captions=captions,
-                            figures_after=figures_after)
+                            summary=summary, captions=captions, figures_after=figures_after)
     out_dir = Path(out_dir)
     return Report(path, tables, {name: out_dir / f"{name}.png" for name in plots})

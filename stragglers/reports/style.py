@@ -47,7 +47,7 @@ REFERENCE_FAMILY = "reference rules"
 # seven dashed, and every one has its own marker.
 _PALETTES: dict[str, tuple[str, ...]] = {
     "NURD family": ("#000000", "#4d4d4d", "#8c8c8c"),
-    "reference rules": ("#d62728", "#ff7f0e", "#8c564b"),
+    "reference rules": ("#d62728", "#ff7f0e", "#8c564b", "#e377c2", "#bcbd22", "#b8860b"),
     "outlier detectors": ("#1f77b4", "#17becf", "#0b2e6b", "#00796b", "#5e81ac", "#74a9cf", "#3f51b5") * 2,
     "PU learning": ("#7b2cbf", "#c77dff"),
     "survival / censored regression": ("#2ca02c", "#74c476", "#006d2c"),

@@ -17,12 +17,12 @@ from stragglers.prediction.methods.outliers import (
     LSCPMethod, MCDMethod, OCSVMMethod, PCAMethod, SODMethod, SOSMethod, XGBODMethod,
 )
 from stragglers.prediction.methods.pu import PUBagging, PUElkanNoto
-from stragglers.prediction.methods.rules import FlagAll, SparkSpeculation, WaitForTau
+from stragglers.prediction.methods.rules import FlagAll, KMSurvival, Oracle, Spark4Speculation, SparkSpeculation, WaitForTau
 from stragglers.prediction.methods.survival import CoxPH, Grabit, Tobit
 from stragglers.prediction.methods.wrangler import Wrangler
 
 METHOD_CLASSES: tuple[type[Method], ...] = (
-    FlagAll, WaitForTau, SparkSpeculation,
+    FlagAll, WaitForTau, SparkSpeculation, Spark4Speculation, KMSurvival, Oracle,
     ABODMethod, CBLOFMethod, HBOSMethod, IForestMethod, KNNMethod, LOFMethod, MCDMethod, OCSVMMethod,
     PCAMethod, SOSMethod, LSCPMethod, COFMethod, SODMethod, XGBODMethod, PUElkanNoto, PUBagging,
     Tobit, Grabit, CoxPH, Wrangler,
@@ -40,8 +40,10 @@ BASELINES: dict[str, type[Method]] = {n: cls for n, cls in METHODS.items() if cl
 VARIANTS: dict[str, Variant] = {
     v.name: v for band in BANDS for cls in METHOD_CLASSES for v in cls.catalog() if v.band == band}
 
-#: The three free reference rules (band "reference").
+#: The reference rules (band "reference"): the free rules and the oracle.
 REFERENCE_RULES = tuple(n for n, v in VARIANTS.items() if v.band == "reference")
+#: The free rules: what a scheduler gets without a model (the oracle reads the true labels).
+FREE_RULES = tuple(n for n in REFERENCE_RULES if not METHODS[n].oracle)
 
-__all__ = ["BASELINES", "BANDS", "METHODS", "METHOD_CLASSES", "NURD_FAMILY", "REFERENCE_RULES", "VARIANTS",
+__all__ = ["BASELINES", "BANDS", "METHODS", "METHOD_CLASSES", "NURD_FAMILY", "FREE_RULES", "REFERENCE_RULES", "VARIANTS",
            "CannotFit", "JobContext", "Method", "TaskSet", "Variant"]

@@ -59,7 +59,7 @@ class JobContext:
     """What a method may know about a job before its replay starts."""
 
     job_id: int
-    tau: float                      # straggler threshold tau_stra (s): the job's latency quantile
+    tau: float                      # straggler threshold (s): the true quantile, or tau_hat(t) if online
     t0: float                       # initial checkpoint (s)
     task_ids: np.ndarray            # every task of the job (scored or not)
     feature_names: tuple[str, ...]
@@ -68,6 +68,11 @@ class JobContext:
     # the replay's checkpoint grid (s), checkpoints[0] = t0: fixed by t0, tau and the step
     # before the replay starts, so knowing it is no look-ahead
     checkpoints: np.ndarray | None = None
+    # 'oracle': tau is the job's true threshold for the whole replay (the paper's protocol);
+    # 'online': tau is tau_hat(t), re-set by the simulator before each fit (the operator's
+    # protocol, stragglers/prediction/threshold.py); checkpoints is then None and step is given
+    threshold: str = "oracle"
+    step: float | None = None       # seconds between checkpoints (online only)
 
 
 # Bands of the comparison tables, in the order they are shown.

@@ -15,7 +15,23 @@ nothing on those jobs (docs/EVALUATION.md).
   1.5; TaskSetManager.checkSpeculatableTasks): at checkpoint t, once at least
   ``quantile`` of the job's tasks have finished (latency <= t), every
   candidate whose elapsed time (t, on the common clock) exceeds
-  ``multiplier`` x the median latency of the finished tasks is flagged.
+  ``multiplier`` x the median latency of the finished tasks (and
+  ``spark.speculation.minTaskRuntime``, 100 ms) is flagged. These are the
+  defaults before Spark 4.0.
+- ``spark4_speculation``: the same rule with the defaults of Spark >= 4.0
+  (``spark.speculation.quantile`` 0.9, ``spark.speculation.multiplier`` 3).
+- ``km_survival``: a survival rule without features: at checkpoint t a
+  running task is flagged when P(latency > tau | latency > t), estimated from
+  the job's tasks known at t (stragglers/prediction/threshold.py: Kaplan-Meier,
+  log-normal tail beyond its last event), exceeds 0.5.
+- ``oracle``: flags every true straggler at the first checkpoint and nothing
+  else. No method can do better; it shows the headroom. It reads the true
+  labels (``oracle = True``) and is never a free rule.
+
+Under ``threshold="online"`` the rules' tau is tau_hat(t) (``JobContext``), and
+``wait_for_tau`` flags at the last checkpoint before tau_hat(t): t + step >= tau_hat(t).
+On the protocol's common clock every running task has run t seconds, so each
+time-only rule flags every candidate or none at a checkpoint.
 """
 
 from __future__ import annotations
@@ -23,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from stragglers.prediction.methods.base import Method, TaskSet
+from stragglers.prediction.threshold import conditional_survival
 
 
 class FlagAll(Method):
@@ -53,6 +70,9 @@ class WaitForTau(Method):
         self.t_ = t
 
     def flag(self, candidates: TaskSet) -> np.ndarray:
+        if self.job.threshold == "online":
+            # the last checkpoint before tau_hat(t): the next one would be at or past it
+            return np.full(len(candidates), self.t_ + self.job.step >= self.job.tau, dtype=bool)
         before_tau = self.job.checkpoints[self.job.checkpoints < self.job.tau]
         return np.full(len(candidates), self.t_ >= before_tau[-1], dtype=bool)
 
@@ -62,20 +82,68 @@ class SparkSpeculation(Method):
     display_name = "Spark speculation"
     band = "reference"
 
-    def __init__(self, quantile: float = 0.75, multiplier: float = 1.5) -> None:
+    def __init__(self, quantile: float = 0.75, multiplier: float = 1.5, min_task_runtime_s: float = 0.1) -> None:
         super().__init__()
         if not 0 < quantile <= 1:
-            raise ValueError(f"spark_speculation: quantile={quantile!r}, expected a number in (0, 1]")
+            raise ValueError(f"{self.name}: quantile={quantile!r}, expected a number in (0, 1]")
         if not multiplier > 0:
-            raise ValueError(f"spark_speculation: multiplier={multiplier!r}, expected a number > 0")
+            raise ValueError(f"{self.name}: multiplier={multiplier!r}, expected a number > 0")
+        if not min_task_runtime_s >= 0:
+            raise ValueError(f"{self.name}: min_task_runtime_s={min_task_runtime_s!r}, expected a number >= 0")
         self.quantile = quantile
         self.multiplier = multiplier
+        self.min_task_runtime_s = min_task_runtime_s
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.t_ = t
         n_tasks = len(self.job.task_ids)
-        self.threshold_ = (self.multiplier * float(np.median(finished.y))
+        # TaskSetManager.checkSpeculatableTasks: max(minTimeToSpeculation, multiplier x median)
+        self.threshold_ = (max(self.min_task_runtime_s, self.multiplier * float(np.median(finished.y)))
                            if len(finished) and len(finished) >= self.quantile * n_tasks else np.inf)
 
     def flag(self, candidates: TaskSet) -> np.ndarray:
         return np.full(len(candidates), self.t_ > self.threshold_, dtype=bool)
+
+
+class Spark4Speculation(SparkSpeculation):
+    name = "spark4_speculation"
+    display_name = "Spark 4 speculation"
+
+    def __init__(self, quantile: float = 0.9, multiplier: float = 3.0, min_task_runtime_s: float = 0.1) -> None:
+        super().__init__(quantile, multiplier, min_task_runtime_s)
+
+
+class KMSurvival(Method):
+    name = "km_survival"
+    display_name = "KM survival rule"
+    band = "reference"
+
+    def __init__(self, min_probability: float = 0.5) -> None:
+        super().__init__()
+        if not 0 <= min_probability < 1:
+            raise ValueError(f"km_survival: min_probability={min_probability!r}, expected a number in [0, 1)")
+        self.min_probability = min_probability
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        p = conditional_survival(finished.y, len(running), t, float(self.job.tau))
+        self.flag_ = bool(np.isfinite(p) and p > self.min_probability)
+
+    def flag(self, candidates: TaskSet) -> np.ndarray:
+        return np.full(len(candidates), self.flag_, dtype=bool)
+
+
+class Oracle(Method):
+    name = "oracle"
+    display_name = "oracle (headroom)"
+    band = "reference"
+    oracle = True
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        pass
+
+    def flag(self, candidates: TaskSet) -> np.ndarray:
+        # every candidate is scored at the first checkpoint: the stragglers are flagged then
+        return np.array([bool(self.job.labels[int(i)]) for i in candidates.task_ids], dtype=bool)

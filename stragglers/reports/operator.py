@@ -1,0 +1,182 @@
+"""The operator's view (issue 26; docs/EVALUATION.md "Two protocols"): what the report leads with.
+
+Per (trace, method) under the operator's protocol (threshold tau_hat(t), checkpoints until the
+job ends, a speculative copy per flag): the reduction in job completion time (JCT) with a machine
+always free (mean over jobs and seeds) and averaged over the limited-machine settings, the p90 over
+jobs of the JCT change (the tail; never above 0 with copies), the extra machine time as a share of
+the job's original machine time, F1 and F1 AUC. Plain pandas in, a table, a figure and one
+paragraph out.
+
+- ``pareto``: not dominated by another row of the trace (another method reduces JCT at least as
+  much for at most as much extra machine time, one of the two strictly).
+- ``beats_free_rules``: a method (not a rule, not the oracle) that lies above the free rules'
+  Pareto front: no free rule gives at least its JCT reduction for at most its extra machine time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stragglers.prediction.methods import FREE_RULES, VARIANTS
+from stragglers.reports import figures
+from stragglers.reports.style import style_for
+
+COLUMNS = ["trace", "method", "band", "n_jobs", "jct_reduction", "jct_reduction_limited_avg", "jct_change_p90",
+           "extra_machine_share", "copies_per_job", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead", "pareto",
+           "beats_free_rules"]
+ORACLE = "oracle"
+
+
+def _display(method: str) -> str:
+    v = VARIANTS.get(method)
+    return v.display_name if v else method
+
+
+def _dominated(x: float, y: float, xs: np.ndarray, ys: np.ndarray) -> bool:
+    """(x extra, y reduction) is dominated by a point of (xs, ys)."""
+    return bool(np.any((xs <= x) & (ys >= y) & ((xs < x) | (ys > y))))
+
+
+def operator_table(t3: pd.DataFrame, speculation: pd.DataFrame) -> pd.DataFrame:
+    """``t3``: Table 3 of the operator's job metrics (stragglers.reports.comparison.table3);
+    ``speculation``: stragglers.prediction.completion.speculation_table of its predictions."""
+    unl = speculation[speculation["algorithm"] == "unlimited"][
+        ["trace", "method", "reduction_mean", "jct_change_p90", "extra_machine_share", "n_copies_per_job"]]
+    lim = (speculation[speculation["algorithm"] == "limited"].groupby(["trace", "method"])["reduction_mean"]
+           .mean().rename("jct_reduction_limited_avg").reset_index())
+    out = (t3[["trace", "method", "n_jobs", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead"]]
+           .merge(unl, on=["trace", "method"], how="left").merge(lim, on=["trace", "method"], how="left")
+           .rename(columns={"reduction_mean": "jct_reduction", "n_copies_per_job": "copies_per_job"}))
+    out["band"] = out["method"].map(lambda m: "oracle" if m == ORACLE else VARIANTS[m].band if m in VARIANTS
+                                    else "baseline")
+    out["pareto"] = False
+    out["beats_free_rules"] = pd.array([pd.NA] * len(out), dtype="boolean")
+    for trace, g in out.groupby("trace"):
+        ok = g.dropna(subset=["jct_reduction", "extra_machine_share"])
+        xs, ys = ok["extra_machine_share"].to_numpy(), ok["jct_reduction"].to_numpy()
+        rules = ok[ok["method"].isin(FREE_RULES)]
+        rx, ry = rules["extra_machine_share"].to_numpy(), rules["jct_reduction"].to_numpy()
+        for i, r in ok.iterrows():
+            out.at[i, "pareto"] = not _dominated(r.extra_machine_share, r.jct_reduction, xs, ys)
+            if r.band not in ("reference", "oracle"):
+                # above the free rules' front: no free rule gets as much for as little
+                out.at[i, "beats_free_rules"] = not bool(np.any((rx <= r.extra_machine_share)
+                                                                & (ry >= r.jct_reduction)))
+    order = {"oracle": 0, "reference": 1, "baseline": 2, "nurd": 3}
+    out = out.assign(_b=out["band"].map(order)).sort_values(["trace", "_b", "jct_reduction"],
+                                                            ascending=[True, True, False], kind="mergesort")
+    return out.drop(columns="_b").reset_index(drop=True)[COLUMNS]
+
+
+def operator_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The table formatted for a reader (percentages, the oracle and the rules marked)."""
+    def pct(v):
+        return "" if pd.isna(v) else f"{v * 100:.1f}"
+
+    def num(v):
+        return "" if pd.isna(v) else f"{v:.2f}"
+
+    rows = []
+    for r in table.itertuples(index=False):
+        name = _display(r.method) + (" (free rule)" if r.method in FREE_RULES else "")
+        rows.append({"trace": r.trace, "method": name, "jobs": r.n_jobs,
+                     "JCT cut, unlimited (%)": pct(r.jct_reduction),
+                     "JCT cut, limited avg (%)": pct(r.jct_reduction_limited_avg),
+                     "p90 JCT change (%)": pct(r.jct_change_p90),
+                     "extra machine time (%)": pct(r.extra_machine_share),
+                     "copies / job": "" if pd.isna(r.copies_per_job) else f"{r.copies_per_job:.1f}",
+                     "F1": num(r.f1), "F1 AUC": num(r.f1_auc),
+                     "Pareto": "yes" if r.pareto else "",
+                     "beats free rules": "" if pd.isna(r.beats_free_rules) else ("yes" if r.beats_free_rules
+                                                                                  else "no")})
+    return pd.DataFrame(rows)
+
+
+def plot_pareto(table: pd.DataFrame, path) -> Path:
+    """x = extra machine time, y = JCT reduction, one point per method, one panel per trace; free
+    rules drawn as open squares, the oracle as a star, the Pareto front as a step line."""
+    plt = figures._plt()
+    traces = sorted(table["trace"].unique())
+    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(6.2 * max(1, len(traces)), 5.0), squeeze=False)
+    for ax, trace in zip(axes[0], traces):
+        g = table[(table["trace"] == trace)].dropna(subset=["jct_reduction", "extra_machine_share"])
+        for r in g.itertuples(index=False):
+            st = style_for(r.method)
+            x, y = r.extra_machine_share * 100, r.jct_reduction * 100
+            if r.method == ORACLE:
+                ax.scatter(x, y, marker="*", s=140, color="gold", edgecolor="black", zorder=4)
+            elif r.method in FREE_RULES:
+                ax.scatter(x, y, marker="s", s=50, facecolor="none", edgecolor=st.color, linewidth=1.5, zorder=3)
+            else:
+                ax.scatter(x, y, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
+            ax.annotate(_display(r.method), (x, y), fontsize=7, xytext=(3, 2), textcoords="offset points")
+        front = g[g["pareto"]].sort_values("extra_machine_share")
+        if len(front):
+            ax.step(front["extra_machine_share"] * 100, front["jct_reduction"] * 100, where="post",
+                    color="0.4", linewidth=1.0, linestyle="--", zorder=2, label="Pareto front")
+            ax.legend(loc="lower right", fontsize=8)
+        ax.set_xlabel("extra machine time (% of the job's original machine time)")
+        ax.set_ylabel("JCT reduction, unlimited machines (%)")
+        ax.set_title(f"Operator's view: {trace} (squares: free rules, star: oracle)")
+        ax.grid(alpha=0.3)
+    return figures._save(plt, fig, path)
+
+
+def operator_paragraph(table: pd.DataFrame) -> str:
+    """One paragraph per trace: the oracle's headroom, the best free rule, which methods beat the
+    free rules on both axes; every number from ``table``."""
+    out = []
+    for trace, g in table.groupby("trace", sort=True):
+        g = g.dropna(subset=["jct_reduction"])
+        if g.empty:
+            continue
+        n_jobs = int(g["n_jobs"].max())
+        s = [f"Operator's view on `{trace}` ({n_jobs} jobs; the threshold is estimated online, "
+             f"checkpoints run until the job ends, a flag launches a speculative copy):"]
+        orc = g[g["method"] == ORACLE]
+        if len(orc):
+            o = orc.iloc[0]
+            s.append(f"the oracle, which copies every true straggler at the first checkpoint, cuts job "
+                     f"completion time by {o.jct_reduction * 100:.1f}% for {o.extra_machine_share * 100:.1f}% "
+                     f"extra machine time (the headroom).")
+        rules = g[g["method"].isin(FREE_RULES)]
+        if len(rules):
+            b = rules.loc[rules["jct_reduction"].idxmax()]
+            s.append(f"The best free rule, {_display(b.method)}, cuts it by {b.jct_reduction * 100:.1f}% for "
+                     f"{b.extra_machine_share * 100:.1f}% extra machine time (F1 {b.f1:.2f}).")
+        models = g[g["beats_free_rules"].notna()]
+        winners = models[models["beats_free_rules"].astype(bool)].sort_values("jct_reduction", ascending=False)
+        if not len(models):
+            s.append("No model was evaluated under this protocol.")
+        elif len(winners):
+            s.append("Above the free rules' Pareto front (more JCT reduction than any free rule for no more "
+                     "extra machine time): " + "; ".join(
+                         f"{_display(r.method)} ({r.jct_reduction * 100:.1f}% for {r.extra_machine_share * 100:.1f}%)"
+                         for r in winners.itertuples(index=False)) + ".")
+        else:
+            s.append(f"None of the {len(models)} models evaluated beats the free rules on both axes: for each, "
+                     "a free rule cuts JCT at least as much for no more extra machine time.")
+        nurd = g[g["method"] == "nurd"]
+        if len(nurd) and not (len(winners) and "nurd" in set(winners["method"])):
+            n = nurd.iloc[0]
+            s.append(f"NURD: {n.jct_reduction * 100:.1f}% for {n.extra_machine_share * 100:.1f}% (F1 {n.f1:.2f}).")
+        out.append(" ".join(s))
+    return "\n\n".join(out)
+
+
+def operator_headline_text(table: pd.DataFrame) -> list[str]:
+    """Terminal lines (README command 1): the oracle, the free rules and NURD per trace."""
+    lines = []
+    for trace, g in table.groupby("trace", sort=True):
+        lines.append(f"  {trace}:")
+        lines.append(f"    {'method':<28}{'JCT cut':>9}{'extra machine':>15}{'p90 JCT chg':>13}{'F1':>6}")
+        keep = g[g["method"].isin([ORACLE, *FREE_RULES, "nurd"]) | g["beats_free_rules"].fillna(False).astype(bool)]
+        for r in keep.itertuples(index=False):
+            def pct(v):
+                return "-" if pd.isna(v) else f"{v * 100:.1f}%"
+            lines.append(f"    {_display(r.method):<28}{pct(r.jct_reduction):>9}{pct(r.extra_machine_share):>15}"
+                         f"{pct(r.jct_change_p90):>13}{'-' if pd.isna(r.f1) else f'{r.f1:.2f}':>6}")
+    return lines

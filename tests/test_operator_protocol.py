@@ -1,0 +1,277 @@
+"""The operator's protocol (issue 26): tau_hat, checkpoints until the job ends, speculative copies,
+the rules operators run and the oracle, on hand-made jobs with answers worked by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from stragglers.prediction.completion import speculate_limited, speculate_unlimited, speculation_table
+from stragglers.prediction.methods import METHODS, Method, TaskSet
+from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator
+from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.prediction.threshold import conditional_survival, km_quantile, online_threshold
+from stragglers.settings import EvaluationSettings, Settings
+
+
+def job(latency, checkpoints, tau=None) -> JobData:
+    y = np.asarray(latency, float)
+    cp = np.asarray(checkpoints, float)
+    return JobData(job_id=1, task_ids=np.arange(len(y)), latency=y, checkpoints=cp,
+                   X=np.zeros((len(cp), len(y), 1)), tau=float(np.quantile(y, 0.9)) if tau is None else tau,
+                   feature_names=("f",))
+
+
+def operator_settings(**kw) -> EvaluationSettings:
+    return EvaluationSettings(workers=1, **(dict(OPERATOR) | kw))
+
+
+# ---------------------------------------------------------------- speculative copies
+def test_a_copy_that_wins_ends_the_task_early_and_costs_the_time_both_ran():
+    # task 1 (100 s) flagged at 20 s, its copy runs 30 s: done at 50 s; both ran 20..50 s
+    new, extra = speculate_unlimited([10, 100], [np.nan, 20], relaunch=[10, 30])
+    assert (new, extra) == (50.0, 30.0)
+
+
+def test_a_copy_that_loses_changes_nothing_but_costs_machine_time():
+    # copy of 90 s from 20 s would end at 110 s: the original ends first at 100 s; both ran 20..100 s
+    new, extra = speculate_unlimited([10, 100], [np.nan, 20], relaunch=[10, 90])
+    assert (new, extra) == (100.0, 80.0)
+
+
+def test_a_copy_waits_for_an_idle_machine():
+    # 2 machines, 2 tasks: no idle machine at the flag (20 s); task 0 ends at 30 s, so the copy
+    # starts at the next decision point, 40 s, and wins: min(100, 40 + 30) = 70; extra 70 - 40
+    assert speculate_limited([30, 100], [np.nan, 20], [10, 20, 40], m=2, relaunch=[1, 30]) == (70.0, 30.0)
+    # a third machine: the copy starts at the flag, as with unlimited machines
+    assert speculate_limited([30, 100], [np.nan, 20], [10, 20, 40], m=3, relaunch=[1, 30]) == (50.0, 30.0)
+
+
+def test_speculation_table_reports_reduction_extra_machine_time_and_the_tail():
+    import pandas as pd
+
+    tasks = pd.DataFrame({"trace": "t", "job_id": 1, "task_id": [0, 1], "latency_s": [10.0, 100.0]})
+    preds = pd.DataFrame({"trace": "t", "method": "m", "job_id": 1, "task_id": [1], "flagged_at_s": [20.0]})
+    tab = speculation_table(tasks, preds, machines=[], seeds=[0])
+    row = tab.iloc[0]
+    # the draw is task 0's or task 1's latency: the copy ends at 30 (wins) or 120 (loses)
+    assert row.reduction_mean in (pytest.approx(0.7), 0.0)
+    share = (30 - 20) / 110 if row.reduction_mean > 0 else (100 - 20) / 110
+    assert row.extra_machine_share == pytest.approx(share)
+    assert row.jct_change_p90 == pytest.approx(-row.reduction_mean)
+    assert row.n_copies_per_job == 1
+
+
+# ---------------------------------------------------------------- tau_hat
+def test_kaplan_meier_quantile_with_censoring_worked_by_hand():
+    # events 1, 2, 4, 5, 7, 8; censored 3, 6. S: 7/8, 6/8, (3c) x 4/5 = 0.6, x 3/4 = 0.45, (6c), x 1/2 = 0.225, 0
+    d, e = [1, 2, 3, 4, 5, 6, 7, 8], [1, 1, 0, 1, 1, 0, 1, 1]
+    assert km_quantile(d, e, 0.5) == 5.0       # first S <= 0.5
+    assert km_quantile(d, e, 0.75) == 7.0      # first S <= 0.25
+    assert km_quantile(d, e, 0.9) == 8.0
+    assert km_quantile([1, 2, 3, 3], [1, 0, 0, 0], 0.9) == math.inf     # S stays at 3/4
+
+
+def test_online_threshold_is_the_km_quantile_once_defined_else_an_extrapolation_beyond_t():
+    y = np.arange(1.0, 11.0)
+    # at t = 9.5: nine finished, one running (censored at 9.5): S(9) = 0.1, tau_hat = 9
+    assert online_threshold(y[y <= 9.5], 1, 9.5, 0.9) == 9.0
+    # at t = 5.5 five of ten still run: undefined by KM, the log-normal quantile, never below t
+    early = online_threshold(y[y <= 5.5], 5, 5.5, 0.9)
+    assert 5.5 <= early < math.inf
+    # one distinct finished latency: nothing to fit
+    assert online_threshold([2.0, 2.0], 8, 3.0, 0.9) == math.inf
+
+
+def test_tau_hat_uses_only_what_is_known_at_t():
+    y = np.r_[np.arange(1.0, 91.0), np.linspace(95, 140, 10)]
+    cut = y.copy()
+    cut[y > 50] = 1000.0        # the future of the tasks running at 50 s
+    assert online_threshold(y[y <= 50], int((y > 50).sum()), 50.0, 0.9) == \
+        online_threshold(cut[cut <= 50], int((cut > 50).sum()), 50.0, 0.9)
+
+
+def test_conditional_survival_is_one_for_a_threshold_already_passed():
+    y = np.arange(1.0, 21.0)
+    assert conditional_survival(y[y <= 10], 10, 10.0, 8.0) == 1.0
+    assert 0 < conditional_survival(y[y <= 10], 10, 10.0, 18.0) < 1
+
+
+class ProbeTau(Method):
+    """Records the tau it is given at each fit; flags every candidate once t >= ``at``."""
+    name = "probe"
+
+    def __init__(self, at: float = math.inf) -> None:
+        super().__init__()
+        self.at = at
+        self.seen: list[tuple[float, float]] = []
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        self.t_ = t
+        self.seen.append((t, self.job.tau))
+
+    def flag(self, candidates: TaskSet) -> np.ndarray:
+        return np.full(len(candidates), self.t_ >= self.at, dtype=bool)
+
+
+def test_an_online_method_is_given_tau_hat_at_each_checkpoint_and_not_the_grid():
+    j = job(np.arange(1.0, 101.0), np.arange(4.0, 90.0, 10.0))
+    online = adapt_job(j, operator_settings(horizon="tau"))
+    probe = ProbeTau()
+    replay_job(online, probe)
+    assert [tau for _, tau in probe.seen] == pytest.approx(online.thresholds[1:].tolist())
+    assert probe.job.checkpoints is None and probe.job.step == 10.0
+    # the paper's protocol: the true tau throughout
+    paper = ProbeTau()
+    replay_job(j, paper)
+    assert {tau for _, tau in paper.seen} == {j.tau}
+
+
+# ---------------------------------------------------------------- horizon 'end'
+def test_checkpoints_go_on_past_tau_and_a_late_flag_is_a_true_positive():
+    # latencies 1..100 s: tau = 90.1; grid 4, 14, ..., 84 before tau
+    j = job(np.arange(1.0, 101.0), np.arange(4.0, 90.0, 10.0))
+    end = adapt_job(j, EvaluationSettings(workers=1, horizon="end"))
+    assert end.checkpoints[-1] == 94.0 and end.tau == j.tau and end.span_end == 100.0
+    v = replay_job(end, ProbeTau(at=91.0)).variants[0]
+    # flagged at 94 s: tasks 95..100 s (stragglers still running); 91..94 s had finished
+    assert v.scores["tp"] == 6 and v.scores["fp"] == 0 and v.scores["fn"] == 4
+    assert v.scores["f1"] == pytest.approx(12 / 16)
+    # under the paper's horizon the same method never flags
+    assert replay_job(j, ProbeTau(at=91.0)).variants[0].scores["tp"] == 0
+
+
+# ---------------------------------------------------------------- rules and the oracle
+def test_spark_rules_at_both_default_sets():
+    j = job(np.arange(1.0, 101.0), np.arange(4.0, 90.0, 10.0))
+    legacy = replay_job(j, METHODS["spark_speculation"]()).variants[0]
+    # 0.75 x 100 tasks finished at 84 s; 84 > 1.5 x median(1..84) = 63.75: every candidate flagged at 84
+    assert set(legacy.flagged_at[~np.isnan(legacy.flagged_at)]) == {84.0}
+    # Spark >= 4.0 needs 90 finished tasks: not before tau; past tau (94 s), 94 < 3 x 47.5
+    assert np.isnan(replay_job(j, METHODS["spark4_speculation"]()).variants[0].flagged_at).all()
+    end = adapt_job(j, EvaluationSettings(workers=1, horizon="end"))
+    assert np.isnan(replay_job(end, METHODS["spark4_speculation"]()).variants[0].flagged_at).all()
+    # spark.speculation.minTaskRuntime (100 ms): tasks of milliseconds are never speculated below it
+    ms = job(np.arange(1.0, 101.0) / 2000, np.arange(4.0, 90.0, 10.0) / 2000)
+    assert np.isnan(replay_job(ms, METHODS["spark_speculation"]()).variants[0].flagged_at).all()
+    no_floor = replay_job(ms, METHODS["spark_speculation"](min_task_runtime_s=0.0)).variants[0]
+    assert (~np.isnan(no_floor.flagged_at)).any()
+
+
+def test_the_oracle_flags_every_straggler_at_the_first_checkpoint_and_its_jct():
+    y = np.r_[np.full(18, 10.0), 100.0, 120.0]          # tau = p90 = 12: the stragglers are 100 s and 120 s
+    j = job(y, [10.0, 11.0, 11.5])
+    v = replay_job(j, METHODS["oracle"]()).variants[0]
+    assert v.scores["tp"] == 2 and v.scores["fp"] == 0
+    assert v.flagged_at[18] == v.flagged_at[19] == 11.0
+    # copies of 10 s each at 11 s: both stragglers done at 21 s; extra 2 x 10 s
+    relaunch = np.full(20, 10.0)
+    assert speculate_unlimited(y, v.flagged_at, relaunch=relaunch) == (21.0, 20.0)
+
+
+def test_wait_for_tau_uses_tau_hat_online():
+    j = adapt_job(job(np.arange(1.0, 101.0), np.arange(4.0, 90.0, 10.0)), operator_settings())
+    v = replay_job(j, METHODS["wait_for_tau"]()).variants[0]
+    t_flag = np.nanmin(v.flagged_at)
+    k = int(np.flatnonzero(j.checkpoints == t_flag)[0])
+    assert t_flag + 10.0 >= j.thresholds[k]
+    assert all(t + 10.0 < th for t, th in zip(j.checkpoints[1:k], j.thresholds[1:k]))
+
+
+def test_the_operator_preset():
+    s = Settings(protocol="operator").evaluation()
+    assert (s.threshold, s.horizon, s.intervention) == ("online", "end", "speculate") and is_operator(s)
+    assert not is_operator(Settings().evaluation()) and not is_operator(Settings(protocol="authors").evaluation())
+    assert replace(s, threshold="oracle", horizon="tau", intervention="relaunch") == Settings().evaluation()
+
+
+def test_the_censored_log_normal_fit_matches_scipys_generic_fit():
+    from scipy import stats
+
+    from stragglers.prediction.threshold import lognormal_fit
+
+    rng = np.random.default_rng(1)
+    y = rng.lognormal(4.0, 0.8, 300)
+    t = float(np.quantile(y, 0.3))
+    fin = y <= t
+    shape, scale = lognormal_fit(np.where(fin, y, t), fin)
+    ref_shape, _, ref_scale = stats.lognorm.fit(stats.CensoredData(uncensored=y[fin], right=np.full((~fin).sum(), t)),
+                                                floc=0)
+    assert shape == pytest.approx(ref_shape, rel=1e-4) and scale == pytest.approx(ref_scale, rel=1e-4)
+
+
+# ---------------------------------------------------------------- the chain under NURD_PROTOCOL=operator
+OPERATOR_RULES = ("flag_all", "wait_for_tau", "spark_speculation", "spark4_speculation", "km_survival", "oracle")
+
+
+def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the_operator(tmp_path):
+    """*nurd_eval, the rule partitions and comparison_tables under NURD_PROTOCOL=operator on a small
+    generated trace (real Dagster runs on an ephemeral instance, a real DuckDB file)."""
+    import dagster as dg
+    import duckdb
+    from dagster_duckdb import DuckDBResource
+
+    from assets import prediction, reports, traces, warehouse
+    from assets.resources import NurdSettings
+
+    res = {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20, protocol="operator"),
+           "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
+    instance = dg.DagsterInstance.ephemeral()
+    chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+             warehouse.checkpoint_features, prediction.nurd_eval]
+    assert dg.materialize(chain, resources=res, instance=instance).success
+    for rule in OPERATOR_RULES:
+        assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res, instance=instance).success
+    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
+                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    assert r.success
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
+        paper = {m for (m,) in con.execute("SELECT DISTINCT method FROM job_metrics").fetchall()}
+        operator = dict(con.execute("SELECT method, avg(f1) FROM operator_job_metrics GROUP BY method").fetchall())
+        settings = json.loads(con.execute("SELECT settings FROM operator_evaluation_runs WHERE method = 'oracle'")
+                              .fetchone()[0])
+        # flags past tau exist under horizon 'end' (the grid of the paper's protocol stops before tau)
+        late = con.execute("""SELECT count(*) FROM operator_predictions p JOIN (SELECT DISTINCT job_id, tau_s
+                              FROM job_checkpoints) c USING (job_id) WHERE p.flagged_at_s > c.tau_s""").fetchone()[0]
+        paper_late = con.execute("""SELECT count(*) FROM predictions p JOIN (SELECT DISTINCT job_id, tau_s
+                                    FROM job_checkpoints) c USING (job_id) WHERE p.flagged_at_s > c.tau_s""").fetchone()[0]
+    expected = {"nurd", "nurd_nc", "gbtr", *OPERATOR_RULES}
+    assert paper == expected and set(operator) == expected
+    assert operator["oracle"] == pytest.approx(1.0)
+    assert (settings["threshold"], settings["horizon"], settings["intervention"]) == ("online", "end", "speculate")
+    assert late > 0 and paper_late == 0
+    out = tmp_path / "reports"
+    import pandas as pd
+    op = pd.read_csv(out / "operator_view.csv")
+    assert set(op["method"]) == expected
+    assert (op["jct_reduction"] >= 0).all() and (op["jct_reduction_limited_avg"] >= 0).all()   # a copy never delays
+    assert (op["extra_machine_share"] >= 0).all() and (op["jct_change_p90"] <= 0).all()
+    oracle = op.set_index("method").loc["oracle"]
+    assert oracle.jct_reduction >= op["jct_reduction"].max() - 1e-12 or oracle.extra_machine_share <= \
+        op.set_index("method").loc["flag_all"].extra_machine_share
+    report = (out / "report.md").read_text()
+    assert report.index("## The operator's view") < report.index("## Reproducing the paper's Table 3")
+    assert "Operator's view on `synthetic`" in report.split("## ")[1]       # the first paragraph
+    assert (out / "operator_pareto.png").stat().st_size > 1000
+
+
+def test_the_common_clock_km_shortcut_equals_lifelines():
+    rng = np.random.default_rng(3)
+    for n in (20, 57, 200):
+        y = np.round(rng.lognormal(3, 1, n), 1)          # ties included
+        for t in np.quantile(y, [0.85, 0.9, 0.95, 1.0]):
+            fin = y <= t
+            d, e = np.where(fin, y, t), fin
+            if (~fin).sum() <= 0.1 * n:
+                # lifelines' product of (1 - d/n) can land 1e-17 above 1 - q where S is exactly 0.1
+                assert online_threshold(y[fin], int((~fin).sum()), float(t), 0.9) == km_quantile(d, e, 0.9 - 1e-12)
+
+
+def test_a_long_tail_gets_at_most_twenty_checkpoints_past_the_warehouse_grid():
+    y = np.r_[np.arange(1.0, 100.0), 10_000.0]
+    end = adapt_job(job(y, np.arange(4.0, 90.0, 10.0)), EvaluationSettings(workers=1, horizon="end"))
+    assert len(end.checkpoints) - 9 <= 20 and end.checkpoints[-1] < 10_000.0

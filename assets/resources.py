@@ -26,7 +26,7 @@ from pydantic import Field
 from stragglers.diagnosis.settings import HoundSettings
 from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.settings import NodeSettings
-from stragglers.prediction.protocol import protocol_settings
+from stragglers.prediction.protocol import typed_settings
 from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, Settings
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
@@ -73,11 +73,7 @@ class _SettingsViews:
         return self._with_protocol()[0]
 
     def _with_protocol(self) -> tuple[EvaluationSettings, SelectionSettings]:
-        """The typed subsets with the protocol preset applied (stragglers/prediction/protocol.py)."""
-        s = self.settings()
-        ev = EvaluationSettings(**{f.name: getattr(s, f.name) for f in fields(EvaluationSettings)})
-        sel = SelectionSettings(**{f.name: getattr(s, f.name) for f in fields(SelectionSettings)})
-        return protocol_settings(s.protocol, ev, sel)
+        return typed_settings(self.settings())
 
     def engine(self) -> EngineSettings:
         return self.settings().engine()

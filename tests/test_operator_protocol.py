@@ -12,7 +12,7 @@ import pytest
 
 from stragglers.prediction.completion import speculate_limited, speculate_unlimited, speculation_table
 from stragglers.prediction.methods import METHODS, Method, TaskSet
-from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator
+from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator, typed_settings
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.prediction.threshold import conditional_survival, km_quantile, online_threshold
 from stragglers.settings import EvaluationSettings, Settings
@@ -183,10 +183,13 @@ def test_wait_for_tau_uses_tau_hat_online():
 
 
 def test_the_operator_preset():
-    s = Settings(protocol="operator").evaluation()
+    def evaluation(**values) -> EvaluationSettings:
+        return typed_settings(Settings(**values))[0]
+
+    s = evaluation(protocol="operator")
     assert (s.threshold, s.horizon, s.intervention) == ("online", "end", "speculate") and is_operator(s)
-    assert not is_operator(Settings().evaluation()) and not is_operator(Settings(protocol="authors").evaluation())
-    assert replace(s, threshold="oracle", horizon="tau", intervention="relaunch") == Settings().evaluation()
+    assert not is_operator(evaluation()) and not is_operator(evaluation(protocol="authors"))
+    assert replace(s, threshold="oracle", horizon="tau", intervention="relaunch") == evaluation()
 
 
 def test_the_censored_log_normal_fit_matches_scipys_generic_fit():

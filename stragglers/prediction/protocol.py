@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Callable, Iterator, Mapping, Sequence
 
 import duckdb
@@ -34,7 +34,7 @@ import pandas as pd
 from stragglers.prediction.methods import REFERENCE_RULES
 from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
 from stragglers.prediction.threshold import online_threshold
-from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings
+from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings, Settings
 
 PROTOCOLS = ("ours", "authors", "operator")
 
@@ -89,6 +89,14 @@ def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: 
     if protocol == "ours":
         return evaluation, selection
     return with_settings(evaluation, selection, AUTHORS if protocol == "authors" else OPERATOR)
+
+
+def typed_settings(settings: Settings) -> tuple[EvaluationSettings, SelectionSettings]:
+    """The evaluation's and the selection's typed settings from the root values, with the protocol
+    preset applied (the root settings module builds no stage's settings: tests/test_architecture.py)."""
+    ev = EvaluationSettings(**{f.name: getattr(settings, f.name) for f in fields(EvaluationSettings)})
+    sel = SelectionSettings(**{f.name: getattr(settings, f.name) for f in fields(SelectionSettings)})
+    return protocol_settings(settings.protocol, ev, sel)
 
 
 def with_settings(evaluation: EvaluationSettings, selection: SelectionSettings, values: Mapping[str, object]

@@ -9,7 +9,7 @@ import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.engine import ProgressLog, peak_rss_mb
-from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, method_factory, replace_table
+from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, method_factory, replace_table, result_rows
 from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
 from stragglers.settings import EvaluationSettings
@@ -146,6 +146,10 @@ def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource
             wanted = {m: _evaluation_inputs(con, nurd, m, evaluation) for m in methods}
             current = all(wh.recorded_inputs(con, f"{key}:{m}", nurd.trace) == v for m, v in wanted.items())
             current = current and wh.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None
+            # results, not records: the rows the record counted must still be there
+            current = current and all(
+                (wh.recorded_settings(con, f"{key}:{m}", nurd.trace) or {}).get("result_rows")
+                == result_rows(con, nurd.trace, m, evaluation) for m in methods)
         versions.append(sorted(wanted.items()))
         if current:
             context.log.info(f"{methods} ({_view(evaluation)}): up to date (same features and settings as the "
@@ -157,7 +161,8 @@ def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource
         with duckdb.get_connection() as con, wh.transaction(con):
             # recorded after the results' own transaction: a crash in between only re-runs the evaluation
             for m, v in wanted.items():
-                wh.record_settings(con, f"{key}:{m}", nurd.trace, evaluation.as_dict(), v)
+                wh.record_settings(con, f"{key}:{m}", nurd.trace, evaluation.as_dict() | {
+                    "result_rows": result_rows(con, nurd.trace, m, evaluation)}, v)
         if i == 0:
             meta = _metadata(outcome, nurd) | {"rebuilt": True}
         else:

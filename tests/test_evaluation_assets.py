@@ -123,3 +123,22 @@ def test_evaluation_reruns_when_a_method_hyperparameter_changes(warehouse_ready,
     monkeypatch.setitem(nurd_method.XGBOOST_DEFAULTS, "n_estimators", 21)
     assert rebuilt() is True
     assert read(data, "SELECT count(DISTINCT job_id) FROM job_metrics WHERE method = 'nurd'")[0][0] >= 3
+
+
+def test_deleted_result_rows_are_not_up_to_date(warehouse_ready):
+    # results, not records: a record in table_settings alone does not make an evaluation current
+    data, instance = warehouse_ready
+    res = resources(data)
+
+    def run() -> bool:
+        r = dg.materialize([prediction.baseline_eval], partition_key="wait_for_tau", resources=res, instance=instance)
+        assert r.success
+        return r.asset_materializations_for_node("baseline_eval")[0].metadata["rebuilt"].value
+
+    run()
+    before = read(data, "SELECT count(*) FROM job_metrics WHERE method = 'wait_for_tau'")[0][0]
+    assert before > 0 and run() is False
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        con.execute("DELETE FROM job_metrics WHERE method = 'wait_for_tau'")
+    assert run() is True
+    assert read(data, "SELECT count(*) FROM job_metrics WHERE method = 'wait_for_tau'")[0][0] == before

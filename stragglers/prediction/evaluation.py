@@ -39,6 +39,20 @@ def result_table(table: str, settings: EvaluationSettings) -> str:
     return OPERATOR_PREFIX + table if is_operator(settings) else table
 
 
+def result_rows(con: duckdb.DuckDBPyConnection, trace: str, method: str, settings: EvaluationSettings) -> dict:
+    """How many rows ``method``'s variants have in each result table of ``settings``' view (what an
+    up-to-date check compares with the record: a record alone does not prove the rows are there)."""
+    names = [v.name for v in METHODS[method].catalog()]
+    out = {}
+    for table in ("predictions", "job_metrics", "f1_over_time"):
+        name = result_table(table, settings)
+        exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                             [name]).fetchone()[0]
+        out[table] = int(con.execute(f"SELECT count(*) FROM {name} WHERE trace = ? AND method IN (SELECT unnest(?))",
+                                     [trace, names]).fetchone()[0]) if exists else 0
+    return out
+
+
 def feature_names(trace: str) -> tuple[str, ...]:
     return trace_format(trace).features
 

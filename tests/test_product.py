@@ -189,6 +189,9 @@ def test_report_html_is_self_contained(report_dir):
     for heading in ("What this run shows", "Headline numbers", "Table 1.", "Figure 1.", "Figure 2."):
         assert heading in md
     assert "(%" in md and "(0-1)" in md and "(count)" in md     # units in the headers
+    # completion time reads in words, one convention everywhere (no signed "reduction" to decode)
+    assert "shortens " in md or "lengthens " in md
+    assert "JCT cut" not in md and "JCT reduction," not in md and "JCT -%" not in md
 
 
 def test_report_renders_in_headless_chromium(report_dir, tmp_path):

@@ -477,12 +477,13 @@ def ranking_note(t3: pd.DataFrame) -> str:
 def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
     """Accuracy beside earliness and completion time, per method (the columns Table 3 adds)."""
     cols = {"f1": "F1 (0-1)", "f1_auc": "f1_auc (0-1)", "median_lead": "median lead (share of tau)",
-            "completion_unlimited": "JCT cut, Alg. 2 (%)", "completion_limited_avg": "JCT cut, Alg. 3 (%)"}
+            "completion_unlimited": "jobs' completion time, Alg. 2",
+            "completion_limited_avg": "jobs' completion time, Alg. 3"}
     out = t3[["trace", "method"]].copy()
     for c, label in cols.items():
         if c in t3:
-            scale, digits = (100, 1) if c.startswith("completion") else (1, 2)
-            out[label] = (t3[c] * scale).map(lambda v, d=digits: "" if pd.isna(v) else f"{v:.{d}f}")
+            out[label] = (t3[c].map(views.jct_words) if c.startswith("completion")
+                          else t3[c].map(lambda v: "" if pd.isna(v) else f"{v:.2f}"))
     return views.banded(out)
 
 
@@ -565,8 +566,9 @@ EARLINESS_CAPTION = (
     "Accuracy, earliness and completion time",
     "f1_auc: F1 averaged over normalized time k/10, k = 1..10 (a flag raised at t1 counts ten times, one "
     "raised just before tau once). median lead: the median over true positives of (latency - flag time) / "
-    "tau. JCT cut: the reduction of the job completion time when flagged tasks are relaunched (Algorithm 2, "
-    "unlimited machines; Algorithm 3 averaged over machine counts). Means over jobs. docs/EVALUATION.md.")
+    "tau. Jobs' completion time: what relaunching the flagged tasks does to it, in words (shortens or "
+    "lengthens, by the mean share over jobs; Algorithm 2: unlimited machines; Algorithm 3: averaged over "
+    "machine counts). docs/EVALUATION.md.")
 ABLATION_CAPTION = (
     "Where the paper's numbers come from: the protocol ablation",
     "NURD, NURD-NC, GBTR, the best baseline and the reference rules under the authors' protocol (their "
@@ -585,15 +587,15 @@ OPERATOR_CAPTION = (
     "estimated at checkpoint t (Kaplan-Meier over the finished tasks and the running ones censored), not the "
     "true p90; checkpoints go on until the job's last task ends (a straggler flagged before it ends is a "
     "true positive); a flag launches a copy of the task on another machine, the first attempt to finish "
-    "wins and the other is killed (Spark, Hadoop, LATE, Mantri, Dolly). JCT cut: reduction in job completion "
-    "time, mean over jobs and 10 seeds, with unlimited machines and averaged over 100-900 machines; p90 JCT "
-    "change: the 90th percentile over jobs of (new - original) / original (the tail; <= 0, a copy never "
-    "delays); extra machine time: the time both attempts ran, as a share of the job's original machine "
+    "wins and the other is killed (Spark, Hadoop, LATE, Mantri, Dolly). Jobs' completion time: what the "
+    "copies do to it, in words (shortens or lengthens by the mean share over jobs and 10 seeds), with "
+    "unlimited machines and averaged over 100-900 machines; p90 over jobs: the job at the 90th percentile "
+    "of (new - original) / original (the tail; a copy never delays, so it never lengthens); extra machine time: the time both attempts ran, as a share of the job's original machine "
     "time. Free rules: no model; the oracle copies every true straggler at the first checkpoint (the "
-    "headroom). Pareto: no other row cuts JCT as much for as little; beats free rules: no free rule cuts "
-    "JCT as much for as little extra machine time (docs/EVALUATION.md).")
+    "headroom). Pareto: no other row shortens jobs as much for as little; beats free rules: no free rule "
+    "shortens jobs as much for as little extra machine time (docs/EVALUATION.md).")
 OPERATOR_PARETO_CAPTION = (
-    "Operator's view: JCT reduction against extra machine time",
+    "Operator's view: how much jobs are shortened against the extra machine time",
     "One point per method (unlimited machines, mean over jobs and seeds); open squares: free rules; star: "
     "the oracle; dashed: the Pareto front. Up and left is better.")
 

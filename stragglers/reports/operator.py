@@ -23,6 +23,7 @@ import pandas as pd
 from stragglers.prediction.methods import FREE_RULES, VARIANTS
 from stragglers.reports import figures
 from stragglers.reports.style import style_for
+from stragglers.reports.views import jct_words
 
 COLUMNS = ["trace", "method", "band", "n_jobs", "jct_reduction", "jct_reduction_limited_avg", "jct_change_p90",
            "extra_machine_share", "copies_per_job", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead", "pareto",
@@ -83,9 +84,9 @@ def operator_view(table: pd.DataFrame) -> pd.DataFrame:
     for r in table.itertuples(index=False):
         name = _display(r.method) + (" (free rule)" if r.method in FREE_RULES else "")
         rows.append({"trace": r.trace, "method": name, "jobs": r.n_jobs,
-                     "JCT cut, unlimited (%)": pct(r.jct_reduction),
-                     "JCT cut, limited avg (%)": pct(r.jct_reduction_limited_avg),
-                     "p90 JCT change (%)": pct(r.jct_change_p90),
+                     "jobs' completion time, unlimited machines": jct_words(r.jct_reduction),
+                     "jobs' completion time, limited (avg)": jct_words(r.jct_reduction_limited_avg),
+                     "jobs' completion time, p90 over jobs": jct_words(-r.jct_change_p90),
                      "extra machine time (%)": pct(r.extra_machine_share),
                      "copies / job": "" if pd.isna(r.copies_per_job) else f"{r.copies_per_job:.1f}",
                      "F1": num(r.f1), "F1 AUC": num(r.f1_auc),
@@ -119,7 +120,7 @@ def plot_pareto(table: pd.DataFrame, path) -> Path:
                     color="0.4", linewidth=1.0, linestyle="--", zorder=2, label="Pareto front")
             ax.legend(loc="lower right", fontsize=8)
         ax.set_xlabel("extra machine time (% of the job's original machine time)")
-        ax.set_ylabel("JCT reduction, unlimited machines (%)")
+        ax.set_ylabel("jobs' completion time shortened by (%), unlimited machines")
         ax.set_title(f"Operator's view: {trace} (squares: free rules, star: oracle)")
         ax.grid(alpha=0.3)
     return figures._save(plt, fig, path)
@@ -139,30 +140,30 @@ def operator_paragraph(table: pd.DataFrame) -> str:
         orc = g[g["method"] == ORACLE]
         if len(orc):
             o = orc.iloc[0]
-            s.append(f"the oracle, which copies every true straggler at the first checkpoint, cuts job "
-                     f"completion time by {o.jct_reduction * 100:.1f}% for {o.extra_machine_share * 100:.1f}% "
+            s.append(f"the oracle, which copies every true straggler at the first checkpoint, "
+                     f"{jct_words(o.jct_reduction)} job completion time for {o.extra_machine_share * 100:.1f}% "
                      f"extra machine time (the headroom).")
         rules = g[g["method"].isin(FREE_RULES)]
         if len(rules):
             b = rules.loc[rules["jct_reduction"].idxmax()]
-            s.append(f"The best free rule, {_display(b.method)}, cuts it by {b.jct_reduction * 100:.1f}% for "
+            s.append(f"The best free rule, {_display(b.method)}, {jct_words(b.jct_reduction)} it for "
                      f"{b.extra_machine_share * 100:.1f}% extra machine time (F1 {b.f1:.2f}).")
         models = g[g["beats_free_rules"].notna()]
         winners = models[models["beats_free_rules"].astype(bool)].sort_values("jct_reduction", ascending=False)
         if not len(models):
             s.append("No model was evaluated under this protocol.")
         elif len(winners):
-            s.append("Above the free rules' Pareto front (more JCT reduction than any free rule for no more "
+            s.append("Above the free rules' Pareto front (it shortens jobs more than any free rule for no more "
                      "extra machine time): " + "; ".join(
-                         f"{_display(r.method)} ({r.jct_reduction * 100:.1f}% for {r.extra_machine_share * 100:.1f}%)"
+                         f"{_display(r.method)} ({jct_words(r.jct_reduction)} for {r.extra_machine_share * 100:.1f}%)"
                          for r in winners.itertuples(index=False)) + ".")
         else:
             s.append(f"None of the {len(models)} models evaluated beats the free rules on both axes: for each, "
-                     "a free rule cuts JCT at least as much for no more extra machine time.")
+                     "a free rule shortens jobs at least as much for no more extra machine time.")
         nurd = g[g["method"] == "nurd"]
         if len(nurd) and not (len(winners) and "nurd" in set(winners["method"])):
             n = nurd.iloc[0]
-            s.append(f"NURD: {n.jct_reduction * 100:.1f}% for {n.extra_machine_share * 100:.1f}% (F1 {n.f1:.2f}).")
+            s.append(f"NURD: {jct_words(n.jct_reduction)} for {n.extra_machine_share * 100:.1f}% (F1 {n.f1:.2f}).")
         out.append(" ".join(s))
     return "\n\n".join(out)
 
@@ -172,11 +173,12 @@ def operator_headline_text(table: pd.DataFrame) -> list[str]:
     lines = []
     for trace, g in table.groupby("trace", sort=True):
         lines.append(f"  {trace}:")
-        lines.append(f"    {'method':<28}{'JCT cut':>9}{'extra machine':>15}{'p90 JCT chg':>13}{'F1':>6}")
+        lines.append(f"    {'method':<26}{'jobs':>16}{'+machine':>9}{'p90 jobs':>16}{'F1':>6}")
         keep = g[g["method"].isin([ORACLE, *FREE_RULES, "nurd"]) | g["beats_free_rules"].fillna(False).astype(bool)]
         for r in keep.itertuples(index=False):
             def pct(v):
                 return "-" if pd.isna(v) else f"{v * 100:.1f}%"
-            lines.append(f"    {_display(r.method):<28}{pct(r.jct_reduction):>9}{pct(r.extra_machine_share):>15}"
-                         f"{pct(r.jct_change_p90):>13}{'-' if pd.isna(r.f1) else f'{r.f1:.2f}':>6}")
+            lines.append(f"    {_display(r.method)[:25]:<26}{jct_words(r.jct_reduction) or '-':>16}"
+                         f"{pct(r.extra_machine_share):>9}{jct_words(-r.jct_change_p90) or '-':>16}"
+                         f"{'-' if pd.isna(r.f1) else f'{r.f1:.2f}':>6}")
     return lines

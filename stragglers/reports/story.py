@@ -23,6 +23,7 @@ import pandas as pd
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.reports.operator import operator_headline_text, operator_paragraph
 from stragglers.reports.style import FAMILIES, REFERENCE_FAMILY, family_of
+from stragglers.reports.views import jct_words
 
 NURD_FAMILY = FAMILIES["NURD family"]
 HEADLINE_COLUMNS = ["trace", "role", "method", "n_jobs", "f1", "f1_lo", "f1_hi", "f1_auc",
@@ -94,8 +95,8 @@ def headline_view(head: pd.DataFrame) -> pd.DataFrame:
         "F1 (0-1) [95% CI]": [f"{num(r.f1)} [{num(r.f1_lo)}, {num(r.f1_hi)}]" if not pd.isna(r.f1_lo)
                               else num(r.f1) for r in head.itertuples()],
         "F1 AUC (0-1)": head["f1_auc"].map(num),
-        "JCT reduction, unlimited (%)": head["unlimited"].map(pct),
-        "JCT reduction, limited avg (%)": head["limited_avg"].map(pct),
+        "jobs' completion time, unlimited machines": head["unlimited"].map(jct_words),
+        "jobs' completion time, limited (avg)": head["limited_avg"].map(jct_words),
         "paper F1 (0-1)": head["paper_f1"].map(num),
     })
 
@@ -195,11 +196,11 @@ def headline_text(head: pd.DataFrame) -> list[str]:
     lines = []
     for trace, g in head.groupby("trace", sort=True):
         lines.append(f"  {trace}:")
-        lines.append(f"    {'':<22}{'method':<20}{'F1 [95% CI]':<20}{'F1 AUC':>8}{'JCT -% (unlim.)':>17}")
+        lines.append(f"    {'':<22}{'method':<20}{'F1 [95% CI]':<20}{'F1 AUC':>8}{'jobs (unlim.)':>17}")
         for r in g.itertuples(index=False):
             ci = f"{r.f1:.2f} [{r.f1_lo:.2f}, {r.f1_hi:.2f}]" if not pd.isna(r.f1_lo) else _fmt(r.f1)
             lines.append(f"    {r.role:<22}{_display(r.method):<20}{ci:<20}{_fmt(r.f1_auc):>8}"
-                         f"{_fmt(r.unlimited, pct=True):>17}")
+                         f"{jct_words(r.unlimited) or '-':>17}")
     return lines
 
 
@@ -255,8 +256,8 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
     op_path = reports / "operator_view.parquet"
     if op_path.exists():
         op = pd.read_parquet(op_path)
-        lines += ["Operator's view (threshold estimated online, speculative copies; JCT cut = job",
-                  "completion time reduction, unlimited machines; extra machine = share of the job's):"]
+        lines += ["Operator's view (threshold estimated online, speculative copies; jobs = what the",
+                  "flags do to job completion time, unlimited machines; extra machine = share of the job's):"]
         lines += operator_headline_text(op)
         import textwrap
         for para in operator_paragraph(op).split("\n\n"):

@@ -84,10 +84,10 @@ def table3_view(t3: pd.DataFrame, early: pd.DataFrame | None = None) -> pd.DataF
             row["F1 AUC (0-1)"] = _ci(r["f1_auc"], r.get("f1_auc_lo"), r.get("f1_auc_hi"))
         if "median_lead" in r:
             row["median lead (share of tau)"] = "" if pd.isna(r["median_lead"]) else f"{r['median_lead']:.2f}"
-        for col, label in (("completion_unlimited", "JCT cut, Alg. 2 (%)"),
-                           ("completion_limited_avg", "JCT cut, Alg. 3 (%)")):
+        for col, label in (("completion_unlimited", "jobs' completion time, Alg. 2"),
+                           ("completion_limited_avg", "jobs' completion time, Alg. 3")):
             if col in r:
-                row[label] = "" if pd.isna(r[col]) else f"{100 * r[col]:.1f}"
+                row[label] = jct_words(r[col])
         if "paper_f1" in t:
             has = pd.notna(r.get("paper_f1"))
             row["paper TPR/FPR/FNR/F1 (0-1)"] = "/".join(f"{r[f'paper_{m}']:.2f}" for m in METRICS) if has else ""
@@ -107,11 +107,23 @@ def _pct(v) -> str:
     return "" if pd.isna(v) else f"{v:.1f}"
 
 
+def jct_words(reduction) -> str:
+    """A job-completion-time effect as it reads: ``reduction`` is the fraction by which jobs got
+    shorter (the result tables' sign: positive = shorter), shown as "shortens 9.0%", "lengthens
+    35.7%" or "no change" (within 0.05 points), never as a signed number a reader must decode."""
+    if reduction is None or pd.isna(reduction):
+        return ""
+    v = 100.0 * float(reduction)
+    if abs(v) < 0.05:
+        return "no change"
+    return f"shortens {v:.1f}%" if v > 0 else f"lengthens {-v:.1f}%"
+
+
 def completion_view(completion: pd.DataFrame) -> pd.DataFrame:
     lim = completion[completion["algorithm"] == "limited"]
     p = lim.pivot_table(index=["trace", "method"], columns="machines", values="reduction_mean", sort=False)
-    p = (p * 100).map(_pct)
-    p.columns = [f"{int(m)} machines (%)" for m in p.columns]
+    p = p.map(jct_words)
+    p.columns = [f"{int(m)} machines" for m in p.columns]
     return banded(p.reset_index())
 
 
@@ -119,11 +131,11 @@ def completion_summary_view(cs: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({
         "trace": cs["trace"], "method": cs["method"],
         "jobs (count)": cs["n_jobs"].map(lambda v: "" if pd.isna(v) else str(int(v))),
-        "unlimited machines (%)": (cs["unlimited"] * 100).map(_pct),
+        "unlimited machines": cs["unlimited"].map(jct_words),
         "std over seeds (pp)": (cs["unlimited_std"] * 100).map(_pct),
-        "limited, mean over machine counts (%)": (cs["limited_avg"] * 100).map(_pct),
-        "paper NURD unlimited (%)": (cs["paper_nurd_unlimited"] * 100).map(_pct),
-        "paper NURD limited (%)": (cs["paper_nurd_limited_avg"] * 100).map(_pct),
+        "limited, mean over machine counts": cs["limited_avg"].map(jct_words),
+        "paper NURD unlimited": cs["paper_nurd_unlimited"].map(jct_words),
+        "paper NURD limited": cs["paper_nurd_limited_avg"].map(jct_words),
     })
     return banded(out)
 
@@ -143,8 +155,8 @@ def captions(*, n_boot: int, seed: int, seeds) -> dict[str, tuple[str, str]]:
             "Headline numbers",
             "Per trace: NURD, the best baseline (highest mean F1 outside the NURD family and the reference "
             "rules), the best reference rule and every reference rule. F1: mean over jobs (0-1) with its 95% "
-            "bootstrap interval; F1 AUC: mean F1 over the ten normalized times (earliness); JCT reduction: "
-            "reduction in job completion time when the flagged tasks are relaunched (%, Table 3 below); "
+            "bootstrap interval; F1 AUC: mean F1 over the ten normalized times (earliness); jobs' completion "
+            "time: what relaunching the flagged tasks does to it, in words (shortens or lengthens, Table 3 below); "
             "paper F1: the paper's number for the method on the matching real trace. Empty cell: not "
             "measured in this run."),
         "table3": (

@@ -19,8 +19,8 @@ import duckdb
 import pandas as pd
 
 from stragglers.prediction.methods import METHODS, Method
+from stragglers.prediction.metrics import table3
 from stragglers.prediction.protocol import is_operator, job_transform
-from stragglers.reports.comparison import table3
 from stragglers.settings import EvaluationSettings
 from stragglers.traces.formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches

@@ -1,4 +1,4 @@
-"""Per-job classification metrics (summaries over jobs: stragglers.reports.comparison.table3).
+"""Per-job classification metrics, and their summary over jobs with bootstrap intervals (``table3``).
 
 Conventions match scikit-learn with ``zero_division=0``: a rate whose
 denominator is empty is 0 (a job always has positives: every straggler is
@@ -7,7 +7,12 @@ still running at t0).
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
+import pandas as pd
+
+from stragglers.prediction.methods import VARIANTS
 
 RATES = ("tpr", "fpr", "fnr", "f1")
 EARLINESS = ("f1_auc", "median_lead")
@@ -60,3 +65,105 @@ def median_lead(labels: np.ndarray, flagged_at: np.ndarray, latency: np.ndarray,
     if not hit.any():
         return float("nan")
     return float(np.median((latency[hit] - flagged_at[hit]) / tau))
+
+
+# --------------------------------------------------------------------------- summaries over jobs
+def method_sort_key(methods: pd.Series) -> pd.Series:
+    """The registry's order (the paper's tables) first, unknown methods after (alphabetically)."""
+    pos = {m: i for i, m in enumerate(VARIANTS)}
+    return methods.map(lambda m: (pos.get(m, len(pos)), str(m)))
+
+
+def sort_by_method(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    keys = [c for c in by if c != "method"]
+    tmp = df.assign(_m=method_sort_key(df["method"]))
+    cols = [*keys[:1], "_m", *keys[1:]] if keys else ["_m"]
+    return tmp.sort_values(cols, kind="mergesort").drop(columns="_m").reset_index(drop=True)
+
+
+def _group_rng(seed: int, trace: str, method: str) -> np.random.Generator:
+    return np.random.default_rng([int(seed), zlib.crc32(str(trace).encode()), zlib.crc32(str(method).encode())])
+
+
+def _boot_counts(rng: np.random.Generator, n_jobs: int, n_boot: int, chunk: int = 200):
+    """Yield (b, n_jobs) resample-count matrices, n_boot rows in all."""
+    done = 0
+    while done < n_boot:
+        b = min(chunk, n_boot - done)
+        idx = rng.integers(0, n_jobs, size=(b, n_jobs)) + (np.arange(b) * n_jobs)[:, None]
+        yield np.bincount(idx.ravel(), minlength=b * n_jobs).reshape(b, n_jobs).astype(float)
+        done += b
+
+
+def _weighted_nanmean(counts: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    ok = ~np.isnan(vals)
+    num = counts @ np.where(ok, vals, 0.0)
+    den = counts @ ok.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return num / den
+
+
+def _pooled(tp, fp, fn, tn) -> dict[str, np.ndarray]:
+    """Pooled rates from summed counts, with the per-job convention (stragglers.prediction.metrics)."""
+    return rates(tp, fp, fn, tn)
+
+
+def table3(job_metrics_df: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
+           level: float = 0.95) -> pd.DataFrame:
+    """Per (trace, method): mean metrics over jobs with bootstrap intervals.
+
+    Columns: trace, method, n_jobs, then for each of tpr, fpr, fnr, f1 the
+    mean and ``<m>_lo`` / ``<m>_hi``; if tp, fp, fn, tn are present, the same
+    for pooled (micro) figures as ``pooled_<m>`` (+ ``_lo``/``_hi``); ``best_f1``.
+    """
+    need = {"trace", "method", "job_id", *RATES}
+    missing = need - set(job_metrics_df.columns)
+    if missing:
+        raise ValueError(f"job_metrics_df lacks columns {sorted(missing)}")
+    has_counts = {"tp", "fp", "fn", "tn"} <= set(job_metrics_df.columns)
+    # earliness (f1_auc, median_lead) where the evaluation recorded it; NaN-skipping like the rates
+    per_job = (*RATES, *(m for m in EARLINESS if m in job_metrics_df.columns))
+    q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
+    rows = []
+    for (trace, method), g in job_metrics_df.groupby(["trace", "method"], sort=False):
+        vals = g[list(per_job)].to_numpy(dtype=float)
+        row: dict = {"trace": trace, "method": method, "n_jobs": int(g["job_id"].nunique())}
+        with np.errstate(invalid="ignore"):
+            means = np.array([np.nanmean(c) if np.any(~np.isnan(c)) else np.nan for c in vals.T])
+        if has_counts:
+            cnt = g[["tp", "fp", "fn", "tn"]].to_numpy(dtype=float)
+            pooled = _pooled(*cnt.sum(axis=0))
+        boots, boots_pooled = [], []
+        if n_boot > 0 and len(g) > 0:
+            for counts in _boot_counts(_group_rng(seed, trace, method), len(g), n_boot):
+                boots.append(_weighted_nanmean(counts, vals))
+                if has_counts:
+                    s = counts @ cnt
+                    pm = _pooled(s[:, 0], s[:, 1], s[:, 2], s[:, 3])
+                    boots_pooled.append(np.column_stack([pm[m] for m in RATES]))
+        B = np.concatenate(boots) if boots else np.full((1, len(per_job)), np.nan)
+        for k, m in enumerate(per_job):
+            row[m] = means[k]
+            lo, hi = _nanpercentile(B[:, k], q)
+            row[f"{m}_lo"], row[f"{m}_hi"] = lo, hi
+        if has_counts:
+            BM = np.concatenate(boots_pooled) if boots_pooled else np.full((1, len(RATES)), np.nan)
+            for k, m in enumerate(RATES):
+                row[f"pooled_{m}"] = float(pooled[m])
+                lo, hi = _nanpercentile(BM[:, k], q)
+                row[f"pooled_{m}_lo"], row[f"pooled_{m}_hi"] = lo, hi
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    best = out.groupby("trace")["f1"].transform("max")
+    out["best_f1"] = (out["f1"] == best) & out["f1"].notna()
+    return sort_by_method(out, ["trace", "method"])
+
+
+def _nanpercentile(x: np.ndarray, q) -> tuple[float, float]:
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return np.nan, np.nan
+    lo, hi = np.percentile(x, q)
+    return float(lo), float(hi)

@@ -87,10 +87,85 @@ def any_string(v) -> str | None:
     return None if isinstance(v, str) else "a string"
 
 
+# --------------------------------------------------------------------------- NURD_TRACE_PARTS
+# The grammar of the setting lives with it (the downloader, stragglers/traces/google_parts.py, uses it).
+#: The scheduler's event tables: what an events-only evaluation of the whole month needs
+#: (NURD_TRACE_PARTS=events; about 1.2 GB of the trace's 41 GB, docs/TRACES.md).
+EVENT_TABLES: tuple[str, ...] = ("job_events", "task_events", "machine_events")
+_RANGE_RE = re.compile(r"^(\d+)-(\d+)$")
+
+
+def _parts_error(value) -> ValueError:
+    return ValueError(
+        f"NURD_TRACE_PARTS must be 'all', 'events' (every part of {', '.join(EVENT_TABLES)}), a positive "
+        f"integer N (parts 0..N-1 of every table), or "
+        f"per-table selections like 'task_events=0-13,job_events=all' (each value 'all', N or A-B; a bare "
+        f"N or 'all' among them applies to the tables not named), got {value!r}")
+
+
+def _parse_one_spec(text: str, value) -> int | str | tuple[int, ...]:
+    text = text.strip().lower()
+    if text == "all":
+        return "all"
+    m = _RANGE_RE.match(text)
+    if m:
+        a, b = int(m.group(1)), int(m.group(2))
+        if a > b:
+            raise _parts_error(value)
+        return tuple(range(a, b + 1))
+    try:
+        n = int(text)
+    except ValueError:
+        raise _parts_error(value) from None
+    if n < 1:
+        raise _parts_error(value)
+    return n
+
+
+def parse_parts(value: str | int) -> int | str | dict:
+    """Validate a ``NURD_TRACE_PARTS`` value.
+
+    ``"all"`` or a positive integer N apply to every table (parts 0..N-1).
+    ``"events"`` is every part of the event tables (``EVENT_TABLES``) and nothing else.
+    Per-table selections ``table=SPEC`` separated by commas (SPEC ``all``, N or
+    an inclusive range ``A-B``) give a dict {table: spec}; a bare ``N`` / ``all``
+    item among them is the spec of the tables not named (key ``"*"``); without
+    one, tables not named are not fetched.
+    """
+    if isinstance(value, bool):
+        raise _parts_error(value)
+    if isinstance(value, dict):   # already parsed
+        return value
+    if isinstance(value, int):
+        if value < 1:
+            raise _parts_error(value)
+        return value
+    text = str(value).strip()
+    if text.lower() == "events":
+        return {table: "all" for table in EVENT_TABLES}
+    if "=" not in text:
+        spec = _parse_one_spec(text, value)
+        if isinstance(spec, tuple):
+            raise _parts_error(value)   # a bare range names no table
+        return spec
+    out: dict = {}
+    for item in text.split(","):
+        table, eq, spec = item.partition("=")
+        table = table.strip()
+        key = table if eq else "*"
+        spec_text = spec if eq else table
+        if (eq and not re.fullmatch(r"[a-z_]+", table)) or key in out:
+            raise _parts_error(value)
+        parsed = _parse_one_spec(spec_text, value)
+        if key == "*" and isinstance(parsed, tuple):
+            raise _parts_error(value)
+        out[key] = parsed
+    return out
+
+
 def parts_spec(v) -> str | None:
-    """Google parts: "all", a positive integer N (parts 0..N-1 of every table), or per-table
-    selections such as "task_events=0-13,job_events=all" (stragglers/traces/google_parts.py)."""
-    from stragglers.traces.google_parts import parse_parts
+    """Google parts: "all", "events", a positive integer N (parts 0..N-1 of every table), or per-table
+    selections such as "task_events=0-13,job_events=all" (``parse_parts``)."""
     try:
         parse_parts(v)
     except ValueError:
@@ -284,7 +359,6 @@ class Settings:
 
     @property
     def parts(self) -> int | str | dict:
-        from stragglers.traces.google_parts import parse_parts
         return parse_parts(self.trace_parts)
 
     @property

@@ -268,7 +268,6 @@ def published_dir(out_dir: Path):
     stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp", dir=out_dir.parent))
     try:
         yield stage
-        mark_empty_parts_on_purpose(stage)
         write_sha256sum(stage)
         if out_dir.exists():
             shutil.rmtree(out_dir)

@@ -11,10 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from stragglers.settings import SYNTHETIC_SPECIAL_JOBS
+
 from . import model as M
 from . import real_excerpt as R
 from .formats import (
     file_sizes,
+    mark_empty_parts_on_purpose,
     published_dir,
     EVICT, FAIL, FINISH, KILL, LOST, SCHEDULE, SENTINEL_US, SUBMIT, TRACE_START_US,
     UPDATE_PENDING, UPDATE_RUNNING, USAGE_WINDOW_US, EVENT_NAMES, part_name,
@@ -49,7 +52,7 @@ PRODUCTION_PRIORITY_P = {9: 0.70, 10: 0.10, 11: 0.05, 2: 0.05, 4: 0.05, 8: 0.05}
 UPDATE_RUNNING_JOB_P = 0.3
 UPDATE_RUNNING_TASK_P = 0.02
 LOW_PRIORITY_EVICT_P = 0.05                 # class-0 (gratis) tasks are preempted more
-N_SPECIAL_JOBS = 9
+N_SPECIAL_JOBS = SYNTHETIC_SPECIAL_JOBS     # the hand-made jobs, first (count kept with the setting)
 
 
 @dataclass
@@ -521,6 +524,7 @@ def generate_google(
 
     # --- write ----------------------------------------------------------------
     with published_dir(out_dir) as stage:
+        mark_empty_parts_on_purpose(stage)   # its time slices without events are parts without rows
         for p in range(n_parts):
             write_gzip_lines(stage / part_name("job_events", p, n_parts),
                              [r[-1] for r in sorted(je_rows[p], key=lambda r: r[:-1])])

@@ -39,6 +39,19 @@ def result_table(table: str, settings: EvaluationSettings) -> str:
     return OPERATOR_PREFIX + table if is_operator(settings) else table
 
 
+def create_result_table(con: duckdb.DuckDBPyConnection, table: str, name: str) -> None:
+    """Create result table ``table`` (its SQL file) under ``name``: the operator's tables are the
+    same tables under a prefix, their columns copied from the paper's (one schema, in sql/)."""
+    create_view(con, table)
+    if name == table:
+        return
+    con.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT * FROM {table} LIMIT 0")
+    have = {r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()}
+    for column, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall():
+        if column not in have:   # a column added to the paper's table later (sql/<table>.sql's ALTERs)
+            con.execute(f'ALTER TABLE {name} ADD COLUMN "{column}" {kind}')
+
+
 def result_rows(con: duckdb.DuckDBPyConnection, trace: str, method: str, settings: EvaluationSettings) -> dict:
     """How many rows ``method``'s variants have in each result table of ``settings``' view (what an
     up-to-date check compares with the record: a record alone does not prove the rows are there)."""
@@ -143,7 +156,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
 
     name = {t: result_table(t, settings) for t in RESULT_TABLES}
     for table in RESULT_TABLES:
-        create_view(con, name[table])
+        create_result_table(con, table, name[table])
     with contextlib.ExitStack() as stack:
         exchange = exchange or engine.exchange_dir or stack.enter_context(
             tempfile.TemporaryDirectory(prefix="nurd-exchange-"))

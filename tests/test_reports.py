@@ -281,3 +281,5 @@ def test_completion_time_reads_in_words():
     assert jct_words(-0.357) == "lengthens 35.7%"
     assert jct_words(0.0004) == jct_words(-0.0004) == "no change"
     assert jct_words(float("nan")) == jct_words(None) == ""
+    from stragglers.reports.views import jct_sentence
+    assert jct_sentence(0.16) == "shortens jobs by 16.0%" and jct_sentence(-0.357) == "lengthens jobs by 35.7%"

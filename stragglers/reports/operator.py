@@ -23,7 +23,7 @@ import pandas as pd
 from stragglers.prediction.methods import FREE_RULES, VARIANTS
 from stragglers.reports import figures
 from stragglers.reports.style import style_for
-from stragglers.reports.views import jct_words
+from stragglers.reports.views import jct_sentence, jct_words
 
 COLUMNS = ["trace", "method", "band", "n_jobs", "jct_reduction", "jct_reduction_limited_avg", "jct_change_p90",
            "extra_machine_share", "copies_per_job", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead", "pareto",
@@ -141,12 +141,12 @@ def operator_paragraph(table: pd.DataFrame) -> str:
         if len(orc):
             o = orc.iloc[0]
             s.append(f"the oracle, which copies every true straggler at the first checkpoint, "
-                     f"{jct_words(o.jct_reduction)} job completion time for {o.extra_machine_share * 100:.1f}% "
+                     f"{jct_sentence(o.jct_reduction)} for {o.extra_machine_share * 100:.1f}% "
                      f"extra machine time (the headroom).")
         rules = g[g["method"].isin(FREE_RULES)]
         if len(rules):
             b = rules.loc[rules["jct_reduction"].idxmax()]
-            s.append(f"The best free rule, {_display(b.method)}, {jct_words(b.jct_reduction)} it for "
+            s.append(f"The best free rule, {_display(b.method)}, {jct_sentence(b.jct_reduction)} for "
                      f"{b.extra_machine_share * 100:.1f}% extra machine time (F1 {b.f1:.2f}).")
         models = g[g["beats_free_rules"].notna()]
         winners = models[models["beats_free_rules"].astype(bool)].sort_values("jct_reduction", ascending=False)
@@ -163,7 +163,8 @@ def operator_paragraph(table: pd.DataFrame) -> str:
         nurd = g[g["method"] == "nurd"]
         if len(nurd) and not (len(winners) and "nurd" in set(winners["method"])):
             n = nurd.iloc[0]
-            s.append(f"NURD: {jct_words(n.jct_reduction)} for {n.extra_machine_share * 100:.1f}% (F1 {n.f1:.2f}).")
+            s.append(f"NURD {jct_sentence(n.jct_reduction)} for {n.extra_machine_share * 100:.1f}% extra machine "
+                     f"time (F1 {n.f1:.2f}).")
         out.append(" ".join(s))
     return "\n\n".join(out)
 

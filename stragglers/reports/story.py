@@ -23,7 +23,7 @@ import pandas as pd
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.reports.operator import operator_headline_text, operator_paragraph
 from stragglers.reports.style import FAMILIES, REFERENCE_FAMILY, family_of
-from stragglers.reports.views import jct_words
+from stragglers.reports.views import jct_sentence, jct_words
 
 NURD_FAMILY = FAMILIES["NURD family"]
 HEADLINE_COLUMNS = ["trace", "role", "method", "n_jobs", "f1", "f1_lo", "f1_hi", "f1_auc",
@@ -130,12 +130,6 @@ def _versus(nurd, other, name: str) -> str:
                    else "; the 95% intervals do not overlap")
 
 
-def _change(reduction: float) -> str:
-    if reduction >= 0:
-        return f"shortens jobs by {reduction * 100:.1f}%"
-    return f"lengthens jobs by {-reduction * 100:.1f}%"
-
-
 def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = None) -> str:
     """One paragraph per trace, every number taken from ``head`` (see ``headline``)."""
     out = []
@@ -170,8 +164,8 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
         comp = g.dropna(subset=["unlimited"])
         if len(comp) and nurd is not None and not pd.isna(nurd.unlimited):
             top = comp.loc[comp["unlimited"].idxmax()]
-            s.append(f"Relaunching the tasks NURD flags {_change(nurd.unlimited)} with unlimited machines"
-                     + (f" and {_change(nurd.limited_avg)} on average over the limited-machine settings"
+            s.append(f"Relaunching the tasks NURD flags {jct_sentence(nurd.unlimited)} with unlimited machines"
+                     + (f" and {jct_sentence(nurd.limited_avg)} on average over the limited-machine settings"
                         if not pd.isna(nurd.limited_avg) else "")
                      + ("; none of the best baseline and the reference rules does better." if top.method == "nurd"
                         else f"; of NURD, the best baseline and the reference rules, the largest reduction is "

@@ -119,6 +119,15 @@ def jct_words(reduction) -> str:
     return f"shortens {v:.1f}%" if v > 0 else f"lengthens {-v:.1f}%"
 
 
+def jct_sentence(reduction) -> str:
+    """The same effect inside a sentence: "shortens jobs by 9.0%", "lengthens jobs by 35.7%"."""
+    words = jct_words(reduction)
+    if words in ("", "no change"):
+        return "leaves job completion time unchanged" if words else "has no measured effect on jobs"
+    verb, amount = words.split(" ", 1)
+    return f"{verb} jobs by {amount}"
+
+
 def completion_view(completion: pd.DataFrame) -> pd.DataFrame:
     lim = completion[completion["algorithm"] == "limited"]
     p = lim.pivot_table(index=["trace", "method"], columns="machines", values="reduction_mean", sort=False)

@@ -194,17 +194,24 @@ def test_report_html_is_self_contained(report_dir):
     assert "JCT cut" not in md and "JCT reduction," not in md and "JCT -%" not in md
 
 
-def test_report_renders_in_headless_chromium(report_dir, tmp_path):
+def _probe_in_chromium(report_dir: Path, tmp_path: Path, script: str, pre_id: str, *args: str) -> dict:
+    """report.html with ``script`` appended, loaded in headless Chromium; the JSON the script writes
+    into <pre id=pre_id>. Skips where Chromium is absent."""
     browser = _chromium()
     if browser is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
-    probe = tmp_path / "probe.html"
-    probe.write_text((report_dir / "report.html").read_text().replace("</body>", PROBE + "</body>"))
-    out = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
-                          "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
-    m = re.search(r'<pre id="probe">(.*?)</pre>', out.stdout, re.S)
+    probe = tmp_path / f"{pre_id}.html"
+    probe.write_text((report_dir / "report.html").read_text().replace("</body>", script + "</body>"))
+    out = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", *args,
+                          "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    m = re.search(rf'<pre id="{pre_id}">(.*?)</pre>', out.stdout, re.S)
     assert m, f"the page did not finish loading in Chromium: {out.stderr[-2000:]}"
-    seen = json.loads(html.unescape(m.group(1)))
+    return json.loads(html.unescape(m.group(1)))
+
+
+def test_report_renders_in_headless_chromium(report_dir, tmp_path):
+    seen = _probe_in_chromium(report_dir, tmp_path, PROBE, "probe")
     assert len(seen["images"]) == len(_figures(report_dir)) >= 4
     assert all(i["ok"] and i["width"] > 300 for i in seen["images"]), seen["images"]
     for section in ("what-this-run-shows", "headline-numbers", "table-1-prediction-accuracy-the-paper-s-table-3",
@@ -244,17 +251,7 @@ window.addEventListener('load', () => {
 
 
 def test_report_fits_a_1280_px_window(report_dir, tmp_path):
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
-    probe = tmp_path / "fit.html"
-    probe.write_text((report_dir / "report.html").read_text().replace("</body>", FIT_PROBE + "</body>"))
-    out = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
-                          "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-                         capture_output=True, text=True, timeout=120)
-    m = re.search(r'<pre id="fit">(.*?)</pre>', out.stdout, re.S)
-    assert m, f"the page did not finish loading in Chromium: {out.stderr[-2000:]}"
-    fit = json.loads(html.unescape(m.group(1)))
+    fit = _probe_in_chromium(report_dir, tmp_path, FIT_PROBE, "fit", "--window-size=1280,900")
     assert 1200 <= fit["W"] <= 1280 and fit["tables"] >= 4, fit
     # nothing runs past the right edge: the page does not scroll sideways, and a table wider than
     # the page scrolls inside its own box

@@ -41,7 +41,7 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
             context.log.info("staged_trace: raw files unchanged since the last count")
         else:
             with wh.located_errors(con, "staged_trace"):
-                counts = {f"rows_{v}": con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
+                counts = {f"rows_{v}": wh.count_rows(con, v) for v in views}
             with wh.transaction(con):
                 wh.record_settings(con, "staged_trace:rows", s.trace, counts, inputs)
         quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]

@@ -235,7 +235,7 @@ def test_checksum_mismatch_raises_and_leaves_nothing(server, tmp_path):
     dest = tmp_path / "dest"
     with pytest.raises(TraceDownloadError, match="checksum mismatch") as ei:
         download_google(server.url, dest, parts=2, workers=1, **FAST)
-    assert TU1 in str(ei.value)
+    assert TU1 in str(ei.value) and "What to do: " in str(ei.value)
     assert ei.value.path == TU1
     assert not (dest / TU1).exists()
     assert not (dest / (TU1 + ".part")).exists()

@@ -209,22 +209,29 @@ def test_the_run_a_user_starts_names_file_and_line(tmp_path):
     assert f"{part}, line 3: wrong field count: expected 20 fields, found 19" in errors, errors[-2000:]
 
 
+def _two_part_mirror(root):
+    """A mirror (no generator's note) whose every table has two parts with rows: job 1, then job 2."""
+    from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
+
+    _trace(root, n_parts=1)
+    m = MiniTrace()
+    m.job(2, 1)
+    for i in range(4):
+        m.run(2, i, T0, T0 + 900 * S)
+    second = m.write(root.parent / (root.name + "-second"), n_parts=1)
+    for table in ("job_events", "task_events", "task_usage"):
+        (second / table / "part-00000-of-00001.csv.gz").rename(root / table / "part-00001-of-00001.csv.gz")
+    (root / EMPTY_PARTS_MARKER).unlink()
+    return root
+
+
 def test_a_part_with_no_rows_in_a_mirror_stops_naming_it_unless_accepted(tmp_path):
     """A valid gzip with no rows among parts with rows (a third of the trace silently gone, before):
     the run stops naming the part, unless NURD_EMPTY_PARTS=accept, which counts it."""
     from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
     from stragglers.warehouse.build import parts_note
 
-    root = _trace(tmp_path / "mirror", n_parts=1)
-    m = MiniTrace()
-    m.job(2, 1)
-    for i in range(4):
-        m.run(2, i, T0, T0 + 900 * S)
-    m.write(tmp_path / "second", n_parts=1)
-    for table in ("job_events", "task_events", "task_usage"):   # part 1: a second job; then emptied
-        (tmp_path / "second" / table / "part-00000-of-00001.csv.gz").rename(
-            root / table / "part-00001-of-00001.csv.gz")
-    (root / EMPTY_PARTS_MARKER).unlink()            # a mirror, not written by our generator
+    root = _two_part_mirror(tmp_path / "mirror")
     emptied = root / "task_events" / "part-00001-of-00001.csv.gz"
     emptied.write_bytes(gzip.compress(b"", mtime=0))
     con = duckdb.connect()
@@ -315,3 +322,83 @@ def test_a_row_error_names_the_source_and_the_local_copy(tmp_path):
     copy = local / "task_events" / bad.name
     msg = _fail(local)
     assert f"{copy}, line 2 (the local copy of {bad}): non-numeric value 'job7'" in msg, msg
+
+
+SELECTION_TABLES = ("task_lifecycle", "jobs", "usage_windows", "task_outcomes", "tasks", "selection_funnel")
+
+
+def _tables(db) -> dict:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in SELECTION_TABLES}
+
+
+def _build(root, db, settings):
+    with duckdb.connect(str(db)) as con:
+        stage_google(con, root, settings)
+        build_selection(con, settings)
+
+
+@pytest.mark.parametrize("fault", ["part_without_rows", "nan_usage_value", "usage_rows_twice"])
+def test_a_rerun_after_fixing_the_input_equals_a_clean_run(tmp_path, fault):
+    """The fault stops the run with a located error; the user fixes the file; the rerun, on the same
+    warehouse, gives tables identical to a run that never saw the fault."""
+    s = SelectionSettings(trace="google_2011", min_tasks=2)
+    clean_db = tmp_path / "clean.duckdb"
+    _build(_two_part_mirror(tmp_path / "clean"), clean_db, s)
+    root = _two_part_mirror(tmp_path / "mirror")
+    part = {"part_without_rows": root / "task_events" / "part-00001-of-00001.csv.gz",
+            "nan_usage_value": _part(root, "task_usage"), "usage_rows_twice": _part(root, "task_usage")}[fault]
+    good = part.read_bytes()
+    if fault == "part_without_rows":
+        part.write_bytes(gzip.compress(b"", mtime=0))
+    elif fault == "nan_usage_value":
+        _edit(part, lambda ls: ls[:1] + [_replace_field(ls[1], 5, "NaN")] + ls[2:])
+    else:
+        _edit(part, lambda ls: ls + ls)
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(TraceFormatError, match=re.escape(str(part))):
+        _build(root, db, s)
+    part.write_bytes(good)                        # the user fixes the input
+    _build(root, db, s)
+    assert _tables(db) == _tables(clean_db)
+
+
+@pytest.mark.parametrize("rows, expected", [
+    (["0,1,0,p1,0.5,0.25", "0,2,0,p1,NaN,0.25"],
+     r"line 2: non-finite value \(NaN or infinity\) in column cpus of machine_events \(machine 2\)"),
+    (["0,1,0,p1,0.5,0.25", "5,1,1,,,", "5,1,1,,,"],
+     r"line 3: duplicate row \(the same machine event twice\) \(machine 1\): expected each machine event once"),
+])
+def test_machine_events_values_and_repeats_are_located(tmp_path, rows, expected):
+    from stragglers.nodes.build import stage_machine_events
+
+    root = _trace(tmp_path)
+    part = root / "machine_events" / "part-00000-of-00001.csv.gz"
+    part.parent.mkdir()
+    part.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(), mtime=0))
+    con = duckdb.connect()
+    with pytest.raises(TraceFormatError, match=re.escape(str(part)) + ", " + expected):
+        stage_machine_events(con, root, SelectionSettings(min_tasks=2))
+    # quarantined instead: counted, and the capacities never take the bad value
+    s = SelectionSettings(min_tasks=2, on_bad_rows="quarantine")
+    assert stage_machine_events(con, root, s)
+    assert con.execute("SELECT count(*) FROM quarantine WHERE stage = 'machines'").fetchone()[0] == 1
+
+
+def test_a_header_row_is_named_not_counted(tmp_path):
+    import dagster as dg
+
+    from assets import warehouse
+    from assets.resources import NurdSettings, WarehouseResource
+
+    data = tmp_path / "data"
+    raw = _trace(data / "raw" / "google_2011")
+    part = _part(raw, "task_events")
+    _edit(part, lambda ls: ["time,missing_info,job_id,task_index,machine_id,event_type,user,class,priority,"
+                            "cpu,mem,disk,different_machine"] + ls)
+    nurd = NurdSettings(data_dir=str(data), trace="google_2011", min_tasks=2)
+    result = dg.materialize([warehouse.staged_trace], resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)},
+                            raise_on_error=False, instance=dg.DagsterInstance.ephemeral())
+    assert not result.success                     # staged_trace stops there, before counting the header
+    errors = "\n".join(str(e.event_specific_data.error) for e in result.all_events if e.is_step_failure)
+    assert f"{part}, line 1: non-numeric value 'time' in column time: expected BIGINT" in errors, errors[-2000:]

@@ -43,6 +43,20 @@ def test_a_full_disk_is_named_first_with_what_to_do(tmp_path, tiny_disk):
     assert first_line.startswith(f"the disk holding the warehouse is full ({tiny_disk / 'warehouse.duckdb'}): ")
     assert "No space left on device" in first_line and "What to do: free space" in first_line
     assert "cannot rollback" not in first_line
+    con.close()
+    # the user frees space (here: the file system grows) and runs again: the tables equal a clean run's
+    subprocess.run(["mount", "-o", "remount,size=256M", str(tiny_disk)], check=True)
+    rerun = duckdb.connect(str(tiny_disk / "warehouse.duckdb"))
+    stage_google(rerun, root, s)
+    build_selection(rerun, s)
+    clean = duckdb.connect(str(tmp_path / "clean.duckdb"))
+    stage_google(clean, root, s)
+    build_selection(clean, s)
+    for table in ("task_lifecycle", "jobs", "usage_windows", "task_outcomes", "tasks", "selection_funnel"):
+        query = f"SELECT * FROM {table} ORDER BY ALL"
+        assert rerun.execute(query).fetchall() == clean.execute(query).fetchall(), table
+    rerun.close()
+    clean.close()
 
 
 def test_a_failing_rollback_never_hides_the_error_that_caused_it():

@@ -12,7 +12,11 @@ import pandas as pd
 from stragglers.nodes.ranking import node_fits, node_indicators, sample_nodes
 from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_table, create_view, replace_trace_frame, sql_path_literal, table_exists
+from stragglers.warehouse import locate
+from stragglers.warehouse.build import (
+    TraceFormatError, build_table, create_view, located_errors, replace_trace_frame, sql_path_literal, table_exists,
+    transaction,
+)
 
 
 def stage_machine_events(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> bool:
@@ -22,6 +26,15 @@ def stage_machine_events(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings
     if not any((raw_dir / "machine_events").glob("part-*-of-*.csv.gz")):
         return False
     create_view(con, "stg_machine_events", **(settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}))
+    # a NaN or an infinity in a capacity, or an event twice: located (fail) or quarantined, as for the
+    # other tables (machines.sql then reads only finite capacities and counts a removal once)
+    first_only = settings.on_bad_rows != "quarantine"
+    with located_errors(con, "machines"):
+        rows = locate.value_anomalies(con, ("stg_machine_events",), first_only=first_only)
+    if rows and first_only:
+        raise TraceFormatError("building machines: " + rows[0].message())
+    with transaction(con):
+        locate.quarantine_rows(con, settings.trace, "machines", rows)
     return True
 
 

@@ -380,7 +380,9 @@ def _fetch(
                 log(f"{rel}: checksum mismatch after resume; downloading again from 0")
                 continue
             raise TraceDownloadError(
-                f"checksum mismatch for {rel} ({location}): sha256 {sha}, expected {expected_sha}",
+                f"checksum mismatch for {rel} ({location}): sha256 {sha}, expected {expected_sha}. What to do: "
+                f"the file as served does not match the source's SHA256SUM; if the source is a mirror, re-copy "
+                f"that file from the original bucket, or leave the part out (NURD_TRACE_PARTS) and run again",
                 path=rel,
                 url=location,
             )

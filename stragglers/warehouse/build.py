@@ -55,6 +55,13 @@ def create_view(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
     con.execute(render(name, **params))
 
 
+def count_rows(con: duckdb.DuckDBPyConnection, view: str) -> int:
+    """Rows of a staging view, each parsed: count(*) alone reads no column, so a header line or a row
+    whose first field is not a number would be counted before any step fails on it."""
+    first = con.execute(f"DESCRIBE {view}").fetchone()[0]
+    return con.execute(f'SELECT count(*), max("{first}") FROM {view}').fetchone()[0]
+
+
 def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = 'main'",

@@ -319,8 +319,10 @@ ROW_KEYS = {
     "stg_task_events": ((("time", 0), ("job_id", 2), ("task_index", 3), ("event_type", 5)), "row"),
     "stg_job_events": ((("time", 0), ("job_id", 2), ("event_type", 3)), "row"),
     "stg_task_usage": ((("start_time", 0), ("end_time", 1), ("job_id", 2), ("task_index", 3)), "key"),
+    "stg_machine_events": ((("time", 0), ("machine_id", 1), ("event_type", 2)), "row"),
 }
-_WHAT = {"stg_task_events": "task event", "stg_job_events": "job event", "stg_task_usage": "task usage window"}
+_WHAT = {"stg_task_events": "task event", "stg_job_events": "job event", "stg_task_usage": "task usage window",
+         "stg_machine_events": "machine event"}
 
 
 def _value_checks(con: duckdb.DuckDBPyConnection, view: str, only: str) -> list[tuple[str, str, str]]:
@@ -383,9 +385,10 @@ def value_anomalies(con: duckdb.DuckDBPyConnection, views: Iterable[str], *, fir
                 line, text = lines.get((file, *(str(k) for k in key)), (None, ""))
                 values = dict(zip(names, key))
                 task = values.get("task_index")
-                where_ = f"job {values['job_id']}" + (f", task {task}" if task is not None else "")
+                where_ = (f"machine {values['machine_id']}" if "machine_id" in values and "job_id" not in values
+                          else f"job {values['job_id']}" + (f", task {task}" if task is not None else ""))
                 out.append(BadRow(file, line, f"{reason} ({where_}): expected {expected}", text,
-                                  values["job_id"], task))
+                                  values.get("job_id"), task))
             if first_only:
                 return out
     return out

@@ -20,6 +20,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
@@ -28,6 +29,7 @@ from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.settings import NodeSettings
 from stragglers.prediction.protocol import typed_settings
 from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, Settings
+from stragglers.warehouse.build import storage_error
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
 RUN_SETTINGS = [f for f in fields(Settings) if f.metadata["run"]]
@@ -157,16 +159,31 @@ class WarehouseResource(DuckDBResource):
         selection = ""
         if context.dagster_run is not None and context.dagster_run.asset_selection:
             selection = "assets " + ", ".join(sorted(k.to_user_string() for k in context.dagster_run.asset_selection))
-        with writer_lock(self._path(), run_id, selection):
+        with _storage_errors(self._path()), writer_lock(self._path(), run_id, selection):
             with super().yield_for_execution(context) as resource:
                 yield resource
 
     @contextmanager
     def get_connection(self):
         path = self._path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        with _storage_errors(path):   # the directory and the file can be opened for writing
+            path.parent.mkdir(parents=True, exist_ok=True)
+            duckdb.connect(str(path)).close()
         with DuckDBResource(database=str(path)).get_connection() as con:
             yield con
+
+
+@contextmanager
+def _storage_errors(path: Path):
+    """Opening the warehouse (its directory, its writer lock, the DuckDB file) on a full, read-only or
+    forbidden disk: the cause first, the file, and what to do (stragglers.warehouse.build.storage_error)."""
+    try:
+        yield
+    except (OSError, duckdb.IOException, duckdb.PermissionException) as e:
+        storage = storage_error(None, e, path)
+        if storage is None:
+            raise
+        raise storage from e
 
 
 def warehouse_path(data_dir: str | None = None) -> Path:

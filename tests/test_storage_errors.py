@@ -73,3 +73,23 @@ def test_a_failing_rollback_never_hides_the_error_that_caused_it():
             1 / 0                                            # ... then the block fails
     assert any("the ROLLBACK after it failed too" in n for n in getattr(e.value, "__notes__", []))
     assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 0
+
+
+def test_a_read_only_warehouse_is_named_first_with_what_to_do(tmp_path, tiny_disk):
+    from assets.resources import NurdSettings, WarehouseResource
+
+    data = tiny_disk / "data"
+    nurd = NurdSettings(data_dir=str(data), synthetic_jobs=12)
+    wh = WarehouseResource(nurd=nurd)
+    with wh.get_connection() as con:          # a warehouse exists, then the disk turns read-only
+        con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    subprocess.run(["mount", "-o", "remount,ro", str(tiny_disk)], check=True)
+    try:
+        with pytest.raises(WarehouseStorageError) as e:
+            with wh.get_connection():
+                pass
+        first_line = str(e.value).splitlines()[0]
+        assert first_line.startswith(f"the warehouse is on a read-only file system ({data / 'warehouse.duckdb'}): ")
+        assert "What to do: make " in first_line
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(tiny_disk)], check=True)

@@ -87,8 +87,10 @@ STORAGE_CAUSES = (
 )
 
 
-def storage_error(con: duckdb.DuckDBPyConnection | None, error: BaseException) -> WarehouseStorageError | None:
-    """``error`` (or what caused it) as a WarehouseStorageError naming the cause first, or None."""
+def storage_error(con: duckdb.DuckDBPyConnection | None, error: BaseException,
+                  path: str | Path | None = None) -> WarehouseStorageError | None:
+    """``error`` (or what caused it) as a WarehouseStorageError naming the cause first, or None.
+    ``path``: the warehouse file where there is no connection yet (opening it failed)."""
     seen: list[BaseException] = []
     e: BaseException | None = error
     while e is not None and e not in seen:
@@ -97,7 +99,7 @@ def storage_error(con: duckdb.DuckDBPyConnection | None, error: BaseException) -
     text = " | ".join(str(x) for x in seen)
     for pattern, cause, remedy in STORAGE_CAUSES:
         if pattern.search(text):
-            path = _database_path(con) or "the warehouse file"
+            path = str(path) if path else (_database_path(con) or "the warehouse file")
             original = next((str(x) for x in seen if pattern.search(str(x))), str(error))
             return WarehouseStorageError(f"{cause} ({path}): {original}. What to do: {remedy.format(path=path)}")
     return None

@@ -8,6 +8,12 @@ SELECT '${trace}' AS trace, * FROM (
            false AS kept, count(DISTINCT job_id) AS jobs, count(*) AS tasks
     FROM quarantine WHERE trace = '${trace}'
     UNION ALL
+    -- a gap between task_events parts, or a mirror starting after part 0 (a normal situation): the
+    -- lifecycles it cuts are counted at step 7 (schedule_not_in_mirror, lifecycle_spans_gap)
+    SELECT 0, '${task_event_parts_missing} task_events part numbers missing below the highest present '
+              || '(a gap or a later first part)', 'task_event_parts_missing', false, 0, 0
+    WHERE ${task_event_parts_missing} > 0
+    UNION ALL
     SELECT 1, 'all jobs (job_events or task_events)', 'input', true,
            count(*), coalesce(sum(n_tasks), 0)::BIGINT FROM c
     UNION ALL

@@ -236,3 +236,4 @@ def test_a_gap_between_task_events_parts_is_counted_not_an_error(realdata, tmp_p
         assert "scheduled_before_window" not in states   # time-0 SCHEDULEs are in part 0, absent here
     assert cut > 0 and n_tasks > 1000
     assert funnel.get("lifecycle_spans_gap", 0) + funnel.get("schedule_not_in_mirror", 0) > 0
+    assert "task_event_parts_missing" in funnel     # the gap itself, said in the funnel too

@@ -173,7 +173,8 @@ def files_digest(paths) -> str:
 def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, **extra) -> dict:
     """The SQL parameters of a table build: the settings', whether the trace has usage (a partial
     mirror has none: sql/task_outcomes.sql, sql/selection_funnel.sql), and ``extra``."""
-    return settings.sql_params() | {"has_usage": "false" if usage_absent_reason(con, settings.trace) else "true"} \
+    return settings.sql_params() | {"has_usage": "false" if usage_absent_reason(con, settings.trace) else "true",
+                                    "task_event_parts_missing": missing_parts(con, settings.trace, "task_events")} \
         | extra
 
 
@@ -400,6 +401,15 @@ def record_staged_tables(con: duckdb.DuckDBPyConnection, trace: str, n_parts: di
         con.executemany("INSERT INTO staged_tables (trace, table_name, parts, empty_parts, missing_parts) "
                         "VALUES (?, ?, ?, ?, ?)",
                         [[trace, t, int(n), empty.get(t, 0), missing.get(t, 0)] for t, n in n_parts.items()])
+
+
+def missing_parts(con: duckdb.DuckDBPyConnection, trace: str, table: str) -> int:
+    """Part numbers of ``table`` missing below the highest present (0 where not recorded)."""
+    if not table_exists(con, "staged_tables"):
+        return 0
+    row = con.execute("SELECT missing_parts FROM staged_tables WHERE trace = ? AND table_name = ?",
+                      [trace, table]).fetchone()
+    return int(row[0] or 0) if row else 0
 
 
 def parts_note(con: duckdb.DuckDBPyConnection, trace: str) -> str | None:

@@ -326,22 +326,25 @@ _WHAT = {"stg_task_events": "task event", "stg_job_events": "job event", "stg_ta
 
 
 def _value_checks(con: duckdb.DuckDBPyConnection, view: str, only: str) -> list[tuple[str, str, str]]:
-    """(reason, expected, SQL of (filename, key..., occurrence)) for ``view``: non-finite numbers
-    (NaN, infinity: DuckDB reads them as DOUBLE values, so SQL must look) and repeated rows."""
+    """(reason, expected, SQL of (filename, key..., occurrence, column)) for ``view``: non-finite numbers
+    (NaN, infinity: DuckDB reads them as DOUBLE values, so SQL must look), every DOUBLE column in one
+    scan, the first bad column named; and repeated rows. ``{column}`` in a reason is the row's column."""
     keys, repeat = ROW_KEYS[view]
     key_sql = ", ".join(k for k, _ in keys)
     cols = con.execute(f"DESCRIBE {view}").fetchall()
     doubles = [c for c, t, *_ in cols if t in ("DOUBLE", "FLOAT")]
     checks = []
-    for c in doubles:
-        checks.append((f"non-finite value (NaN or infinity) in column {c} of {view[4:]}", "a finite number",
-                       f"SELECT filename, {key_sql}, 1 FROM {view} WHERE NOT isfinite({c})"
+    if doubles:
+        which = "CASE " + " ".join(f"WHEN NOT isfinite({c}) THEN '{c}'" for c in doubles) + " END"
+        bad = " OR ".join(f"NOT isfinite({c})" for c in doubles)
+        checks.append((f"non-finite value (NaN or infinity) in column {{column}} of {view[4:]}", "a finite number",
+                       f"SELECT filename, {key_sql}, 1, {which} FROM {view} WHERE ({bad})"
                        + (f" AND {only}" if only else "")))
     if view != "stg_task_events":   # task_events' repeats: _google_checks (same rule, older message)
         group = key_sql if repeat == "key" else ", ".join(c for c, *_ in cols if c != "filename")
         checks.append((f"duplicate row (the same {_WHAT[view]} twice)", f"each {_WHAT[view]} once",
-                       f"""SELECT max(filename), {key_sql}, CASE WHEN min(filename) = max(filename) THEN 2 ELSE 1 END
-                           FROM {view} {f"WHERE {only}" if only else ""} GROUP BY {group} HAVING count(*) > 1"""))
+                       f"""SELECT max(filename), {key_sql}, CASE WHEN min(filename) = max(filename) THEN 2 ELSE 1 END,
+                                  NULL FROM {view} {f"WHERE {only}" if only else ""} GROUP BY {group} HAVING count(*) > 1"""))
     return checks
 
 
@@ -379,15 +382,15 @@ def value_anomalies(con: duckdb.DuckDBPyConnection, views: Iterable[str], *, fir
             rows = con.execute(sql + (" ORDER BY 1, 2 LIMIT 1" if first_only else " ORDER BY 1, 2")).fetchall()
             if not rows:
                 continue
-            lines = _locate_keys(rows, positions, 1 if first_only else MAX_LOCATED)
+            lines = _locate_keys([r[:-1] for r in rows], positions, 1 if first_only else MAX_LOCATED)
             names = dict(keys)
-            for file, *key, _ in rows:
+            for file, *key, _, column in rows:
                 line, text = lines.get((file, *(str(k) for k in key)), (None, ""))
                 values = dict(zip(names, key))
                 task = values.get("task_index")
                 where_ = (f"machine {values['machine_id']}" if "machine_id" in values and "job_id" not in values
                           else f"job {values['job_id']}" + (f", task {task}" if task is not None else ""))
-                out.append(BadRow(file, line, f"{reason} ({where_}): expected {expected}", text,
+                out.append(BadRow(file, line, f"{reason.format(column=column)} ({where_}): expected {expected}", text,
                                   values.get("job_id"), task))
             if first_only:
                 return out

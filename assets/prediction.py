@@ -9,7 +9,9 @@ import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.engine import ProgressLog, peak_rss_mb
-from stragglers.prediction.evaluation import EvaluationOutcome, evaluate, method_factory, replace_table, result_rows
+from stragglers.prediction.evaluation import (
+    EvaluationOutcome, evaluate, method_factory, replace_table, resolve_feature_set, result_rows,
+)
 from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
 from stragglers.settings import EvaluationSettings
@@ -68,15 +70,19 @@ def _run(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
                         engine=engine, exchange=engine.exchange_dir)
 
 
-def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource,
-                        methods=("nurd",)) -> tuple[list[str], dg.MaterializeResult | None, dict]:
-    """A trace without usage (partial mirror): only the time-only reference rules run. Returns the
-    methods to run, when none is left a green empty materialization saying why, and the metadata
-    that says so on a materialization that does run (empty when the trace has usage)."""
+def _methods_for_features(context, nurd: NurdSettings, duckdb: DuckDBResource,
+                          methods=("nurd",)) -> tuple[list[str], dg.MaterializeResult | None, dict]:
+    """The methods that run on the configured feature set (NURD_FEATURE_SET, 'auto' resolved on the
+    trace). Only usage features on a trace without usage (a partial mirror with feature_set=usage)
+    leave the feature-based methods nothing to learn from: then only the time-only reference rules
+    run. Returns the methods to run, when none is left a green empty materialization saying why,
+    and the metadata saying which features the methods saw (and what was skipped)."""
     with duckdb.get_connection() as con:
+        feature_set, why = resolve_feature_set(con, nurd.trace, nurd.feature_set)
         reason = usage_absent_reason(con, nurd.trace)
-    if reason is None:
-        return list(methods), None, {}
+    note = {"features": dg.MetadataValue.md(f"**{feature_set}**: {why}")}
+    if reason is None or feature_set != "usage":
+        return list(methods), None, note
     keep = [m for m in methods if m in REFERENCE_RULES]
     dropped = [m for m in methods if m not in keep]
     if dropped:
@@ -84,10 +90,10 @@ def _skip_without_usage(context, nurd: NurdSettings, duckdb: DuckDBResource,
     else:
         context.log.info(f"{reason}; {keep} are time-only rules and run")
     if keep:
-        note = {"usage": dg.MetadataValue.md(f"{reason}. Run here: {', '.join(keep)} (time-only rules)."
-                                             + (f" Skipped: {', '.join(dropped)}." if dropped else ""))}
+        note["usage"] = dg.MetadataValue.md(f"{reason}. Run here: {', '.join(keep)} (time-only rules)."
+                                            + (f" Skipped: {', '.join(dropped)}." if dropped else ""))
         return keep, None, note
-    return [], dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0}), {}
+    return [], dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0} | note), {}
 
 
 def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
@@ -108,7 +114,8 @@ def _metadata(outcome: EvaluationOutcome, nurd: NurdSettings) -> dict:
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "seconds_per_job": dg.MetadataValue.json(per_job),
         "settings": dg.MetadataValue.json(nurd.evaluation().as_dict() | {
-            "trace": nurd.trace, "feature_mode": nurd.selection().feature_mode, "protocol": nurd.protocol}),
+            "trace": nurd.trace, "feature_mode": nurd.selection().feature_mode, "protocol": nurd.protocol,
+            "feature_set_resolved": outcome.feature_set}),
         "hyperparameters": dg.MetadataValue.json(json.loads(json.dumps(outcome.hyperparameters, default=str))),
     }
     if len(fallbacks):
@@ -180,11 +187,11 @@ def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource
                       "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
                       "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    _, skipped, _ = _skip_without_usage(context, nurd, duckdb)
+    _, skipped, features_note = _methods_for_features(context, nurd, duckdb)
     if skipped is not None:
         return skipped
     metadata, version = _evaluate_unless_current(context, nurd, duckdb, ["nurd"])
-    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))
+    return dg.MaterializeResult(metadata=metadata | features_note, data_version=dg.DataVersion(version))
 
 
 @dg.asset(deps=[checkpoint_features], group_name="evaluation", kinds={"python", "duckdb"},
@@ -195,12 +202,12 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
 def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     methods = sorted(context.partition_keys)
-    methods, skipped, usage_note = _skip_without_usage(context, nurd, duckdb, methods)
+    methods, skipped, features_note = _methods_for_features(context, nurd, duckdb, methods)
     if skipped is not None:
         return skipped
     # all requested methods in one replay: jobs are loaded once and spread over the workers
     metadata, version = _evaluate_unless_current(context, nurd, duckdb, methods)
-    return dg.MaterializeResult(metadata=metadata | usage_note, data_version=dg.DataVersion(version))
+    return dg.MaterializeResult(metadata=metadata | features_note, data_version=dg.DataVersion(version))
 
 
 def _best_baseline(con, trace: str) -> str:

@@ -10,7 +10,6 @@ from dagster_duckdb import DuckDBResource
 
 from stragglers.warehouse import build as wh
 from stragglers.warehouse import locate
-from stragglers.prediction.evaluation import feature_names
 from stragglers.warehouse import validation as validation_module
 from stragglers.warehouse.validation import validate_table
 from assets.resources import NurdSettings
@@ -187,7 +186,7 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
         meta = {"dagster/row_count": counts["checkpoint_features"], "feature_mode": s.feature_mode,
                 "checkpoint_grid": s.checkpoint_grid if s.is_google_format else "equal (Alibaba)",
                 "jobs_per_grid": md_table(grids),
-                "features": ", ".join(feature_names(s.trace)), "checkpoints": md_table(per_job),
+                "features": ", ".join(s.format.columns), "checkpoints": md_table(per_job),
                 "preview": preview(con, "checkpoint_features", s.trace, 5),
                 "seconds": round(time.perf_counter() - started, 2), "rebuilt": rebuilt}
     if no_usage:
@@ -225,6 +224,6 @@ checks = [
            warehouse_params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks)},
            description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
     _check(checkpoint_features, "checkpoint_features_valid", "checkpoint_features", "checkpoint_features",
-           params=lambda n: {"features": list(feature_names(n.trace))},
+           params=lambda n: {"features": list(n.selection().format.columns)},
            description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing."),
 ]

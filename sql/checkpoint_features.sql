@@ -15,6 +15,11 @@
 --
 -- Usage comes pre-reduced per window from usage_windows.sql (CPI/MAI filters
 -- there), EVICT/FAIL times from task_lifecycle.sql: no raw table is read here.
+--
+-- The event features (sql/event_features.sql, raw) follow the usage ones: in either
+-- feature_mode a missing value takes the job's mean at that checkpoint (else 0) and
+-- each is min-max normalized over the rows of the same (job, checkpoint). Which
+-- columns a method sees is the evaluation's feature_set (usage, events or all).
 WITH sel AS (
     SELECT job_id, task_id, first_schedule_us, latency_us
     FROM tasks WHERE trace = '${trace}'
@@ -141,9 +146,29 @@ normalized AS (
                     FILTER (WHERE in_bounds) OVER (PARTITION BY job_id, norm_group), 0),
             0)))
     FROM grouped
+),
+event_imputed AS (
+    SELECT job_id, task_id, k,
+        coalesce(COLUMNS(* EXCLUDE (trace, job_id, task_id, k, at_us)),
+                 avg(COLUMNS(* EXCLUDE (trace, job_id, task_id, k, at_us)))
+                    OVER (PARTITION BY job_id, k ORDER BY task_id
+                          ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
+                 0)
+    FROM event_features WHERE trace = '${trace}'
+),
+event_normalized AS (
+    SELECT job_id, task_id, k,
+        coalesce((COLUMNS(* EXCLUDE (job_id, task_id, k))
+                  - min(COLUMNS(* EXCLUDE (job_id, task_id, k))) OVER (PARTITION BY job_id, k))
+                 / nullif(max(COLUMNS(* EXCLUDE (job_id, task_id, k))) OVER (PARTITION BY job_id, k)
+                          - min(COLUMNS(* EXCLUDE (job_id, task_id, k))) OVER (PARTITION BY job_id, k), 0),
+                 0)
+    FROM event_imputed
 )
-SELECT '${trace}' AS trace, job_id, task_id, k, checkpoint_s, is_finished,
-    mcu, maxcpu, scpu, cmu, amu, maxmu, upc, tpc, mio, maxio, mdk, cpi, mai, ev, fl
-FROM normalized
-WHERE k >= 0
-ORDER BY job_id, k, task_id
+SELECT '${trace}' AS trace, n.job_id, n.task_id, n.k, n.checkpoint_s, n.is_finished,
+    n.mcu, n.maxcpu, n.scpu, n.cmu, n.amu, n.maxmu, n.upc, n.tpc, n.mio, n.maxio, n.mdk, n.cpi, n.mai, n.ev, n.fl,
+    e.* EXCLUDE (job_id, task_id, k)
+FROM normalized n
+LEFT JOIN event_normalized e ON e.job_id = n.job_id AND e.task_id = n.task_id AND e.k = n.k
+WHERE n.k >= 0
+ORDER BY n.job_id, n.k, n.task_id

@@ -24,7 +24,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from stragglers.traces.formats import FORMATS, TRACES, TraceFormat
+from stragglers.traces.formats import FEATURE_SETS, FORMATS, TRACES, TraceFormat
 
 GOOGLE_FORMAT = tuple(n for n, f in FORMATS.items() if f.is_google_layout)
 ALIBABA_FORMAT = tuple(n for n, f in FORMATS.items() if not f.is_google_layout)
@@ -245,6 +245,11 @@ class Settings:
     feature_mode: str = setting("observed", env="NURD_FEATURE_MODE", check=one_of("observed", "reference"),
                                 doc="'observed': only what was visible at the checkpoint; 'reference': the "
                                     "authors' leaky construction")
+    feature_set: str = setting("auto", env="NURD_FEATURE_SET", check=one_of(*FEATURE_SETS),
+                               doc="the features every method sees: 'usage' = the paper's 15 (task_usage), "
+                                   "'events' = scheduler-visible features from events (docs/EVENT_FEATURES.md), "
+                                   "'all' = both; 'auto' = 'usage' where the trace has task_usage, 'events' "
+                                   "where it has none (a partial mirror)")
     min_cpu_rate_for_cpi: float = setting(1e-4, check=positive_number,
                                           doc="CPI/MAI of usage windows with less CPU are missing")
     max_cpi: float = setting(100.0, check=positive_number, doc="CPI above this is missing")
@@ -350,6 +355,11 @@ class Settings:
 
     def __post_init__(self) -> None:
         validate(self)
+        if self.feature_set != "auto":
+            try:
+                FORMATS[self.trace].feature_set(self.feature_set)
+            except ValueError as err:
+                raise SettingError(str(err)) from None
 
     # ---- derived values
     @property
@@ -520,6 +530,7 @@ class EvaluationSettings:
     intervention: str = default("intervention")
     latency: str = default("latency")
     baseline_params: str = default("baseline_params")
+    feature_set: str = default("feature_set")
 
     def __post_init__(self) -> None:
         validate(self)

@@ -26,14 +26,22 @@ class MiniTrace:
     job_events: list[list] = field(default_factory=list)
     task_events: list[list] = field(default_factory=list)
     task_usage: list[list] = field(default_factory=list)
+    machine_events: list[list] = field(default_factory=list)   # written only when not empty
 
-    def job(self, job_id: int, sched_class: int = 1, time: int = T0, event: int = SUBMIT) -> None:
-        self.job_events.append([time, "", job_id, event, "dXNlcg==", sched_class, "am9i", "bG9naWNhbA=="])
+    def job(self, job_id: int, sched_class: int = 1, time: int = T0, event: int = SUBMIT,
+            logical: str = "bG9naWNhbA==") -> None:
+        self.job_events.append([time, "", job_id, event, "dXNlcg==", sched_class, "am9i", logical])
 
     def event(self, job_id: int, task: int, time: int, event: int, machine: int | str = BIG_MACHINE,
-              priority: int = 9, sched_class: int = 1, missing: str = "") -> None:
+              priority: int = 9, sched_class: int = 1, missing: str = "", cpu_request: float = 0.0625,
+              memory_request: float = 0.0318) -> None:
         self.task_events.append([time, missing, job_id, task, machine if event != SUBMIT else "", event,
-                                 "dXNlcg==", sched_class, priority, 0.0625, 0.0318, "", 0])
+                                 "dXNlcg==", sched_class, priority, cpu_request, memory_request, "", 0])
+
+    def machine(self, machine_id: int, time: int, cpus: float, memory: float, platform: str = "cGxhdGZvcm0=",
+                event: int = 0) -> None:
+        """A machine_events row: 0 ADD, 1 REMOVE, 2 UPDATE."""
+        self.machine_events.append([time, machine_id, event, platform, cpus, memory])
 
     def usage(self, job_id: int, task: int, start: int, end: int, machine: int = BIG_MACHINE,
               cpu: float | str = 0.05, mem: float | str = 0.06, **fields) -> None:
@@ -63,6 +71,12 @@ class MiniTrace:
         root = Path(root)
         tables = {"job_events": (self.job_events, 0), "task_events": (self.task_events, 0),
                   "task_usage": (self.task_usage, 0)}
+        if self.machine_events:   # one part, like the real table
+            rows = sorted(self.machine_events, key=lambda r: (r[0], r[1]))
+            (root / "machine_events").mkdir(parents=True, exist_ok=True)
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\n").writerows(rows)
+            (root / "machine_events" / "part-00000-of-00001.csv.gz").write_bytes(gzip.compress(buf.getvalue().encode(), mtime=0))
         times = [r[0] for rows, _ in tables.values() for r in rows if 0 < r[0] < END]
         span = (max(times) - T0 + 1) if times else 1
         slice_us = slice_us or -(-span // n_parts)

@@ -14,8 +14,8 @@ from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
 from stragglers.warehouse.build import (
-    TraceFormatError, build_table, create_view, located_errors, replace_trace_frame, sql_path_literal, table_exists,
-    transaction,
+    TraceFormatError, build_table, build_task_attempts, create_view, located_errors, replace_trace_frame,
+    sql_path_literal, table_exists, transaction,
 )
 
 
@@ -43,7 +43,7 @@ def build_attempts(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Sele
     counts = {}
     if stage_machine_events(con, raw_dir, settings):
         counts["machines"] = build_table(con, "machines", settings)
-    counts["task_attempts"] = build_table(con, "task_attempts", settings)
+    counts["task_attempts"] = build_task_attempts(con, settings)   # current when the features built it
     return counts
 
 

@@ -26,7 +26,7 @@ from stragglers.traces.formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
-from stragglers.warehouse.build import create_view, require_settings, transaction
+from stragglers.warehouse.build import create_view, require_settings, transaction, usage_absent_reason
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs")
 #: The operator's protocol (issue 26) writes the same tables under this prefix, beside the paper's.
@@ -66,8 +66,24 @@ def result_rows(con: duckdb.DuckDBPyConnection, trace: str, method: str, setting
     return out
 
 
-def feature_names(trace: str) -> tuple[str, ...]:
-    return trace_format(trace).features
+def resolve_feature_set(con: duckdb.DuckDBPyConnection, trace: str, requested: str) -> tuple[str, str]:
+    """(the feature set the methods see, why): 'auto' is 'usage' where the trace has task_usage
+    and 'events' where it has none (a partial mirror) and the format has event features; a set
+    the trace's format does not have is an error naming the setting."""
+    fmt = trace_format(trace)
+    if requested != "auto":
+        fmt.feature_set(requested)   # raises on a set the format lacks
+        return requested, f"feature_set={requested} (configured)"
+    absent = usage_absent_reason(con, trace)
+    if absent is None or not fmt.event_features:
+        return "usage", "feature_set=auto: the trace has task_usage, so the paper's usage features"
+    return "events", (f"feature_set=auto: trace {trace} has no task_usage parts (a partial mirror), so the "
+                      f"features computed from events (docs/EVENT_FEATURES.md)")
+
+
+def feature_names(trace: str, feature_set: str = "usage") -> tuple[str, ...]:
+    """The checkpoint_features columns of ``feature_set`` (resolved: usage, events or all)."""
+    return trace_format(trace).feature_set(feature_set)
 
 
 def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings
@@ -76,7 +92,7 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
 
     Holds every job in memory: for benchmarks and tests. ``evaluate`` streams batches instead.
     """
-    feats = feature_names(trace)
+    feats = feature_names(trace, resolve_feature_set(con, trace, settings.feature_set)[0])
     jobs, skipped = selected_jobs(con, trace, settings)
     out = []
     with tempfile.TemporaryDirectory(prefix="nurd-jobs-") as tmp:
@@ -117,6 +133,7 @@ class EvaluationOutcome:
     skipped: pd.DataFrame
     seconds: float
     replay: ReplayStats | None = None    # engine, batches, replay seconds
+    feature_set: str = "usage"           # the resolved feature set the methods saw
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str], settings: EvaluationSettings,
@@ -134,7 +151,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     """
     started = time.perf_counter()
     engine = engine or EngineSettings()
-    feats = feature_names(trace)
+    feature_set, _ = resolve_feature_set(con, trace, settings.feature_set)
+    feats = feature_names(trace, feature_set)
     jobs, skipped = selected_jobs(con, trace, settings)
     if jobs.empty:
         raise LookupError(f"trace {trace!r} has no job to evaluate (skipped: {len(skipped)})")
@@ -171,7 +189,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
         seconds = time.perf_counter() - started
         frames["evaluation_runs"] = pd.DataFrame([{
             "trace": trace, "method": v, "n_jobs": len(jobs), "n_jobs_skipped": len(skipped),
-            "settings": json.dumps(settings.as_dict()), "hyperparameters": json.dumps(hyper[v], default=str),
+            "settings": json.dumps(settings.as_dict() | {"feature_set_resolved": feature_set}),
+            "hyperparameters": json.dumps(hyper[v], default=str),
             "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
         spool.flush()
         with transaction(con):
@@ -182,7 +201,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs"):
                 _insert(con, name[table], frames[table])
     summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
-    return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats)
+    return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats, feature_set)
 
 
 class PredictionSpool:

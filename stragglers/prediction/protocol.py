@@ -231,15 +231,18 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
         yield
         return
     made = []
+    # the event features are keyed by the checkpoint grid, which the quantile moves
+    tables = ("job_checkpoints", "event_features", "checkpoint_features") if selection.is_google_format \
+        else ("job_checkpoints", "checkpoint_features")
     try:
-        for table in ("job_checkpoints", "checkpoint_features"):
+        for table in tables:
             select = render(sql_name(table, selection), **selection.sql_params())
             con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
             made.append(table)
         # the settings recorded with the shadow tables (read by the evaluation's consistency check)
         con.execute(f"CREATE OR REPLACE TEMP TABLE {SETTINGS_TABLE} AS SELECT * FROM main.{SETTINGS_TABLE}")
         made.append(SETTINGS_TABLE)
-        for table in ("job_checkpoints", "checkpoint_features"):
+        for table in tables:
             record_settings(con, table, selection.trace, selection.as_dict())
         yield
     finally:

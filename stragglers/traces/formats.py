@@ -29,6 +29,21 @@ GOOGLE_FEATURES = (
     "mcu", "maxcpu", "scpu", "cmu", "amu", "maxmu", "upc", "tpc",
     "mio", "maxio", "mdk", "cpi", "mai", "ev", "fl",
 )
+#: Scheduler-visible features computed from events only (sql/event_features.sql, raw values;
+#: docs/EVENT_FEATURES.md): the task, its machine at that moment, its job so far, earlier runs of
+#: its logical job name. Google layout only (Alibaba's batch_instance has no per-event rows).
+EVENT_FEATURES = (
+    "elapsed", "attempts", "evictions", "failures", "lost_time", "since_schedule", "sched_delay",
+    "sched_delay_rel", "index_rank", "cpu_request_rel", "memory_request_rel", "disk_request_rel", "priority",
+    "different_machine",
+    "machine_cpus", "machine_memory", "machine_platform", "machine_tasks", "machine_cpu_load",
+    "machine_memory_load", "machine_bad_events", "machine_history_tasks", "machine_slowness",
+    "job_finished_share", "job_running", "job_p50", "job_p75", "job_elapsed_rel",
+    "recurring_runs", "recurring_last_duration", "recurring_last_p50", "recurring_last_p90",
+)
+#: NURD_FEATURE_SET values: which columns of checkpoint_features the methods see
+#: ('auto' is resolved per trace by stragglers.prediction.evaluation.resolve_feature_set).
+FEATURE_SETS = ("auto", "usage", "events", "all")
 #: Alibaba batch_instance's static per-instance summaries (sql/checkpoint_features__alibaba.sql).
 ALIBABA_FEATURES = ("cpu_avg", "cpu_max", "mem_avg", "mem_max")
 
@@ -41,7 +56,7 @@ class TraceFormat:
     name: str                           # the NURD_TRACE value
     layout: str                         # "google" (clusterdata-2011-2 tables) or "alibaba" (batch_instance)
     tables: tuple[str, ...]             # raw tables, as on the source
-    features: tuple[str, ...]           # checkpoint_features columns, in order
+    features: tuple[str, ...]           # checkpoint_features columns, in order: the usage features
     feature_modes: tuple[str, ...]      # feature_mode values the format's SQL implements
     sql_variant: str                    # suffix of the format's SQL files ("" = the shared file)
     staging_sql: str                    # the SQL file of the raw table's staging view (Alibaba)
@@ -49,6 +64,22 @@ class TraceFormat:
     default_url: str | None             # public location (None: generated locally)
     paper_column: str | None            # column of the paper's Table 3 ("google" / "alibaba"), if any
     embedded: bool = False              # generated locally by stragglers.traces.synth
+    event_features: tuple[str, ...] = ()  # checkpoint_features columns from events (after the usage ones)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every feature column checkpoint_features holds for this format."""
+        return self.features + self.event_features
+
+    def feature_set(self, name: str) -> tuple[str, ...]:
+        """The columns of feature set ``name`` (usage, events or all; 'auto' is resolved before)."""
+        sets = {"usage": self.features, "events": self.event_features, "all": self.columns}
+        if name not in sets:
+            raise ValueError(f"feature set {name!r} is unknown: expected one of {', '.join(sets)}")
+        if not sets[name]:
+            raise ValueError(f"setting feature_set={name!r} is invalid for trace {self.name}: it has no "
+                             f"{name} features (its features are {', '.join(self.columns)})")
+        return sets[name]
 
     @property
     def is_google_layout(self) -> bool:
@@ -120,7 +151,7 @@ def _fetch_alibaba_archive(default_url: str):
     return fetch
 
 
-_GOOGLE = dict(layout="google", tables=GOOGLE_TABLES, features=GOOGLE_FEATURES,
+_GOOGLE = dict(layout="google", tables=GOOGLE_TABLES, features=GOOGLE_FEATURES, event_features=EVENT_FEATURES,
                feature_modes=("observed", "reference"), sql_variant="", staging_sql="")
 # Alibaba's features are static per-instance summaries: there is no "as of the checkpoint"
 # to leak, so the reference (leaky) construction does not exist for them.

@@ -27,7 +27,8 @@ from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.warehouse import locate
 from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
 
-GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage")
+GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage", "stg_machine_events")
+GOOGLE_VIEW_TABLES = ("job_events", "task_events", "task_usage", "machine_events")   # the raw table of each view
 ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -273,6 +274,7 @@ PRODUCED_BY = {
     **{v: "staged_trace" for v in (*GOOGLE_VIEWS, *ALIBABA_VIEWS, "stg_batch_instance", "job_candidates")},
     "task_lifecycle": "jobs", "jobs": "jobs", "usage_windows": "tasks", "task_outcomes": "tasks", "tasks": "tasks",
     "selection_funnel": "selection_funnel", "job_checkpoints": "checkpoint_features",
+    "event_features": "checkpoint_features", "task_attempts": "checkpoint_features",
     "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
 }
 _MISSING = re.compile(r"Table with name (\w+) does not exist")
@@ -298,7 +300,7 @@ def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionS
 
 
 REQUIRED_GOOGLE_TABLES = ("job_events", "task_events")   # the selection needs only events
-OPTIONAL_GOOGLE_TABLES = ("task_usage",)                  # features need it; absent on a partial mirror
+OPTIONAL_GOOGLE_TABLES = ("task_usage", "machine_events")  # usage / machine features need them; absent on a partial mirror
 
 
 def _parts(raw_dir: Path, table: str) -> list[Path]:
@@ -329,7 +331,7 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
                    if len(files) > 1 else "")).message(locate.REMEDY_EMPTY))
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
     view_sql = []
-    for view, table in zip(GOOGLE_VIEWS, ("job_events", "task_events", "task_usage")):
+    for view, table in zip(GOOGLE_VIEWS, GOOGLE_VIEW_TABLES):
         used = params
         if not n_parts[table]:
             # the same typed view over one empty part: zero rows, the same columns
@@ -340,7 +342,7 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
     view_sql.append(render("stg_task_event_parts", **params))
     record_staged_tables(con, settings.trace, n_parts, {t: len(f) for t, f in empty.items()},
                          {t: len(locate.part_gaps(files)) for t, files in parts.items() if files})
-    files = [p for t in ("job_events", "task_events", "task_usage") for p in parts[t]]
+    files = [p for t in GOOGLE_VIEW_TABLES for p in parts[t]]
     _record_staging(con, settings, files, view_sql)
     return n_parts
 
@@ -437,9 +439,10 @@ def usage_absent_reason(con: duckdb.DuckDBPyConnection, trace: str) -> str | Non
     if row is None or row[0] > 0:
         return None
     return (f"trace {trace} has no task_usage parts (a partial mirror): its usage features have no value "
-            f"(0 in checkpoint_features; only EV, FL and the clock are informative), so the feature-based "
-            f"methods (NURD, GBTR and the Table 3 baselines) are skipped; jobs, tasks, the funnel, "
-            f"job_checkpoints and the time-only reference rules still run")
+            f"(0 in checkpoint_features; only EV, FL and the clock are informative). The event features "
+            f"(docs/EVENT_FEATURES.md) need only events: with feature_set auto, events or all every method "
+            f"runs on them; with feature_set=usage the feature-based methods are skipped and only the "
+            f"time-only reference rules run")
 
 
 def stage_trace(con: duckdb.DuckDBPyConnection, raw_path: Path, settings: SelectionSettings) -> dict[str, int]:
@@ -474,7 +477,8 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
     return {"jobs": ("task_lifecycle", "jobs") if google else ("jobs",),
             "tasks": ("usage_windows", "task_outcomes", "tasks") if google else ("task_outcomes", "tasks"),
             "selection_funnel": ("selection_funnel",),
-            "checkpoint_features": ("job_checkpoints", "checkpoint_features")}[step]
+            "checkpoint_features": ("job_checkpoints", "task_attempts", "event_features", "checkpoint_features")
+            if google else ("job_checkpoints", "checkpoint_features")}[step]
 
 
 def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
@@ -544,11 +548,24 @@ def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings)
     return counts
 
 
+def build_task_attempts(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
+    """``task_attempts`` (every attempt of every job: machine, requests, end), unless current: the
+    event features and the node and failure stages read the same table."""
+    if is_current(con, ("task_attempts",), settings):
+        return int(con.execute("SELECT count(*) FROM task_attempts WHERE trace = ?", [settings.trace]).fetchone()[0])
+    return build_table(con, "task_attempts", settings)
+
+
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
-    """job_checkpoints -> checkpoint_features, from ``tasks``. On a trace without usage the
-    usage features have no value (0 after imputation) and only EV / FL and the clock carry
-    information: the time-only rules replay on these rows, the feature-based methods skip."""
-    return {table: build_table(con, table, settings) for table in ("job_checkpoints", "checkpoint_features")}
+    """job_checkpoints -> (Google: task_attempts -> event_features) -> checkpoint_features, from
+    ``tasks``. On a trace without usage the usage features have no value (0 after imputation);
+    the event features (docs/EVENT_FEATURES.md) need only events, so every method can run on them."""
+    counts = {"job_checkpoints": build_table(con, "job_checkpoints", settings)}
+    if settings.is_google_format:
+        counts["task_attempts"] = build_task_attempts(con, settings)
+        counts["event_features"] = build_table(con, "event_features", settings)
+    counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
+    return counts
 
 
 def grid_coverage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> "pandas.DataFrame":

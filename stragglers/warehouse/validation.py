@@ -557,7 +557,7 @@ def _fetch(df_or_con, table: str | None, trace: str | None, max_rows: int | None
 def _default_features(trace: str | None) -> list[str]:
     from stragglers.traces.formats import FORMATS, GOOGLE_FEATURES
 
-    return list(FORMATS[trace].features if trace in FORMATS else GOOGLE_FEATURES)
+    return list(FORMATS[trace].columns if trace in FORMATS else GOOGLE_FEATURES)
 
 
 def validate_table(

@@ -1,0 +1,270 @@
+-- Scheduler-visible features of every (selected job, finished task, checkpoint),
+-- computed from events only (docs/EVENT_FEATURES.md). Raw values (not normalized);
+-- checkpoint_features.sql min-max normalizes them per (job, checkpoint) like the
+-- usage features when the feature set includes them.
+--
+-- The as-of time of a row is absolute: the task's first SCHEDULE plus its elapsed
+-- time on the replay clock, at_us = first_schedule_us + least(checkpoint_us, latency_us).
+-- Every value below reads only events at or before at_us: each stream is a running
+-- aggregate ordered by the time its value became known (a window frame ending at
+-- the current row), and the row takes the stream's last entry at or before at_us
+-- (an ASOF join). A value that needs a later event (a job's median latency) enters
+-- its stream at the time that event happened. tests/test_event_features.py cuts the
+-- trace at a time T and asserts bit-identical rows for every at_us <= T.
+--
+-- Inputs: tasks, job_checkpoints (the grid), task_lifecycle (first lives of every
+-- task), task_attempts (every attempt of every job, with its machine and requests),
+-- stg_machine_events (capacities), stg_job_events (submits, ends, logical names).
+WITH sel AS (
+    SELECT job_id, task_id, first_schedule_us, latency_us FROM tasks WHERE trace = '${trace}'
+),
+sel_jobs AS (SELECT DISTINCT job_id FROM sel),
+grid AS (
+    SELECT s.job_id, s.task_id, c.k, s.first_schedule_us,
+        least(c.checkpoint_us, s.latency_us)                      AS elapsed_us,
+        s.first_schedule_us + least(c.checkpoint_us, s.latency_us) AS at_us
+    FROM sel s JOIN job_checkpoints c ON c.trace = '${trace}' AND c.job_id = s.job_id
+),
+attempts AS (
+    SELECT job_id, task_id, attempt, start_us, machine_id,
+        CASE WHEN end_us < 9223372036854775807 THEN end_us END AS end_us, end_event,
+        cpu_request, memory_request, disk_request, priority, different_machine
+    FROM task_attempts WHERE trace = '${trace}'
+),
+-- ---- the task: its attempts so far ------------------------------------------------
+task_stream AS (
+    -- per attempt of a selected task: how many so far, the time lost in earlier ones
+    SELECT a.job_id, a.task_id, a.start_us, a.machine_id, a.attempt,
+        -- an attempt ends before the next one starts, so the earlier ones have ended by then
+        coalesce(sum(a.end_us - a.start_us) OVER (
+            PARTITION BY a.job_id, a.task_id ORDER BY a.start_us, a.attempt
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)  AS lost_before_us
+    FROM attempts a SEMI JOIN sel s ON s.job_id = a.job_id AND s.task_id = a.task_id
+    WHERE a.start_us > 0
+    QUALIFY row_number() OVER (PARTITION BY a.job_id, a.task_id, a.start_us ORDER BY a.attempt DESC) = 1
+),
+first_attempt AS (
+    SELECT a.job_id, a.task_id, a.cpu_request, a.memory_request, a.disk_request, a.priority, a.different_machine
+    FROM attempts a SEMI JOIN sel s ON s.job_id = a.job_id AND s.task_id = a.task_id
+    WHERE a.attempt = 1
+),
+-- ---- the job's tasks, in the order their values became known ---------------------------
+job_tasks AS (
+    SELECT l.job_id, l.task_id, l.first_submit_us, l.first_schedule_us, l.final_finish_us, l.end_state
+    FROM task_lifecycle l SEMI JOIN sel_jobs j ON j.job_id = l.job_id
+    WHERE l.trace = '${trace}'
+),
+job_submits AS (
+    -- tasks submitted so far, and the highest task index among them (the index rank's scale)
+    SELECT job_id, first_submit_us AS t_us,
+        count(*) OVER w AS submitted, max(task_id) OVER w AS max_index
+    FROM job_tasks WHERE first_submit_us > 0
+    WINDOW w AS (PARTITION BY job_id ORDER BY first_submit_us, task_id ROWS UNBOUNDED PRECEDING)
+    QUALIFY row_number() OVER (PARTITION BY job_id, first_submit_us ORDER BY task_id DESC) = 1
+),
+job_schedules AS (
+    -- the median scheduling delay and requests of the job's tasks scheduled so far
+    SELECT t.job_id, t.first_schedule_us AS t_us,
+        median(t.first_schedule_us - t.first_submit_us) FILTER (WHERE t.first_submit_us > 0) OVER w AS med_delay_us,
+        median(f.cpu_request) OVER w    AS med_cpu,
+        median(f.memory_request) OVER w AS med_mem,
+        median(f.disk_request) OVER w   AS med_disk
+    FROM job_tasks t
+    LEFT JOIN attempts f ON f.job_id = t.job_id AND f.task_id = t.task_id AND f.attempt = 1
+    WHERE t.first_schedule_us > 0
+    WINDOW w AS (PARTITION BY t.job_id ORDER BY t.first_schedule_us, t.task_id ROWS UNBOUNDED PRECEDING)
+    QUALIFY row_number() OVER (PARTITION BY t.job_id, t.first_schedule_us ORDER BY t.task_id DESC) = 1
+),
+job_finishes AS (
+    -- first lives finished so far: how many, their median and p75 latency
+    SELECT job_id, final_finish_us AS t_us,
+        count(*) OVER w AS finished,
+        quantile_cont(final_finish_us - first_schedule_us, 0.5) OVER w  AS p50_us,
+        quantile_cont(final_finish_us - first_schedule_us, 0.75) OVER w AS p75_us
+    FROM job_tasks
+    WHERE end_state = 'finished' AND first_schedule_us > 0
+    WINDOW w AS (PARTITION BY job_id ORDER BY final_finish_us, task_id ROWS UNBOUNDED PRECEDING)
+    QUALIFY row_number() OVER (PARTITION BY job_id, final_finish_us ORDER BY task_id DESC) = 1
+),
+job_deltas AS (
+    SELECT job_id, start_us AS t_us, 1 AS d FROM attempts a SEMI JOIN sel_jobs j USING (job_id) WHERE start_us > 0
+    UNION ALL
+    SELECT job_id, end_us, -1 FROM attempts a SEMI JOIN sel_jobs j USING (job_id) WHERE start_us > 0 AND end_us IS NOT NULL
+),
+job_running AS (
+    -- one row per (job, time): the deltas of a time are summed first, so ties have one value
+    SELECT job_id, t_us, sum(sum(d)) OVER (PARTITION BY job_id ORDER BY t_us ROWS UNBOUNDED PRECEDING) AS running
+    FROM job_deltas GROUP BY job_id, t_us
+),
+-- ---- machines -------------------------------------------------------------------------
+capacity AS (
+    SELECT machine_id, time AS t_us, cpus, memory, hash(platform_id) % 1000003 AS platform
+    FROM stg_machine_events
+    WHERE event_type IN (0, 2) AND isfinite(cpus) AND isfinite(memory)
+    QUALIFY row_number() OVER (PARTITION BY machine_id, time ORDER BY event_type DESC, cpus DESC, memory DESC,
+                                                                      platform_id DESC) = 1
+),
+machine_deltas AS (
+    -- every attempt of every job: +1 and its requests at its start, -1 at its end. Requests in
+    -- integer units of 1e-9 so that running sums are exact (the same bits whatever the order)
+    SELECT machine_id, start_us AS t_us, 1 AS d,
+        round(coalesce(cpu_request, 0) * 1e9)::BIGINT AS cpu, round(coalesce(memory_request, 0) * 1e9)::BIGINT AS mem
+    FROM attempts WHERE machine_id IS NOT NULL
+    UNION ALL
+    SELECT machine_id, end_us, -1, -round(coalesce(cpu_request, 0) * 1e9)::BIGINT,
+        -round(coalesce(memory_request, 0) * 1e9)::BIGINT
+    FROM attempts WHERE machine_id IS NOT NULL AND end_us IS NOT NULL
+),
+machine_load AS (
+    -- one row per (machine, time): the deltas of a time are summed first, so ties have one value
+    SELECT machine_id, t_us,
+        sum(sum(d)) OVER w AS running, sum(sum(cpu)) OVER w / 1e9 AS cpu_sum, sum(sum(mem)) OVER w / 1e9 AS mem_sum
+    FROM machine_deltas GROUP BY machine_id, t_us
+    WINDOW w AS (PARTITION BY machine_id ORDER BY t_us ROWS UNBOUNDED PRECEDING)
+),
+machine_bad AS (
+    -- EVICT, FAIL and LOST endings on the machine, counted in time order
+    SELECT machine_id, end_us AS t_us,
+        row_number() OVER (PARTITION BY machine_id ORDER BY end_us, job_id, task_id, attempt) AS bad
+    FROM attempts WHERE machine_id IS NOT NULL AND end_event IN (2, 3, 6) AND end_us IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY machine_id, end_us ORDER BY job_id DESC, task_id DESC, attempt DESC) = 1
+),
+job_ends AS (
+    -- every job that ended (job_events), when, and its first submit and logical name
+    SELECT job_id,
+        min(time) FILTER (WHERE event_type BETWEEN 2 AND 6 AND time < 9223372036854775807) AS end_us,
+        min(time) FILTER (WHERE event_type = 0)                                         AS submit_us,
+        any_value(logical_job_name)                                                     AS logical_job_name
+    FROM stg_job_events GROUP BY job_id
+    HAVING end_us IS NOT NULL
+),
+job_latency AS (
+    -- an ended job's task latencies, over its tasks finished by its end (all known then)
+    SELECT l.job_id, quantile_cont(l.final_finish_us - l.first_schedule_us, 0.5) AS p50_us,
+        quantile_cont(l.final_finish_us - l.first_schedule_us, 0.9) AS p90_us
+    FROM task_lifecycle l JOIN job_ends e USING (job_id)
+    WHERE l.trace = '${trace}' AND l.end_state = 'finished' AND l.first_schedule_us > 0
+      AND l.final_finish_us <= e.end_us
+    GROUP BY l.job_id
+),
+machine_history AS (
+    -- every finished first life of an ended job, on the machine it finished on, from its
+    -- job's end: how many so far and the median of latency over the job's median latency
+    SELECT m.machine_id, e.end_us AS t_us,
+        count(*) OVER w AS ended,
+        median((l.final_finish_us - l.first_schedule_us) / nullif(q.p50_us, 0)) OVER w AS slowness
+    FROM task_lifecycle l
+    JOIN attempts m ON m.job_id = l.job_id AND m.task_id = l.task_id AND m.end_event = 4
+                   AND m.end_us = l.final_finish_us
+    JOIN job_ends e ON e.job_id = l.job_id
+    JOIN job_latency q ON q.job_id = l.job_id
+    WHERE l.trace = '${trace}' AND l.end_state = 'finished' AND l.first_schedule_us > 0
+      AND m.machine_id IS NOT NULL AND l.final_finish_us <= e.end_us
+    WINDOW w AS (PARTITION BY m.machine_id ORDER BY e.end_us, l.job_id, l.task_id ROWS UNBOUNDED PRECEDING)
+    QUALIFY row_number() OVER (PARTITION BY m.machine_id, e.end_us ORDER BY l.job_id DESC, l.task_id DESC) = 1
+),
+-- ---- recurring jobs: earlier runs of the same logical name -----------------------------------
+recurring_stream AS (
+    SELECT e.logical_job_name, e.end_us AS t_us,
+        count(*) OVER w AS runs,
+        e.end_us - e.submit_us AS last_duration_us,
+        q.p50_us AS last_p50_us, q.p90_us AS last_p90_us
+    FROM job_ends e LEFT JOIN job_latency q USING (job_id)
+    WHERE e.logical_job_name IS NOT NULL AND e.submit_us > 0
+    WINDOW w AS (PARTITION BY e.logical_job_name ORDER BY e.end_us, e.job_id ROWS UNBOUNDED PRECEDING)
+    QUALIFY row_number() OVER (PARTITION BY e.logical_job_name, e.end_us ORDER BY e.job_id DESC) = 1
+),
+job_recurring AS (
+    SELECT j.job_id, r.runs, r.last_duration_us, r.last_p50_us, r.last_p90_us
+    FROM (SELECT job_id, min(time) FILTER (WHERE event_type = 0) AS submit_us, any_value(logical_job_name) AS name
+          FROM stg_job_events SEMI JOIN sel_jobs USING (job_id) GROUP BY job_id) j
+    ASOF LEFT JOIN recurring_stream r ON r.logical_job_name = j.name AND j.submit_us >= r.t_us
+),
+-- ---- the rows, one ASOF join per stream --------------------------------------------------
+g1 AS (
+    SELECT g.*, t.start_us AS last_schedule_us, t.machine_id, t.attempt AS attempts, t.lost_before_us
+    FROM grid g ASOF LEFT JOIN task_stream t
+      ON t.job_id = g.job_id AND t.task_id = g.task_id AND g.at_us >= t.start_us
+),
+g2 AS (
+    SELECT g.*, s.submitted, s.max_index FROM g1 g ASOF LEFT JOIN job_submits s
+      ON s.job_id = g.job_id AND g.at_us >= s.t_us
+),
+g3 AS (
+    SELECT g.*, s.med_delay_us, s.med_cpu, s.med_mem, s.med_disk FROM g2 g ASOF LEFT JOIN job_schedules s
+      ON s.job_id = g.job_id AND g.at_us >= s.t_us
+),
+g4 AS (
+    SELECT g.*, f.finished, f.p50_us, f.p75_us FROM g3 g ASOF LEFT JOIN job_finishes f
+      ON f.job_id = g.job_id AND g.at_us >= f.t_us
+),
+g5 AS (
+    SELECT g.*, r.running AS job_running FROM g4 g ASOF LEFT JOIN job_running r
+      ON r.job_id = g.job_id AND g.at_us >= r.t_us
+),
+g6 AS (
+    SELECT g.*, c.cpus, c.memory, c.platform FROM g5 g ASOF LEFT JOIN capacity c
+      ON c.machine_id = g.machine_id AND g.at_us >= c.t_us
+),
+g7 AS (
+    SELECT g.*, m.running AS machine_running, m.cpu_sum, m.mem_sum FROM g6 g ASOF LEFT JOIN machine_load m
+      ON m.machine_id = g.machine_id AND g.at_us >= m.t_us
+),
+g8 AS (
+    SELECT g.*, b.bad AS bad_now FROM g7 g ASOF LEFT JOIN machine_bad b
+      ON b.machine_id = g.machine_id AND g.at_us >= b.t_us
+),
+g9 AS (
+    -- events strictly after at_us - 1 h are the ones of the last hour
+    SELECT g.*, b.bad AS bad_hour_ago FROM g8 g ASOF LEFT JOIN machine_bad b
+      ON b.machine_id = g.machine_id AND g.at_us - 3600000000 >= b.t_us
+),
+g10 AS (
+    SELECT g.*, h.ended AS history_n, h.slowness AS history_slowness FROM g9 g ASOF LEFT JOIN machine_history h
+      ON h.machine_id = g.machine_id AND g.at_us >= h.t_us
+)
+SELECT
+    '${trace}'                                                       AS trace,
+    g.job_id, g.task_id, g.k, g.at_us,
+    -- the task
+    g.elapsed_us / 1e6                                               AS elapsed,
+    coalesce(g.attempts, 1)::DOUBLE                                  AS attempts,
+    coalesce(len(list_filter(l.evict_times, x -> x <= g.at_us)), 0)::DOUBLE AS evictions,
+    coalesce(len(list_filter(l.fail_times, x -> x <= g.at_us)), 0)::DOUBLE  AS failures,
+    coalesce(g.lost_before_us, 0) / 1e6                              AS lost_time,
+    (g.at_us - coalesce(g.last_schedule_us, g.first_schedule_us)) / 1e6 AS since_schedule,
+    CASE WHEN l.first_submit_us > 0 THEN (l.first_schedule_us - l.first_submit_us) / 1e6 END AS sched_delay,
+    CASE WHEN l.first_submit_us > 0
+         THEN (l.first_schedule_us - l.first_submit_us) / nullif(g.med_delay_us, 0) END    AS sched_delay_rel,
+    g.task_id / (coalesce(g.max_index, g.task_id) + 1.0)             AS index_rank,
+    fa.cpu_request / nullif(g.med_cpu, 0)                            AS cpu_request_rel,
+    fa.memory_request / nullif(g.med_mem, 0)                         AS memory_request_rel,
+    fa.disk_request / nullif(g.med_disk, 0)                          AS disk_request_rel,
+    fa.priority::DOUBLE                                              AS priority,
+    fa.different_machine::DOUBLE                                     AS different_machine,
+    -- its machine
+    g.cpus                                                           AS machine_cpus,
+    g.memory                                                         AS machine_memory,
+    g.platform::DOUBLE                                               AS machine_platform,
+    g.machine_running::DOUBLE                                        AS machine_tasks,
+    g.cpu_sum / nullif(g.cpus, 0)                                    AS machine_cpu_load,
+    g.mem_sum / nullif(g.memory, 0)                                  AS machine_memory_load,
+    (coalesce(g.bad_now, 0) - coalesce(g.bad_hour_ago, 0))::DOUBLE   AS machine_bad_events,
+    coalesce(g.history_n, 0)::DOUBLE                                 AS machine_history_tasks,
+    g.history_slowness                                               AS machine_slowness,
+    -- its job
+    coalesce(g.finished, 0) / nullif(g.submitted, 0)::DOUBLE         AS job_finished_share,
+    g.job_running::DOUBLE                                            AS job_running,
+    g.p50_us / 1e6                                                   AS job_p50,
+    g.p75_us / 1e6                                                   AS job_p75,
+    g.elapsed_us / nullif(g.p50_us, 0)                               AS job_elapsed_rel,
+    -- earlier runs of the same logical job name
+    coalesce(r.runs, 0)::DOUBLE                                      AS recurring_runs,
+    r.last_duration_us / 1e6                                         AS recurring_last_duration,
+    r.last_p50_us / 1e6                                              AS recurring_last_p50,
+    r.last_p90_us / 1e6                                              AS recurring_last_p90
+FROM g10 g
+JOIN task_lifecycle l ON l.trace = '${trace}' AND l.job_id = g.job_id AND l.task_id = g.task_id
+LEFT JOIN first_attempt fa ON fa.job_id = g.job_id AND fa.task_id = g.task_id
+LEFT JOIN job_recurring r ON r.job_id = g.job_id
+ORDER BY g.job_id, g.k, g.task_id

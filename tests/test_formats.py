@@ -15,10 +15,11 @@ from stragglers.traces.formats import FORMATS, TRACES, trace_format
 
 def _final_select_columns(sql: str) -> list[str]:
     """The output columns of the SQL file's last top-level SELECT (plain names or `x AS name`)."""
-    last = sql[sql.rindex("\nSELECT "):]
+    sql = re.sub(r"--[^\n]*", "", sql)   # comments
+    last = sql[[m.start() for m in re.finditer(r"\nSELECT\s", sql)][-1]:]
     body = last[len("\nSELECT "):re.search(r"\nFROM ", last).start()]
     cols = []
-    for item in body.replace("\n", " ").split(","):
+    for item in re.split(r",(?![^()]*\))", body.replace("\n", " ")):   # commas outside parentheses
         item = item.strip()
         cols.append(re.split(r"\s+AS\s+", item, flags=re.I)[-1].split(".")[-1].strip())
     return cols
@@ -31,7 +32,12 @@ def test_feature_sql_produces_exactly_the_declared_features(name):
     cols = _final_select_columns(sql)
     keys = ["trace", "job_id", "task_id", "k", "checkpoint_s", "is_finished"]
     assert cols[:len(keys)] == keys
-    assert tuple(cols[len(keys):]) == fmt.features
+    # the usage features by name, then the event features (if any) as event_features.sql names them
+    events = ["* EXCLUDE (job_id, task_id, k)"] if fmt.event_features else []
+    assert tuple(cols[len(keys):]) == fmt.features + tuple(events)
+    if fmt.event_features:
+        cols = _final_select_columns((SQL_DIR / "event_features.sql").read_text())
+        assert tuple(cols) == ("trace", "job_id", "task_id", "k", "at_us") + fmt.event_features
 
 
 def test_feature_mode_applies_or_is_rejected():

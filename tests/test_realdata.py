@@ -107,40 +107,70 @@ def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
         con.close()
 
 
-def test_time_only_rule_runs_and_feature_methods_skip_on_the_partial_mirror(real_run):
+def test_every_method_runs_on_event_features_of_the_partial_mirror(real_run):
+    """No task_usage: with feature_set auto the methods see the event features (issue 25); NURD and
+    three baseline partitions (a feature model, a time-only rule, Wrangler) run on the real jobs."""
     result, tmp, root = real_run
     resources = {
         "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS),
         "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
     }
     instance = dg.DagsterInstance.ephemeral()
-    # one run of two partitions (sorted: tobit, wait_for_tau): a feature model and a time-only rule
+    nurd = dg.materialize([prediction.nurd_eval], resources=resources, instance=instance,
+                          selection=[prediction.nurd_eval])
+    assert nurd.success
+    # one run of three partitions (sorted: tobit, wait_for_tau, wrangler)
+    rule = dg.materialize([prediction.baseline_eval], resources=resources, instance=instance,
+                          selection=[prediction.baseline_eval],
+                          tags={"dagster/asset_partition_range_start": "tobit",
+                                "dagster/asset_partition_range_end": "wrangler"})
+    assert rule.success
+    mats = rule.asset_materializations_for_node("baseline_eval")
+    assert sorted(m.partition for m in mats) == ["tobit", "wait_for_tau", "wrangler"]
+    # every job with >= min_finished (20) finished tasks is replayed: the capped grid gives each a checkpoint
+    _, latency = _expected(root)
+    evaluable = int((latency.groupby(level=0).size() >= 20).sum())
+    nurd_meta = nurd.asset_materializations_for_node("nurd_eval")[0].metadata
+    assert mats[0].metadata["n_jobs"].value == nurd_meta["n_jobs"].value == evaluable >= 5
+    # the run says which features the methods saw, and why
+    for meta in (mats[0].metadata, nurd_meta):
+        assert meta["features"].value.startswith("**events**") and "no task_usage" in meta["features"].value
+        assert meta["settings"].value["feature_set_resolved"] == "events"
+    con = duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True)
+    try:
+        methods = {m for (m,) in con.execute("SELECT DISTINCT method FROM job_metrics WHERE trace = 'google_2011'")
+                   .fetchall()}
+        assert {"nurd", "nurd_nc", "gbtr", "tobit", "wait_for_tau", "wrangler"} <= methods
+        runs = con.execute("""SELECT DISTINCT json_extract_string(settings, '$.feature_set_resolved')
+                              FROM evaluation_runs WHERE trace = 'google_2011'""").fetchall()
+        assert runs == [("events",)]
+    finally:
+        con.close()
+
+
+def test_usage_feature_set_on_the_partial_mirror_runs_only_time_only_rules(real_run):
+    """feature_set=usage on a trace without task_usage: nothing to learn from, so the feature
+    methods materialize green and empty with the reason, and the time-only rules still run."""
+    result, tmp, root = real_run
+    resources = {
+        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS,
+                             feature_set="usage"),
+        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
+    }
+    instance = dg.DagsterInstance.ephemeral()
     rule = dg.materialize([prediction.baseline_eval], resources=resources, instance=instance,
                           selection=[prediction.baseline_eval],
                           tags={"dagster/asset_partition_range_start": "tobit",
                                 "dagster/asset_partition_range_end": "wait_for_tau"})
     assert rule.success
-    mats = rule.asset_materializations_for_node("baseline_eval")
-    assert sorted(m.partition for m in mats) == ["tobit", "wait_for_tau"]
-    # every job with >= min_finished (20) finished tasks is replayed: the capped grid gives each a checkpoint
-    _, latency = _expected(root)
-    evaluable = int((latency.groupby(level=0).size() >= 20).sum())
-    assert mats[0].metadata["n_jobs"].value == evaluable >= 5
-    # the green run says what it skipped and why
-    usage = mats[0].metadata["usage"].value
+    usage = rule.asset_materializations_for_node("baseline_eval")[0].metadata["usage"].value
     assert "no task_usage" in usage and "Run here: wait_for_tau" in usage and "Skipped: tobit." in usage
     model = dg.materialize([prediction.baseline_eval], partition_key="hbos", resources=resources,
                            instance=instance, selection=[prediction.baseline_eval])
     assert model.success   # green, empty, with the reason
     meta = model.asset_materializations_for_node("baseline_eval")[0].metadata
     assert meta["n_jobs"].value == 0 and "no task_usage" in meta["skipped"].value
-    con = duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True)
-    try:
-        methods = {m for (m,) in con.execute("SELECT DISTINCT method FROM job_metrics WHERE trace = 'google_2011'")
-                   .fetchall()}
-        assert methods == {"wait_for_tau"}
-    finally:
-        con.close()
+    assert meta["features"].value.startswith("**usage**")
 
 
 def _ks_by_hand(x: np.ndarray, y: np.ndarray) -> float:

@@ -1,0 +1,130 @@
+"""What the event features (sql/event_features.sql, issue 25) cost, measured in ONE run:
+
+(a) the real excerpt (../shared/realdata/google_2011: job_events, machine_events, task_events
+    parts 0-13 = 19.65 h), and (b) an events-only trace 10x its size generated from it: ten
+    consecutive copies of its events, each shifted by the excerpt's span (19.65 h) with its own
+    job ids, on the same machines (so machine load, history and recurring names keep the real
+    shape and the row count grows tenfold).
+
+For each: task_attempts and event_features built from the staged events and the selection
+(rows, seconds, rows/s), against the baseline measured in the same run on the same data: one
+plain scan of task_events (``SELECT count(*), max(time)``). Each build runs in a fresh process
+under the DuckDB memory limit (--memory-limit, the pipeline's NURD_DUCKDB_MEMORY_LIMIT default),
+so the peak RSS printed is that build's. The projection to the whole month (500 task_events
+parts) scales the 10x trace's seconds per task_events row linearly.
+
+    python benchmarks/event_features.py [--realdata DIR] [--copies 10] [--memory-limit 4GB]
+
+Prints a markdown table (docs/BENCHMARKS.md, "Event features").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from stragglers.settings import SelectionSettings
+from stragglers.warehouse.build import build_features, build_jobs, build_selection, build_table, stage_google
+
+SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
+
+
+def _tile(con: duckdb.DuckDBPyConnection, copies: int) -> None:
+    """Replace the staged event views by ``copies`` consecutive copies of their rows (tables)."""
+    for view in ("stg_task_events", "stg_job_events"):
+        con.execute(f"""CREATE TABLE tiled_{view} AS
+            SELECT * REPLACE (
+                CASE WHEN time BETWEEN 1 AND 9223372036854775806 THEN time + c.i * {SPAN_US} ELSE time END AS time,
+                job_id + c.i * 10000000000 AS job_id)
+            FROM {view}, range({copies}) c(i)""")
+        con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM tiled_{view}")
+
+
+def _prepare(db: str, raw: Path, copies: int, memory_limit: str) -> dict:
+    con = duckdb.connect(db)
+    con.execute(f"SET memory_limit = '{memory_limit}'")
+    s = SelectionSettings(trace="google_2011")
+    stage_google(con, raw, s)
+    if copies > 1:
+        _tile(con, copies)
+    build_jobs(con, s)
+    build_selection(con, s)
+    build_table(con, "job_checkpoints", s)
+    return {"task_events_rows": con.execute("SELECT count(*) FROM stg_task_events").fetchone()[0],
+            "tasks": con.execute("SELECT count(*) FROM tasks").fetchone()[0]}
+
+
+def _measure(db: str, memory_limit: str, step: str, out) -> None:
+    """One step in this (fresh) process: its seconds, rows and the process's peak RSS."""
+    con = duckdb.connect(db)
+    con.execute(f"SET memory_limit = '{memory_limit}'")
+    s = SelectionSettings(trace="google_2011")   # the staged (and tiled) views persist in ``db``
+    start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter()
+    if step == "scan":
+        rows = con.execute("SELECT count(*), max(time) FROM stg_task_events").fetchone()[0]
+    else:
+        rows = build_table(con, step, s)
+    seconds = time.perf_counter() - t
+    out.put({"step": step, "seconds": seconds, "rows": rows,
+             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+             "rss_before_mb": start_rss / 1024})
+
+
+def _in_process(*args) -> dict:
+    q = mp.get_context("spawn").Queue()
+    p = mp.get_context("spawn").Process(target=_measure, args=(*args, q))
+    p.start()
+    result = q.get()
+    p.join()
+    return result
+
+
+def run(raw: Path, copies: int, memory_limit: str, tmp: Path) -> list[dict]:
+    db = str(tmp / f"bench_{copies}.duckdb")
+    info = _prepare(db, raw, copies, memory_limit)
+    rows = []
+    for step in ("scan", "task_attempts", "event_features"):
+        r = _in_process(db, memory_limit, step)
+        rows.append(r | info | {"copies": copies})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--realdata", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "realdata")
+    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--memory-limit", default="4GB")
+    args = ap.parse_args()
+    raw = args.realdata / "google_2011"
+    if not (raw / "task_events").is_dir():
+        raise SystemExit(f"the real excerpt is absent: {raw} (set --realdata)")
+    with tempfile.TemporaryDirectory(prefix="bench-events-") as tmp:
+        rows = run(raw, 1, args.memory_limit, Path(tmp)) + run(raw, args.copies, args.memory_limit, Path(tmp))
+    print("\n| trace | task_events rows | step | rows | seconds | rows/s | x one scan | peak RSS MB |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for copies in (1, args.copies):
+        mine = [r for r in rows if r["copies"] == copies]
+        scan = next(r for r in mine if r["step"] == "scan")["seconds"]
+        label = "real excerpt" if copies == 1 else f"{copies}x generated from it"
+        for r in mine:
+            print(f"| {label} | {r['task_events_rows']:,} | {r['step']} | {r['rows']:,} | {r['seconds']:.1f} | "
+                  f"{r['rows'] / max(r['seconds'], 1e-9):,.0f} | {r['seconds'] / scan:.1f} | {r['peak_rss_mb']:.0f} |")
+    big = [r for r in rows if r["copies"] == args.copies]
+    per_row = sum(r["seconds"] for r in big if r["step"] != "scan") / big[0]["task_events_rows"]
+    month_rows = big[0]["task_events_rows"] / args.copies / 14 * 500
+    print(f"\nProjection, 500 task_events parts ({month_rows:,.0f} rows at the excerpt's rows per part): "
+          f"task_attempts + event_features about {per_row * month_rows / 60:.0f} min at the 10x trace's "
+          f"seconds per task_events row (linear).")
+
+
+if __name__ == "__main__":
+    main()

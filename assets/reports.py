@@ -8,6 +8,7 @@ from stragglers.prediction.evaluation import replace_table
 from stragglers.reports.comparison import build_report
 from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
+from stragglers.traces.formats import FORMATS
 from stragglers.warehouse.build import digest, record_settings, recorded_inputs, table_exists, transaction
 from assets.resources import NurdSettings
 
@@ -58,6 +59,13 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         job_metrics = con.execute("SELECT * FROM job_metrics").df()
         if job_metrics.empty:
             raise LookupError("job_metrics is empty: materialize nurd_eval and baseline_eval first")
+        traces = con.execute("""
+            SELECT trace, max(n_jobs) AS jobs, count(DISTINCT method) AS methods,
+                string_agg(DISTINCT coalesce(json_extract_string(settings, '$.feature_set_resolved'), 'usage'), ', ')
+                    AS features
+            FROM evaluation_runs GROUP BY trace ORDER BY trace""").df()
+        traces.insert(1, "data", ["generated (embedded)" if t in FORMATS and FORMATS[t].embedded else "real"
+                                  for t in traces["trace"]])
         f1_time = con.execute("SELECT * FROM f1_over_time").df()
         tasks = con.execute("""SELECT t.trace, t.job_id, t.task_id, t.latency_s FROM tasks t
             SEMI JOIN (SELECT DISTINCT trace, job_id FROM job_metrics) j ON j.trace = t.trace AND j.job_id = t.job_id
@@ -84,6 +92,7 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                           seed=nurd.seed, completion_seeds=COMPLETION_SEEDS,
                           ablation_df=extra["protocol_ablation"], sensitivity_df=extra["nurd_sensitivity"],
                           operator_job_metrics=extra["operator_job_metrics"], speculation_df=speculation,
+                          traces_df=traces,
                           notes=f"Traces: {', '.join(sorted(job_metrics.trace.unique()))}. Bootstrap seed "
                                 f"{nurd.seed}, {nurd.n_boot} resamples over jobs; completion-time seeds "
                                 f"{list(COMPLETION_SEEDS)}.")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pandas as pd
 import pytest
 from dagster_duckdb import DuckDBResource
 
@@ -89,6 +90,12 @@ def test_baseline_partition_and_comparison_over_two_traces(evaluated):
     for name in ("nurd", "nurd_nc", "gbtr", "hbos"):      # the report shows methods by their display names
         assert display_name(name) in report, display_name(name)
     assert "synthetic_alibaba" in report
+    # one row per trace in the section "Traces": what it is and which features its methods saw
+    traces = pd.read_csv(data / "reports" / "traces.csv").set_index("trace")
+    assert traces.loc["synthetic", "data"] == "generated (embedded)" and traces.loc["synthetic", "methods"] == 4
+    assert traces.loc["synthetic", "features"] == traces.loc["synthetic_alibaba", "features"] == "usage"
+    headings = [line for line in report.splitlines() if line.startswith("## ")]
+    assert headings[:2] == ["## What this run shows", "## Traces"]   # before every table
     pngs = list((data / "reports").glob("*.png"))
     assert len(pngs) >= 4 and all(p.stat().st_size > 1000 for p in pngs)
     for table in ("table3", "f1_over_time", "completion"):

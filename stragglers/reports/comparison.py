@@ -499,16 +499,25 @@ OPERATOR_PARETO_CAPTION = (
     "the oracle; dashed: the Pareto front. Up and left is better.")
 
 
+TRACES_CAPTION = (
+    "Traces",
+    "Every trace of this report, each its own rows in every table below: whether its events are real or "
+    "generated, the jobs and methods evaluated, and the features the methods saw (NURD_FEATURE_SET; "
+    "docs/EVENT_FEATURES.md). The paper's numbers were measured with usage features: beside a trace whose "
+    "methods saw event features they compare the task, not the inputs.")
+
+
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
                  completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
                  notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
                  sensitivity_df: pd.DataFrame | None = None, operator_job_metrics: pd.DataFrame | None = None,
-                 speculation_df: pd.DataFrame | None = None) -> Report:
+                 speculation_df: pd.DataFrame | None = None, traces_df: pd.DataFrame | None = None) -> Report:
     """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
     F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
     "what this run shows" paragraph, report.md and report.html. With ``operator_job_metrics`` and
     ``speculation_df`` (the operator's protocol, stragglers.reports.operator) the report leads with
-    the operator's view and its Pareto figure; the paper's protocol follows."""
+    the operator's view and its Pareto figure; the paper's protocol follows. ``traces_df`` (one row per
+    trace: its data, jobs, methods and the features they saw) becomes the first section, "Traces"."""
     t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
     early = story.earliness(job_metrics_df)
     tables = {"table3": t3}
@@ -563,6 +572,7 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
         head = story.headline(t3, early, cs)
         tables = {"headline": head, **tables}
         md_views["headline"] = story.headline_view(head)
+
         n_methods = job_metrics_df.groupby("trace")["method"].nunique().to_dict()
         summary = story.what_this_run_shows(head, n_methods)
         if operator_job_metrics is not None and len(operator_job_metrics) and speculation_df is not None:
@@ -576,6 +586,9 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
             captions["headline"] = ("Reproducing the paper's Table 3: headline numbers", captions["headline"][1])
             captions["table3"] = ("Reproducing the paper's Table 3", captions["table3"][1])
             summary = operator.operator_paragraph(op) + "\n\nReproducing the paper's protocol:\n\n" + summary
+        if traces_df is not None and len(traces_df):   # first: what every table below is about
+            tables = {"traces": traces_df, **tables}
+            captions["traces"] = TRACES_CAPTION
         path = write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
                             summary=summary, captions=captions, figures_after=figures_after)
     out_dir = Path(out_dir)

@@ -94,3 +94,13 @@ def test_a_partial_run_config_keeps_the_environments_other_settings(tmp_path, mo
         assert dg.materialize([probe], resources={"nurd": settings_from_env()}, run_config=run_config,
                               instance=dg.DagsterInstance.ephemeral()).success
         assert seen == dict(data_dir=str(tmp_path / "from_env"), seed=seed, hound_min_tasks=50, quantile=0.9)
+
+
+def test_feature_set_the_trace_lacks_is_a_setting_error():
+    """NURD_FEATURE_SET names the columns every method sees; a set the trace's format has no
+    columns for stops before any work, naming the setting and the trace."""
+    assert Settings(trace="synthetic", feature_set="all").feature_set == "all"
+    with pytest.raises(SettingError, match=r"feature_set='events' is invalid for trace alibaba_2018"):
+        Settings(trace="alibaba_2018", feature_set="events")
+    with pytest.raises(SettingError, match="NURD_FEATURE_SET"):
+        settings_from_env({"NURD_FEATURE_SET": "both"})

@@ -244,10 +244,10 @@ def test_a_gap_between_task_events_parts_is_counted_not_an_error(realdata, tmp_p
                  "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
     result = dg.materialize(
         [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
-         nodes.task_attempts, nodes.node_ranking, failures.failure_inputs, failures.failure_prediction,
-         *warehouse.checks],
+         warehouse.checkpoint_features, nodes.task_attempts, nodes.node_ranking, failures.failure_inputs,
+         failures.failure_prediction, *warehouse.checks],
         resources=resources, instance=dg.DagsterInstance.ephemeral())
-    assert result.success
+    assert result.success   # the event features too: every timed task has its rows
     said = result.asset_materializations_for_node("staged_trace")[0].metadata["parts"].value
     assert "task_events: 3 parts, 1 part numbers missing below the highest present" in said, said
     with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
@@ -256,6 +256,9 @@ def test_a_gap_between_task_events_parts_is_counted_not_an_error(realdata, tmp_p
         # every timed task's life lies in the mirror: no missing part between its SCHEDULE and FINISH
         parts = [p for (p,) in con.execute("SELECT part_no FROM stg_task_event_parts ORDER BY 1").fetchall()]
         n_tasks = con.execute("SELECT count(*) FROM tasks").fetchone()[0]
+        rows = con.execute("SELECT (SELECT count(*) FROM event_features), (SELECT count(*) FROM checkpoint_features)"
+                           ).fetchone()
+    assert rows[0] == rows[1] > 1000   # one event row per checkpoint row
     assert parts == [p for p in range(4) if p != missing]
     assert "time_backwards" not in states
     cut = states.get("lifecycle_spans_gap", 0) + states.get("schedule_not_in_mirror", 0)

@@ -76,7 +76,8 @@ def resolve_feature_set(con: duckdb.DuckDBPyConnection, trace: str, requested: s
         return requested, f"feature_set={requested} (configured)"
     absent = usage_absent_reason(con, trace)
     if absent is None or not fmt.event_features:
-        return "usage", "feature_set=auto: the trace has task_usage, so the paper's usage features"
+        return "usage", (f"feature_set=auto: trace {trace} has usage measurements, so its usage features "
+                         f"({', '.join(fmt.features)})")
     return "events", (f"feature_set=auto: trace {trace} has no task_usage parts (a partial mirror), so the "
                       f"features computed from events (docs/EVENT_FEATURES.md)")
 

@@ -129,15 +129,15 @@ machine_bad AS (
     FROM attempts WHERE machine_id IS NOT NULL AND end_event IN (2, 3, 6) AND end_us IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY machine_id, end_us ORDER BY job_id DESC, task_id DESC, attempt DESC) = 1
 ),
-job_ends AS (
-    -- every job that ended (job_events), when, and its first submit and logical name
+job_info AS (
+    -- every job of job_events (one scan): its first submit, its end (NULL: not ended), its logical name
     SELECT job_id,
         min(time) FILTER (WHERE event_type BETWEEN 2 AND 6 AND time < 9223372036854775807) AS end_us,
         min(time) FILTER (WHERE event_type = 0)                                         AS submit_us,
         any_value(logical_job_name)                                                     AS logical_job_name
     FROM stg_job_events GROUP BY job_id
-    HAVING end_us IS NOT NULL
 ),
+job_ends AS (SELECT * FROM job_info WHERE end_us IS NOT NULL),
 job_latency AS (
     -- an ended job's task latencies, over its tasks finished by its end (all known then)
     SELECT l.job_id, quantile_cont(l.final_finish_us - l.first_schedule_us, 0.5) AS p50_us,
@@ -176,9 +176,8 @@ recurring_stream AS (
 ),
 job_recurring AS (
     SELECT j.job_id, r.runs, r.last_duration_us, r.last_p50_us, r.last_p90_us
-    FROM (SELECT job_id, min(time) FILTER (WHERE event_type = 0) AS submit_us, any_value(logical_job_name) AS name
-          FROM stg_job_events SEMI JOIN sel_jobs USING (job_id) GROUP BY job_id) j
-    ASOF LEFT JOIN recurring_stream r ON r.logical_job_name = j.name AND j.submit_us >= r.t_us
+    FROM job_info j SEMI JOIN sel_jobs USING (job_id)
+    ASOF LEFT JOIN recurring_stream r ON r.logical_job_name = j.logical_job_name AND j.submit_us >= r.t_us
 ),
 -- ---- the rows, one ASOF join per stream --------------------------------------------------
 g1 AS (

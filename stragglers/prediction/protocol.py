@@ -224,16 +224,15 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
     """Inside the block, ``job_checkpoints`` and ``checkpoint_features`` are those ``selection``
     builds (temporary tables that shadow the warehouse's) when it differs from ``built_with`` in
     feature mode or quantile; the warehouse is not modified."""
-    from stragglers.warehouse.build import SETTINGS_TABLE, record_settings, render, sql_name
+    from stragglers.warehouse.build import SETTINGS_TABLE, record_settings, render, sql_name, step_tables
 
     same = (selection.feature_mode, selection.quantile) == (built_with.feature_mode, built_with.quantile)
     if same:
         yield
         return
     made = []
-    # the event features are keyed by the checkpoint grid, which the quantile moves
-    tables = ("job_checkpoints", "event_features", "checkpoint_features") if selection.is_google_format \
-        else ("job_checkpoints", "checkpoint_features")
+    # the feature step's tables but task_attempts (every attempt of every job: no quantile, no feature mode)
+    tables = [t for t in step_tables("checkpoint_features", selection) if t != "task_attempts"]
     try:
         for table in tables:
             select = render(sql_name(table, selection), **selection.sql_params())

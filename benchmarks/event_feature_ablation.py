@@ -20,9 +20,9 @@ from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.metrics import table3
 from stragglers.prediction.simulate import replay_jobs, results_frames
 from stragglers.settings import EvaluationSettings
-from stragglers.traces.formats import EVENT_FEATURES
+from stragglers.traces.formats import CLOCK_FEATURES, EVENT_FEATURES
 
-CLOCK = ("elapsed", "since_schedule", "job_elapsed_rel")
+CLOCK = CLOCK_FEATURES
 MOVING = CLOCK + ("machine_tasks", "machine_cpu_load", "machine_memory_load", "machine_bad_events",
                   "machine_history_tasks", "machine_slowness", "job_finished_share", "job_running", "job_p50",
                   "job_p75")

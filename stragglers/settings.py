@@ -304,6 +304,14 @@ class Settings:
                            doc="'usage_windows': a task's latency is the sum of its usage-window durations")
     baseline_params: str = setting("ours", check=one_of(*PROTOCOL_CHOICES["baseline_params"]),
                                    doc="'authors': the baselines' hyperparameters of the released code")
+    # the survival family (issue 27; stragglers/prediction/history.py)
+    cost_lambda: float = setting(1.0, env="NURD_COST_LAMBDA", check=number_in(0, 1e6),
+                                 doc="the price of machine time for the survival family's cost-aware threshold: "
+                                     "each job's threshold maximizes, over the jobs that ended before it, the JCT "
+                                     "reduction minus this x the extra machine time (both as shares of the job's)")
+    history_min_jobs: int = setting(5, check=int_at_least(1),
+                                    doc="a job learns from earlier jobs (prior, cost-aware threshold) once at least "
+                                        "this many have ended before its first checkpoint; before, the fallback")
     ablation_max_jobs: int = setting(0, check=int_at_least(0),
                                      doc="protocol_ablation and nurd_sensitivity replay the first N jobs; 0 = all")
     # where the replays run (stragglers/prediction/engine.py)
@@ -531,6 +539,8 @@ class EvaluationSettings:
     latency: str = default("latency")
     baseline_params: str = default("baseline_params")
     feature_set: str = default("feature_set")
+    cost_lambda: float = default("cost_lambda")
+    history_min_jobs: int = default("history_min_jobs")
 
     def __post_init__(self) -> None:
         validate(self)

@@ -24,11 +24,13 @@ from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
 from stragglers.traces.formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
+from stragglers.prediction.history import (AttachHistory, CostAwareSelection, ThresholdGrid, build_histories,
+                                           learning_methods)
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
 from stragglers.warehouse.build import create_view, require_settings, transaction, usage_absent_reason
 
-RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs")
+RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve")
 #: The operator's protocol (issue 26) writes the same tables under this prefix, beside the paper's.
 OPERATOR_PREFIX = "operator_"
 
@@ -166,8 +168,29 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     variants = sorted(hyper)
     kept: dict[str, list[pd.DataFrame]] = {"job_metrics": [], "f1_over_time": [], "method_fallbacks": []}
     spool = PredictionSpool()
+    prepare = job_transform(con, trace, settings)
+    # methods that learn from earlier jobs: one replay per job scores every threshold, then each job's
+    # threshold is chosen on the jobs that ended before it (stragglers/prediction/history.py)
+    learners = learning_methods(methods)
+    selection = None
+    if learners:
+        histories = build_histories(con, trace, feats, jobs["job_id"].tolist(), settings.history_min_jobs)
+        prepare = AttachHistory(histories, prepare)
+        lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
+        selection = CostAwareSelection(
+            trace, histories, {int(j): g.set_index("task_id")["latency_s"] for j, g in lat.groupby("job_id")},
+            settings.cost_lambda, settings.history_min_jobs,
+            {m: f().fallback_threshold for m, f in zip(methods, factories) if m in learners})
+        factories = [partial(ThresholdGrid, f) if m in learners else f for m, f in zip(methods, factories)]
 
     def store(results) -> None:
+        if selection is not None:
+            grid = [r for r in results if "@" in r.variants[0].method]
+            for r in grid:
+                selection.add(r)
+            results = [r for r in results if "@" not in r.variants[0].method]
+        if not results:
+            return
         frames = results_frames(results, trace)
         spool.add(frames["predictions"])   # the bulk: to disk, not kept here
         for table in kept:
@@ -184,7 +207,16 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
         stats = replay_batches(con, trace, jobs, factories, features=feats,
                                seed=settings.seed, workers=settings.workers, settings=engine,
                                exchange=Path(exchange), on_job=store, progress=progress,
-                               prepare=job_transform(con, trace, settings))
+                               prepare=prepare)
+        curve = None
+        if selection is not None:
+            final, curve, chosen = selection.finish()
+            store(final)
+            for m, by_job in chosen.items():
+                got = [q for q in by_job.values() if q is not None]
+                hyper[m] = hyper[m] | {"jobs_with_cost_aware_threshold": len(got),
+                                       "jobs_with_fallback_threshold": len(by_job) - len(got),
+                                       "chosen_threshold_median": float(pd.Series(got).median()) if got else None}
         frames = {t: _concat(kept[t], ["method", "job_id"] + (["k"] if t != "job_metrics" else []))
                   for t in kept}
         seconds = time.perf_counter() - started
@@ -193,13 +225,14 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             "settings": json.dumps(settings.as_dict() | {"feature_set_resolved": feature_set}),
             "hyperparameters": json.dumps(hyper[v], default=str),
             "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
+        frames["cost_curve"] = curve
         spool.flush()
         with transaction(con):
             _delete(con, trace, variants, [name[t] for t in RESULT_TABLES])
             if spool.files:
                 con.execute(f"INSERT INTO {name['predictions']} BY NAME SELECT * FROM read_parquet(?)",
                             [[str(f) for f in spool.files]])
-            for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs"):
+            for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve"):
                 _insert(con, name[table], frames[table])
     summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
     return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats, feature_set)

@@ -58,6 +58,9 @@ class JobData:
     thresholds: np.ndarray | None = None   # (K,)
     # end of the span the F1-over-time cutoffs divide (None = tau; horizon 'end': the job's end)
     span_end: float | None = None
+    # what the scheduler learned from earlier jobs (stragglers.prediction.history.JobHistory), given
+    # to methods that ask for it (Method.learns_from_earlier_jobs) as JobContext.history
+    history: object | None = None
 
     def __post_init__(self) -> None:
         K, n, d = self.X.shape
@@ -116,6 +119,7 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         job_id=job.job_id, tau=job.tau, t0=job.t0, task_ids=job.task_ids,
         feature_names=job.feature_names, seed=job_seed(seed, job.job_id), checkpoints=job.checkpoints,
         labels=dict(zip(job.task_ids.tolist(), job.labels.tolist())) if method.oracle else None,
+        history=job.history if method.learns_from_earlier_jobs else None,
     )
     if online:
         # the grid's end would reveal tau (it stops before it) or the job's end (horizon 'end'):

@@ -41,6 +41,11 @@ EVENT_FEATURES = (
     "job_finished_share", "job_running", "job_p50", "job_p75", "job_elapsed_rel",
     "recurring_runs", "recurring_last_duration", "recurring_last_p50", "recurring_last_p90",
 )
+#: The event features that are the task's own clock. For a finished task each is its latency (or a
+#: function of it), so a model fitted on finished tasks learns the target from them, and they say
+#: nothing about which running task is slower (every one has run t). The survival family leaves them
+#: out: elapsed time enters its model through the conditioning on T > t (docs/EVALUATION.md).
+CLOCK_FEATURES = ("elapsed", "since_schedule", "job_elapsed_rel")
 #: NURD_FEATURE_SET values: which columns of checkpoint_features the methods see
 #: ('auto' is resolved per trace by stragglers.prediction.evaluation.resolve_feature_set).
 FEATURE_SETS = ("auto", "usage", "events", "all")

@@ -18,14 +18,14 @@ from stragglers.prediction.methods.outliers import (
 )
 from stragglers.prediction.methods.pu import PUBagging, PUElkanNoto
 from stragglers.prediction.methods.rules import FlagAll, KMSurvival, Oracle, Spark4Speculation, SparkSpeculation, WaitForTau
-from stragglers.prediction.methods.survival import CoxPH, Grabit, SurvivalJob, Tobit
+from stragglers.prediction.methods.survival import CoxPH, Grabit, SurvivalHistory, SurvivalJob, Tobit
 from stragglers.prediction.methods.wrangler import Wrangler
 
 METHOD_CLASSES: tuple[type[Method], ...] = (
     FlagAll, WaitForTau, SparkSpeculation, Spark4Speculation, KMSurvival, Oracle,
     ABODMethod, CBLOFMethod, HBOSMethod, IForestMethod, KNNMethod, LOFMethod, MCDMethod, OCSVMMethod,
     PCAMethod, SOSMethod, LSCPMethod, COFMethod, SODMethod, XGBODMethod, PUElkanNoto, PUBagging,
-    Tobit, Grabit, CoxPH, SurvivalJob, Wrangler,
+    Tobit, Grabit, CoxPH, SurvivalJob, SurvivalHistory, Wrangler,
     NurdFamily,
 )
 

@@ -73,6 +73,33 @@ class JobContext:
     # protocol, stragglers/prediction/threshold.py); checkpoints is then None and step is given
     threshold: str = "oracle"
     step: float | None = None       # seconds between checkpoints (online only)
+    # what the scheduler learned from the jobs that ended before this job's first checkpoint
+    # (stragglers/prediction/history.py: a prior and a cost-aware threshold); None = no such jobs
+    # or a method that does not ask for it
+    history: Any = None
+
+
+@dataclass(frozen=True)
+class HistoryPrior:
+    """Within-job effects of the features on log-latency, pooled over earlier jobs (fixed-effects
+    least squares: each job's own level removed; stragglers/prediction/history.py)."""
+
+    beta: np.ndarray                # (d,) one slope per feature column (0 for a column left out)
+    sigma: float                    # residual sd of log-latency within a job
+    variance: np.ndarray            # (d,) within-job variance of each feature (the prior's precision)
+    n_jobs: int
+    n_tasks: int
+
+
+@dataclass(frozen=True)
+class JobHistory:
+    """What a scheduler has learned, at a job's first checkpoint, from the jobs that ended before it."""
+
+    earlier_jobs: tuple[int, ...]   # their ids (never a job that ended at or after the cutoff)
+    cutoff_us: int                  # the job's start + t0 (trace time, us)
+    prior: HistoryPrior | None = None        # None: too few earlier jobs
+    # the cost-aware threshold chosen on the earlier jobs, per method name (absent: too few of them)
+    thresholds: Mapping[str, float] = field(default_factory=dict)
 
 
 # Bands of the comparison tables, in the order they are shown.
@@ -110,6 +137,9 @@ class Method:
     # fixed choices recorded with the results beside the hyperparameters (not arguments)
     notes: ClassVar[Mapping[str, Any]] = {}
     oracle: ClassVar[bool] = False          # sees true labels (Wrangler), by design
+    # learns from earlier jobs (a prior, a cost-aware threshold): the evaluation gives each job the
+    # jobs that ended before its first checkpoint (stragglers/prediction/history.py)
+    learns_from_earlier_jobs: ClassVar[bool] = False
     # Several methods can share one fit (NURD, NURD-NC, GBTR). Such a family
     # lists its variants; ``flag`` then returns {variant: bool array}.
     variants: ClassVar[tuple[str, ...] | None] = None

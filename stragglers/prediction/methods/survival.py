@@ -1,5 +1,5 @@
 """Censored and survival regression baselines: Tobit, Grabit, CoxPH (docs/PROTOCOL.md section 5),
-and the survival family of the operator's protocol: survival_job (issue 27).
+and the survival family of the operator's protocol: survival_job, survival_history (issue 27).
 
 At checkpoint t every finished task is an exact observation (its latency y)
 and every running task is right-censored at t (its latency is > t, known
@@ -19,6 +19,7 @@ from scipy import optimize, special
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, nonconstant_columns, quiet, require_finite
 from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
+from stragglers.traces.formats import CLOCK_FEATURES
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
@@ -390,11 +391,51 @@ class CoxPH(Method):
 
 
 # ---------------------------------------------------------------------------
-# survival_job (issue 27)
+# the survival family (issue 27): survival_job, survival_history
 # ---------------------------------------------------------------------------
+def fit_tobit_map(X: np.ndarray, y: np.ndarray, censored: np.ndarray, prior_beta: np.ndarray,
+                  prior_sigma: float, precision: np.ndarray, sigma_precision: float, max_iter: int = 1000
+                  ) -> tuple[np.ndarray, float]:
+    """Maximum a posteriori Tobit: the censored normal likelihood of ``fit_tobit`` times Gaussian
+    priors on the slopes (mean ``prior_beta``, precision ``precision``) and on log sigma (mean
+    log ``prior_sigma``, precision ``sigma_precision``); the intercept is free. Returns
+    ``(beta, sigma)`` with ``beta[0]`` the intercept. With every precision 0 it is ``fit_tobit``.
+    """
+    X, y, cens = np.asarray(X, float), np.asarray(y, float), np.asarray(censored, bool)
+    if int(np.sum(~cens)) < 1:
+        raise CannotFit("tobit map: no exact observation, the level is not identified")
+    Z = np.c_[np.ones(len(X)), X]
+    center = float(np.median(y))          # conditioning: the intercept is near 0
+    yc = y - center
+    pb, prec = np.asarray(prior_beta, float), np.asarray(precision, float)
+    log_ps = float(np.log(prior_sigma))
+
+    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = tobit_negloglik(theta, Z, yc, cens)
+        d = theta[1:-1] - pb
+        ds = theta[-1] - log_ps
+        g = g.copy()
+        g[1:-1] += prec * d
+        g[-1] += sigma_precision * ds
+        return f + 0.5 * float(np.sum(prec * d * d)) + 0.5 * sigma_precision * ds * ds, g
+
+    theta0 = np.r_[0.0, pb, log_ps]
+    with quiet():
+        res = optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    theta = res.x
+    if not np.all(np.isfinite(theta)) or not np.isfinite(res.fun):
+        raise CannotFit(f"tobit map: optimiser diverged ({res.message})")
+    sigma = float(np.exp(theta[-1]))
+    if sigma < 1e-6:
+        raise CannotFit("tobit map: sigma -> 0")
+    beta = theta[:-1].copy()
+    beta[0] += center
+    return beta, sigma
+
+
 class SurvivalJob(Method):
     """P(latency > tau | latency > elapsed, features) from a censored log-normal model of the job's
-    own tasks, refitted at every checkpoint; flag a running task when it exceeds ``threshold``.
+    own tasks, refitted at every checkpoint; a running task is flagged when it exceeds the threshold.
 
     At checkpoint t the finished tasks are exact observations of log-latency and the running ones
     are right-censored at log t; log T = x b + sigma eps, eps ~ N(0, 1) (a log-normal accelerated
@@ -407,11 +448,18 @@ class SurvivalJob(Method):
     (1 for tau <= t). The hazard rises with the features that lengthen tasks: a task whose
     features predict a doubled latency is flagged first. Elapsed time enters through the
     conditioning on T > t, relative to the job's own latency scale (the intercept is the job's
-    log-latency level). With fewer finished tasks than mean parameters + 1, or no informative
-    feature, the model is the intercept alone: the censored log-normal of the job's latencies,
-    the same estimate as the Kaplan-Meier rule's tail (km_survival) where tau lies past the last
-    finished latency (on the common clock, at every checkpoint before tau). One fit per
-    checkpoint, analytic gradient (L-BFGS-B): milliseconds, no library call in the loop.
+    log-latency level); ``condition_on_elapsed=False`` drops it (P(T > tau | x), the ablation).
+    The clock features (``CLOCK_FEATURES``: for a finished task they are its latency) are left
+    out, and ``drop_features`` names more to leave out (the ablation). With fewer finished tasks
+    than mean parameters + 1, or no informative feature, the model is the intercept alone: the
+    censored log-normal of the job's latencies, the same estimate as the Kaplan-Meier rule's tail
+    (km_survival) where tau lies past the last finished latency. One fit per checkpoint, analytic
+    gradient (L-BFGS-B): milliseconds, no library call in the loop.
+
+    The threshold: a number, or ``"cost"``: the threshold chosen on the jobs that ended before this
+    one's first checkpoint, to maximize their JCT reduction minus lambda x extra machine time
+    under speculative copies (stragglers/prediction/history.py); ``fallback_threshold`` while
+    fewer than the setting ``history_min_jobs`` jobs have ended.
 
     Why not a library fitter: lifelines' LogNormalAFTFitter gives the same model at ~0.3 s a fit
     (about 40 jobs x 20 checkpoints a run); the likelihood here is the one Tobit already uses
@@ -420,45 +468,114 @@ class SurvivalJob(Method):
 
     name = "survival_job"
     display_name = "Survival (job)"
+    learns_from_earlier_jobs = True     # the cost-aware threshold
     notes = {"model": "censored log-normal AFT on the job's finished (exact) and running (censored) tasks",
-             "flag_rule": "P(T > tau | T > t, x) > threshold", "drop_constant_columns": True}
+             "flag_rule": "P(T > tau | T > t, x) > threshold", "drop_constant_columns": True,
+             "clock_features_left_out": CLOCK_FEATURES}
 
-    def __init__(self, threshold: float = 0.5, max_iter: int = 1000) -> None:
+    def __init__(self, threshold: float | str = "cost", fallback_threshold: float = 0.5,
+                 condition_on_elapsed: bool = True, drop_features: tuple[str, ...] = (),
+                 max_iter: int = 1000) -> None:
         super().__init__()
-        if not 0 <= threshold < 1:
-            raise ValueError(f"survival_job: threshold={threshold!r}, expected a number in [0, 1)")
-        self.threshold, self.max_iter = threshold, max_iter
+        if threshold != "cost" and not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
+            raise ValueError(f"{self.name}: threshold={threshold!r}, expected 'cost' or a number in [0, 1)")
+        if not 0 <= fallback_threshold < 1:
+            raise ValueError(f"{self.name}: fallback_threshold={fallback_threshold!r}, expected a number in [0, 1)")
+        self.threshold, self.fallback_threshold = threshold, fallback_threshold
+        self.condition_on_elapsed, self.drop_features = bool(condition_on_elapsed), tuple(drop_features)
+        self.max_iter = max_iter
 
-    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+    def threshold_for_job(self) -> float:
+        """The threshold in force for this job (the cost-aware one, or the fallback without history)."""
+        if self.threshold != "cost":
+            return float(self.threshold)
+        chosen = getattr(self.job.history, "thresholds", {}) if self.job.history is not None else {}
+        return float(chosen.get(self.name, self.fallback_threshold))
+
+    def _usable(self, d: int) -> np.ndarray:
+        names = tuple(getattr(self.job, "feature_names", ()) or ())
+        left_out = set(CLOCK_FEATURES) | set(self.drop_features)
+        return np.array([i >= len(names) or names[i] not in left_out for i in range(d)], bool)
+
+    def _design(self, finished: TaskSet, running: TaskSet, t: float):
         self.beta_, self.t_ = None, float(t)
         X, y, cens = _censored_design(finished, running, t)
         keep = y > 0
         X, y, cens = X[keep], y[keep], cens[keep]
-        self.cols_ = nonconstant_columns(X)
+        self.cols_ = nonconstant_columns(X) & self._usable(X.shape[1])
+        if int(np.sum(~cens)) < 2 or len(np.unique(y[~cens])) < 2:
+            raise CannotFit(f"{self.name}: {int(np.sum(~cens))} finished tasks, needs 2 distinct latencies")
+        return X, np.log(y), cens
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        X, logy, cens = self._design(finished, running, t)
         if int(np.sum(~cens)) <= int(self.cols_.sum()) + 1:
             self.cols_ = np.zeros(X.shape[1], bool)   # too few finished tasks for the features: intercept only
         self.dropped_columns_ = _names(self.job, ~self.cols_)
-        if int(np.sum(~cens)) < 2 or len(np.unique(y[~cens])) < 2:
-            raise CannotFit(f"survival_job: {int(np.sum(~cens))} finished tasks, needs 2 distinct latencies")
-        with cannot_fit_on_error("survival_job fit"):
-            self.beta_, self.sigma_ = fit_tobit(X[:, self.cols_], np.log(y), cens, max_iter=self.max_iter)
+        with cannot_fit_on_error(f"{self.name} fit"):
+            self.beta_, self.sigma_ = fit_tobit(X[:, self.cols_], logy, cens, max_iter=self.max_iter)
 
     def conditional_survival(self, X: np.ndarray) -> np.ndarray:
-        """P(T > tau | T > t, x) for rows of X (all columns)."""
+        """P(T > tau | T > t, x) for rows of X (all columns); P(T > tau | x) without the conditioning."""
         tau = float(self.job.tau)
         m = self.beta_[0] + np.asarray(X, float)[:, self.cols_] @ self.beta_[1:]
         if tau <= self.t_:
             return np.ones(len(m))
         num = special.log_ndtr((m - np.log(tau)) / self.sigma_)
+        if not self.condition_on_elapsed:
+            return np.exp(num)
         den = special.log_ndtr((m - np.log(self.t_)) / self.sigma_)
         return np.exp(num - den)
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def survival(self, candidates: TaskSet) -> np.ndarray:
+        """Each candidate's P(T > tau | T > t, x): what the threshold is applied to."""
         if self.beta_ is None:
-            raise CannotFit("survival_job: not fitted")
+            raise CannotFit(f"{self.name}: not fitted")
         if len(candidates) == 0 or not np.isfinite(self.job.tau):
-            return np.zeros(len(candidates), dtype=bool)
-        return self.conditional_survival(candidates.X) > self.threshold
+            return np.zeros(len(candidates))
+        return self.conditional_survival(candidates.X)
+
+    def flag(self, candidates: TaskSet) -> np.ndarray:
+        return self.survival(candidates) > self.threshold_for_job()
+
+
+class SurvivalHistory(SurvivalJob):
+    """``survival_job`` with a prior learned from earlier jobs: the feature slopes and the spread
+    (sigma) of log-latency within a job, pooled over the jobs that ended before this job's first
+    checkpoint (never a later job; stragglers/prediction/history.py fits it by fixed-effects least
+    squares). At each checkpoint the job's own model is the maximum a posteriori fit
+    (``fit_tobit_map``): Gaussian priors centred on the pooled slopes and log sigma, with the
+    precision of ``prior_strength`` tasks' worth of data (Fisher information n0 Var(x_d) / sigma^2
+    for a slope, 2 n0 for log sigma); the job's own level (intercept) is free. As the job's tasks
+    finish, their likelihood outweighs the prior. Without earlier jobs (the first jobs of a trace)
+    it is ``survival_job``.
+    """
+
+    name = "survival_history"
+    display_name = "Survival (history)"
+    notes = SurvivalJob.notes | {"prior": "fixed-effects least squares over the jobs that ended before the "
+                                          "job's first checkpoint; MAP with the job's own tasks"}
+
+    def __init__(self, threshold: float | str = "cost", fallback_threshold: float = 0.5,
+                 prior_strength: float = 20.0, condition_on_elapsed: bool = True,
+                 drop_features: tuple[str, ...] = (), max_iter: int = 1000) -> None:
+        super().__init__(threshold, fallback_threshold, condition_on_elapsed, drop_features, max_iter)
+        if not prior_strength >= 0:
+            raise ValueError(f"survival_history: prior_strength={prior_strength!r}, expected a number >= 0")
+        self.prior_strength = float(prior_strength)
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        prior = getattr(self.job.history, "prior", None) if self.job.history is not None else None
+        if prior is None or self.prior_strength == 0:
+            return super().fit(finished, running, t)
+        X, logy, cens = self._design(finished, running, t)
+        self.dropped_columns_ = _names(self.job, ~self.cols_)
+        c = self.cols_
+        n0, s2 = self.prior_strength, prior.sigma ** 2
+        with cannot_fit_on_error(f"{self.name} fit"):
+            self.beta_, self.sigma_ = fit_tobit_map(
+                X[:, c], logy, cens, prior.beta[c], prior.sigma, n0 * prior.variance[c] / s2, 2.0 * n0,
+                max_iter=self.max_iter)
 
 
 def _names(job: Any, mask: np.ndarray) -> list[str]:

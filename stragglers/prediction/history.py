@@ -1,0 +1,285 @@
+"""What a scheduler learns from earlier jobs (issue 27; docs/EVALUATION.md "The survival family").
+
+A method with ``learns_from_earlier_jobs`` gets, at each job, only the jobs that *ended* before
+the job's first checkpoint: cutoff = the job's first SCHEDULE + t0, in trace time. From them:
+
+- a **prior** (``HistoryPrior``): the within-job slopes of log-latency on the features and the
+  within-job spread, by fixed-effects least squares over their tasks (each job's own mean of
+  log-latency and of every feature removed; the features are those of each task at its job's
+  last warehouse checkpoint). ``survival_history`` centres its per-job fit on it;
+- a **cost-aware threshold**: the threshold q of the grid ``THRESHOLD_GRID`` that maximized, over
+  those jobs, the mean JCT reduction minus lambda x the mean extra machine time (both as shares
+  of the job's own) under speculative copies with a machine always free (``speculate_unlimited``,
+  the relaunch draws of the completion simulation). Ties go to the higher threshold (fewer copies).
+
+While fewer than ``history_min_jobs`` jobs have ended, a job gets no prior and the method's
+fallback threshold (the first jobs of a trace).
+
+One replay per job serves every threshold (``ThresholdGrid``): the survival methods' fits do not
+depend on their flags (the training sets are the trace's), so the flags at threshold q are, for
+each task, the first checkpoint at which its survival probability exceeds q. The chosen column is
+the method's result; the others give each later job's choice and the curve over lambda
+(``cost_curve``). Choosing needs the earlier jobs' outcomes only, so it runs in time order after
+the (parallel) replays: the replays see no threshold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping, Sequence
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculate_unlimited
+from stragglers.prediction.methods import METHODS
+from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, TaskSet
+from stragglers.prediction.simulate import JobData, JobResult, VariantResult
+from stragglers.traces.formats import CLOCK_FEATURES
+
+#: The thresholds one replay scores (P(T > tau | T > t, x) > q).
+THRESHOLD_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(1, 20))
+#: The prices of machine time the curve is reported at (the configured cost_lambda is added).
+LAMBDA_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: Relaunch draws per job for the expected outcome of a threshold (those of the completion tables).
+SELECTION_SEEDS = range(10)
+
+COST_CURVE_COLUMNS = ["trace", "method", "cost_lambda", "configured", "n_jobs", "n_jobs_with_history",
+                      "threshold_mean", "jct_reduction", "extra_machine_share", "f1_mean"]
+
+
+def grid_variant(method: str, q: float) -> str:
+    return f"{method}@{q:.2f}"
+
+
+# ----------------------------------------------------------------------------- which jobs came before
+
+def job_times(con: duckdb.DuckDBPyConnection, trace: str) -> pd.DataFrame:
+    """Per job: start (its first task's first SCHEDULE), end (its last task's finish) and cutoff
+    (start + t0: when its first checkpoint can be taken at the earliest), trace time in us."""
+    return con.execute("""
+        SELECT t.job_id, min(t.first_schedule_us) AS start_us,
+               max(t.first_schedule_us + t.latency_us) AS end_us,
+               min(t.first_schedule_us) + CAST(round(any_value(c.t0_s) * 1e6) AS BIGINT) AS cutoff_us
+        FROM tasks t JOIN (SELECT job_id, any_value(t0_s) AS t0_s FROM job_checkpoints
+                           WHERE trace = ? GROUP BY job_id) c USING (job_id)
+        WHERE t.trace = ? GROUP BY t.job_id ORDER BY t.job_id""", [trace, trace]).df()
+
+
+def earlier_jobs(times: pd.DataFrame) -> dict[int, tuple[int, ...]]:
+    """Per job, the jobs that ended strictly before its cutoff (never itself, never a later one)."""
+    end = times["end_us"].to_numpy()
+    ids = times["job_id"].to_numpy()
+    return {int(j): tuple(int(i) for i in ids[end < c]) for j, c in zip(ids, times["cutoff_us"].to_numpy())}
+
+
+# ----------------------------------------------------------------------------- the prior
+
+def prior_rows(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str]) -> pd.DataFrame:
+    """Every task's features at its job's last warehouse checkpoint and its latency."""
+    cols = ", ".join(f"f.{c}" for c in features)
+    return con.execute(f"""
+        WITH last AS (SELECT job_id, max(k) AS k FROM checkpoint_features WHERE trace = ? GROUP BY job_id)
+        SELECT f.job_id, f.task_id, t.latency_s, {cols}
+        FROM checkpoint_features f JOIN last USING (job_id, k)
+        JOIN tasks t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id
+        WHERE f.trace = ? ORDER BY f.job_id, f.task_id""", [trace, trace]).df()
+
+
+@dataclass
+class PriorFitter:
+    """Within-job sufficient statistics per job; ``fit(ids)`` pools those of ``ids``."""
+
+    features: tuple[str, ...]
+    stats: dict[int, tuple[np.ndarray, np.ndarray, float, int]] = field(default_factory=dict)
+
+    @classmethod
+    def from_rows(cls, rows: pd.DataFrame, features: Sequence[str]) -> "PriorFitter":
+        fitter = cls(tuple(features))
+        use = np.array([f not in CLOCK_FEATURES for f in features])
+        for job_id, g in rows.groupby("job_id", sort=True):
+            y = g["latency_s"].to_numpy(float)
+            ok = y > 0
+            X = np.nan_to_num(g[list(features)].to_numpy(float)[ok]) * use
+            z = np.log(y[ok])
+            if len(z) < 3:
+                continue
+            Xc, zc = X - X.mean(axis=0), z - z.mean()
+            fitter.stats[int(job_id)] = (Xc.T @ Xc, Xc.T @ zc, float(zc @ zc), len(z))
+        return fitter
+
+    def fit(self, ids: Sequence[int]) -> HistoryPrior | None:
+        got = [self.stats[i] for i in ids if i in self.stats]
+        if not got:
+            return None
+        A = sum(s[0] for s in got)
+        b = sum(s[1] for s in got)
+        c = sum(s[2] for s in got)
+        n = sum(s[3] for s in got)
+        d = A.shape[0]
+        # a tiny ridge keeps columns without spread (all-zero, or left out) at slope 0
+        beta = np.linalg.solve(A + 1e-6 * np.eye(d), b)
+        rss = max(c - 2 * beta @ b + beta @ A @ beta, 0.0)
+        dof = max(n - len(got) - int(np.sum(np.diag(A) > 1e-12)), 1)
+        sigma = float(np.sqrt(rss / dof))
+        if not np.isfinite(sigma) or sigma <= 0:
+            return None
+        return HistoryPrior(beta=beta, sigma=sigma, variance=np.diag(A) / n, n_jobs=len(got), n_tasks=int(n))
+
+
+def build_histories(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str], job_ids: Sequence[int],
+                    min_jobs: int) -> dict[int, JobHistory]:
+    """Per job to replay: the earlier jobs and the prior fitted on them (thresholds come later)."""
+    times = job_times(con, trace)
+    before = earlier_jobs(times)
+    cutoff = dict(zip(times["job_id"].astype(int), times["cutoff_us"].astype(int)))
+    fitter = PriorFitter.from_rows(prior_rows(con, trace, features), features)
+    out = {}
+    for j in job_ids:
+        ids = before.get(int(j), ())
+        prior = fitter.fit(ids) if len(ids) >= min_jobs else None
+        out[int(j)] = JobHistory(earlier_jobs=ids, cutoff_us=cutoff.get(int(j), 0), prior=prior)
+    return out
+
+
+@dataclass(frozen=True)
+class AttachHistory:
+    """The engine's ``prepare``: the protocol's own first, then the job's history (picklable)."""
+
+    histories: Mapping[int, JobHistory]
+    then: Callable[[JobData], JobData] | None = None
+
+    def __call__(self, job: JobData) -> JobData:
+        if self.then is not None:
+            job = self.then(job)
+        return replace(job, history=self.histories.get(int(job.job_id)))
+
+
+# ----------------------------------------------------------------------------- one replay, every threshold
+
+class ThresholdGrid(Method):
+    """A thresholded survival method replayed once for every threshold of ``grid``: variant
+    ``<name>@<q>`` flags when the method's ``survival`` exceeds q."""
+
+    learns_from_earlier_jobs = True
+
+    def __init__(self, factory: Callable[[], Method], grid: Sequence[float] = THRESHOLD_GRID) -> None:
+        super().__init__()
+        self.inner = factory()
+        self.grid = tuple(float(q) for q in grid)
+        self.variants = tuple(grid_variant(self.inner.name, q) for q in self.grid)
+
+    def reset(self, job) -> None:
+        super().reset(job)
+        self.inner.reset(job)
+
+    def begin(self, finished: TaskSet, running: TaskSet, t0: float) -> None:
+        self.inner.begin(finished, running, t0)
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        self.inner.job = self.job          # tau_hat(t) under the online threshold
+        self.inner.fit(finished, running, t)
+
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        p = self.inner.survival(candidates)
+        return {v: p > q for v, q in zip(self.variants, self.grid)}
+
+    def hyperparameters(self) -> dict:
+        return self.inner.hyperparameters()
+
+
+# ----------------------------------------------------------------------------- the choice, in time order
+
+def threshold_outcomes(y: np.ndarray, flagged_at: np.ndarray, draws: Sequence[np.ndarray]) -> tuple[float, float]:
+    """(JCT reduction, extra machine time share) of one job's flags, mean over the relaunch draws."""
+    original, work = float(y.max()), float(y.sum())
+    red, extra = 0.0, 0.0
+    for r in draws:
+        new, ex = speculate_unlimited(y, flagged_at, relaunch=r)
+        red += (original - new) / original
+        extra += ex / work
+    return red / len(draws), extra / len(draws)
+
+
+def choose_threshold(outcomes: Mapping[int, np.ndarray], ids: Sequence[int], cost_lambda: float,
+                     grid: Sequence[float] = THRESHOLD_GRID) -> float:
+    """The q maximizing mean over ``ids`` of reduction(q) - lambda x extra(q); ties to the higher q.
+    ``outcomes[i]``: (len(grid), 2) array of (reduction, extra) for job i."""
+    m = np.mean([outcomes[i] for i in ids], axis=0)
+    gain = m[:, 0] - cost_lambda * m[:, 1]
+    best = np.flatnonzero(gain >= gain.max() - 1e-12)
+    return float(grid[int(best[-1])])
+
+
+@dataclass
+class CostAwareSelection:
+    """Collects the grid replays of the learning methods, then picks each job's threshold from the
+    jobs that ended before it and returns the results under the methods' own names."""
+
+    trace: str
+    histories: Mapping[int, JobHistory]
+    latency: Mapping[int, pd.Series]          # job -> latency_s by task_id
+    cost_lambda: float
+    min_jobs: int
+    fallback: Mapping[str, float]             # method -> its fallback threshold
+    grid: tuple[float, ...] = THRESHOLD_GRID
+    results: dict[str, dict[int, JobResult]] = field(default_factory=dict)
+    outcomes: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
+
+    def add(self, result: JobResult) -> None:
+        method = result.variants[0].method.split("@")[0]
+        y = self.latency[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
+        draws = [draw_relaunch_latencies(y, job_rng(s, self.trace, result.job_id)) for s in SELECTION_SEEDS]
+        by_q = {v.method: v for v in result.variants}
+        out = np.array([threshold_outcomes(y, by_q[grid_variant(method, q)].flagged_at, draws) for q in self.grid])
+        self.results.setdefault(method, {})[int(result.job_id)] = result
+        self.outcomes.setdefault(method, {})[int(result.job_id)] = out
+
+    def chosen(self, method: str, cost_lambda: float) -> dict[int, float | None]:
+        """Per job: the threshold chosen on its earlier jobs, None while too few have ended."""
+        outcomes = self.outcomes.get(method, {})
+        out = {}
+        for j in outcomes:
+            ids = [i for i in self.histories[j].earlier_jobs if i in outcomes]
+            out[j] = choose_threshold(outcomes, ids, cost_lambda, self.grid) if len(ids) >= self.min_jobs else None
+        return out
+
+    def finish(self) -> tuple[list[JobResult], pd.DataFrame, dict[str, dict[int, float | None]]]:
+        """(results under each method's name, the cost curve rows, the chosen thresholds)."""
+        final, curve, chosen_all = [], [], {}
+        for method, by_job in self.results.items():
+            lambdas = sorted(set(LAMBDA_GRID) | {float(self.cost_lambda)})
+            for lam in lambdas:
+                chosen = self.chosen(method, lam)
+                qs = {j: (q if q is not None else self.fallback[method]) for j, q in chosen.items()}
+                idx = {j: self.grid.index(round(q, 2)) for j, q in qs.items()}
+                o = np.array([self.outcomes[method][j][idx[j]] for j in sorted(qs)])
+                f1 = [by_job[j].variants[idx[j]].scores["f1"] for j in sorted(qs)]
+                curve.append({"trace": self.trace, "method": method, "cost_lambda": lam,
+                              "configured": lam == float(self.cost_lambda), "n_jobs": len(qs),
+                              "n_jobs_with_history": sum(q is not None for q in chosen.values()),
+                              "threshold_mean": float(np.mean(list(qs.values()))),
+                              "jct_reduction": float(o[:, 0].mean()), "extra_machine_share": float(o[:, 1].mean()),
+                              "f1_mean": float(np.nanmean(f1))})
+                if lam == float(self.cost_lambda):
+                    chosen_all[method] = chosen
+                    for j, r in by_job.items():
+                        v = r.variants[idx[j]]
+                        final.append(replace(r, variants=[replace(v, method=method)]))
+        return final, pd.DataFrame(curve, columns=COST_CURVE_COLUMNS), chosen_all
+
+
+def with_thresholds(histories: Mapping[int, JobHistory], chosen: Mapping[str, Mapping[int, float | None]]
+                    ) -> dict[int, JobHistory]:
+    """The histories with each method's chosen threshold filled in (a job replayed with it alone
+    flags exactly as its column of the grid replay: tests/test_survival_family.py)."""
+    out = {}
+    for j, h in histories.items():
+        th = {m: q for m, c in chosen.items() if (q := c.get(j)) is not None}
+        out[j] = replace(h, thresholds=th)
+    return out
+
+
+def learning_methods(methods: Sequence[str]) -> list[str]:
+    return [m for m in methods if METHODS[m].learns_from_earlier_jobs]

@@ -3,7 +3,8 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction.completion import completion_table, speculation_table
+from stragglers.prediction.completion import completion_table, speculation_jobs, speculation_table
+from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.evaluation import replace_table
 from stragglers.reports.comparison import build_report
 from stragglers.reports.operator import operator_view
@@ -73,7 +74,7 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         predictions = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM predictions").df()
         checkpoints = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
         extra = {name: con.execute(f"SELECT * FROM {name}").df() if table_exists(con, name) else None
-                 for name in ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics")}
+                 for name in ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve")}
         op_predictions = (con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions")
                           .df() if table_exists(con, "operator_predictions") else None)
         if extra["operator_job_metrics"] is not None and len(extra["operator_job_metrics"]):
@@ -84,14 +85,18 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                 ON j.trace = t.trace AND j.job_id = t.job_id""").df()
     context.log.info(f"completion-time simulation over {len(COMPLETION_SEEDS)} seeds")
     completion = completion_table(tasks, predictions, checkpoints, seeds=COMPLETION_SEEDS)
-    speculation = None
+    speculation = speculation_per_job = None
     if op_predictions is not None and len(op_predictions):
         context.log.info("speculative-copy simulation (operator's protocol)")
         speculation = speculation_table(tasks, op_predictions, checkpoints, seeds=COMPLETION_SEEDS)
+        # per job, for the survival family's intervals against the free rules (issue 27)
+        per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]
+        speculation_per_job = speculation_jobs(tasks, per_job, seeds=COMPLETION_SEEDS) if len(per_job) else None
     report = build_report(nurd.data_path / "reports", job_metrics, f1_time, completion, n_boot=nurd.n_boot,
                           seed=nurd.seed, completion_seeds=COMPLETION_SEEDS,
                           ablation_df=extra["protocol_ablation"], sensitivity_df=extra["nurd_sensitivity"],
                           operator_job_metrics=extra["operator_job_metrics"], speculation_df=speculation,
+                          speculation_jobs_df=speculation_per_job, cost_curve_df=extra["operator_cost_curve"],
                           traces_df=traces,
                           notes=f"Traces: {', '.join(sorted(job_metrics.trace.unique()))}. Bootstrap seed "
                                 f"{nurd.seed}, {nurd.n_boot} resamples over jobs; completion-time seeds "

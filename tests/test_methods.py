@@ -58,11 +58,11 @@ RULES = ("flag_all", "wait_for_tau", "spark_speculation", "spark4_speculation", 
 
 def test_registry_has_the_20_baselines_and_the_reference_rules():
     # the paper's 20 baselines, the reference rules, and the survival family (issue 27, not in the paper)
-    assert sorted(BASELINES) == sorted([*EXPECTED, *RULES, "survival_job"])
+    assert sorted(BASELINES) == sorted([*EXPECTED, *RULES, "survival_job", "survival_history"])
     for name, cls in BASELINES.items():
         assert cls.name == name
         assert cls.oracle == (name in ("wrangler", "oracle"))
-        assert (cls.band == "reference") == (name not in (*EXPECTED, "survival_job"))
+        assert (cls.band == "reference") == (name not in (*EXPECTED, "survival_job", "survival_history"))
     assert list(METHODS) == [cls.name for cls in METHOD_CLASSES]
     # the paper's Table 3 has a row for each of the 20 baselines and the 3 NURD variants
     assert sorted(n for n, v in VARIANTS.items() if v.paper_table3) == sorted([*EXPECTED, "nurd", "nurd_nc", "gbtr"])

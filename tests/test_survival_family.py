@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
+from stragglers.prediction.history import (CostAwareSelection, PriorFitter, ThresholdGrid, build_histories,
+                                           choose_threshold, job_times, prior_rows)
 from stragglers.prediction.methods import METHODS, JobContext, TaskSet
-from stragglers.prediction.methods.survival import SurvivalJob, fit_tobit
+from stragglers.prediction.methods.base import HistoryPrior, JobHistory
+from stragglers.prediction.methods.survival import SurvivalHistory, SurvivalJob, fit_tobit, fit_tobit_map
+from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.prediction.threshold import conditional_survival
 
 
@@ -81,6 +88,142 @@ def test_survival_job_is_a_registered_baseline_with_explicit_hyperparameters():
     from stragglers.prediction.methods import BASELINES
 
     assert BASELINES["survival_job"] is SurvivalJob
-    assert SurvivalJob().get_params() == {"threshold": 0.5, "max_iter": 1000}
+    assert BASELINES["survival_history"] is SurvivalHistory
+    assert SurvivalJob().get_params() == {"threshold": "cost", "fallback_threshold": 0.5,
+                                          "condition_on_elapsed": True, "drop_features": (), "max_iter": 1000}
+    assert SurvivalHistory().get_params()["prior_strength"] == SurvivalHistory.__init__.__defaults__[2]
     with pytest.raises(ValueError, match="threshold"):
         SurvivalJob(threshold=1.5)
+    with pytest.raises(ValueError, match="prior_strength"):
+        SurvivalHistory(prior_strength=-1)
+
+
+def _prior(beta, sigma, variance) -> HistoryPrior:
+    return HistoryPrior(beta=np.asarray(beta, float), sigma=sigma, variance=np.asarray(variance, float),
+                        n_jobs=10, n_tasks=1000)
+
+
+def test_a_prior_from_earlier_jobs_flags_the_doubling_feature_before_the_job_can_see_it():
+    # Early in the job only 2 tasks have finished: too few for a slope, so the job alone fits the
+    # intercept alone and cannot tell the tasks apart. The earlier
+    # jobs' prior says x = 1 doubles the latency, so survival_history ranks every x = 1 task first.
+    rng = np.random.default_rng(11)
+    n = 200
+    x = (np.arange(n) % 2).astype(float)
+    y = 100.0 * (1.0 + x) * np.exp(0.3 * rng.normal(size=n))
+    t = float(np.sort(y)[1]) + 1e-6                           # 2 finished
+    tau = float(np.quantile(y, 0.9))
+    finished, running = _sets(y, x[:, None], t)
+    assert len(finished) == 2
+    alone = SurvivalJob()
+    alone.reset(_job(n, tau))
+    alone.fit(finished, running, t)
+    p_alone = alone.conditional_survival(running.X)
+    assert np.ptp(p_alone) == 0                               # no feature can be used: all equal
+    history = JobHistory(earlier_jobs=tuple(range(10)), cutoff_us=0,
+                         prior=_prior([np.log(2.0)], 0.3, [0.25]))
+    with_prior = SurvivalHistory(prior_strength=20)
+    with_prior.reset(replace(_job(n, tau), history=history))
+    with_prior.fit(finished, running, t)
+    p = with_prior.conditional_survival(running.X)
+    assert p[running.X[:, 0] == 1].min() > p[running.X[:, 0] == 0].max()
+    assert with_prior.beta_[1] == pytest.approx(np.log(2.0), abs=0.05)
+    # without a prior (the first jobs of a trace) it is survival_job
+    first = SurvivalHistory(prior_strength=20)
+    first.reset(_job(n, tau))
+    first.fit(finished, running, t)
+    assert np.allclose(first.conditional_survival(running.X), p_alone)
+
+
+def test_the_map_fit_without_prior_precision_is_the_maximum_likelihood_fit():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=300)
+    ly = 3.0 + 0.5 * x + 0.4 * rng.normal(size=300)
+    c = np.quantile(ly, 0.8)
+    cens = ly > c
+    obs = np.minimum(ly, c)
+    b_ml, s_ml = fit_tobit(x[:, None], obs, cens)
+    b_map, s_map = fit_tobit_map(x[:, None], obs, cens, prior_beta=[0.0], prior_sigma=1.0,
+                                 precision=np.zeros(1), sigma_precision=0.0)
+    assert np.allclose(b_map, b_ml, atol=1e-4) and s_map == pytest.approx(s_ml, abs=1e-4)
+    # a very strong prior pins the slope to it
+    b_pin, _ = fit_tobit_map(x[:, None], obs, cens, prior_beta=[2.0], prior_sigma=0.4,
+                             precision=np.full(1, 1e9), sigma_precision=0.0)
+    assert b_pin[1] == pytest.approx(2.0, abs=1e-4)
+
+
+def _history_warehouse(path) -> duckdb.DuckDBPyConnection:
+    """Four jobs on one trace, at known times (us): job 1 ends at 1,070, job 2 at 2,070, job 3 at
+    9,070; job 4 starts at 4,000 with t0 = 0.5 ms: its cutoff is 4,500, after jobs 1 and 2 ended and
+    before job 3 did. One feature, x; latency doubles with x."""
+    con = duckdb.connect(str(path))
+    rows, feats = [], []
+    for job, start, n in ((1, 0, 8), (2, 1000, 8), (3, 2000, 8), (4, 4000, 8)):
+        for i in range(n):
+            x = float(i % 2)
+            lat_us = int(1000 if job != 3 else 7000) * (1 + int(x)) // 2 + 10 * i
+            rows.append(("tr", job, i, start, lat_us, lat_us / 1e6))
+            feats.append(("tr", job, i, 0, x))
+    con.execute("CREATE TABLE tasks (trace VARCHAR, job_id BIGINT, task_id BIGINT, first_schedule_us BIGINT, "
+                "latency_us BIGINT, latency_s DOUBLE)")
+    con.executemany("INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?)", rows)
+    con.execute("CREATE TABLE job_checkpoints (trace VARCHAR, job_id BIGINT, k INTEGER, t0_s DOUBLE)")
+    con.executemany("INSERT INTO job_checkpoints VALUES ('tr', ?, 0, 0.0005)", [(j,) for j in (1, 2, 3, 4)])
+    con.execute("CREATE TABLE checkpoint_features (trace VARCHAR, job_id BIGINT, task_id BIGINT, k INTEGER, "
+                "x DOUBLE)")
+    con.executemany("INSERT INTO checkpoint_features VALUES (?, ?, ?, ?, ?)", feats)
+    return con
+
+
+def test_history_never_trains_on_a_job_that_ends_after_the_scored_jobs_cutoff(tmp_path):
+    con = _history_warehouse(tmp_path / "w.duckdb")
+    times = job_times(con, "tr").set_index("job_id")
+    hist = build_histories(con, "tr", ("x",), [1, 2, 3, 4], min_jobs=1)
+    assert hist[4].earlier_jobs == (1, 2) and hist[4].cutoff_us == 4500
+    for j, h in hist.items():
+        assert all(times.end_us[i] < h.cutoff_us for i in h.earlier_jobs), j
+        assert j not in h.earlier_jobs
+    # the training rows of job 4's prior are exactly jobs 1 and 2's tasks
+    assert hist[4].prior.n_jobs == 2 and hist[4].prior.n_tasks == 16
+    fitter = PriorFitter.from_rows(prior_rows(con, "tr", ("x",)), ("x",))
+    assert np.allclose(fitter.fit([1, 2]).beta, hist[4].prior.beta)
+    assert not np.allclose(fitter.fit([1, 2, 3]).beta, hist[4].prior.beta)   # job 3 would have moved it
+    assert hist[1].earlier_jobs == () and hist[1].prior is None             # the first job: no history
+
+
+def test_the_cost_aware_threshold_uses_only_earlier_jobs():
+    grid = (0.25, 0.5, 0.75)
+    # per job: (reduction, extra) at each threshold; lambda = 1 prefers 0.75 on jobs 1-2, 0.25 on job 3
+    outcomes = {1: np.array([[0.10, 0.20], [0.08, 0.05], [0.07, 0.01]]),
+                2: np.array([[0.10, 0.20], [0.08, 0.05], [0.07, 0.01]]),
+                3: np.array([[0.90, 0.01], [0.00, 0.00], [0.00, 0.00]])}
+    assert choose_threshold(outcomes, [1, 2], 1.0, grid) == 0.75
+    assert choose_threshold(outcomes, [1, 2, 3], 1.0, grid) == 0.25
+    assert choose_threshold(outcomes, [1, 2], 0.0, grid) == 0.25           # free machine time: most copies
+    hist = {1: JobHistory((), 0), 2: JobHistory((1,), 0), 3: JobHistory((1, 2), 0), 4: JobHistory((1, 2), 0)}
+    sel = CostAwareSelection("tr", hist, {}, 1.0, 2, {"m": 0.5}, grid=grid)
+    sel.outcomes["m"] = dict(outcomes) | {4: outcomes[3]}
+    before = sel.chosen("m", 1.0)
+    assert before == {1: None, 2: None, 3: 0.75, 4: 0.75}
+    sel.outcomes["m"][3] = np.array([[5.0, 0.0], [0.0, 0.0], [0.0, 0.0]])  # a later job changes: no effect
+    assert sel.chosen("m", 1.0) == before
+
+
+def test_one_grid_replay_flags_as_the_chosen_threshold_alone():
+    rng = np.random.default_rng(4)
+    n, K = 120, 12
+    x = rng.random(n)
+    y = 50.0 * np.exp(0.8 * x + 0.3 * rng.normal(size=n))
+    cps = np.linspace(np.quantile(y, 0.05), np.quantile(y, 0.95), K)
+    X = np.repeat(x[None, :, None], K, axis=0)
+    hist = JobHistory(earlier_jobs=(1, 2, 3), cutoff_us=0, prior=_prior([0.7], 0.35, [0.08]))
+    job = JobData(job_id=9, task_ids=np.arange(n), latency=y, checkpoints=cps, X=X,
+                  tau=float(np.quantile(y, 0.9)), feature_names=("x",), history=hist)
+    grid = replay_job(job, ThresholdGrid(SurvivalHistory)).variants
+    for q in (0.3, 0.8, 0.97):
+        alone = replay_job(replace(job, history=replace(hist, thresholds={"survival_history": q})),
+                           SurvivalHistory()).variants[0]
+        col = next(v for v in grid if v.method == f"survival_history@{q:g}")
+        assert np.array_equal(np.isnan(alone.flagged_at), np.isnan(col.flagged_at))
+        assert np.allclose(np.nan_to_num(alone.flagged_at), np.nan_to_num(col.flagged_at))
+        assert alone.scores == col.scores

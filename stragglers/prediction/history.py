@@ -26,20 +26,23 @@ the (parallel) replays: the replays see no threshold.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable, Mapping, Sequence
 
 import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculate_unlimited
+from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculation_outcome
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, TaskSet
 from stragglers.prediction.simulate import JobData, JobResult, VariantResult
 from stragglers.traces.formats import CLOCK_FEATURES
 
 #: The thresholds one replay scores (P(T > tau | T > t, x) > q).
-THRESHOLD_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(1, 20))
+#: Finer towards 1: late in a job a long-running task's probability nears 1, and with a price on
+#: machine time the best threshold sat at the old top, 0.95 (the grid was widened before any choice).
+THRESHOLD_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(1, 20)) + (0.97, 0.98, 0.99, 0.995, 0.999)
 #: The prices of machine time the curve is reported at (the configured cost_lambda is added).
 LAMBDA_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 #: Relaunch draws per job for the expected outcome of a threshold (those of the completion tables).
@@ -50,7 +53,7 @@ COST_CURVE_COLUMNS = ["trace", "method", "cost_lambda", "configured", "n_jobs", 
 
 
 def grid_variant(method: str, q: float) -> str:
-    return f"{method}@{q:.2f}"
+    return f"{method}@{q:g}"
 
 
 # ----------------------------------------------------------------------------- which jobs came before
@@ -71,7 +74,8 @@ def earlier_jobs(times: pd.DataFrame) -> dict[int, tuple[int, ...]]:
     """Per job, the jobs that ended strictly before its cutoff (never itself, never a later one)."""
     end = times["end_us"].to_numpy()
     ids = times["job_id"].to_numpy()
-    return {int(j): tuple(int(i) for i in ids[end < c]) for j, c in zip(ids, times["cutoff_us"].to_numpy())}
+    return {int(j): tuple(int(i) for i in ids[(end < c) & (ids != j)])
+            for j, c in zip(ids, times["cutoff_us"].to_numpy())}
 
 
 # ----------------------------------------------------------------------------- the prior
@@ -191,17 +195,6 @@ class ThresholdGrid(Method):
 
 # ----------------------------------------------------------------------------- the choice, in time order
 
-def threshold_outcomes(y: np.ndarray, flagged_at: np.ndarray, draws: Sequence[np.ndarray]) -> tuple[float, float]:
-    """(JCT reduction, extra machine time share) of one job's flags, mean over the relaunch draws."""
-    original, work = float(y.max()), float(y.sum())
-    red, extra = 0.0, 0.0
-    for r in draws:
-        new, ex = speculate_unlimited(y, flagged_at, relaunch=r)
-        red += (original - new) / original
-        extra += ex / work
-    return red / len(draws), extra / len(draws)
-
-
 def choose_threshold(outcomes: Mapping[int, np.ndarray], ids: Sequence[int], cost_lambda: float,
                      grid: Sequence[float] = THRESHOLD_GRID) -> float:
     """The q maximizing mean over ``ids`` of reduction(q) - lambda x extra(q); ties to the higher q.
@@ -227,12 +220,17 @@ class CostAwareSelection:
     results: dict[str, dict[int, JobResult]] = field(default_factory=dict)
     outcomes: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        for method, q in self.fallback.items():
+            if q not in self.grid:
+                raise ValueError(f"{method}: fallback_threshold={q!r} is not on the threshold grid {self.grid}")
+
     def add(self, result: JobResult) -> None:
         method = result.variants[0].method.split("@")[0]
         y = self.latency[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
         draws = [draw_relaunch_latencies(y, job_rng(s, self.trace, result.job_id)) for s in SELECTION_SEEDS]
         by_q = {v.method: v for v in result.variants}
-        out = np.array([threshold_outcomes(y, by_q[grid_variant(method, q)].flagged_at, draws) for q in self.grid])
+        out = np.array([speculation_outcome(y, by_q[grid_variant(method, q)].flagged_at, draws) for q in self.grid])
         self.results.setdefault(method, {})[int(result.job_id)] = result
         self.outcomes.setdefault(method, {})[int(result.job_id)] = out
 
@@ -253,7 +251,7 @@ class CostAwareSelection:
             for lam in lambdas:
                 chosen = self.chosen(method, lam)
                 qs = {j: (q if q is not None else self.fallback[method]) for j, q in chosen.items()}
-                idx = {j: self.grid.index(round(q, 2)) for j, q in qs.items()}
+                idx = {j: self.grid.index(q) for j, q in qs.items()}
                 o = np.array([self.outcomes[method][j][idx[j]] for j in sorted(qs)])
                 f1 = [by_job[j].variants[idx[j]].scores["f1"] for j in sorted(qs)]
                 curve.append({"trace": self.trace, "method": method, "cost_lambda": lam,
@@ -283,3 +281,26 @@ def with_thresholds(histories: Mapping[int, JobHistory], chosen: Mapping[str, Ma
 
 def learning_methods(methods: Sequence[str]) -> list[str]:
     return [m for m in methods if METHODS[m].learns_from_earlier_jobs]
+
+
+def replay_with_history(con: duckdb.DuckDBPyConnection, trace: str, jobs: Sequence[JobData],
+                        factory: Callable[[], Method], cost_lambda: float, min_jobs: int, *, seed: int = 0,
+                        workers: int = 1) -> tuple[list[JobResult], pd.DataFrame]:
+    """In memory (benchmarks, tests): replay ``factory``'s method on ``jobs`` (already under their
+    protocol), each with the history of the jobs that ended before it, and choose its thresholds.
+    Returns the method's results and its cost curve."""
+    from stragglers.prediction.simulate import replay_jobs
+
+    if not jobs:
+        raise ValueError(f"trace {trace!r}: no job to replay")
+    histories = build_histories(con, trace, jobs[0].feature_names, [j.job_id for j in jobs], min_jobs)
+    attach = AttachHistory(histories)
+    lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
+    method = factory()
+    sel = CostAwareSelection(trace, histories, {int(j): g.set_index("task_id")["latency_s"]
+                                                for j, g in lat.groupby("job_id")},
+                             cost_lambda, min_jobs, {method.name: method.fallback_threshold})
+    for r in replay_jobs([attach(j) for j in jobs], [partial(ThresholdGrid, factory)], seed=seed, workers=workers):
+        sel.add(r)
+    final, curve, _ = sel.finish()
+    return final, curve

@@ -507,17 +507,34 @@ TRACES_CAPTION = (
     "methods saw event features they compare the task, not the inputs.")
 
 
+SURVIVAL_VERDICT_CAPTION = (
+    "The survival family against each free rule (operator's protocol)",
+    "Per survival method and free rule: the method minus the rule in the jobs' completion time reduction and "
+    "in extra machine time (percentage points of the job's own, speculative copies, unlimited machines, mean "
+    "over 10 relaunch seeds) and in F1 AUC, mean over the jobs both were scored on, with 95% paired bootstrap "
+    "intervals over jobs (docs/EVALUATION.md, 'The survival family').")
+COST_CURVE_CAPTION = (
+    "The survival family's cost-aware threshold over the price of machine time",
+    "Per lambda: each job's threshold is the one that maximized, over the jobs that ended before its first "
+    "checkpoint, the JCT reduction minus lambda x the extra machine time; the row's outcome is over all jobs "
+    "(jobs with too few earlier jobs use the fallback threshold). 'configured' marks NURD_COST_LAMBDA.")
+
+
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
                  completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
                  notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
                  sensitivity_df: pd.DataFrame | None = None, operator_job_metrics: pd.DataFrame | None = None,
-                 speculation_df: pd.DataFrame | None = None, traces_df: pd.DataFrame | None = None) -> Report:
+                 speculation_df: pd.DataFrame | None = None, traces_df: pd.DataFrame | None = None,
+                 speculation_jobs_df: pd.DataFrame | None = None, cost_curve_df: pd.DataFrame | None = None) -> Report:
     """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
     F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
     "what this run shows" paragraph, report.md and report.html. With ``operator_job_metrics`` and
     ``speculation_df`` (the operator's protocol, stragglers.reports.operator) the report leads with
     the operator's view and its Pareto figure; the paper's protocol follows. ``traces_df`` (one row per
-    trace: its data, jobs, methods and the features they saw) becomes the first section, "Traces"."""
+    trace: its data, jobs, methods and the features they saw) becomes the first section, "Traces".
+    ``speculation_jobs_df`` (per job: stragglers.prediction.completion.speculation_jobs) adds the
+    survival family's intervals against the free rules and its sentence; ``cost_curve_df`` (the
+    operator's cost_curve table) its curve over the price of machine time."""
     t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
     early = story.earliness(job_metrics_df)
     tables = {"table3": t3}
@@ -585,7 +602,18 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
             captions["fig:operator_pareto"] = OPERATOR_PARETO_CAPTION
             captions["headline"] = ("Reproducing the paper's Table 3: headline numbers", captions["headline"][1])
             captions["table3"] = ("Reproducing the paper's Table 3", captions["table3"][1])
-            summary = operator.operator_paragraph(op) + "\n\nReproducing the paper's protocol:\n\n" + summary
+            family = ""
+            if speculation_jobs_df is not None and len(speculation_jobs_df):
+                verdict = operator.family_verdict(operator_job_metrics, speculation_jobs_df, n_boot=n_boot, seed=seed)
+                if len(verdict):
+                    tables["survival_verdict"] = verdict
+                    captions["survival_verdict"] = SURVIVAL_VERDICT_CAPTION
+                    family = "\n\n" + operator.family_sentences(verdict, op)
+            if cost_curve_df is not None and len(cost_curve_df):
+                tables["cost_curve"] = cost_curve_df
+                captions["cost_curve"] = COST_CURVE_CAPTION
+            summary = (operator.operator_paragraph(op) + family + "\n\nReproducing the paper's protocol:\n\n"
+                       + summary)
         if traces_df is not None and len(traces_df):   # first: what every table below is about
             tables = {"traces": traces_df, **tables}
             captions["traces"] = TRACES_CAPTION

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.methods import FREE_RULES, VARIANTS
+from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY, VARIANTS
 from stragglers.reports import figures
 from stragglers.reports.style import style_for
 from stragglers.reports.views import jct_sentence, jct_words
@@ -183,3 +183,78 @@ def operator_headline_text(table: pd.DataFrame) -> list[str]:
                          f"{pct(r.extra_machine_share):>9}{jct_words(-r.jct_change_p90) or '-':>16}"
                          f"{'-' if pd.isna(r.f1) else f'{r.f1:.2f}':>6}")
     return lines
+
+
+# ----------------------------------------------------------------------------- the survival family's verdict
+#: The free rules the issue's goal names for JCT at no more machine time: Spark's two default sets.
+SPARK_RULES = ("spark_speculation", "spark4_speculation")
+VERDICT_COLUMNS = ["trace", "method", "rule", "n_jobs", "jct_diff", "jct_diff_lo", "jct_diff_hi", "machine_diff",
+                   "machine_diff_lo", "machine_diff_hi", "f1_auc_diff", "f1_auc_diff_lo", "f1_auc_diff_hi"]
+
+
+def family_verdict(job_metrics: pd.DataFrame, spec_jobs: pd.DataFrame, methods=SURVIVAL_FAMILY,
+                   n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Per (trace, method of ``methods``, free rule): the method minus the rule in JCT reduction,
+    extra machine time (shares, speculative copies, unlimited machines) and F1 AUC, mean over the
+    jobs both were scored on, with a 95% paired percentile bootstrap interval over jobs
+    (``n_boot`` resamples, generator seeded by ``seed``, the same resamples for the three)."""
+    per_job = spec_jobs.merge(job_metrics[["trace", "method", "job_id", "f1_auc"]].astype({"job_id": str}),
+                              on=["trace", "method", "job_id"], how="inner") if len(spec_jobs) else spec_jobs
+    rows = []
+    for trace, g in per_job.groupby("trace", sort=True):
+        wide = g.pivot_table(index="job_id", columns="method",
+                             values=["jct_reduction", "extra_machine_share", "f1_auc"])
+        for m in methods:
+            for rule in FREE_RULES:
+                cols = [(v, x) for v in ("jct_reduction", "extra_machine_share", "f1_auc") for x in (m, rule)]
+                if not all(c in wide.columns for c in cols):
+                    continue
+                w = wide[cols].dropna()
+                if w.empty:
+                    continue
+                d = np.c_[w[("jct_reduction", m)] - w[("jct_reduction", rule)],
+                          w[("extra_machine_share", m)] - w[("extra_machine_share", rule)],
+                          w[("f1_auc", m)] - w[("f1_auc", rule)]]
+                rng = np.random.default_rng([seed, len(d)])
+                boot = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)   # (n_boot, 3)
+                lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
+                mean = d.mean(axis=0)
+                rows.append((trace, m, rule, len(d), mean[0], lo[0], hi[0], mean[1], lo[1], hi[1],
+                             mean[2], lo[2], hi[2]))
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def family_sentences(verdict: pd.DataFrame, table: pd.DataFrame) -> str:
+    """One sentence per trace: does a survival method beat Spark's rules on JCT reduction at no more
+    extra machine time and every free rule on F1 AUC, with 95% intervals over jobs excluding a tie;
+    and how much of the oracle's headroom it takes. Every number from ``verdict`` and ``table``."""
+    def pp(v):
+        return f"{v * 100:+.1f} pp"
+
+    out = []
+    for trace, g in verdict.groupby("trace", sort=True):
+        t = table[table["trace"] == trace]
+        orc = t[t["method"] == ORACLE]["jct_reduction"]
+        parts = []
+        for m, mg in g.groupby("method", sort=False):
+            spark = mg[mg["rule"].isin(SPARK_RULES)]
+            jct_ok = len(spark) == len(SPARK_RULES) and bool(((spark["jct_diff_lo"] > 0)
+                                                               & (spark["machine_diff"] <= 0)).all())
+            auc_ok = bool((mg["f1_auc_diff_lo"] > 0).all())
+            row = t[t["method"] == m]
+            head = ""
+            if len(row) and len(orc) and orc.iloc[0] > 0:
+                head = (f"; it takes {row['jct_reduction'].iloc[0] / orc.iloc[0] * 100:.0f}% of the oracle's "
+                        f"headroom ({row['jct_reduction'].iloc[0] * 100:.1f}% of {orc.iloc[0] * 100:.1f}%)")
+            sp = "; ".join(f"vs {_display(r.rule)}: JCT {pp(r.jct_diff)} [{pp(r.jct_diff_lo)}, {pp(r.jct_diff_hi)}], "
+                           f"machine {pp(r.machine_diff)} [{pp(r.machine_diff_lo)}, {pp(r.machine_diff_hi)}]"
+                           for r in spark.itertuples(index=False))
+            worst = mg.loc[mg["f1_auc_diff_lo"].idxmin()]
+            parts.append(
+                f"{_display(m)} {'beats' if jct_ok else 'does not beat'} Spark's rules on JCT reduction at no more "
+                f"extra machine time ({sp}) and {'beats' if auc_ok else 'does not beat'} every free rule on "
+                f"F1 AUC (closest: {_display(worst.rule)}, {worst.f1_auc_diff:+.3f} "
+                f"[{worst.f1_auc_diff_lo:+.3f}, {worst.f1_auc_diff_hi:+.3f}]){head}")
+        out.append(f"Survival family on `{trace}` (differences with 95% intervals over {int(g['n_jobs'].max())} "
+                   f"jobs): " + ". ".join(parts) + ".")
+    return "\n\n".join(out)

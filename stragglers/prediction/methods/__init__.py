@@ -45,5 +45,8 @@ REFERENCE_RULES = tuple(n for n, v in VARIANTS.items() if v.band == "reference")
 #: The free rules: what a scheduler gets without a model (the oracle reads the true labels).
 FREE_RULES = tuple(n for n in REFERENCE_RULES if not METHODS[n].oracle)
 
-__all__ = ["BASELINES", "BANDS", "METHODS", "METHOD_CLASSES", "NURD_FAMILY", "FREE_RULES", "REFERENCE_RULES", "VARIANTS",
+#: The survival family (issue 27): the methods that learn from earlier jobs.
+SURVIVAL_FAMILY = tuple(n for n, cls in METHODS.items() if cls.learns_from_earlier_jobs)
+
+__all__ = ["SURVIVAL_FAMILY", "BASELINES", "BANDS", "METHODS", "METHOD_CLASSES", "NURD_FAMILY", "FREE_RULES", "REFERENCE_RULES", "VARIANTS",
            "CannotFit", "JobContext", "Method", "TaskSet", "Variant"]

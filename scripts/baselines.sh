@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The 27 partitions of baseline_eval (the paper's 20 baselines, survival_job and the 6 reference rules) in one run,
+# The 28 partitions of baseline_eval (the paper's 20 baselines, the survival family and the 6 reference rules) in one run,
 # then the comparison report and the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -20,7 +20,7 @@ from stragglers.reports.story import terminal_summary  # noqa: E402
 
 NEXT_COMMANDS = [
     ("UI", "bash scripts/ui.sh   # http://127.0.0.1:3000, this run's history included"),
-    ("baselines", "bash scripts/baselines.sh   # the 20 rivals of Table 3, survival_job and the 6 reference rules (27 partitions), then the report again"),
+    ("baselines", "bash scripts/baselines.sh   # the 20 rivals of Table 3, the survival family (2) and the 6 reference rules (28 partitions), then the report again"),
     ("real trace", "NURD_TRACE=google_2011 NURD_TRACE_PARTS=10 bash scripts/run.sh"),
     ("tests", "bash scripts/test.sh"),
 ]

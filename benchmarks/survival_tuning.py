@@ -18,15 +18,12 @@ import time
 from functools import partial
 
 import duckdb
-import numpy as np
 import pandas as pd
 
 from stragglers.prediction.evaluation import load_jobs
-from stragglers.prediction.history import (AttachHistory, CostAwareSelection, ThresholdGrid, build_histories,
-                                           job_times)
+from stragglers.prediction.history import job_times, replay_with_history
 from stragglers.prediction.methods import SurvivalHistory
 from stragglers.prediction.protocol import OPERATOR, adapt_jobs
-from stragglers.prediction.simulate import replay_jobs
 from stragglers.settings import EvaluationSettings
 
 
@@ -41,32 +38,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("warehouse")
     ap.add_argument("--traces", default="synthetic,google_2011")
-    ap.add_argument("--strengths", default="0,2,5,10,20,50,100")
-    ap.add_argument("--dev-fraction", type=float, default=0.5)
+    ap.add_argument("--strengths", default="0,2,5,10,20,50,100", help="prior strengths n0 to compare")
+    ap.add_argument("--dev-fraction", type=float, default=0.5, help="the earlier share of jobs replayed")
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
     s = EvaluationSettings(workers=a.workers, **OPERATOR)
     con = duckdb.connect(a.warehouse, read_only=True)
     rows = []
     for trace in a.traces.split(","):
-        jobs, _ = load_jobs(con, trace, s)
-        jobs = adapt_jobs(con, trace, jobs, s)
+        jobs = adapt_jobs(con, trace, load_jobs(con, trace, s)[0], s)
         dev = development_jobs(con, trace, [j.job_id for j in jobs], a.dev_fraction)
         jobs = [j for j in jobs if j.job_id in dev]
-        feats = jobs[0].feature_names
-        histories = build_histories(con, trace, feats, sorted(dev), s.history_min_jobs)
-        attach = AttachHistory(histories)
-        jobs = [attach(j) for j in jobs]
-        lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
-        latency = {int(j): g.set_index("task_id")["latency_s"] for j, g in lat.groupby("job_id")}
         for n0 in [float(x) for x in a.strengths.split(",")]:
             t = time.perf_counter()
-            sel = CostAwareSelection(trace, histories, latency, s.cost_lambda, s.history_min_jobs,
-                                     {"survival_history": 0.5})
-            for r in replay_jobs(jobs, [partial(ThresholdGrid, partial(SurvivalHistory, prior_strength=n0))],
-                                 seed=s.seed, workers=a.workers):
-                sel.add(r)
-            _, curve, _ = sel.finish()
+            _, curve = replay_with_history(con, trace, jobs, partial(SurvivalHistory, prior_strength=n0),
+                                           s.cost_lambda, s.history_min_jobs, seed=s.seed, workers=a.workers)
             c = curve[curve.configured].iloc[0]
             rows.append({"trace": trace, "dev_jobs": len(jobs), "prior_strength": n0,
                          "jct_reduction": c.jct_reduction, "extra_machine_share": c.extra_machine_share,

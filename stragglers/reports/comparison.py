@@ -496,7 +496,8 @@ OPERATOR_CAPTION = (
 OPERATOR_PARETO_CAPTION = (
     "Operator's view: how much jobs are shortened against the extra machine time",
     "One point per method (unlimited machines, mean over jobs and seeds); open squares: free rules; star: "
-    "the oracle; dashed: the Pareto front. Up and left is better.")
+    "the oracle; dashed: the Pareto front; thin lines: each survival method's outcome as the price of machine "
+    "time (lambda) goes from 0 to 8, its threshold chosen on earlier jobs. Up and left is better.")
 
 
 TRACES_CAPTION = (
@@ -596,7 +597,7 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
             op = operator.operator_table(table3(operator_job_metrics, n_boot=n_boot, seed=seed), speculation_df)
             tables = {"operator_view": op, **tables}
             md_views["operator_view"] = operator.operator_view(op)
-            plots["operator_pareto"] = operator.plot_pareto(op, d / "op.png")
+            plots["operator_pareto"] = operator.plot_pareto(op, d / "op.png", cost_curve_df)
             figures_after["operator_view"] = ["operator_pareto"]
             captions["operator_view"] = OPERATOR_CAPTION
             captions["fig:operator_pareto"] = OPERATOR_PARETO_CAPTION

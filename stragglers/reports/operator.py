@@ -96,9 +96,11 @@ def operator_view(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def plot_pareto(table: pd.DataFrame, path) -> Path:
+def plot_pareto(table: pd.DataFrame, path, cost_curve: pd.DataFrame | None = None) -> Path:
     """x = extra machine time, y = JCT reduction, one point per method, one panel per trace; free
-    rules drawn as open squares, the oracle as a star, the Pareto front as a step line."""
+    rules drawn as open squares, the oracle as a star, the Pareto front as a step line; with
+    ``cost_curve`` (the operator's cost_curve table) each survival method's outcome over the price
+    of machine time as a thin line through its point."""
     plt = figures._plt()
     traces = sorted(table["trace"].unique())
     fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(6.2 * max(1, len(traces)), 5.0), squeeze=False)
@@ -114,6 +116,11 @@ def plot_pareto(table: pd.DataFrame, path) -> Path:
             else:
                 ax.scatter(x, y, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
             ax.annotate(_display(r.method), (x, y), fontsize=7, xytext=(3, 2), textcoords="offset points")
+        if cost_curve is not None and len(cost_curve):
+            for method, c in cost_curve[cost_curve["trace"] == trace].groupby("method", sort=True):
+                c = c.sort_values("cost_lambda")
+                ax.plot(c["extra_machine_share"] * 100, c["jct_reduction"] * 100, color=style_for(method).color,
+                        linewidth=0.8, marker=".", markersize=4, zorder=2, label=f"{_display(method)}, lambda 0-8")
         front = g[g["pareto"]].sort_values("extra_machine_share")
         if len(front):
             ax.step(front["extra_machine_share"] * 100, front["jct_reduction"] * 100, where="post",

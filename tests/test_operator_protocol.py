@@ -227,7 +227,7 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
              warehouse.checkpoint_features, prediction.nurd_eval]
     assert dg.materialize(chain, resources=res, instance=instance).success
-    for rule in OPERATOR_RULES:
+    for rule in (*OPERATOR_RULES, "survival_history"):
         assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res, instance=instance).success
     r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
                        selection=[reports.comparison_tables], resources=res, instance=instance)
@@ -242,7 +242,15 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
                               FROM job_checkpoints) c USING (job_id) WHERE p.flagged_at_s > c.tau_s""").fetchone()[0]
         paper_late = con.execute("""SELECT count(*) FROM predictions p JOIN (SELECT DISTINCT job_id, tau_s
                                     FROM job_checkpoints) c USING (job_id) WHERE p.flagged_at_s > c.tau_s""").fetchone()[0]
-    expected = {"nurd", "nurd_nc", "gbtr", *OPERATOR_RULES}
+        # the survival family's cost curve, in both views: one row per lambda, the configured one marked
+        curves = {t: con.execute(f"SELECT cost_lambda, configured, n_jobs FROM {t} WHERE method = 'survival_history' "
+                                 "ORDER BY cost_lambda").fetchall() for t in ("cost_curve", "operator_cost_curve")}
+        n_jobs = con.execute("SELECT count(DISTINCT job_id) FROM operator_job_metrics WHERE method = 'survival_history'"
+                             ).fetchone()[0]
+    for rows in curves.values():
+        assert [lam for lam, c, _ in rows if c] == [1.0] and len(rows) == 7
+        assert n_jobs > 0 and {n for _, _, n in rows} == {n_jobs}
+    expected = {"nurd", "nurd_nc", "gbtr", *OPERATOR_RULES, "survival_history"}
     assert paper == expected and set(operator) == expected
     assert operator["oracle"] == pytest.approx(1.0)
     assert (settings["threshold"], settings["horizon"], settings["intervention"]) == ("online", "end", "speculate")
@@ -260,6 +268,11 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     assert report.index("## The operator's view") < report.index("## Reproducing the paper's Table 3")
     assert "Operator's view on `synthetic`" in report.split("## ")[1]       # the first paragraph
     assert (out / "operator_pareto.png").stat().st_size > 1000
+    # the survival family beside every free rule, with its sentence (issue 27)
+    verdict = pd.read_csv(out / "survival_verdict.csv")
+    assert set(verdict["rule"]) == set(OPERATOR_RULES) - {"oracle"} and set(verdict["method"]) == {"survival_history"}
+    assert "Survival family on `synthetic`" in report.split("## ")[1] and "of the oracle's headroom" in report
+    assert (out / "cost_curve.csv").exists()
 
 
 def test_the_common_clock_km_shortcut_equals_lifelines():

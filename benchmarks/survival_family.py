@@ -1,7 +1,9 @@
 """The survival family (issue 27) against the free rules on one warehouse, operator's protocol.
 
 Replays survival_job and survival_history (``--skip-eval``: use the rows already there) on each
-trace of the warehouse, then prints the operator's table rows of the family, the free rules and the
+trace of the warehouse, each method in its own evaluation, timed, beside the KM rule's evaluation
+timed in the same run (the ratio's baseline: a free rule that fits one Kaplan-Meier curve per
+checkpoint); then prints the operator's table rows of the family, the free rules and the
 oracle, the family's intervals against each free rule and its sentence (what the report shows), and
 the cost curve. The free rules and the oracle must have been evaluated under the operator's protocol
 (``baseline_eval`` partitions, README).
@@ -16,6 +18,7 @@ import argparse
 import time
 
 import duckdb
+import pandas as pd
 
 from stragglers.prediction.completion import speculation_jobs, speculation_table
 from stragglers.prediction.evaluation import evaluate
@@ -38,12 +41,19 @@ def main() -> None:
     s = EvaluationSettings(workers=a.workers, seed=a.seed, **OPERATOR)
     con = duckdb.connect(a.warehouse)
     methods = a.methods.split(",")
+    timing = []
     for trace in a.traces.split(","):
         if not a.skip_eval:
-            t = time.perf_counter()
-            out = evaluate(con, trace, methods, s, progress=lambda d, n: None)
-            print(f"{trace}: {', '.join(methods)} replayed in {time.perf_counter() - t:.1f} s "
-                  f"({out.n_jobs} jobs, features {out.feature_set})", flush=True)
+            for m in ["km_survival", *methods]:
+                t = time.perf_counter()
+                out = evaluate(con, trace, [m], s, progress=lambda d, n: None)
+                timing.append({"trace": trace, "method": m, "jobs": out.n_jobs, "features": out.feature_set,
+                               "seconds": time.perf_counter() - t})
+                print(timing[-1], flush=True)
+    if timing:
+        tm = pd.DataFrame(timing)
+        tm["ratio_to_km_rule"] = tm["seconds"] / tm.groupby("trace")["seconds"].transform("first")
+        print(tm.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     keep = [*methods, *FREE_RULES, ORACLE]
     jm = con.execute("SELECT * FROM operator_job_metrics WHERE method IN (SELECT unnest(?))", [keep]).df()
     pred = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions "

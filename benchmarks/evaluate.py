@@ -251,7 +251,7 @@ def authors_job(con, job_id: int, features: tuple[str, ...], seed: int = 42,
 def run_authors(db: str, job_ids: list[int]) -> dict:
     import duckdb
     from threadpoolctl import threadpool_limits
-    from stragglers.traces.formats import GOOGLE_FEATURES
+    from stragglers.trace_formats import GOOGLE_FEATURES
     con = duckdb.connect(db, read_only=True)
     out = {}
     t0, c0 = time.perf_counter(), cpu_now()

@@ -20,7 +20,7 @@ from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.metrics import table3
 from stragglers.prediction.simulate import replay_jobs, results_frames
 from stragglers.settings import EvaluationSettings
-from stragglers.traces.formats import EVENT_FEATURES
+from stragglers.trace_formats import EVENT_FEATURES
 
 CLOCK = ("elapsed", "since_schedule", "job_elapsed_rel")
 MOVING = CLOCK + ("machine_tasks", "machine_cpu_load", "machine_memory_load", "machine_bad_events",

@@ -9,8 +9,9 @@ import pytest
 from stragglers import SQL_DIR
 from stragglers.reports.comparison import PAPER_TRACE
 from stragglers.settings import SelectionSettings, SettingError
+from stragglers.trace_formats import FORMATS, TRACES, trace_format
 from stragglers.traces.download import default_trace_url
-from stragglers.traces.formats import FORMATS, TRACES, trace_format
+from stragglers.traces.fetch import FETCHERS
 
 
 def _final_select_columns(sql: str) -> list[str]:
@@ -55,6 +56,7 @@ def test_feature_mode_applies_or_is_rejected():
 
 def test_every_format_has_its_sql_and_locations():
     for name, fmt in FORMATS.items():
+        assert (fmt.layout, fmt.embedded) in FETCHERS, name
         if fmt.sql_variant:
             assert list(SQL_DIR.glob(f"*__{fmt.sql_variant}.sql")), name
         if fmt.staging_sql:

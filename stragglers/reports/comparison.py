@@ -50,7 +50,7 @@ from stragglers.reports import figures, operator, story, views
 from stragglers.reports.html import render_html
 from stragglers.reports.render import markdown_table
 from stragglers.reports.style import is_reference_rule, style_for
-from stragglers.traces.formats import FORMATS
+from stragglers.trace_formats import FORMATS
 
 
 # Registry names in table order: the reference rules, the baselines, NURD and its ablations.

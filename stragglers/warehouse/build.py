@@ -22,7 +22,7 @@ import duckdb
 
 from stragglers import SQL_DIR
 from stragglers.faults import failpoint
-from stragglers.settings import SelectionSettings
+from stragglers.settings import CHECKPOINT_GRIDS, SelectionSettings
 from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.warehouse import locate
 from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
@@ -572,7 +572,6 @@ def grid_coverage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -
     """For each checkpoint grid choice: how many jobs of ``job_checkpoints`` get a checkpoint
     between t0 and tau (>= 2 checkpoints: evaluable), and their checkpoints (mean, max). Computed
     from each job's t0 and tau with job_checkpoints.sql's rule: checkpoints = max(1, ceil((tau - t0) / step))."""
-    from stragglers.settings import CHECKPOINT_GRIDS
     grids = CHECKPOINT_GRIDS if settings.is_google_format else (None,)
     parts = []
     for grid in grids:

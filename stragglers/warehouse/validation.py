@@ -47,6 +47,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from stragglers.settings import default  # noqa: E402
+from stragglers.trace_formats import FORMATS, GOOGLE_FEATURES  # noqa: E402
 
 try:  # POSIX file lock for the shared docs_dir (several Dagster processes).
     import fcntl
@@ -555,8 +556,6 @@ def _fetch(df_or_con, table: str | None, trace: str | None, max_rows: int | None
 
 
 def _default_features(trace: str | None) -> list[str]:
-    from stragglers.traces.formats import FORMATS, GOOGLE_FEATURES
-
     return list(FORMATS[trace].columns if trace in FORMATS else GOOGLE_FEATURES)
 
 

@@ -41,6 +41,8 @@ import numpy as np
 # this checkout first (the shared venv has another checkout installed editable)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from results import publish  # noqa: E402  (a sibling: this directory is first on sys.path)
+
 REAL_JOBS = 8425
 REAL_TASKS = 1_100_000
 PARETO_XM = 100.0
@@ -450,12 +452,7 @@ def main(argv=None) -> int:
                          "authors_cpu_s": float((fa_cpu[0] * K + fa_cpu[1] * n * K).sum())}
     res["targets"] = {"speed": au["wall_s"] / e["wall_s"], "cpu_speed": au["cpu_s"] / e["cpu_s"]}
     res["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    (work / "evaluate_results.json").write_text(json.dumps({k: v for k, v in res.items()}, indent=1, default=str))
-    text = report(res)
-    print(text)
-    if a.out:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        a.out.write_text(text + "\n")
+    publish(res, report(res), raw=work / "evaluate_results.json", out=a.out)
     return 0
 
 

@@ -526,47 +526,47 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     figures_after: dict[str, list[str]] = {}
     captions = views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds)
     cs = None
+
+    def section(name: str, table: pd.DataFrame, view, *figures: tuple[str, object]) -> None:
+        """Section ``name`` of the report: its table, its Markdown view and the figures (name, PNG)
+        shown after it, in that order."""
+        tables[name] = table
+        md_views[name] = view
+        plots.update(figures)
+        figures_after[name] = [figure for figure, _ in figures]
+
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         if "f1_auc" in t3 and t3["f1_auc"].notna().any():
-            tables["earliness"] = t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
-                                                      "completion_unlimited", "completion_limited_avg"])
-            md_views["earliness"] = earliness_view(t3)
             heading, caption = EARLINESS_CAPTION
             captions["earliness"] = (heading, caption + " " + ranking_note(t3))
-            plots["accuracy_vs_earliness"] = plot_accuracy_vs_earliness(t3, d / "ae.png")
-            figures_after["earliness"] = ["accuracy_vs_earliness"]
+            section("earliness", t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
+                                                     "completion_unlimited", "completion_limited_avg"]),
+                    earliness_view(t3), ("accuracy_vs_earliness", plot_accuracy_vs_earliness(t3, d / "ae.png")))
         if f1_time_df is not None and len(f1_time_df):
             ft = f1_over_time_table(f1_time_df)
-            tables["f1_over_time"] = ft
-            md_views["f1_over_time"] = views.f1_over_time_view(ft)
-            plots["f1_over_time"] = plot_f1_over_time(ft, d / "f1_over_time.png")
-            figures_after["f1_over_time"] = ["f1_over_time"]
+            section("f1_over_time", ft, views.f1_over_time_view(ft),
+                    ("f1_over_time", plot_f1_over_time(ft, d / "f1_over_time.png")))
         if completion_df is not None and len(completion_df):
             cs = completion_summary(completion_df)
-            tables["completion_summary"] = cs
-            md_views["completion_summary"] = views.completion_summary_view(cs)
-            figures_after["completion_summary"] = []
-            if (completion_df["algorithm"] == "unlimited").any():
-                plots["completion_unlimited"] = plot_completion_unlimited(completion_df, d / "cu.png")
-                figures_after["completion_summary"].append("completion_unlimited")
-            tables["completion"] = completion_df
-            if (completion_df["algorithm"] == "limited").any():
-                md_views["completion"] = views.completion_view(completion_df)
-                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
-                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
-                figures_after["completion_summary"].append("completion_limited_avg")
-                figures_after["completion"] = ["completion_limited"]
+            limited = (completion_df["algorithm"] == "limited").any()
+            figures = [("completion_unlimited", plot_completion_unlimited(completion_df, d / "cu.png"))] \
+                if (completion_df["algorithm"] == "unlimited").any() else []
+            if limited:
+                figures.append(("completion_limited_avg", plot_completion_limited_avg(completion_df, d / "cla.png")))
+            section("completion_summary", cs, views.completion_summary_view(cs), *figures)
+            if limited:   # the per-machine-count table and figure exist only for the limited algorithm
+                section("completion", completion_df, views.completion_view(completion_df),
+                        ("completion_limited", plot_completion_limited(completion_df, d / "cl.png")))
+            else:
+                tables["completion"] = completion_df
         # optional tables of their own assets: shown with their plot when they were materialized
         for name, df, caption, plot, png in (
                 ("protocol_ablation", ablation_df, ABLATION_CAPTION, plot_ablation, "pa.png"),
                 ("nurd_sensitivity", sensitivity_df, SENSITIVITY_CAPTION, plot_sensitivity, "ns.png")):
             if df is not None and len(df):
-                tables[name] = df
-                md_views[name] = df.drop(columns=["settings"], errors="ignore")
                 captions[name] = caption
-                plots[name] = plot(df, d / png)
-                figures_after[name] = [name]
+                section(name, df, df.drop(columns=["settings"], errors="ignore"), (name, plot(df, d / png)))
         tables["paper_table3"] = PAPER_TABLE3
         md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
         head = story.headline(t3, early, cs)

@@ -151,30 +151,26 @@ def _in_range(col, lo, hi):
     return _gxe().ExpectColumnValuesToBeInSet(column=col, value_set=list(range(lo, hi + 1)))
 
 
-def suite_raw_job_events(params: dict, columns: list[str]) -> list[Frame]:
-    e = [
-        _rows_nonempty(),
-        _has_columns(RAW_JOB_EVENTS_COLUMNS),
-        *_is_int(["time"]),
-        *_not_null(["job_id", "time", "event_type"]),
-        _in_range("event_type", 0, 8),
-        _between("time", 0),
-        _in_range("scheduling_class", 0, 3),
-    ]
-    return [Frame(None, e, index_columns=["job_id", "time"])]
+def _raw_events_suite(expected_columns: list[str], keys: list[str], coded: tuple[str, int, int]):
+    """The suite of one raw event table: its columns, an integer time >= 0, the keys, time and
+    event type (0..8) present, and ``coded`` (column, lo, hi) in lo..hi; failing rows named by
+    the keys and time."""
+    def suite(params: dict, columns: list[str]) -> list[Frame]:
+        e = [
+            _rows_nonempty(),
+            _has_columns(expected_columns),
+            *_is_int(["time"]),
+            *_not_null([*keys, "time", "event_type"]),
+            _in_range("event_type", 0, 8),
+            _between("time", 0),
+            _in_range(*coded),
+        ]
+        return [Frame(None, e, index_columns=[*keys, "time"])]
+    return suite
 
 
-def suite_raw_task_events(params: dict, columns: list[str]) -> list[Frame]:
-    e = [
-        _rows_nonempty(),
-        _has_columns(RAW_TASK_EVENTS_COLUMNS),
-        *_is_int(["time"]),
-        *_not_null(["job_id", "task_index", "time", "event_type"]),
-        _in_range("event_type", 0, 8),
-        _between("time", 0),
-        _in_range("priority", 0, 11),
-    ]
-    return [Frame(None, e, index_columns=["job_id", "task_index", "time"])]
+suite_raw_job_events = _raw_events_suite(RAW_JOB_EVENTS_COLUMNS, ["job_id"], ("scheduling_class", 0, 3))
+suite_raw_task_events = _raw_events_suite(RAW_TASK_EVENTS_COLUMNS, ["job_id", "task_index"], ("priority", 0, 11))
 
 
 def suite_raw_task_usage(params: dict, columns: list[str]) -> list[Frame]:

@@ -54,6 +54,37 @@ ALIBABA_FEATURES = ("cpu_avg", "cpu_max", "mem_avg", "mem_max")
 GOOGLE_TABLES = ("job_events", "task_events", "task_usage")
 ALIBABA_TABLES = ("batch_instance",)
 
+#: What each typed staging view (sql/<view>.sql, whose comment gives the units) reads from the raw
+#: files: column -> DuckDB type, in the files' field order (sql/read_raw_csv.sql). Google: the
+#: clusterdata-2011-2 tables (the bucket's own schema.csv: stragglers/traces/synth/formats.py);
+#: Alibaba: batch_instance.csv of v2018, and of v2017 (its view maps it onto v2018's names).
+RAW_COLUMNS: dict[str, dict[str, str]] = {
+    "stg_job_events": dict(
+        time="BIGINT", missing_info="INTEGER", job_id="BIGINT", event_type="INTEGER", user_name="VARCHAR",
+        scheduling_class="INTEGER", job_name="VARCHAR", logical_job_name="VARCHAR"),
+    "stg_task_events": dict(
+        time="BIGINT", missing_info="INTEGER", job_id="BIGINT", task_index="BIGINT", machine_id="BIGINT",
+        event_type="INTEGER", user_name="VARCHAR", scheduling_class="INTEGER", priority="INTEGER",
+        cpu_request="DOUBLE", memory_request="DOUBLE", disk_request="DOUBLE", different_machine="INTEGER"),
+    "stg_task_usage": dict(
+        start_time="BIGINT", end_time="BIGINT", job_id="BIGINT", task_index="BIGINT", machine_id="BIGINT",
+        cpu_rate="DOUBLE", canonical_memory="DOUBLE", assigned_memory="DOUBLE", unmapped_page_cache="DOUBLE",
+        total_page_cache="DOUBLE", maximum_memory="DOUBLE", disk_io_time="DOUBLE", local_disk_space="DOUBLE",
+        maximum_cpu_rate="DOUBLE", maximum_disk_io_time="DOUBLE", cpi="DOUBLE", mai="DOUBLE",
+        sample_portion="DOUBLE", aggregation_type="INTEGER", sampled_cpu_usage="DOUBLE"),
+    "stg_machine_events": dict(
+        time="BIGINT", machine_id="BIGINT", event_type="INTEGER", platform_id="VARCHAR", cpus="DOUBLE",
+        memory="DOUBLE"),
+    "stg_batch_instance": dict(
+        instance_name="VARCHAR", task_name="VARCHAR", job_name="VARCHAR", task_type="VARCHAR", status="VARCHAR",
+        start_time="BIGINT", end_time="BIGINT", machine_id="VARCHAR", seq_no="BIGINT", total_seq_no="BIGINT",
+        cpu_avg="DOUBLE", cpu_max="DOUBLE", mem_avg="DOUBLE", mem_max="DOUBLE"),
+    "stg_batch_instance__2017": dict(
+        start_timestamp="BIGINT", end_timestamp="BIGINT", job_id="VARCHAR", task_id="VARCHAR",
+        machine_id="VARCHAR", status="VARCHAR", seq_no="BIGINT", total_seq_no="BIGINT", cpu_max="DOUBLE",
+        cpu_avg="DOUBLE", mem_max="DOUBLE", mem_avg="DOUBLE"),
+}
+
 
 @dataclass(frozen=True)
 class TraceFormat:

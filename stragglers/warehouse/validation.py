@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from stragglers.settings import default  # noqa: E402
-from stragglers.trace_formats import FORMATS, GOOGLE_FEATURES  # noqa: E402
+from stragglers.trace_formats import FORMATS, GOOGLE_FEATURES, RAW_COLUMNS  # noqa: E402
 
 try:  # POSIX file lock for the shared docs_dir (several Dagster processes).
     import fcntl
@@ -77,19 +77,12 @@ INT_DTYPES = [
     "uint64", "UInt64", "uint32", "UInt32", "uint16", "UInt16", "uint8", "UInt8",
 ]
 
-RAW_JOB_EVENTS_COLUMNS = [
-    "time", "missing_info", "job_id", "event_type", "user_name",
-    "scheduling_class", "job_name", "logical_job_name",
-]
-RAW_TASK_EVENTS_COLUMNS = [
-    "time", "missing_info", "job_id", "task_index", "machine_id", "event_type",
-    "user_name", "scheduling_class", "priority", "cpu_request", "memory_request",
-    "disk_request", "different_machine",
-]
+RAW_JOB_EVENTS_COLUMNS = list(RAW_COLUMNS["stg_job_events"])
+RAW_TASK_EVENTS_COLUMNS = list(RAW_COLUMNS["stg_task_events"])
 RAW_TASK_USAGE_KEYS = ["start_time", "end_time", "job_id", "task_index"]
 RAW_TASK_USAGE_COLUMNS = [*RAW_TASK_USAGE_KEYS, "machine_id", "cpu_rate"]
 # Google clusterdata-2011-2 resource-usage measurements, checked >= 0 when the
-# column is present (names of sql/stg_task_usage.sql plus the long schema names).
+# column is present (names of the stg_task_usage view plus the long schema names).
 RAW_TASK_USAGE_VALUES = [
     "cpu_rate", "canonical_memory", "assigned_memory", "unmapped_page_cache",
     "total_page_cache", "maximum_memory", "disk_io_time", "local_disk_space",

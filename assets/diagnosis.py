@@ -5,8 +5,6 @@ Thin glue: the domain code is Dagster-free; every table has a blocking GX check.
 
 import time
 
-from pathlib import Path
-
 import dagster as dg
 import pandas as pd
 from dagster_duckdb import DuckDBResource
@@ -19,7 +17,7 @@ from stragglers.warehouse import build as wh
 from stragglers.warehouse.validation import validate_table
 from assets.resources import NurdSettings
 
-from assets.common import AUTOMATION, md_image, md_table, prepare
+from assets.common import AUTOMATION, md_image_file, md_table, prepare
 from assets.prediction import nurd_eval
 from assets.warehouse import checkpoint_features, tasks
 
@@ -265,12 +263,8 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
         meta |= {"hound_validation": md_table(validation), "table6": md_table(n_causes),
                  "explanation_accuracy": md_table(acc)}
     for name, path in out["figures"].items():
-        meta[f"plot_{name}"] = _image(path)
+        meta[f"plot_{name}"] = md_image_file(path)
     return dg.MaterializeResult(metadata=meta)
-
-
-def _image(path) -> dg.MetadataValue:
-    return md_image(path, Path(path).stem)
 
 
 def _check(asset, table: str, description: str, applies=lambda s: s.is_google_format):

@@ -10,16 +10,10 @@ from dagster_duckdb import DuckDBResource
 import stragglers.failures.validation  # noqa: F401  (registers the failure suites)
 from stragglers.failures import build as fb
 from stragglers.reports.failures import write_cloning_report, write_prediction_report
-from assets.common import AUTOMATION, md_table, prepare
-from assets.nodes import image, task_attempts
+from assets.common import AUTOMATION, md_table, prepare, report_metadata
+from assets.nodes import task_attempts
 from assets.resources import NurdSettings
 from assets.warehouse import _check
-
-
-def _meta(result: dict) -> dict:
-    meta = {"report": dg.MetadataValue.path(str(result["report"]))}
-    meta |= {name: md_table(df, max_rows=60) for name, df in result["tables"].items()}
-    return meta | {f"plot_{name}": image(p) for name, p in result["figures"].items()}
 
 
 def _not_google(s) -> dg.MaterializeResult | None:
@@ -38,7 +32,7 @@ def _failure_step(nurd: NurdSettings, duckdb: DuckDBResource, compute) -> dg.Mat
     with duckdb.get_connection() as con:
         prepare(con, nurd)
         report, rows = compute(con, s.trace, fs, nurd.data_path / "reports" / "failures")
-    return dg.MaterializeResult(metadata=_meta(report) | {"dagster/row_count": rows,
+    return dg.MaterializeResult(metadata=report_metadata(report) | {"dagster/row_count": rows,
                                                           "seconds": round(time.perf_counter() - started, 1)})
 
 

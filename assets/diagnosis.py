@@ -12,6 +12,7 @@ from dagster_duckdb import DuckDBResource
 import stragglers.diagnosis.checks  # noqa: F401  (registers the Hound GX suites)
 from stragglers.diagnosis import run as hound
 from stragglers.diagnosis import truth as hound_truth
+from stragglers.reports.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse import build as wh
 from stragglers.warehouse.validation import validate_table
@@ -233,8 +234,6 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
                       "so that comparison_tables stays NURD's Table 3.")
 def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
-    from stragglers.reports.hound import build_hound_report
-
     s, hs = nurd.selection(), nurd.hound()
     if (why := _not_applicable(s)):
         return dg.MaterializeResult(metadata={"note": why})

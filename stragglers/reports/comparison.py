@@ -6,7 +6,7 @@ Plain pandas in, files out (no Dagster, no DuckDB here):
   TPR / FPR / FNR / F1 over jobs with 95% bootstrap intervals over jobs, the
   pooled (micro) figures when the confusion counts are there, and the best
   F1 per trace.
-- ``PAPER_TABLE3`` and ``compare_with_paper``: the paper's numbers
+- ``PAPER_TABLE3`` and ``compare_with_paper`` (from ``paper.py``): the paper's numbers
   (docs/PAPER_NUMBERS.md) beside ours, with the difference, for ``google_2011`` and the
   Alibaba traces.
 - ``f1_over_time_table`` / ``plot_f1_over_time``: Figures 2-3.
@@ -48,71 +48,18 @@ from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, method_so
 from stragglers.prediction.metrics import sort_by_method as _sort
 from stragglers.reports import figures, operator, story, views
 from stragglers.reports.html import render_html
+from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TABLE3, PAPER_TRACE, compare_with_paper  # noqa: F401
 from stragglers.reports.render import markdown_table
-from stragglers.reports.style import is_reference_rule, style_for
+from stragglers.reports.style import display_name, is_reference_rule, style_for
 from stragglers.trace_formats import FORMATS
 
 
 # Registry names in table order: the reference rules, the baselines, NURD and its ablations.
 METHOD_ORDER = tuple(VARIANTS)
 
-# Which column of the paper's Table 3 a trace is compared with.
-PAPER_TRACE = {name: f.paper_column for name, f in FORMATS.items() if f.paper_column}
-
-
-def _paper_table3() -> pd.DataFrame:
-    """The paper's Table 3 (docs/PAPER_NUMBERS.md: "TPR/FPR/FNR/F1"), from each method class."""
-    rows = [(v.name, paper_trace, *(float(x) for x in cell.split("/")))
-            for v in VARIANTS.values() for paper_trace, cell in v.paper_table3.items()]
-    return pd.DataFrame(rows, columns=["method", "paper_trace", *METRICS])
-
-
-#: The paper's Table 3 (means over jobs), long form: method, paper_trace
-#: ('google' | 'alibaba'), tpr, fpr, fnr, f1.
-PAPER_TABLE3: pd.DataFrame = _paper_table3()
-
-#: The paper's completion-time headline figures (Section 7.3), fractions.
-PAPER_COMPLETION = pd.DataFrame(
-    [
-        ("google", "unlimited", 0.258, 0.038),
-        ("alibaba", "unlimited", 0.186, 0.035),
-        ("google", "limited_avg", 0.531, 0.047),
-        ("alibaba", "limited_avg", 0.466, 0.088),
-    ],
-    columns=["paper_trace", "algorithm", "nurd_reduction", "nurd_margin_over_best_baseline"],
-)
-
-
-def display_name(method: str) -> str:
-    v = VARIANTS.get(method)
-    return v.display_name if v else method
-
-
-def band(method: str) -> str:
-    """"reference", "baseline" or "nurd" (the method class's band)."""
-    v = VARIANTS.get(method)
-    return v.band if v else "baseline"
-
-
 # ---------------------------------------------------------------------------
 # Table 3
 # ---------------------------------------------------------------------------
-
-def compare_with_paper(t3: pd.DataFrame) -> pd.DataFrame:
-    """Our Table 3 with the paper's numbers beside it.
-
-    Adds ``paper_trace`` ('google' for google_2011, 'alibaba' for the Alibaba
-    traces, NaN otherwise), ``paper_<m>`` and ``<m>_diff`` (ours - paper) for
-    m in tpr, fpr, fnr, f1. Rows of other traces keep NaN there.
-    """
-    out = t3.copy()
-    out["paper_trace"] = out["trace"].map(PAPER_TRACE)
-    paper = PAPER_TABLE3.rename(columns={m: f"paper_{m}" for m in METRICS})
-    out = out.merge(paper, on=["method", "paper_trace"], how="left")
-    for m in METRICS:
-        out[f"{m}_diff"] = out[m] - out[f"paper_{m}"]
-    return _sort(out, ["trace", "method"])
-
 
 def table3_markdown_frame(t3: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     """A compact view for the report: 'mean [lo, hi]' per metric, paper beside."""

@@ -20,20 +20,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.methods import FREE_RULES, VARIANTS
+from stragglers.prediction.methods import FREE_RULES
 from stragglers.reports import figures
-from stragglers.reports.style import style_for
+from stragglers.reports.style import band, display_name, style_for
 from stragglers.reports.views import jct_sentence, jct_words
 
 COLUMNS = ["trace", "method", "band", "n_jobs", "jct_reduction", "jct_reduction_limited_avg", "jct_change_p90",
            "extra_machine_share", "copies_per_job", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead", "pareto",
            "beats_free_rules"]
 ORACLE = "oracle"
-
-
-def _display(method: str) -> str:
-    v = VARIANTS.get(method)
-    return v.display_name if v else method
 
 
 def _dominated(x: float, y: float, xs: np.ndarray, ys: np.ndarray) -> bool:
@@ -51,8 +46,7 @@ def operator_table(t3: pd.DataFrame, speculation: pd.DataFrame) -> pd.DataFrame:
     out = (t3[["trace", "method", "n_jobs", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead"]]
            .merge(unl, on=["trace", "method"], how="left").merge(lim, on=["trace", "method"], how="left")
            .rename(columns={"reduction_mean": "jct_reduction", "n_copies_per_job": "copies_per_job"}))
-    out["band"] = out["method"].map(lambda m: "oracle" if m == ORACLE else VARIANTS[m].band if m in VARIANTS
-                                    else "baseline")
+    out["band"] = out["method"].map(lambda m: "oracle" if m == ORACLE else band(m))
     out["pareto"] = False
     out["beats_free_rules"] = pd.array([pd.NA] * len(out), dtype="boolean")
     for trace, g in out.groupby("trace"):
@@ -82,7 +76,7 @@ def operator_view(table: pd.DataFrame) -> pd.DataFrame:
 
     rows = []
     for r in table.itertuples(index=False):
-        name = _display(r.method) + (" (free rule)" if r.method in FREE_RULES else "")
+        name = display_name(r.method) + (" (free rule)" if r.method in FREE_RULES else "")
         rows.append({"trace": r.trace, "method": name, "jobs": r.n_jobs,
                      "jobs' completion time, unlimited machines": jct_words(r.jct_reduction),
                      "jobs' completion time, limited (avg)": jct_words(r.jct_reduction_limited_avg),
@@ -113,7 +107,7 @@ def plot_pareto(table: pd.DataFrame, path) -> Path:
                 ax.scatter(x, y, marker="s", s=50, facecolor="none", edgecolor=st.color, linewidth=1.5, zorder=3)
             else:
                 ax.scatter(x, y, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
-            ax.annotate(_display(r.method), (x, y), fontsize=7, xytext=(3, 2), textcoords="offset points")
+            ax.annotate(display_name(r.method), (x, y), fontsize=7, xytext=(3, 2), textcoords="offset points")
         front = g[g["pareto"]].sort_values("extra_machine_share")
         if len(front):
             ax.step(front["extra_machine_share"] * 100, front["jct_reduction"] * 100, where="post",
@@ -146,7 +140,7 @@ def operator_paragraph(table: pd.DataFrame) -> str:
         rules = g[g["method"].isin(FREE_RULES)]
         if len(rules):
             b = rules.loc[rules["jct_reduction"].idxmax()]
-            s.append(f"The best free rule, {_display(b.method)}, {jct_sentence(b.jct_reduction)} for "
+            s.append(f"The best free rule, {display_name(b.method)}, {jct_sentence(b.jct_reduction)} for "
                      f"{b.extra_machine_share * 100:.1f}% extra machine time (F1 {b.f1:.2f}).")
         models = g[g["beats_free_rules"].notna()]
         winners = models[models["beats_free_rules"].astype(bool)].sort_values("jct_reduction", ascending=False)
@@ -155,7 +149,7 @@ def operator_paragraph(table: pd.DataFrame) -> str:
         elif len(winners):
             s.append("Above the free rules' Pareto front (it shortens jobs more than any free rule for no more "
                      "extra machine time): " + "; ".join(
-                         f"{_display(r.method)} ({jct_words(r.jct_reduction)} for {r.extra_machine_share * 100:.1f}%)"
+                         f"{display_name(r.method)} ({jct_words(r.jct_reduction)} for {r.extra_machine_share * 100:.1f}%)"
                          for r in winners.itertuples(index=False)) + ".")
         else:
             s.append(f"None of the {len(models)} models evaluated beats the free rules on both axes: for each, "
@@ -179,7 +173,7 @@ def operator_headline_text(table: pd.DataFrame) -> list[str]:
         for r in keep.itertuples(index=False):
             def pct(v):
                 return "-" if pd.isna(v) else f"{v * 100:.1f}%"
-            lines.append(f"    {_display(r.method)[:25]:<26}{jct_words(r.jct_reduction) or '-':>16}"
+            lines.append(f"    {display_name(r.method)[:25]:<26}{jct_words(r.jct_reduction) or '-':>16}"
                          f"{pct(r.extra_machine_share):>9}{jct_words(-r.jct_change_p90) or '-':>16}"
                          f"{'-' if pd.isna(r.f1) else f'{r.f1:.2f}':>6}")
     return lines

@@ -99,7 +99,8 @@ def run_engine(db: str, job_ids: list[int] | None, workers: int) -> dict:
     from stragglers.prediction.evaluation import load_jobs
     from stragglers.prediction.methods.nurd import NurdFamily
     from stragglers.settings import EvaluationSettings
-    from stragglers.prediction.simulate import replay_jobs, results_frames
+    from stragglers.prediction.engine import replay_jobs
+    from stragglers.prediction.simulate import results_frames
     con = duckdb.connect(db, read_only=True)
     t0, c0 = time.perf_counter(), cpu_now()
     jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=workers))
@@ -152,7 +153,8 @@ def solver_check(db: str, job_ids: list[int]) -> dict:
     import duckdb
     from stragglers.prediction.evaluation import load_jobs
     from stragglers.prediction.methods import nurd
-    from stragglers.prediction.simulate import replay_jobs, results_frames
+    from stragglers.prediction.engine import replay_jobs
+    from stragglers.prediction.simulate import results_frames
     from stragglers.settings import EvaluationSettings
     con = duckdb.connect(db, read_only=True)
     jobs = [j for j in load_jobs(con, "synthetic", EvaluationSettings(workers=1))[0] if j.job_id in set(job_ids)]

@@ -48,14 +48,14 @@ from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, method_so
 from stragglers.prediction.metrics import sort_by_method as _sort
 from stragglers.reports import figures, operator, story, views
 from stragglers.reports.html import render_html
-from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TABLE3, PAPER_TRACE, compare_with_paper  # noqa: F401
+from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TABLE3, PAPER_TRACE, compare_with_paper
 from stragglers.reports.render import markdown_table
 from stragglers.reports.style import display_name, is_reference_rule, style_for
-from stragglers.trace_formats import FORMATS
 
 
 # Registry names in table order: the reference rules, the baselines, NURD and its ablations.
 METHOD_ORDER = tuple(VARIANTS)
+
 
 # ---------------------------------------------------------------------------
 # Table 3

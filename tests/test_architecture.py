@@ -91,9 +91,24 @@ def violations(root: Path) -> list[str]:
     return found
 
 
+def late_imports(root: Path) -> list[str]:
+    """Every import of the package inside a function in package ``root``: a circle dodged by a late
+    import is still a circle, within a layer too (late imports of other libraries are not counted)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        functions = [n for n in ast.walk(ast.parse(path.read_text(), str(path)))
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        late = {n.lineno for f in functions for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+        found += [f"{path.relative_to(root.parent)}:{line}: imports {target} inside a function"
+                  for target, line in imports(path, root) if line in late]
+    return found
+
+
 def test_the_domain_package_imports_run_one_way():
-    # no import runs up the order and no layers form a cycle (issue 24 left no exception)
+    # no import runs up the order and no layers form a cycle (issue 24 left no exception) ...
     assert violations(REPO / "stragglers") == []
+    # ... and none hides in a function
+    assert late_imports(REPO / "stragglers") == []
 
 
 def test_every_layer_is_in_the_order():
@@ -121,3 +136,13 @@ def test_an_upward_import_is_caught(tmp_path, where, line):
     assert len(found) == 1 and found[0].startswith(f"stragglers/{where}:"), found
     target.write_text("")
     assert violations(root) == []
+
+
+def test_a_late_import_within_a_layer_is_caught(tmp_path):
+    root = tmp_path / "stragglers"
+    (root / "reports").mkdir(parents=True)
+    for name in ("__init__.py", "reports/__init__.py", "reports/story.py"):
+        (root / name).write_text("")
+    (root / "reports" / "views.py").write_text("def f():\n    from stragglers.reports import story\n")
+    assert violations(root) == []   # allowed by the order ...
+    assert [v.split(":")[0] for v in late_imports(root)] == ["stragglers/reports/views.py"]   # ... not late

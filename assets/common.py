@@ -2,6 +2,7 @@
 
 
 import os
+from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -33,6 +34,19 @@ def md_table(df: pd.DataFrame, floatfmt: str = ".3f", max_rows: int = 50) -> dg.
 def md_image(image, alt: str) -> dg.MetadataValue:
     """A PNG (matplotlib Figure or file) embedded in Markdown metadata."""
     return dg.MetadataValue.md(markdown_image(image, alt))
+
+
+def md_image_file(path) -> dg.MetadataValue:
+    """A PNG file embedded in Markdown metadata, its name as the alt text."""
+    return md_image(path, Path(path).stem)
+
+
+def report_metadata(result: dict, tables_left_out: tuple[str, ...] = ()) -> dict:
+    """A system's written report (``{"report": path, "tables": {name: frame}, "figures": {name: png}}``)
+    as metadata: the path, every table but ``tables_left_out``, every figure (``plot_<name>``)."""
+    meta = {"report": dg.MetadataValue.path(str(result["report"]))}
+    meta |= {name: md_table(df, max_rows=60) for name, df in result["tables"].items() if name not in tables_left_out}
+    return meta | {f"plot_{name}": md_image_file(p) for name, p in result["figures"].items()}
 
 
 def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:

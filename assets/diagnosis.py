@@ -5,8 +5,6 @@ Thin glue: the domain code is Dagster-free; every table has a blocking GX check.
 
 import time
 
-from pathlib import Path
-
 import dagster as dg
 import pandas as pd
 from dagster_duckdb import DuckDBResource
@@ -14,12 +12,13 @@ from dagster_duckdb import DuckDBResource
 import stragglers.diagnosis.checks  # noqa: F401  (registers the Hound GX suites)
 from stragglers.diagnosis import run as hound
 from stragglers.diagnosis import truth as hound_truth
+from stragglers.reports.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse import build as wh
 from stragglers.warehouse.validation import validate_table
 from assets.resources import NurdSettings
 
-from assets.common import AUTOMATION, md_image, md_table, prepare
+from assets.common import AUTOMATION, md_image_file, md_table, prepare
 from assets.prediction import nurd_eval
 from assets.warehouse import checkpoint_features, tasks
 
@@ -235,8 +234,6 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
                       "so that comparison_tables stays NURD's Table 3.")
 def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
-    from stragglers.reports.hound import build_hound_report
-
     s, hs = nurd.selection(), nurd.hound()
     if (why := _not_applicable(s)):
         return dg.MaterializeResult(metadata={"note": why})
@@ -265,12 +262,8 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
         meta |= {"hound_validation": md_table(validation), "table6": md_table(n_causes),
                  "explanation_accuracy": md_table(acc)}
     for name, path in out["figures"].items():
-        meta[f"plot_{name}"] = _image(path)
+        meta[f"plot_{name}"] = md_image_file(path)
     return dg.MaterializeResult(metadata=meta)
-
-
-def _image(path) -> dg.MetadataValue:
-    return md_image(path, Path(path).stem)
 
 
 def _check(asset, table: str, description: str, applies=lambda s: s.is_google_format):

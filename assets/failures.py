@@ -3,43 +3,25 @@ over ALL jobs of the trace: SQL inputs, random forests, the Algorithm 1 replay; 
 checks on every table; reports under $NURD_DATA_DIR/reports/failures/."""
 
 import time
+from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 import stragglers.failures.validation  # noqa: F401  (registers the failure suites)
 from stragglers.failures import build as fb
+from stragglers.failures.settings import FailureSettings
 from stragglers.reports.failures import write_cloning_report, write_prediction_report
-from assets.common import AUTOMATION, md_table, prepare
-from assets.nodes import image, task_attempts
+from assets.common import AUTOMATION, md_table, prepare, report_metadata
+from assets.nodes import task_attempts
 from assets.resources import NurdSettings
 from assets.warehouse import _check
-
-
-def _meta(result: dict) -> dict:
-    meta = {"report": dg.MetadataValue.path(str(result["report"]))}
-    meta |= {name: md_table(df, max_rows=60) for name, df in result["tables"].items()}
-    return meta | {f"plot_{name}": image(p) for name, p in result["figures"].items()}
 
 
 def _not_google(s) -> dg.MaterializeResult | None:
     if s.is_google_format:
         return None
     return dg.MaterializeResult(metadata={"note": f"{s.trace} has no per-attempt events: not applicable"})
-
-
-def _failure_step(nurd: NurdSettings, duckdb: DuckDBResource, compute) -> dg.MaterializeResult:
-    """Run ``compute(con, trace, failure settings, report dir) -> (report, rows)`` on a trace with
-    per-attempt events, timed; other traces get a not-applicable note."""
-    s, fs = nurd.selection(), nurd.failures()
-    if (skip := _not_google(s)) is not None:
-        return skip
-    started = time.perf_counter()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        report, rows = compute(con, s.trace, fs, nurd.data_path / "reports" / "failures")
-    return dg.MaterializeResult(metadata=_meta(report) | {"dagster/row_count": rows,
-                                                          "seconds": round(time.perf_counter() - started, 1)})
 
 
 @dg.asset(deps=[task_attempts], group_name="failures", kinds={"duckdb"}, automation_condition=AUTOMATION,
@@ -61,32 +43,51 @@ def failure_inputs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materialize
                                 | {"job_outcomes": md_table(outcomes), "usage_available": counts["early_usage"] > 0})
 
 
-@dg.asset(deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
-          description="Random forests (50 trees, 70/30 split by job) for job kill, job failure, final task "
-                      "failure and task-attempt failure in the paper's four scenarios; precision and recall "
-                      "over thresholds 0.1-0.9 and training sampling ratios (Figs. 7, 8, 10), importances. "
-                      "Tables failure_predictions, failure_importances; report reports/failures/.")
-def failure_prediction(context: dg.AssetExecutionContext, nurd: NurdSettings,
-                       duckdb: DuckDBResource) -> dg.MaterializeResult:
-    def compute(con, trace, fs, out):
-        result = fb.run_prediction(con, trace, fs, log=context.log.info)
-        return write_prediction_report(out, trace, result, fs.as_dict()), len(result["curves"])
-    return _failure_step(nurd, duckdb, compute)
+def _failure_step(name: str, description: str, compute) -> dg.AssetsDefinition:
+    """A step of failure prediction after failure_inputs, as an asset: ``compute(con, trace, failure
+    settings, report dir, log) -> (report, rows)`` on a trace with per-attempt events, timed; other
+    traces get a not-applicable note."""
+    @dg.asset(name=name, deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"},
+              automation_condition=AUTOMATION, description=description)
+    def step(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+        s, fs = nurd.selection(), nurd.failures()
+        if (skip := _not_google(s)) is not None:
+            return skip
+        started = time.perf_counter()
+        with duckdb.get_connection() as con:
+            prepare(con, nurd)
+            report, rows = compute(con, s.trace, fs, nurd.data_path / "reports" / "failures", context.log.info)
+        return dg.MaterializeResult(metadata=report_metadata(report) | {
+            "dagster/row_count": rows, "seconds": round(time.perf_counter() - started, 1)})
+
+    return step
 
 
-@dg.asset(deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
-          description="Proactive cloning (Algorithm 1, R retries, C clones): tasks replayed as in the trace "
-                      "except that clones start when failure is first predicted; CDF of completion time "
-                      "relative to the trace (Fig. 11) and the overhead table (Table V). Tables cloning_tasks, "
-                      "cloning_overhead; report reports/failures/.")
-def proactive_cloning(context: dg.AssetExecutionContext, nurd: NurdSettings,
-                      duckdb: DuckDBResource) -> dg.MaterializeResult:
-    def compute(con, trace, fs, out):
-        result = fb.run_cloning(con, trace, fs, log=context.log.info)
-        curves = con.execute("SELECT * FROM failure_predictions WHERE trace = ?", [trace]).df() \
-            if fb.table_exists(con, "failure_predictions") else None
-        return write_cloning_report(out, trace, result, fs.as_dict(), curves), len(result["tasks"])
-    return _failure_step(nurd, duckdb, compute)
+def _predict(con, trace: str, fs: FailureSettings, out: Path, log) -> tuple[dict, int]:
+    result = fb.run_prediction(con, trace, fs, log=log)
+    return write_prediction_report(out, trace, result, fs.as_dict()), len(result["curves"])
+
+
+def _clone(con, trace: str, fs: FailureSettings, out: Path, log) -> tuple[dict, int]:
+    result = fb.run_cloning(con, trace, fs, log=log)
+    curves = con.execute("SELECT * FROM failure_predictions WHERE trace = ?", [trace]).df() \
+        if fb.table_exists(con, "failure_predictions") else None
+    return write_cloning_report(out, trace, result, fs.as_dict(), curves), len(result["tasks"])
+
+
+failure_prediction = _failure_step(
+    "failure_prediction",
+    "Random forests (50 trees, 70/30 split by job) for job kill, job failure, final task failure and "
+    "task-attempt failure in the paper's four scenarios; precision and recall over thresholds 0.1-0.9 and "
+    "training sampling ratios (Figs. 7, 8, 10), importances. Tables failure_predictions, failure_importances; "
+    "report reports/failures/.",
+    _predict)
+proactive_cloning = _failure_step(
+    "proactive_cloning",
+    "Proactive cloning (Algorithm 1, R retries, C clones): tasks replayed as in the trace except that clones "
+    "start when failure is first predicted; CDF of completion time relative to the trace (Fig. 11) and the "
+    "overhead table (Table V). Tables cloning_tasks, cloning_overhead; report reports/failures/.",
+    _clone)
 
 
 checks = [

@@ -4,7 +4,6 @@ GX check on every table and the report under $NURD_DATA_DIR/reports/nodes/."""
 
 
 import time
-from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
@@ -14,7 +13,7 @@ from stragglers.nodes import build as nb
 from stragglers.nodes.truth import planted_machines
 from stragglers.reports.files import md, write_text
 from stragglers.reports.nodes import truth_checks, write_node_report
-from assets.common import AUTOMATION, md_image, md_table, prepare
+from assets.common import AUTOMATION, md_table, prepare, report_metadata
 from assets.resources import NurdSettings
 from assets.prediction import baseline_eval, nurd_eval
 from assets.warehouse import _check, jobs, staged_trace
@@ -22,17 +21,6 @@ from stragglers.prediction.completion import completion_table
 from stragglers.warehouse.build import table_exists
 
 RELAUNCH_SEEDS = range(10)    # as comparison_tables
-
-
-def image(path) -> dg.MetadataValue:
-    return md_image(path, Path(path).stem)
-
-
-def report_metadata(result: dict) -> dict:
-    meta = {"report": dg.MetadataValue.path(str(result["report"]))}
-    meta |= {name: md_table(df, max_rows=60) for name, df in result["tables"].items() if name != "trend"}
-    meta |= {f"plot_{name}": image(p) for name, p in result["figures"].items()}
-    return meta
 
 
 @dg.asset(deps=[staged_trace], group_name="nodes", kinds={"duckdb"}, automation_condition=AUTOMATION,
@@ -78,7 +66,7 @@ def node_ranking(context: dg.AssetExecutionContext, nurd: NurdSettings,
         checks = truth_checks(ind, planted_machines(seed=nurd.synthetic_seed))
     result = write_node_report(nurd.data_path / "reports" / "nodes", s.trace, ind, fits, durations, machines,
                                checks, ns.as_dict())
-    meta = {f"rows_{k}": v for k, v in counts.items()} | report_metadata(result)
+    meta = {f"rows_{k}": v for k, v in counts.items()} | report_metadata(result, tables_left_out=("trend",))
     return dg.MaterializeResult(metadata=meta | {"seconds": round(time.perf_counter() - started, 1),
                                                  "settings": str(ns.as_dict())})
 

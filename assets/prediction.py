@@ -12,10 +12,10 @@ from stragglers.prediction.engine import ProgressLog, peak_rss_mb
 from stragglers.prediction.evaluation import (
     EvaluationOutcome, evaluate, method_factory, replace_table, resolve_feature_set, result_rows,
 )
+from stragglers.prediction.ablation import nurd_sensitivity as run_sensitivity
+from stragglers.prediction.ablation import protocol_ablation as run_ablation
 from stragglers.prediction.protocol import both_views, is_operator
-from stragglers.prediction.protocol import nurd_sensitivity as run_sensitivity
 from stragglers.settings import EvaluationSettings
-from stragglers.prediction.protocol import protocol_ablation as run_ablation
 from stragglers.prediction.methods import BASELINES
 from stragglers.warehouse import build as wh
 from stragglers.prediction.methods import REFERENCE_RULES

@@ -9,7 +9,7 @@ from stragglers.prediction.evaluation import replace_table
 from stragglers.reports.comparison import build_report
 from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
-from stragglers.traces.formats import FORMATS
+from stragglers.trace_formats import FORMATS
 from stragglers.warehouse.build import digest, record_settings, recorded_inputs, table_exists, transaction
 from assets.resources import NurdSettings
 

@@ -30,6 +30,7 @@ from stragglers.nodes.settings import NodeSettings
 from stragglers.prediction.protocol import typed_settings
 from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, Settings
 from stragglers.warehouse.build import storage_error
+from stragglers.warehouse.writer import writer_lock
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 
 RUN_SETTINGS = [f for f in fields(Settings) if f.metadata["run"]]
@@ -152,8 +153,6 @@ class WarehouseResource(DuckDBResource):
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext):
-        from stragglers.warehouse.writer import writer_lock
-
         self.nurd.settings()    # every setting checked before any work (raises SettingError naming it)
         run_id = context.run_id or "(no run id)"
         selection = ""

@@ -3,11 +3,16 @@ each followed by a blocking Great Expectations check."""
 
 
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import dagster as dg
+import duckdb
 from dagster_duckdb import DuckDBResource
 
+from stragglers.settings import SelectionSettings
 from stragglers.warehouse import build as wh
 from stragglers.warehouse import locate
 from stragglers.warehouse import validation as validation_module
@@ -43,7 +48,7 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
                 counts = {f"rows_{v}": wh.count_rows(con, v) for v in views}
             with wh.transaction(con):
                 wh.record_settings(con, "staged_trace:rows", s.trace, counts, inputs)
-        quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
+        quarantined = _rows(con, locate.QUARANTINE, s.trace)
         parts_note = wh.parts_note(con, s.trace)
     meta = counts | {"trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined,
                      "tables_absent": ", ".join(absent) or "none"}
@@ -57,16 +62,32 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
     return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(inputs))
 
 
-def _build_step(context, con, step: str, s, build) -> tuple[bool, str]:
-    """Run ``build`` unless every table of ``step`` was built from the same raw files, settings
-    and SQL (then the rows would be identical); returns (rebuilt, data version)."""
-    tables = wh.step_tables(step, s)
-    rebuilt = not wh.is_current(con, tables, s)
-    if rebuilt:
-        build()
-    else:
-        context.log.info(f"{step}: up to date (same raw files, settings and SQL as its last build): not rebuilt")
-    return rebuilt, wh.digest([wh.recorded_inputs(con, t, s.trace) for t in tables])
+@dataclass(frozen=True)
+class BuiltStep:
+    con: duckdb.DuckDBPyConnection   # open until the step's ``with`` block ends
+    selection: SelectionSettings
+    rebuilt: bool
+    version: str                      # the data version: the digests of the step's tables' inputs
+
+
+@contextmanager
+def _built(context, nurd: NurdSettings, duckdb: DuckDBResource, step: str, build) -> Iterator[BuiltStep]:
+    """The warehouse after SQL step ``step``: ``build(con, selection)`` ran unless every table of the
+    step was built from the same raw files, settings and SQL (then the rows would be identical)."""
+    s = nurd.selection()
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        tables = wh.step_tables(step, s)
+        rebuilt = not wh.is_current(con, tables, s)
+        if rebuilt:
+            build(con, s)
+        else:
+            context.log.info(f"{step}: up to date (same raw files, settings and SQL as its last build): not rebuilt")
+        yield BuiltStep(con, s, rebuilt, wh.digest([wh.recorded_inputs(con, t, s.trace) for t in tables]))
+
+
+def _rows(con, table: str, trace: str) -> int:
+    return con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
 
 
 def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_params=None, max_rows=None,
@@ -120,15 +141,12 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_p
           description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
                       "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
 def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    s = nurd.selection()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        rebuilt, version = _build_step(context, con, "jobs", s, lambda: wh.build_jobs(con, s))
-        n = con.execute("SELECT count(*) FROM jobs WHERE trace = ?", [s.trace]).fetchone()[0]
-        quarantined = con.execute(f"SELECT count(*) FROM {locate.QUARANTINE} WHERE trace = ?", [s.trace]).fetchone()[0]
-        meta = {"dagster/row_count": n, "preview": preview(con, "jobs", s.trace), "quarantined_rows": quarantined}
+    with _built(context, nurd, duckdb, "jobs", wh.build_jobs) as step:
+        con, s = step.con, step.selection
+        meta = {"dagster/row_count": _rows(con, "jobs", s.trace), "preview": preview(con, "jobs", s.trace),
+                "quarantined_rows": _rows(con, locate.QUARANTINE, s.trace)}
     return dg.MaterializeResult(metadata=meta | {"production_rule": s.production_rule, "min_tasks": s.min_tasks,
-                                                 "rebuilt": rebuilt}, data_version=dg.DataVersion(version))
+                                                 "rebuilt": step.rebuilt}, data_version=dg.DataVersion(step.version))
 
 
 @dg.asset(deps=[jobs], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
@@ -136,31 +154,25 @@ def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
                       "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
                       "Excluded tasks are counted by reason in task_outcomes.")
 def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    s = nurd.selection()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        rebuilt, version = _build_step(context, con, "tasks", s, lambda: wh.build_tasks(con, s))
-        n = con.execute("SELECT count(*) FROM tasks WHERE trace = ?", [s.trace]).fetchone()[0]
+    with _built(context, nurd, duckdb, "tasks", wh.build_tasks) as step:
+        con, s = step.con, step.selection
         outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
                                "GROUP BY outcome ORDER BY tasks DESC", [s.trace]).df()
-        meta = {"dagster/row_count": n, "outcomes": md_table(outcomes), "preview": preview(con, "tasks", s.trace)}
-    return dg.MaterializeResult(metadata=meta | {"quantile": s.quantile, "rebuilt": rebuilt},
-                                data_version=dg.DataVersion(version))
+        meta = {"dagster/row_count": _rows(con, "tasks", s.trace), "outcomes": md_table(outcomes),
+                "preview": preview(con, "tasks", s.trace)}
+    return dg.MaterializeResult(metadata=meta | {"quantile": s.quantile, "rebuilt": step.rebuilt},
+                                data_version=dg.DataVersion(step.version))
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
           description="Jobs and tasks before and after every filter of the selection, by reason.")
 def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
-    s = nurd.selection()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        rebuilt, version = _build_step(context, con, "selection_funnel", s,
-                                       lambda: wh.build_funnel(con, s))
-        funnel = con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
-                             "ORDER BY step, reason", [s.trace]).df()
+    with _built(context, nurd, duckdb, "selection_funnel", wh.build_funnel) as step:
+        funnel = step.con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
+                                  "ORDER BY step, reason", [step.selection.trace]).df()
     return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel),
-                                          "rebuilt": rebuilt}, data_version=dg.DataVersion(version))
+                                          "rebuilt": step.rebuilt}, data_version=dg.DataVersion(step.version))
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
@@ -171,28 +183,24 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       "metadata says so: only the time-only rules use these rows then.")
 def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
                         duckdb: DuckDBResource) -> dg.MaterializeResult:
-    s = nurd.selection()
     started = time.perf_counter()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        rebuilt, version = _build_step(context, con, "checkpoint_features", s, lambda: wh.build_features(con, s))
-        counts = {"checkpoint_features": con.execute("SELECT count(*) FROM checkpoint_features WHERE trace = ?",
-                                                     [s.trace]).fetchone()[0]}
+    with _built(context, nurd, duckdb, "checkpoint_features", wh.build_features) as step:
+        con, s = step.con, step.selection
         no_usage = wh.usage_absent_reason(con, s.trace)
         per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
             max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
             GROUP BY job_id)""", [s.trace]).df()
         grids = wh.grid_coverage(con, s)
-        meta = {"dagster/row_count": counts["checkpoint_features"], "feature_mode": s.feature_mode,
+        meta = {"dagster/row_count": _rows(con, "checkpoint_features", s.trace), "feature_mode": s.feature_mode,
                 "checkpoint_grid": s.checkpoint_grid if s.is_google_format else "equal (Alibaba)",
                 "jobs_per_grid": md_table(grids),
                 "features": ", ".join(s.format.columns), "checkpoints": md_table(per_job),
                 "preview": preview(con, "checkpoint_features", s.trace, 5),
-                "seconds": round(time.perf_counter() - started, 2), "rebuilt": rebuilt}
+                "seconds": round(time.perf_counter() - started, 2), "rebuilt": step.rebuilt}
     if no_usage:
         context.log.warning(no_usage)
         meta["usage"] = dg.MetadataValue.md(no_usage)
-    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(step.version))
 
 
 def _suite_params(params, warehouse_params, nurd, con) -> dict | None:

@@ -41,6 +41,8 @@ import numpy as np
 # this checkout first (the shared venv has another checkout installed editable)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from results import publish  # noqa: E402  (a sibling: this directory is first on sys.path)
+
 REAL_JOBS = 8425
 REAL_TASKS = 1_100_000
 PARETO_XM = 100.0
@@ -97,7 +99,8 @@ def run_engine(db: str, job_ids: list[int] | None, workers: int) -> dict:
     from stragglers.prediction.evaluation import load_jobs
     from stragglers.prediction.methods.nurd import NurdFamily
     from stragglers.settings import EvaluationSettings
-    from stragglers.prediction.simulate import replay_jobs, results_frames
+    from stragglers.prediction.engine import replay_jobs
+    from stragglers.prediction.simulate import results_frames
     con = duckdb.connect(db, read_only=True)
     t0, c0 = time.perf_counter(), cpu_now()
     jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=workers))
@@ -150,7 +153,8 @@ def solver_check(db: str, job_ids: list[int]) -> dict:
     import duckdb
     from stragglers.prediction.evaluation import load_jobs
     from stragglers.prediction.methods import nurd
-    from stragglers.prediction.simulate import replay_jobs, results_frames
+    from stragglers.prediction.engine import replay_jobs
+    from stragglers.prediction.simulate import results_frames
     from stragglers.settings import EvaluationSettings
     con = duckdb.connect(db, read_only=True)
     jobs = [j for j in load_jobs(con, "synthetic", EvaluationSettings(workers=1))[0] if j.job_id in set(job_ids)]
@@ -251,7 +255,7 @@ def authors_job(con, job_id: int, features: tuple[str, ...], seed: int = 42,
 def run_authors(db: str, job_ids: list[int]) -> dict:
     import duckdb
     from threadpoolctl import threadpool_limits
-    from stragglers.traces.formats import GOOGLE_FEATURES
+    from stragglers.trace_formats import GOOGLE_FEATURES
     con = duckdb.connect(db, read_only=True)
     out = {}
     t0, c0 = time.perf_counter(), cpu_now()
@@ -450,12 +454,7 @@ def main(argv=None) -> int:
                          "authors_cpu_s": float((fa_cpu[0] * K + fa_cpu[1] * n * K).sum())}
     res["targets"] = {"speed": au["wall_s"] / e["wall_s"], "cpu_speed": au["cpu_s"] / e["cpu_s"]}
     res["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    (work / "evaluate_results.json").write_text(json.dumps({k: v for k, v in res.items()}, indent=1, default=str))
-    text = report(res)
-    print(text)
-    if a.out:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        a.out.write_text(text + "\n")
+    publish(res, report(res), raw=work / "evaluate_results.json", out=a.out)
     return 0
 
 

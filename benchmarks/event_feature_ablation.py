@@ -18,9 +18,10 @@ import duckdb
 
 from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.metrics import table3
-from stragglers.prediction.simulate import replay_jobs, results_frames
+from stragglers.prediction.engine import replay_jobs
+from stragglers.prediction.simulate import results_frames
 from stragglers.settings import EvaluationSettings
-from stragglers.traces.formats import CLOCK_FEATURES, EVENT_FEATURES
+from stragglers.trace_formats import CLOCK_FEATURES, EVENT_FEATURES
 
 CLOCK = CLOCK_FEATURES
 MOVING = CLOCK + ("machine_tasks", "machine_cpu_load", "machine_memory_load", "machine_bad_events",

@@ -19,7 +19,7 @@ import duckdb
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from stragglers.traces.formats import EVENT_FEATURES
+from stragglers.trace_formats import EVENT_FEATURES
 
 
 def auc_table(con: duckdb.DuckDBPyConnection, trace: str, n_boot: int, seed: int) -> list[dict]:

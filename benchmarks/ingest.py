@@ -48,6 +48,8 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from results import publish
+
 TABLES = ("job_events", "task_events", "task_usage")
 JOB_ID_STEP = 10 ** 10
 CACHE_VERSION = "1"
@@ -568,12 +570,7 @@ def main(argv=None) -> int:
     t["b_over_a_met"] = all(v >= 0.5 for v in t["b_over_a"].values())
     t["c_over_b_met"] = all(v >= 100 for v in t["c_over_b"].values())
     t["rss_flat"] = runs[-1]["pipeline"]["max_rss_mb"] < 1.5 * runs[0]["pipeline"]["max_rss_mb"]
-    (work / "ingest_results.json").write_text(json.dumps(res, indent=1, default=str))
-    text = report(res)
-    print(text)
-    if a.out:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        a.out.write_text(text + "\n")
+    publish(res, report(res), raw=work / "ingest_results.json", out=a.out)
     return 0
 
 

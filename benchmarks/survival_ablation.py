@@ -26,7 +26,7 @@ from stragglers.prediction.history import replay_with_history
 from stragglers.prediction.methods import SurvivalHistory
 from stragglers.prediction.protocol import OPERATOR, adapt_jobs
 from stragglers.settings import EvaluationSettings
-from stragglers.traces.formats import EVENT_FEATURES, GOOGLE_FEATURES
+from stragglers.trace_formats import EVENT_FEATURES, GOOGLE_FEATURES
 
 ABLATIONS = {
     "survival_history (all ingredients)": {},

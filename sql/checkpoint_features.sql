@@ -33,20 +33,11 @@ windows AS (
     WHERE w.trace = '${trace}' AND w.end_time <= s.first_schedule_us + s.latency_us
 ),
 cum_usage AS (
+    -- what each feature has seen by each window end, by usage_windows.sql's naming: running sums of
+    -- the duration-weighted sums (w_<f>) and covered durations (d_<f>), running max of the maxima (m_<f>)
     SELECT job_id, task_id, end_rel_us,
-        sum(w_mcu)   OVER w AS w_mcu,   sum(d_mcu) OVER w AS d_mcu,
-        max(m_maxcpu) OVER w AS m_maxcpu, sum(w_maxcpu) OVER w AS w_maxcpu,
-        sum(w_scpu)  OVER w AS w_scpu,  sum(d_scpu) OVER w AS d_scpu,
-        sum(w_cmu)   OVER w AS w_cmu,   sum(d_cmu) OVER w AS d_cmu,
-        sum(w_amu)   OVER w AS w_amu,   sum(d_amu) OVER w AS d_amu,
-        max(m_maxmu) OVER w AS m_maxmu, sum(w_maxmu) OVER w AS w_maxmu,
-        sum(w_upc)   OVER w AS w_upc,   sum(d_upc) OVER w AS d_upc,
-        sum(w_tpc)   OVER w AS w_tpc,   sum(d_tpc) OVER w AS d_tpc,
-        sum(w_mio)   OVER w AS w_mio,   sum(d_mio) OVER w AS d_mio,
-        max(m_maxio) OVER w AS m_maxio, sum(w_maxio) OVER w AS w_maxio,
-        sum(w_mdk)   OVER w AS w_mdk,   sum(d_mdk) OVER w AS d_mdk,
-        sum(w_cpi)   OVER w AS w_cpi,   sum(d_cpi) OVER w AS d_cpi,
-        sum(w_mai)   OVER w AS w_mai,   sum(d_mai) OVER w AS d_mai
+        sum(COLUMNS('^[wd]_')) OVER w,
+        max(COLUMNS('^m_')) OVER w
     FROM windows
     WINDOW w AS (PARTITION BY job_id, task_id ORDER BY end_rel_us
                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)

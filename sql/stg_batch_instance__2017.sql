@@ -19,12 +19,4 @@ SELECT
     mem_avg,
     mem_max,
     filename
-FROM read_csv('${csv_path}',
-    header = false, delim = ',', quote = '"', escape = '"', nullstr = '',
-    auto_detect = false, filename = true,
-    columns = {
-        'start_timestamp': 'BIGINT', 'end_timestamp': 'BIGINT', 'job_id': 'VARCHAR',
-        'task_id': 'VARCHAR', 'machine_id': 'VARCHAR', 'status': 'VARCHAR', 'seq_no': 'BIGINT',
-        'total_seq_no': 'BIGINT', 'cpu_max': 'DOUBLE', 'cpu_avg': 'DOUBLE',
-        'mem_max': 'DOUBLE', 'mem_avg': 'DOUBLE'
-    });
+FROM ${read};

@@ -24,10 +24,8 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from stragglers.traces.formats import FEATURE_SETS, FORMATS, TRACES, TraceFormat
+from stragglers.trace_formats import FEATURE_SETS, FORMATS, TRACES, TraceFormat
 
-GOOGLE_FORMAT = tuple(n for n, f in FORMATS.items() if f.is_google_layout)
-ALIBABA_FORMAT = tuple(n for n, f in FORMATS.items() if not f.is_google_layout)
 ON_BAD_ROWS = ("fail", "quarantine")
 EMPTY_PARTS = ("fail", "accept")
 CHECKPOINT_GRIDS = ("capped", "fixed", "equal")

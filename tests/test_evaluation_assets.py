@@ -14,7 +14,8 @@ from dagster_duckdb import DuckDBResource
 
 from assets import prediction, reports, traces, warehouse
 from assets.resources import NurdSettings
-from stragglers.prediction.protocol import AUTHORS, ours_value, protocol_ablation
+from stragglers.prediction.ablation import protocol_ablation
+from stragglers.prediction.protocol import AUTHORS, ours_value
 
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
          warehouse.checkpoint_features]

@@ -23,16 +23,23 @@ def ten_task_job() -> JobData:
                    tau=tau, feature_names=())
 
 
-def flags(result) -> np.ndarray:
-    return result.variants[0].flagged_at
+def replay(method):
+    """The ten-task job replayed with ``method``: the result and when each task was flagged."""
+    r = replay_job(ten_task_job(), method)
+    return r, r.variants[0].flagged_at
+
+
+def flagged(at: dict[int, float]) -> np.ndarray:
+    """Expected flag times of the ten tasks: ``at`` task -> time, NaN for the others."""
+    out = np.full(10, np.nan)
+    out[list(at)] = list(at.values())
+    return out
 
 
 def test_flag_all_flags_every_running_task_at_t1():
-    job = ten_task_job()
-    r = replay_job(job, FlagAll())
+    r, flags = replay(FlagAll())
     # at t1 = 30: tasks 0, 1, 2 have finished (y <= 30); 3..9 flagged at 30
-    expected = np.array([np.nan, np.nan, np.nan] + [30.0] * 7)
-    np.testing.assert_array_equal(flags(r), expected)
+    np.testing.assert_array_equal(flags, flagged({task: 30.0 for task in range(3, 10)}))
     s = r.variants[0].scores
     # scored 1..9: labels only task 9; predicted 3..9: tp 1, fp 6, fn 0, tn 2
     assert (s["tp"], s["fp"], s["fn"], s["tn"]) == (1, 6, 0, 2)
@@ -42,12 +49,9 @@ def test_flag_all_flags_every_running_task_at_t1():
 
 
 def test_wait_for_tau_flags_at_the_last_checkpoint_before_tau():
-    job = ten_task_job()
-    r = replay_job(job, WaitForTau())
+    r, flags = replay(WaitForTau())
     # last checkpoint < 91 is 90: only task 9 (100 s) still runs
-    expected = np.full(10, np.nan)
-    expected[9] = 90.0
-    np.testing.assert_array_equal(flags(r), expected)
+    np.testing.assert_array_equal(flags, flagged({9: 90.0}))
     s = r.variants[0].scores
     assert (s["tp"], s["fp"], s["fn"], s["tn"], s["f1"]) == (1, 0, 0, 8, 1.0)
     assert s["median_lead"] == pytest.approx(10 / 91)
@@ -57,25 +61,21 @@ def test_wait_for_tau_flags_at_the_last_checkpoint_before_tau():
 
 
 def test_spark_speculation_waits_for_the_quantile_then_compares_elapsed_time():
-    job = ten_task_job()
-    r = replay_job(job, SparkSpeculation())
+    _, flags = replay(SparkSpeculation())
     # 75% of 10 tasks = 7.5 finished needs 8 (y <= t): first at t = 90 (tasks 0..8).
     # median of finished 10..90 = 50; 1.5 x 50 = 75 < 90: task 9 flagged at 90.
-    expected = np.full(10, np.nan)
-    expected[9] = 90.0
-    np.testing.assert_array_equal(flags(r), expected)
+    np.testing.assert_array_equal(flags, flagged({9: 90.0}))
     # quantile 0.5: at t = 50 tasks 0..4 finished (5 >= 5), median 30, 1.5 x 30 = 45 < 50:
     # tasks 5..9 flagged at 50 (tp 1, fp 4, tn 4)
-    r = replay_job(job, SparkSpeculation(quantile=0.5))
-    expected = np.array([np.nan] * 5 + [50.0] * 5)
-    np.testing.assert_array_equal(flags(r), expected)
+    r, flags = replay(SparkSpeculation(quantile=0.5))
+    np.testing.assert_array_equal(flags, flagged({task: 50.0 for task in range(5, 10)}))
     s = r.variants[0].scores
     assert (s["tp"], s["fp"], s["fn"], s["tn"]) == (1, 4, 0, 4)
     assert s["f1"] == pytest.approx(2 / (2 + 4))
     # multiplier 2: 2 x 30 = 60 > 50 at t = 50; at 70 (7 finished, median 40, 80 > 70) no;
     # at 90 (9 finished, median 50, 100 > 90) no: nothing flagged
-    r = replay_job(job, SparkSpeculation(quantile=0.5, multiplier=2.0))
-    assert np.isnan(flags(r)).all()
+    r, flags = replay(SparkSpeculation(quantile=0.5, multiplier=2.0))
+    assert np.isnan(flags).all()
     assert np.isnan(r.variants[0].scores["median_lead"])
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from stragglers.settings import SelectionSettings
-from stragglers.traces.formats import EVENT_FEATURES
+from stragglers.trace_formats import EVENT_FEATURES
 from stragglers.warehouse.build import build_features, build_jobs, build_selection, build_table, stage_google
 from tests.minitrace import EVICT, FAIL, FINISH, S, SCHEDULE, SUBMIT, T0, MiniTrace
 

@@ -9,8 +9,10 @@ import pytest
 from stragglers import SQL_DIR
 from stragglers.reports.comparison import PAPER_TRACE
 from stragglers.settings import SelectionSettings, SettingError
+from stragglers.trace_formats import FORMATS, RAW_COLUMNS, TRACES, trace_format
 from stragglers.traces.download import default_trace_url
-from stragglers.traces.formats import FORMATS, TRACES, trace_format
+from stragglers.traces.fetch import FETCHERS
+from stragglers.traces.synth.formats import ALIBABA_BATCH_INSTANCE_COLUMNS, GOOGLE_SCHEMA
 
 
 def _final_select_columns(sql: str) -> list[str]:
@@ -53,8 +55,19 @@ def test_feature_mode_applies_or_is_rejected():
     assert "${feature_mode}" not in (SQL_DIR / "checkpoint_features__alibaba.sql").read_text()
 
 
+def test_the_staging_views_read_every_field_of_the_raw_files():
+    # the typed reads (RAW_COLUMNS) against the generator's layouts, which the parser tests check
+    # against the real rows quoted in docs/TRACES.md
+    for table in ("job_events", "task_events", "task_usage", "machine_events"):
+        assert len(RAW_COLUMNS[f"stg_{table}"]) == len(GOOGLE_SCHEMA[table]), table
+    assert tuple(RAW_COLUMNS["stg_batch_instance"]) == ALIBABA_BATCH_INSTANCE_COLUMNS
+    for fmt in FORMATS.values():
+        assert fmt.staging_sql == "" or fmt.staging_sql in RAW_COLUMNS, fmt.name
+
+
 def test_every_format_has_its_sql_and_locations():
     for name, fmt in FORMATS.items():
+        assert (fmt.layout, fmt.embedded) in FETCHERS, name
         if fmt.sql_variant:
             assert list(SQL_DIR.glob(f"*__{fmt.sql_variant}.sql")), name
         if fmt.staging_sql:

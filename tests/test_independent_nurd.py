@@ -10,9 +10,9 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from xgboost import XGBRegressor
 
-from stragglers.traces.formats import GOOGLE_FEATURES
 from stragglers.prediction.evaluation import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
+from stragglers.trace_formats import GOOGLE_FEATURES
 from stragglers.traces.synth import generate_google
 from stragglers.warehouse.build import StaleTableError, build_features, build_selection, stage_google
 

@@ -14,7 +14,7 @@ from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.build import build_attempts, build_node_ranking
 from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_jobs, create_view, sql_path_literal
+from stragglers.warehouse.build import build_jobs, create_google_view, create_view, sql_path_literal
 
 SENTINEL = 2**63 - 1
 
@@ -35,10 +35,10 @@ def real(realdata, tmp_path_factory):
         (raw / "task_events" / part.name).symlink_to(part)
     s = SelectionSettings(trace="google_2011")
     con = duckdb.connect(str(tmp / "w.duckdb"))
-    params = s.sql_params() | {"raw_dir": sql_path_literal(raw.resolve())}
     # the events only (this excerpt has no task_usage): the staging views the pipeline uses
-    for view in ("stg_job_events", "stg_task_events", "stg_task_event_parts"):
-        create_view(con, view, **params)
+    for table in ("job_events", "task_events"):
+        create_google_view(con, table, raw.resolve())
+    create_view(con, "stg_task_event_parts", **(s.sql_params() | {"raw_dir": sql_path_literal(raw.resolve())}))
     build_jobs(con, s)
     build_attempts(con, raw, s)
     yield con, raw, s

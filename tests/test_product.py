@@ -17,9 +17,8 @@ import pandas as pd
 import pytest
 
 from stragglers.reports.comparison import METHOD_ORDER, build_report, compare_with_paper, table3
-from stragglers.reports import story
 from stragglers.reports.story import headline, terminal_summary, what_this_run_shows
-from stragglers.reports.style import FAMILIES, family_of, style_for
+from stragglers.reports.style import FAMILIES, display_name, family_of, style_for
 from tests.test_reports import fake_completion
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +95,7 @@ def test_story_states_this_runs_numbers():
     # Tobit: 0.60 - 0.58 = 0.02, intervals [0.55, 0.65] and [0.50, 0.66] overlap
     assert "Tobit, reaches 0.58 (95% CI 0.50-0.66): NURD is ahead by 0.02; the 95% intervals overlap" in text
     # wait for tau: 0.64 - 0.60 = 0.04 ahead of NURD, [0.62, 0.66] overlaps [0.55, 0.65]
-    assert f"The best reference rule, which uses no model, is {story._display('wait_for_tau')}" in text
+    assert f"The best reference rule, which uses no model, is {display_name('wait_for_tau')}" in text
     assert "ahead of NURD by 0.04" in text
     assert "a free rule matches or beats NURD" in text
     assert "F1 AUC" in text and "0.41" in text and "0.07" in text
@@ -134,7 +133,7 @@ def test_terminal_summary_from_a_warehouse(tmp_path):
     assert "(not written by this run)" in text                  # no report.html in this data dir
     assert f"{nurd:.2f}" in text
     assert re.search(rf"best baseline\s+{best.method.upper()}\s+{best.f1:.2f}", text)
-    assert re.search(rf"best reference rule\s+{re.escape(story._display('wait_for_tau'))}", text)
+    assert re.search(rf"best reference rule\s+{re.escape(display_name('wait_for_tau'))}", text)
     assert "UI          dagster dev" in text
 
 
@@ -314,4 +313,4 @@ def test_story_when_relaunching_lengthens_every_job():
     text = what_this_run_shows(headline(_t3_by_hand(), None, comp))
     assert "lengthens jobs by 10.7% with unlimited machines" in text
     assert "none of NURD, the best baseline and the reference rules shortens jobs" in text
-    assert f"{story._display('wait_for_tau')} lengthens them least (3.8%)" in text
+    assert f"{display_name('wait_for_tau')} lengthens them least (3.8%)" in text

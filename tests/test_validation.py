@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.traces.formats import GOOGLE_FEATURES
+from stragglers.trace_formats import GOOGLE_FEATURES
 from stragglers.warehouse.validation import WAREHOUSE_SUITES, ValidationOutcome, validate_table
 
 FEATURES = ["mcu", "maxcpu", "ev"]

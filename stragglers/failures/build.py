@@ -7,6 +7,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from stragglers.failures.cloning import attempt_lists, evaluate_cloning, replayable
+from stragglers.failures.predict import TARGET_BY_NAME, evaluate, fit_model, usage_present
 from stragglers.failures.settings import FailureSettings
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_table, replace_trace_frame, replace_trace_rows, table_exists
@@ -71,7 +73,6 @@ def clone_sets(replayable_keys: pd.DataFrame, attempts: pd.DataFrame,
 def run_prediction(con: duckdb.DuckDBPyConnection, trace: str, settings: FailureSettings,
                    log=None) -> dict[str, pd.DataFrame]:
     """The forests of every target and scenario; writes failure_predictions and failure_importances."""
-    from stragglers.failures.predict import evaluate
     frames = {t: load(con, t, trace) for t in ("failure_jobs", "failure_tasks", "failure_attempts")}
     curves, importances, summary = evaluate(frames, settings, log=log)
     replace_trace_frame(con, "failure_predictions", curves, trace)
@@ -83,8 +84,6 @@ def run_cloning(con: duckdb.DuckDBPyConnection, trace: str, settings: FailureSet
                 log=None) -> dict[str, pd.DataFrame]:
     """Algorithm 1 replayed on an evaluation set of tasks with an attempt-failure forest trained
     on another set; writes cloning_tasks (per threshold, clone count and task) and cloning_overhead."""
-    from stragglers.failures.cloning import attempt_lists, evaluate_cloning, replayable
-    from stragglers.failures.predict import TARGET_BY_NAME, fit_model, usage_present
     attempts = load(con, "failure_attempts", trace)
     keys, reasons = replayable(attempts)
     train, eval_keys = clone_sets(keys, attempts, settings)

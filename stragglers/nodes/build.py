@@ -14,8 +14,8 @@ from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
 from stragglers.warehouse.build import (
-    TraceFormatError, build_table, build_task_attempts, create_view, located_errors, replace_trace_frame,
-    sql_path_literal, table_exists, transaction,
+    TraceFormatError, build_table, build_task_attempts, create_google_view, located_errors, replace_trace_frame,
+    table_exists, transaction,
 )
 
 
@@ -25,7 +25,7 @@ def stage_machine_events(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings
     raw_dir = Path(raw_dir).resolve()
     if not any((raw_dir / "machine_events").glob("part-*-of-*.csv.gz")):
         return False
-    create_view(con, "stg_machine_events", **(settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}))
+    create_google_view(con, "machine_events", raw_dir)
     # a NaN or an infinity in a capacity, or an event twice: located (fail) or quarantined, as for the
     # other tables (machines.sql then reads only finite capacities and counts a removal once)
     first_only = settings.on_bad_rows != "quarantine"

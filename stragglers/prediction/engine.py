@@ -6,6 +6,8 @@ directory), submits one task per job to the engine, and hands every finished
 job's results to ``on_job`` as they come. At most two batches are exported at
 a time, so the client's memory does not grow with the number of jobs. Workers
 read their job from the batch file themselves (``replay_exported_job``).
+``replay_jobs`` runs jobs held in memory on the same engines (tests, benchmarks,
+the protocol ablation).
 
 Results do not depend on the engine or the number of workers: each job is
 replayed by the same function with its own seed (``simulate.job_seed``) and
@@ -38,6 +40,7 @@ from typing import Any, Callable, Sequence
 
 import duckdb
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from stragglers.prediction.jobstore import batches, export_batch, read_job
 from stragglers.prediction.simulate import JobData, JobResult, MethodFactory, replay_job
@@ -46,18 +49,23 @@ from stragglers.settings import EngineSettings, SettingError
 
 # ----------------------------------------------------------------- the work of one job
 
+def replay_methods(job: JobData, factories: Sequence[MethodFactory], seed: int) -> list[JobResult]:
+    """Every method replayed on ``job`` (runs on a worker, or in this process). One BLAS/OpenMP
+    thread, in this process too: a multi-threaded BLAS on 15-column problems costs 2-3x the CPU
+    time on a loaded machine (docs/BENCHMARKS.md)."""
+    with threadpool_limits(1):
+        return [replay_job(job, f(), seed) for f in factories]
+
+
 def replay_exported_job(path: str, job_id: int, tau_s: float, n_tasks: int, features: Sequence[str],
                         factories: Sequence[MethodFactory], seed: int,
                         prepare: Callable[[JobData], JobData] | None = None) -> list[JobResult]:
     """Read one job from its batch file and replay every method on it (runs on a worker).
     ``prepare`` (picklable) adapts the job to another evaluation protocol first."""
-    from threadpoolctl import threadpool_limits
-
     job = read_job(path, job_id, tau_s, n_tasks, features)
     if prepare is not None:
         job = prepare(job)
-    with threadpool_limits(1):
-        return [replay_job(job, f(), seed) for f in factories]
+    return replay_methods(job, factories, seed)
 
 
 # ----------------------------------------------------------------- engines
@@ -238,6 +246,32 @@ class DaskEngine:
         if self.client is not None:
             self.client.close(timeout=10)
             self.client = None
+
+
+def replay_jobs(jobs: Sequence[JobData], factories: Sequence[MethodFactory], *, seed: int = 0,
+                workers: int = 1, progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
+    """Replay every job (held in memory) with every method; results in job order whatever ``workers`` is.
+
+    Factories must be picklable (module-level callables or functools.partial)
+    when workers > 1. The assets stream jobs from the warehouse instead
+    (``replay_batches``); this is for in-memory jobs (tests, benchmarks, the protocol ablation).
+    """
+    engine = LocalEngine(workers) if workers > 1 and len(jobs) > 1 else SerialEngine()
+    per_job: list[list[JobResult]] = [[] for _ in jobs]
+    with engine:
+        # biggest jobs first keeps every worker busy; results keep the job order
+        order = sorted(range(len(jobs)), key=lambda i: -jobs[i].X.size)
+        pending = {engine.submit(replay_methods, jobs[i], list(factories), seed, key=str(i)): i for i in order}
+        try:
+            while pending:
+                for fut in engine.wait(list(pending), timeout=1.0):
+                    per_job[pending.pop(fut)] = fut.result()
+                    if progress:
+                        progress(len(jobs) - len(pending), len(jobs))
+        except BaseException:
+            engine.cancel(list(pending))
+            raise
+    return [r for rs in per_job for r in rs]
 
 
 def open_engine(settings: EngineSettings, workers: int):

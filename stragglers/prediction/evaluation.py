@@ -22,7 +22,7 @@ from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.metrics import table3
 from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
-from stragglers.traces.formats import trace_format
+from stragglers.trace_formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
 from stragglers.prediction.history import (AttachHistory, CostAwareSelection, ThresholdGrid, build_histories,
                                            learning_methods)

@@ -34,10 +34,11 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculation_outcome
+from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, TaskSet
 from stragglers.prediction.simulate import JobData, JobResult, VariantResult
-from stragglers.traces.formats import CLOCK_FEATURES
+from stragglers.trace_formats import CLOCK_FEATURES
 
 #: The thresholds one replay scores (P(T > tau | T > t, x) > q).
 #: Finer towards 1: late in a job a long-running task's probability nears 1, and with a price on
@@ -289,8 +290,6 @@ def replay_with_history(con: duckdb.DuckDBPyConnection, trace: str, jobs: Sequen
     """In memory (benchmarks, tests): replay ``factory``'s method on ``jobs`` (already under their
     protocol), each with the history of the jobs that ended before it, and choose its thresholds.
     Returns the method's results and its cost curve."""
-    from stragglers.prediction.simulate import replay_jobs
-
     if not jobs:
         raise ValueError(f"trace {trace!r}: no job to replay")
     histories = build_histories(con, trace, jobs[0].feature_names, [j.job_id for j in jobs], min_jobs)

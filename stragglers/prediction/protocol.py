@@ -13,28 +13,24 @@ a flagged task keeps running and keeps being scored in the released code, and
 a task counts as flagged if any step flagged it (utils_ts.py ``fun_cum_vec``);
 this simulator's "flagged once, for good" gives the same set of flagged tasks.
 
-``protocol_ablation`` runs NURD (with NURD-NC and GBTR), the best baseline and
-the reference rules under the preset, the preset with each setting switched
-back one at a time, and this pipeline's protocol; ``nurd_sensitivity`` runs
-NURD and the rules over alpha x the straggler quantile. Neither writes the
-result tables of the main evaluation: they return summary rows.
+The runs that attribute the protocol's effect (``protocol_ablation``,
+``nurd_sensitivity``) are in ``stragglers.prediction.ablation``: they run the
+evaluation, which applies the settings defined here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass, fields, replace
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import duckdb
 import numpy as np
-import pandas as pd
 
-from stragglers.prediction.methods import REFERENCE_RULES
-from stragglers.prediction.simulate import JobData, replay_jobs, results_frames
+from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
 from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings, Settings
+from stragglers.warehouse.build import SETTINGS_TABLE, record_settings, render, sql_name, step_tables
 
 PROTOCOLS = ("ours", "authors", "operator")
 
@@ -224,8 +220,6 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
     """Inside the block, ``job_checkpoints`` and ``checkpoint_features`` are those ``selection``
     builds (temporary tables that shadow the warehouse's) when it differs from ``built_with`` in
     feature mode or quantile; the warehouse is not modified."""
-    from stragglers.warehouse.build import SETTINGS_TABLE, record_settings, render, sql_name, step_tables
-
     same = (selection.feature_mode, selection.quantile) == (built_with.feature_mode, built_with.quantile)
     if same:
         yield
@@ -247,86 +241,3 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
     finally:
         for table in reversed(made):
             con.execute(f"DROP TABLE IF EXISTS temp.{table}")
-
-
-# ---------------------------------------------------------------- ablation and sensitivity
-
-def run_variant(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
-                selection: SelectionSettings, built_with: SelectionSettings, methods: Sequence[str],
-                max_jobs: int | None = None) -> pd.DataFrame:
-    """Per-job metrics of ``methods`` under these settings (nothing is written)."""
-    from stragglers.prediction.evaluation import load_jobs, method_factory
-
-    with warehouse_features(con, selection, built_with):
-        jobs, _ = load_jobs(con, trace, evaluation)
-    jobs = adapt_jobs(con, trace, jobs[:max_jobs] if max_jobs else jobs, evaluation)
-    factories = [method_factory(m, evaluation) for m in methods]
-    results = replay_jobs(jobs, factories, seed=evaluation.seed, workers=evaluation.workers)
-    return results_frames(results, trace)["job_metrics"]
-
-
-def _summary(jm: pd.DataFrame) -> pd.DataFrame:
-    return (jm.groupby("method", sort=False)
-            .agg(n_jobs=("job_id", "nunique"), f1=("f1", "mean"), tpr=("tpr", "mean"), fpr=("fpr", "mean"),
-                 f1_auc=("f1_auc", "mean"), median_lead=("median_lead", "mean"))
-            .reset_index())
-
-
-def ablation_variants() -> list[tuple[str, dict[str, object]]]:
-    """(label, settings): the authors' preset, the preset with each setting switched back, ours."""
-    out = [("authors", dict(AUTHORS))]
-    for name in AUTHORS:
-        out.append((f"authors, {name}={ours_value(name)}", AUTHORS | {name: ours_value(name)}))
-    out.append(("ours", {name: ours_value(name) for name in AUTHORS}))
-    return out
-
-
-def protocol_ablation(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
-                      selection: SelectionSettings, best_baseline: str, max_jobs: int | None = None,
-                      progress: Callable[[str], None] | None = None,
-                      methods: Sequence[str] | None = None) -> pd.DataFrame:
-    """Rows: trace, variant, method, n_jobs, f1, tpr, fpr, f1_auc, median_lead, settings (JSON).
-
-    ``methods`` defaults to NURD (with NURD-NC and GBTR), ``best_baseline`` and the reference rules.
-    Variants that share a feature construction share one build of the features.
-    """
-    methods = list(methods or ["nurd", best_baseline, *REFERENCE_RULES])
-    variants = []
-    for label, values in ablation_variants():
-        ev, sel = with_settings(evaluation, selection, values)
-        variants.append((label, ev, sel))
-    rows: dict[str, pd.DataFrame] = {}
-    for key in dict.fromkeys((sel.feature_mode, sel.quantile) for _, _, sel in variants):
-        group = [v for v in variants if (v[2].feature_mode, v[2].quantile) == key]
-        with warehouse_features(con, group[0][2], selection):
-            for label, ev, sel in group:
-                if progress:
-                    progress(label)
-                jm = run_variant(con, trace, ev, sel, sel, methods, max_jobs)
-                recorded = {k: (getattr(sel, k) if k in SELECTION_FIELDS else getattr(ev, k)) for k in AUTHORS}
-                recorded |= {"seed": ev.seed, "quantile": ev.quantile, "max_jobs": max_jobs}
-                rows[label] = _summary(jm).assign(variant=label, settings=json.dumps(recorded, sort_keys=True))
-    out = pd.concat([rows[label] for label, _, _ in variants], ignore_index=True).assign(trace=trace)
-    return out[["trace", "variant", "method", "n_jobs", "f1", "tpr", "fpr", "f1_auc", "median_lead", "settings"]]
-
-
-def nurd_sensitivity(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
-                     selection: SelectionSettings, alphas: Sequence[float] = (0.0, 0.25, 0.5),
-                     quantiles: Sequence[float] = (0.7, 0.8, 0.9, 0.95), max_jobs: int | None = None,
-                     progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """Rows: method, alpha (NaN for the rules), quantile, n_jobs, f1, f1_auc, ... under ``evaluation``."""
-    rows = []
-    for q in quantiles:
-        ev_q, sel_q = replace(evaluation, quantile=q), replace(selection, quantile=q)
-        with warehouse_features(con, sel_q, selection):        # one build of the features per quantile
-            for i, a in enumerate(alphas):
-                if progress:
-                    progress(f"quantile {q}, alpha {a}")
-                methods = ["nurd", *REFERENCE_RULES] if i == 0 else ["nurd"]   # the rules have no alpha
-                jm = run_variant(con, trace, replace(ev_q, alpha=a), sel_q, sel_q, methods, max_jobs)
-                jm = jm[jm["method"].isin(["nurd", *REFERENCE_RULES])]
-                s = _summary(jm)
-                s["alpha"] = np.where(s["method"] == "nurd", a, np.nan)
-                rows.append(s.assign(quantile=q))
-    out = pd.concat(rows, ignore_index=True).assign(trace=trace)
-    return out[["trace", "method", "alpha", "quantile", "n_jobs", "f1", "tpr", "fpr", "f1_auc", "median_lead"]]

@@ -204,44 +204,6 @@ def _reason(e: BaseException) -> str:
 MethodFactory = Callable[[], Method]
 
 
-def _replay_many(args) -> list[JobResult]:
-    from threadpoolctl import threadpool_limits
-
-    job, factories, seed = args
-    # one BLAS/OpenMP thread in this process too (workers = 1): a multi-threaded BLAS on
-    # 15-column problems costs 2-3x the CPU time on a loaded machine (docs/BENCHMARKS.md)
-    with threadpool_limits(1):
-        return [replay_job(job, f(), seed) for f in factories]
-
-
-def replay_jobs(jobs: Sequence[JobData], factories: Sequence[MethodFactory], *, seed: int = 0,
-                workers: int = 1, progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
-    """Replay every job (held in memory) with every method; results in job order whatever ``workers`` is.
-
-    Factories must be picklable (module-level callables or functools.partial)
-    when workers > 1. The assets stream jobs from the warehouse instead
-    (stragglers/prediction/engine.py); this is for in-memory jobs (tests, benchmarks).
-    """
-    from stragglers.prediction.engine import LocalEngine, SerialEngine
-
-    engine = LocalEngine(workers) if workers > 1 and len(jobs) > 1 else SerialEngine()
-    per_job: list[list[JobResult]] = [[] for _ in jobs]
-    with engine:
-        # biggest jobs first keeps every worker busy; results keep the job order
-        order = sorted(range(len(jobs)), key=lambda i: -jobs[i].X.size)
-        pending = {engine.submit(_replay_many, (jobs[i], list(factories), seed), key=str(i)): i for i in order}
-        try:
-            while pending:
-                for fut in engine.wait(list(pending), timeout=1.0):
-                    per_job[pending.pop(fut)] = fut.result()
-                    if progress:
-                        progress(len(jobs) - len(pending), len(jobs))
-        except BaseException:
-            engine.cancel(list(pending))
-            raise
-    return [r for rs in per_job for r in rs]
-
-
 def results_frames(results: Sequence[JobResult], trace: str) -> dict[str, pd.DataFrame]:
     """predictions, job_metrics, f1_over_time and method_fallbacks rows."""
     pred, metrics, over_time, falls = [], [], [], []

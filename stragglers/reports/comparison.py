@@ -6,7 +6,7 @@ Plain pandas in, files out (no Dagster, no DuckDB here):
   TPR / FPR / FNR / F1 over jobs with 95% bootstrap intervals over jobs, the
   pooled (micro) figures when the confusion counts are there, and the best
   F1 per trace.
-- ``PAPER_TABLE3`` and ``compare_with_paper``: the paper's numbers
+- ``PAPER_TABLE3`` and ``compare_with_paper`` (from ``paper.py``): the paper's numbers
   (docs/PAPER_NUMBERS.md) beside ours, with the difference, for ``google_2011`` and the
   Alibaba traces.
 - ``f1_over_time_table`` / ``plot_f1_over_time``: Figures 2-3.
@@ -48,71 +48,18 @@ from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, method_so
 from stragglers.prediction.metrics import sort_by_method as _sort
 from stragglers.reports import figures, operator, story, views
 from stragglers.reports.html import render_html
+from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TABLE3, PAPER_TRACE, compare_with_paper
 from stragglers.reports.render import markdown_table
-from stragglers.reports.style import is_reference_rule, style_for
-from stragglers.traces.formats import FORMATS
+from stragglers.reports.style import display_name, is_reference_rule, style_for
 
 
 # Registry names in table order: the reference rules, the baselines, NURD and its ablations.
 METHOD_ORDER = tuple(VARIANTS)
 
-# Which column of the paper's Table 3 a trace is compared with.
-PAPER_TRACE = {name: f.paper_column for name, f in FORMATS.items() if f.paper_column}
-
-
-def _paper_table3() -> pd.DataFrame:
-    """The paper's Table 3 (docs/PAPER_NUMBERS.md: "TPR/FPR/FNR/F1"), from each method class."""
-    rows = [(v.name, paper_trace, *(float(x) for x in cell.split("/")))
-            for v in VARIANTS.values() for paper_trace, cell in v.paper_table3.items()]
-    return pd.DataFrame(rows, columns=["method", "paper_trace", *METRICS])
-
-
-#: The paper's Table 3 (means over jobs), long form: method, paper_trace
-#: ('google' | 'alibaba'), tpr, fpr, fnr, f1.
-PAPER_TABLE3: pd.DataFrame = _paper_table3()
-
-#: The paper's completion-time headline figures (Section 7.3), fractions.
-PAPER_COMPLETION = pd.DataFrame(
-    [
-        ("google", "unlimited", 0.258, 0.038),
-        ("alibaba", "unlimited", 0.186, 0.035),
-        ("google", "limited_avg", 0.531, 0.047),
-        ("alibaba", "limited_avg", 0.466, 0.088),
-    ],
-    columns=["paper_trace", "algorithm", "nurd_reduction", "nurd_margin_over_best_baseline"],
-)
-
-
-def display_name(method: str) -> str:
-    v = VARIANTS.get(method)
-    return v.display_name if v else method
-
-
-def band(method: str) -> str:
-    """"reference", "baseline" or "nurd" (the method class's band)."""
-    v = VARIANTS.get(method)
-    return v.band if v else "baseline"
-
 
 # ---------------------------------------------------------------------------
 # Table 3
 # ---------------------------------------------------------------------------
-
-def compare_with_paper(t3: pd.DataFrame) -> pd.DataFrame:
-    """Our Table 3 with the paper's numbers beside it.
-
-    Adds ``paper_trace`` ('google' for google_2011, 'alibaba' for the Alibaba
-    traces, NaN otherwise), ``paper_<m>`` and ``<m>_diff`` (ours - paper) for
-    m in tpr, fpr, fnr, f1. Rows of other traces keep NaN there.
-    """
-    out = t3.copy()
-    out["paper_trace"] = out["trace"].map(PAPER_TRACE)
-    paper = PAPER_TABLE3.rename(columns={m: f"paper_{m}" for m in METRICS})
-    out = out.merge(paper, on=["method", "paper_trace"], how="left")
-    for m in METRICS:
-        out[f"{m}_diff"] = out[m] - out[f"paper_{m}"]
-    return _sort(out, ["trace", "method"])
-
 
 def table3_markdown_frame(t3: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     """A compact view for the report: 'mean [lo, hi]' per metric, paper beside."""
@@ -544,47 +491,47 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     figures_after: dict[str, list[str]] = {}
     captions = views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds)
     cs = None
+
+    def section(name: str, table: pd.DataFrame, view, *figures: tuple[str, object]) -> None:
+        """Section ``name`` of the report: its table, its Markdown view and the figures (name, PNG)
+        shown after it, in that order."""
+        tables[name] = table
+        md_views[name] = view
+        plots.update(figures)
+        figures_after[name] = [figure for figure, _ in figures]
+
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         if "f1_auc" in t3 and t3["f1_auc"].notna().any():
-            tables["earliness"] = t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
-                                                      "completion_unlimited", "completion_limited_avg"])
-            md_views["earliness"] = earliness_view(t3)
             heading, caption = EARLINESS_CAPTION
             captions["earliness"] = (heading, caption + " " + ranking_note(t3))
-            plots["accuracy_vs_earliness"] = plot_accuracy_vs_earliness(t3, d / "ae.png")
-            figures_after["earliness"] = ["accuracy_vs_earliness"]
+            section("earliness", t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
+                                                     "completion_unlimited", "completion_limited_avg"]),
+                    earliness_view(t3), ("accuracy_vs_earliness", plot_accuracy_vs_earliness(t3, d / "ae.png")))
         if f1_time_df is not None and len(f1_time_df):
             ft = f1_over_time_table(f1_time_df)
-            tables["f1_over_time"] = ft
-            md_views["f1_over_time"] = views.f1_over_time_view(ft)
-            plots["f1_over_time"] = plot_f1_over_time(ft, d / "f1_over_time.png")
-            figures_after["f1_over_time"] = ["f1_over_time"]
+            section("f1_over_time", ft, views.f1_over_time_view(ft),
+                    ("f1_over_time", plot_f1_over_time(ft, d / "f1_over_time.png")))
         if completion_df is not None and len(completion_df):
             cs = completion_summary(completion_df)
-            tables["completion_summary"] = cs
-            md_views["completion_summary"] = views.completion_summary_view(cs)
-            figures_after["completion_summary"] = []
-            if (completion_df["algorithm"] == "unlimited").any():
-                plots["completion_unlimited"] = plot_completion_unlimited(completion_df, d / "cu.png")
-                figures_after["completion_summary"].append("completion_unlimited")
-            tables["completion"] = completion_df
-            if (completion_df["algorithm"] == "limited").any():
-                md_views["completion"] = views.completion_view(completion_df)
-                plots["completion_limited_avg"] = plot_completion_limited_avg(completion_df, d / "cla.png")
-                plots["completion_limited"] = plot_completion_limited(completion_df, d / "cl.png")
-                figures_after["completion_summary"].append("completion_limited_avg")
-                figures_after["completion"] = ["completion_limited"]
+            limited = (completion_df["algorithm"] == "limited").any()
+            figures = [("completion_unlimited", plot_completion_unlimited(completion_df, d / "cu.png"))] \
+                if (completion_df["algorithm"] == "unlimited").any() else []
+            if limited:
+                figures.append(("completion_limited_avg", plot_completion_limited_avg(completion_df, d / "cla.png")))
+            section("completion_summary", cs, views.completion_summary_view(cs), *figures)
+            if limited:   # the per-machine-count table and figure exist only for the limited algorithm
+                section("completion", completion_df, views.completion_view(completion_df),
+                        ("completion_limited", plot_completion_limited(completion_df, d / "cl.png")))
+            else:
+                tables["completion"] = completion_df
         # optional tables of their own assets: shown with their plot when they were materialized
         for name, df, caption, plot, png in (
                 ("protocol_ablation", ablation_df, ABLATION_CAPTION, plot_ablation, "pa.png"),
                 ("nurd_sensitivity", sensitivity_df, SENSITIVITY_CAPTION, plot_sensitivity, "ns.png")):
             if df is not None and len(df):
-                tables[name] = df
-                md_views[name] = df.drop(columns=["settings"], errors="ignore")
                 captions[name] = caption
-                plots[name] = plot(df, d / png)
-                figures_after[name] = [name]
+                section(name, df, df.drop(columns=["settings"], errors="ignore"), (name, plot(df, d / png)))
         tables["paper_table3"] = PAPER_TABLE3
         md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
         head = story.headline(t3, early, cs)

@@ -20,20 +20,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY, VARIANTS
+from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.reports import figures
-from stragglers.reports.style import style_for
+from stragglers.reports.style import band, display_name, style_for
 from stragglers.reports.views import jct_sentence, jct_words
 
 COLUMNS = ["trace", "method", "band", "n_jobs", "jct_reduction", "jct_reduction_limited_avg", "jct_change_p90",
            "extra_machine_share", "copies_per_job", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead", "pareto",
            "beats_free_rules"]
 ORACLE = "oracle"
-
-
-def _display(method: str) -> str:
-    v = VARIANTS.get(method)
-    return v.display_name if v else method
 
 
 def _dominated(x: float, y: float, xs: np.ndarray, ys: np.ndarray) -> bool:
@@ -51,8 +46,7 @@ def operator_table(t3: pd.DataFrame, speculation: pd.DataFrame) -> pd.DataFrame:
     out = (t3[["trace", "method", "n_jobs", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead"]]
            .merge(unl, on=["trace", "method"], how="left").merge(lim, on=["trace", "method"], how="left")
            .rename(columns={"reduction_mean": "jct_reduction", "n_copies_per_job": "copies_per_job"}))
-    out["band"] = out["method"].map(lambda m: "oracle" if m == ORACLE else VARIANTS[m].band if m in VARIANTS
-                                    else "baseline")
+    out["band"] = out["method"].map(lambda m: "oracle" if m == ORACLE else band(m))
     out["pareto"] = False
     out["beats_free_rules"] = pd.array([pd.NA] * len(out), dtype="boolean")
     for trace, g in out.groupby("trace"):
@@ -82,7 +76,7 @@ def operator_view(table: pd.DataFrame) -> pd.DataFrame:
 
     rows = []
     for r in table.itertuples(index=False):
-        name = _display(r.method) + (" (free rule)" if r.method in FREE_RULES else "")
+        name = display_name(r.method) + (" (free rule)" if r.method in FREE_RULES else "")
         rows.append({"trace": r.trace, "method": name, "jobs": r.n_jobs,
                      "jobs' completion time, unlimited machines": jct_words(r.jct_reduction),
                      "jobs' completion time, limited (avg)": jct_words(r.jct_reduction_limited_avg),
@@ -115,12 +109,12 @@ def plot_pareto(table: pd.DataFrame, path, cost_curve: pd.DataFrame | None = Non
                 ax.scatter(x, y, marker="s", s=50, facecolor="none", edgecolor=st.color, linewidth=1.5, zorder=3)
             else:
                 ax.scatter(x, y, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
-            ax.annotate(_display(r.method), (x, y), fontsize=7, xytext=(3, 2), textcoords="offset points")
+            ax.annotate(display_name(r.method), (x, y), fontsize=7, xytext=(3, 2), textcoords="offset points")
         if cost_curve is not None and len(cost_curve):
             for method, c in cost_curve[cost_curve["trace"] == trace].groupby("method", sort=True):
                 c = c.sort_values("cost_lambda")
                 ax.plot(c["extra_machine_share"] * 100, c["jct_reduction"] * 100, color=style_for(method).color,
-                        linewidth=0.8, marker=".", markersize=4, zorder=2, label=f"{_display(method)}, lambda 0-8")
+                        linewidth=0.8, marker=".", markersize=4, zorder=2, label=f"{display_name(method)}, lambda 0-8")
         front = g[g["pareto"]].sort_values("extra_machine_share")
         if len(front):
             ax.step(front["extra_machine_share"] * 100, front["jct_reduction"] * 100, where="post",
@@ -153,7 +147,7 @@ def operator_paragraph(table: pd.DataFrame) -> str:
         rules = g[g["method"].isin(FREE_RULES)]
         if len(rules):
             b = rules.loc[rules["jct_reduction"].idxmax()]
-            s.append(f"The best free rule, {_display(b.method)}, {jct_sentence(b.jct_reduction)} for "
+            s.append(f"The best free rule, {display_name(b.method)}, {jct_sentence(b.jct_reduction)} for "
                      f"{b.extra_machine_share * 100:.1f}% extra machine time (F1 {b.f1:.2f}).")
         models = g[g["beats_free_rules"].notna()]
         winners = models[models["beats_free_rules"].astype(bool)].sort_values("jct_reduction", ascending=False)
@@ -162,7 +156,7 @@ def operator_paragraph(table: pd.DataFrame) -> str:
         elif len(winners):
             s.append("Above the free rules' Pareto front (it shortens jobs more than any free rule for no more "
                      "extra machine time): " + "; ".join(
-                         f"{_display(r.method)} ({jct_words(r.jct_reduction)} for {r.extra_machine_share * 100:.1f}%)"
+                         f"{display_name(r.method)} ({jct_words(r.jct_reduction)} for {r.extra_machine_share * 100:.1f}%)"
                          for r in winners.itertuples(index=False)) + ".")
         else:
             s.append(f"None of the {len(models)} models evaluated beats the free rules on both axes: for each, "
@@ -186,7 +180,7 @@ def operator_headline_text(table: pd.DataFrame) -> list[str]:
         for r in keep.itertuples(index=False):
             def pct(v):
                 return "-" if pd.isna(v) else f"{v * 100:.1f}%"
-            lines.append(f"    {_display(r.method)[:25]:<26}{jct_words(r.jct_reduction) or '-':>16}"
+            lines.append(f"    {display_name(r.method)[:25]:<26}{jct_words(r.jct_reduction) or '-':>16}"
                          f"{pct(r.extra_machine_share):>9}{jct_words(-r.jct_change_p90) or '-':>16}"
                          f"{'-' if pd.isna(r.f1) else f'{r.f1:.2f}':>6}")
     return lines
@@ -253,14 +247,14 @@ def family_sentences(verdict: pd.DataFrame, table: pd.DataFrame) -> str:
             if len(row) and len(orc) and orc.iloc[0] > 0:
                 head = (f"; it takes {row['jct_reduction'].iloc[0] / orc.iloc[0] * 100:.0f}% of the oracle's "
                         f"headroom ({row['jct_reduction'].iloc[0] * 100:.1f}% of {orc.iloc[0] * 100:.1f}%)")
-            sp = "; ".join(f"vs {_display(r.rule)}: JCT {pp(r.jct_diff)} [{pp(r.jct_diff_lo)}, {pp(r.jct_diff_hi)}], "
+            sp = "; ".join(f"vs {display_name(r.rule)}: JCT {pp(r.jct_diff)} [{pp(r.jct_diff_lo)}, {pp(r.jct_diff_hi)}], "
                            f"machine {pp(r.machine_diff)} [{pp(r.machine_diff_lo)}, {pp(r.machine_diff_hi)}]"
                            for r in spark.itertuples(index=False))
             worst = mg.loc[mg["f1_auc_diff_lo"].idxmin()]
             parts.append(
-                f"{_display(m)} {'beats' if jct_ok else 'does not beat'} Spark's rules on JCT reduction at no more "
+                f"{display_name(m)} {'beats' if jct_ok else 'does not beat'} Spark's rules on JCT reduction at no more "
                 f"extra machine time ({sp}) and {'beats' if auc_ok else 'does not beat'} every free rule on "
-                f"F1 AUC (closest: {_display(worst.rule)}, {worst.f1_auc_diff:+.3f} "
+                f"F1 AUC (closest: {display_name(worst.rule)}, {worst.f1_auc_diff:+.3f} "
                 f"[{worst.f1_auc_diff_lo:+.3f}, {worst.f1_auc_diff_hi:+.3f}]){head}")
         out.append(f"Survival family on `{trace}` (differences with 95% intervals over {int(g['n_jobs'].max())} "
                    f"jobs): " + ". ".join(parts) + ".")

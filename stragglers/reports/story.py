@@ -17,23 +17,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 
 from stragglers.prediction.methods import FREE_RULES
+from stragglers.prediction.metrics import table3
 from stragglers.reports.operator import operator_headline_text, operator_paragraph
-from stragglers.reports.style import FAMILIES, REFERENCE_FAMILY, family_of
+from stragglers.reports.paper import compare_with_paper
+from stragglers.reports.render import markdown_table
+from stragglers.reports.style import FAMILIES, REFERENCE_FAMILY, display_name, family_of
 from stragglers.reports.views import jct_sentence, jct_words
 
 NURD_FAMILY = FAMILIES["NURD family"]
 HEADLINE_COLUMNS = ["trace", "role", "method", "n_jobs", "f1", "f1_lo", "f1_hi", "f1_auc",
                     "unlimited", "limited_avg", "paper_f1"]
-
-
-def _display(method: str) -> str:
-    from stragglers.reports.comparison import display_name  # late: comparison imports this module
-
-    return display_name(method)
 
 
 def earliness(job_metrics_df: pd.DataFrame) -> pd.DataFrame:
@@ -90,7 +88,7 @@ def headline_view(head: pd.DataFrame) -> pd.DataFrame:
         return "" if pd.isna(v) else f"{v:.2f}"
 
     return pd.DataFrame({
-        "trace": head["trace"], "role": head["role"], "method": head["method"].map(_display),
+        "trace": head["trace"], "role": head["role"], "method": head["method"].map(display_name),
         "jobs (count)": head["n_jobs"].map(lambda v: "" if pd.isna(v) else str(int(v))),
         "F1 (0-1) [95% CI]": [f"{num(r.f1)} [{num(r.f1_lo)}, {num(r.f1_hi)}]" if not pd.isna(r.f1_lo)
                               else num(r.f1) for r in head.itertuples()],
@@ -102,8 +100,6 @@ def headline_view(head: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_markdown(head: pd.DataFrame) -> str:
-    from stragglers.reports.render import markdown_table
-
     return markdown_table(headline_view(head), numparse=False)
 
 
@@ -146,19 +142,19 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
         else:
             s[0] += " NURD was not evaluated."
         if best is not None:
-            s.append(f"The best baseline, {_display(best.method)}, reaches {_ci(best)}"
-                     + (f": {_versus(nurd, best, _display(best.method))}." if nurd is not None else "."))
+            s.append(f"The best baseline, {display_name(best.method)}, reaches {_ci(best)}"
+                     + (f": {_versus(nurd, best, display_name(best.method))}." if nurd is not None else "."))
         else:
             s.append("No baseline has been evaluated on it yet (materialize `baseline_eval`: `bash scripts/baselines.sh`).")
         if rule is not None:
-            s.append(f"The best reference rule, which uses no model, is {_display(rule.method)} with {_ci(rule)}"
-                     + (f": {_versus(nurd, rule, _display(rule.method))}." if nurd is not None else "."))
+            s.append(f"The best reference rule, which uses no model, is {display_name(rule.method)} with {_ci(rule)}"
+                     + (f": {_versus(nurd, rule, display_name(rule.method))}." if nurd is not None else "."))
             if nurd is not None and rule.f1 >= nurd.f1:
                 s.append("On these jobs a free rule matches or beats NURD's accuracy, so any gain of NURD "
                          "must come from flagging earlier.")
         if nurd is not None and not pd.isna(nurd.f1_auc):
             others = [r for r in g.itertuples(index=False) if r.role != "NURD" and not pd.isna(r.f1_auc)]
-            cmp = "; ".join(f"{_display(r.method)} {r.f1_auc:.2f}" for r in others)
+            cmp = "; ".join(f"{display_name(r.method)} {r.f1_auc:.2f}" for r in others)
             s.append(f"Earliness: NURD's F1 AUC (mean F1 over the ten normalized times, 1 = every straggler "
                      f"flagged from the first tenth on) is {nurd.f1_auc:.2f}" + (f" against {cmp}." if cmp else "."))
         comp = g.dropna(subset=["unlimited"])
@@ -169,9 +165,9 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
                         if not pd.isna(nurd.limited_avg) else "")
                      + ("; none of the best baseline and the reference rules does better." if top.method == "nurd"
                         else f"; of NURD, the best baseline and the reference rules, the largest reduction is "
-                             f"{_display(top.method)}'s, {top.unlimited * 100:.1f}%." if top.unlimited > 0
+                             f"{display_name(top.method)}'s, {top.unlimited * 100:.1f}%." if top.unlimited > 0
                         else f"; none of NURD, the best baseline and the reference rules shortens jobs, "
-                             f"{_display(top.method)} lengthens them least ({-top.unlimited * 100:.1f}%)."))
+                             f"{display_name(top.method)} lengthens them least ({-top.unlimited * 100:.1f}%)."))
         out.append(" ".join(s))
     return "\n\n".join(out)
 
@@ -193,17 +189,13 @@ def headline_text(head: pd.DataFrame) -> list[str]:
         lines.append(f"    {'':<22}{'method':<20}{'F1 [95% CI]':<20}{'F1 AUC':>8}{'jobs (unlim.)':>17}")
         for r in g.itertuples(index=False):
             ci = f"{r.f1:.2f} [{r.f1_lo:.2f}, {r.f1_hi:.2f}]" if not pd.isna(r.f1_lo) else _fmt(r.f1)
-            lines.append(f"    {r.role:<22}{_display(r.method):<20}{ci:<20}{_fmt(r.f1_auc):>8}"
+            lines.append(f"    {r.role:<22}{display_name(r.method):<20}{ci:<20}{_fmt(r.f1_auc):>8}"
                          f"{jct_words(r.unlimited) or '-':>17}")
     return lines
 
 
 def warehouse_headline(warehouse: Path, reports_dir: Path) -> tuple[pd.DataFrame, dict]:
     """Headline rows and counts from a finished run's warehouse (opened read-only)."""
-    import duckdb
-
-    from stragglers.reports.comparison import compare_with_paper, table3
-
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         tables = set(con.execute("SELECT table_name FROM information_schema.tables").df()["table_name"])

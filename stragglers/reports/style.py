@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stragglers.prediction.methods import METHOD_CLASSES, VARIANTS
+
 # Family of each module of the method registry (stragglers/prediction/methods/), in the order of
 # legends, panels and table bands; the members come from the registry (one fact in one place).
 FAMILY_OF_MODULE = {
@@ -24,9 +26,19 @@ FAMILY_OF_MODULE = {
 }
 
 
-def _families() -> dict[str, tuple[str, ...]]:
-    from stragglers.prediction.methods import METHOD_CLASSES
+def display_name(method: str) -> str:
+    """The method's name as in the paper's tables (the registry's; the name itself if unknown)."""
+    v = VARIANTS.get(method)
+    return v.display_name if v else method
 
+
+def band(method: str) -> str:
+    """"reference", "baseline" or "nurd" (the method class's band)."""
+    v = VARIANTS.get(method)
+    return v.band if v else "baseline"
+
+
+def _families() -> dict[str, tuple[str, ...]]:
     members: dict[str, list[str]] = {f: [] for f in FAMILY_OF_MODULE.values()}
     for cls in METHOD_CLASSES:
         family = FAMILY_OF_MODULE.get(cls.__module__.rsplit(".", 1)[-1])

@@ -13,7 +13,7 @@ import pandas as pd
 
 from stragglers.prediction.metrics import RATES as METRICS
 from stragglers.reports.html import BAND_MARK
-from stragglers.reports.style import family_of, sort_key
+from stragglers.reports.style import display_name, family_of, sort_key
 
 FAMILY_NOTES = {
     "NURD family": "NURD and its ablations",
@@ -23,12 +23,6 @@ FAMILY_NOTES = {
     "survival / censored regression": "latency models that use censored tasks",
     "Wrangler": "SVM on resource usage",
 }
-
-
-def _display(method: str) -> str:
-    from stragglers.reports.comparison import display_name  # late: comparison imports this module
-
-    return display_name(method)
 
 
 def banded(df: pd.DataFrame, method_col: str = "method") -> pd.DataFrame:
@@ -56,7 +50,7 @@ def banded(df: pd.DataFrame, method_col: str = "method") -> pd.DataFrame:
                 head["trace"] = r["trace"]
             rows.append(head)
             last = band
-        r[method_col] = _display(r[method_col])
+        r[method_col] = display_name(r[method_col])
         rows.append(r)
     return pd.DataFrame(rows, columns=d.columns).drop(columns=["_family", "_key"])
 

@@ -10,15 +10,15 @@ The work is split by concern:
 - ``google_parts``: which tables and parts (``NURD_TRACE_PARTS``), partial mirrors;
 - ``alibaba_archive``: one ``.tar.gz`` streamed, one member extracted.
 
-Public locations are the trace formats' (``stragglers.traces.formats``).
+Public locations are the trace formats' (``stragglers.trace_formats``).
 """
 
 from __future__ import annotations
 
-from stragglers.traces.alibaba_archive import download_alibaba
-from stragglers.traces.formats import (
+from stragglers.trace_formats import (
     ALIBABA_2017_URL, ALIBABA_2018_MIRROR_URL, ALIBABA_2018_URL, FORMATS, GOOGLE_2011_URL,
 )
+from stragglers.traces.alibaba_archive import download_alibaba
 from stragglers.traces.google_parts import DEFAULT_PARTS, DEFAULT_TABLES, SCHEMA_NAME, download_google, parse_parts
 from stragglers.traces.manifest import MANIFEST_NAME, SHA256SUM_NAME, parse_sha256sum
 from stragglers.traces.transport import DownloadReport, TraceDownloadError

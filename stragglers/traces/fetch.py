@@ -17,8 +17,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from stragglers.trace_formats import TraceFormat, trace_format
 from stragglers.traces import download
-from stragglers.traces.formats import trace_format
+from stragglers.traces.alibaba_archive import download_alibaba
+from stragglers.traces.google_parts import download_google
+from stragglers.traces.synth import GENERATOR_VERSION, TRUTH_VERSION, generate_alibaba_2018, generate_google
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,72 @@ def _dir_stats(root: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
+# --- how each kind of trace gets on disk: generated (embedded) or downloaded, by layout --------
+
+
+def _generate_google(fmt: TraceFormat, dest: Path, *, url, parts, workers, scale, log):
+    stamp = dest / ".generated.json"
+    want = {"generator_version": GENERATOR_VERSION, "truth_version": TRUTH_VERSION, **asdict(scale)}
+    truth = truth_dir(dest.parent.parent, dest.name)
+    generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
+                     and (truth / "truth_tasks.parquet").exists())
+    if generated:
+        log(f"generating the embedded trace at {dest} ({want})")
+        generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
+        stamp.write_text(json.dumps(want))
+
+    # The generated bucket is verified like a download: every file against SHA256SUM.
+    # Its per-file "verified existing" lines and "downloaded 0 B" total would read as if
+    # nothing happened, so only unusual lines (a checksum mismatch) pass through.
+    def unusual(msg: str) -> None:
+        if not msg.startswith(("verified existing", "clusterdata-2011-2:")):
+            log(msg)
+
+    report = download_google(str(dest), dest, parts="all", log=unusual)
+    what = "generated" if generated else "reused (generated earlier with the same settings)"
+    log(f"embedded trace {what}: {len(report.files)} files, {report.bytes_total / 1e6:.1f} MB in {dest}; "
+        f"{report.files_verified} hashed against SHA256SUM now, {len(report.files) - report.files_verified} "
+        f"unchanged since hashed")
+    report.files_skipped = int(not generated)
+    return report
+
+
+def _generate_alibaba(fmt: TraceFormat, dest: Path, *, url, parts, workers, scale, log):
+    src = dest.parent / "_synthetic_alibaba_archive"
+    log(f"generating the embedded Alibaba-format archive at {src} (seed {scale.seed}, {scale.n_jobs} jobs); "
+        f"it is then unpacked by the same code as a downloaded archive ('downloaded' below = copied from it)")
+    generate_alibaba_2018(src, seed=scale.seed, n_jobs=scale.n_jobs)
+    report = download_alibaba(src.resolve().as_uri() + "/batch_instance.tar.gz", dest, log=log)
+    report.files_skipped = 0
+    return report
+
+
+def _download_google_bucket(fmt: TraceFormat, dest: Path, *, url, parts, workers, scale, log):
+    return download_google(url or fmt.default_url, dest, parts=parts, workers=workers, log=log)
+
+
+def _download_alibaba_archive(fmt: TraceFormat, dest: Path, *, url, parts, workers, scale, log):
+    return download_alibaba(url or fmt.default_url, dest, log=log)
+
+
+#: (layout, embedded) -> the function putting such a trace under ``dest``; returns a DownloadReport.
+FETCHERS: dict[tuple[str, bool], Callable] = {
+    ("google", True): _generate_google,
+    ("google", False): _download_google_bucket,
+    ("alibaba", True): _generate_alibaba,
+    ("alibaba", False): _download_alibaba_archive,
+}
+
+
 def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int | str = 2, workers: int = 4,
                 scale: SyntheticScale = SyntheticScale(), log: Callable[[str], None] = print) -> dict:
-    """Materialize ``trace`` on disk (its format's fetch function); returns metadata
+    """Materialize ``trace`` on disk (the fetcher of its layout, generated or downloaded); returns metadata
     (path, files, bytes, verified, skipped, unverified, tables present and missing, seconds)."""
     fmt = trace_format(trace)
     started = time.perf_counter()
     dest = raw_dir(data_dir, trace)
-    report = fmt.fetch(dest, url=url, parts=parts, workers=workers, scale=scale, log=log)
+    fetcher = FETCHERS[fmt.layout, fmt.embedded]
+    report = fetcher(fmt, dest, url=url, parts=parts, workers=workers, scale=scale, log=log)
     n_files, n_bytes = _dir_stats(dest)
     return {"path": str(dest), "files": n_files, "bytes": n_bytes, "files_verified": report.files_verified,
             "files_skipped": report.files_skipped, "files_unverified": report.files_unverified,
@@ -75,7 +136,6 @@ def source_version(trace: str, data_dir: Path | str, *, url: str = "",
     h = hashlib.sha256(trace.encode())
     fmt = trace_format(trace)
     if fmt.embedded:
-        from stragglers.traces.synth import GENERATOR_VERSION
         h.update(json.dumps({"generator_version": GENERATOR_VERSION, **asdict(scale)}).encode())
         return h.hexdigest()[:16]
     base = url or download.default_trace_url(trace)

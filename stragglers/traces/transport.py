@@ -201,15 +201,21 @@ _TRANSIENT = (
 
 
 
+def _chunks(stream, cancel: threading.Event | None):
+    """``stream``'s bytes, _CHUNK at a time, until it ends; a set ``cancel`` stops it between chunks."""
+    while True:
+        if cancel is not None and cancel.is_set():
+            raise _Cancelled()
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
 def _sha256_file(path: Path, hasher=None, cancel: threading.Event | None = None):
     h = hasher or hashlib.sha256()
     with open(path, "rb") as f:
-        while True:
-            if cancel is not None and cancel.is_set():
-                raise _Cancelled()
-            chunk = f.read(_CHUNK)
-            if not chunk:
-                break
+        for chunk in _chunks(f, cancel):
             h.update(chunk)
     return h
 
@@ -268,12 +274,7 @@ def _receive(resp: _Response, part: Path, offset: int, rel: str, location: str, 
             stats.grow_total(total - resumed_from)
         received = 0
         with open(part, mode) as out:
-            while True:
-                if cancel is not None and cancel.is_set():
-                    raise _Cancelled()
-                chunk = resp.read(_CHUNK)
-                if not chunk:
-                    break
+            for chunk in _chunks(resp, cancel):
                 out.write(chunk)
                 hasher.update(chunk)
                 received += len(chunk)

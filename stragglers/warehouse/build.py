@@ -22,13 +22,14 @@ import duckdb
 
 from stragglers import SQL_DIR
 from stragglers.faults import failpoint
-from stragglers.settings import SelectionSettings
+from stragglers.settings import CHECKPOINT_GRIDS, SelectionSettings
+from stragglers.trace_formats import RAW_COLUMNS
 from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.warehouse import locate
 from stragglers.warehouse.locate import TraceFormatError  # noqa: F401  (raised here, imported by callers)
 
-GOOGLE_VIEWS = ("stg_job_events", "stg_task_events", "stg_task_usage", "stg_machine_events")
 GOOGLE_VIEW_TABLES = ("job_events", "task_events", "task_usage", "machine_events")   # the raw table of each view
+GOOGLE_VIEWS = tuple(f"stg_{table}" for table in GOOGLE_VIEW_TABLES)
 ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -54,6 +55,23 @@ def render(name: str, **params) -> str:
 
 def create_view(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
     con.execute(render(name, **params))
+
+
+def raw_read(view: str, files: Path | str, compression: str = "auto") -> str:
+    """Staging view ``view``'s typed ``read_csv(...)`` of ``files`` (a file or a glob): the columns
+    and types RAW_COLUMNS gives it (sql/read_raw_csv.sql)."""
+    columns = ", ".join(f"'{name}': '{kind}'" for name, kind in RAW_COLUMNS[view].items())
+    read = render("read_raw_csv", files=sql_path_literal(files), compression=compression, columns=columns)
+    return "\n".join(line for line in read.strip().splitlines() if not line.startswith("--"))  # not the file's comment
+
+
+def create_google_view(con: duckdb.DuckDBPyConnection, table: str, raw_dir: Path) -> str:
+    """(Re)create the typed staging view ``stg_<table>`` over the table's gzip parts under ``raw_dir``;
+    returns its SQL."""
+    view = f"stg_{table}"
+    sql = render(view, read=raw_read(view, Path(raw_dir) / table / "part-*-of-*.csv.gz", "gzip"))
+    con.execute(sql)
+    return sql
 
 
 def count_rows(con: duckdb.DuckDBPyConnection, view: str) -> int:
@@ -331,13 +349,9 @@ def stage_google(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: Select
                    if len(files) > 1 else "")).message(locate.REMEDY_EMPTY))
     params = settings.sql_params() | {"raw_dir": sql_path_literal(raw_dir)}
     view_sql = []
-    for view, table in zip(GOOGLE_VIEWS, GOOGLE_VIEW_TABLES):
-        used = params
-        if not n_parts[table]:
-            # the same typed view over one empty part: zero rows, the same columns
-            used = params | {"raw_dir": sql_path_literal(_empty_table_dir(raw_dir, table))}
-        create_view(con, view, **used)
-        view_sql.append(render(view, **used))
+    for table in GOOGLE_VIEW_TABLES:
+        # a table without parts: the same typed view over one empty part (zero rows, the same columns)
+        view_sql.append(create_google_view(con, table, raw_dir if n_parts[table] else _empty_table_dir(raw_dir, table)))
     create_view(con, "stg_task_event_parts", **params)   # which parts are there: the window's gaps
     view_sql.append(render("stg_task_event_parts", **params))
     record_staged_tables(con, settings.trace, n_parts, {t: len(f) for t, f in empty.items()},
@@ -463,7 +477,7 @@ def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: Sele
         raise FileNotFoundError(f"no batch_instance file at {csv_path}")
     params = settings.sql_params() | {"csv_path": sql_path_literal(csv_path)}
     staging_sql = staging_sql or settings.format.staging_sql
-    create_view(con, staging_sql, **params)
+    create_view(con, staging_sql, read=raw_read(staging_sql, csv_path))
     if staging_sql != "stg_batch_instance":
         con.execute(f"CREATE OR REPLACE VIEW stg_batch_instance AS SELECT * FROM {staging_sql}")
     for view in ALIBABA_VIEWS:
@@ -572,7 +586,6 @@ def grid_coverage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -
     """For each checkpoint grid choice: how many jobs of ``job_checkpoints`` get a checkpoint
     between t0 and tau (>= 2 checkpoints: evaluable), and their checkpoints (mean, max). Computed
     from each job's t0 and tau with job_checkpoints.sql's rule: checkpoints = max(1, ceil((tau - t0) / step))."""
-    from stragglers.settings import CHECKPOINT_GRIDS
     grids = CHECKPOINT_GRIDS if settings.is_google_format else (None,)
     parts = []
     for grid in grids:

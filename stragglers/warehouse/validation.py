@@ -47,6 +47,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from stragglers.settings import default  # noqa: E402
+from stragglers.trace_formats import FORMATS, GOOGLE_FEATURES, RAW_COLUMNS  # noqa: E402
 
 try:  # POSIX file lock for the shared docs_dir (several Dagster processes).
     import fcntl
@@ -76,19 +77,12 @@ INT_DTYPES = [
     "uint64", "UInt64", "uint32", "UInt32", "uint16", "UInt16", "uint8", "UInt8",
 ]
 
-RAW_JOB_EVENTS_COLUMNS = [
-    "time", "missing_info", "job_id", "event_type", "user_name",
-    "scheduling_class", "job_name", "logical_job_name",
-]
-RAW_TASK_EVENTS_COLUMNS = [
-    "time", "missing_info", "job_id", "task_index", "machine_id", "event_type",
-    "user_name", "scheduling_class", "priority", "cpu_request", "memory_request",
-    "disk_request", "different_machine",
-]
+RAW_JOB_EVENTS_COLUMNS = list(RAW_COLUMNS["stg_job_events"])
+RAW_TASK_EVENTS_COLUMNS = list(RAW_COLUMNS["stg_task_events"])
 RAW_TASK_USAGE_KEYS = ["start_time", "end_time", "job_id", "task_index"]
 RAW_TASK_USAGE_COLUMNS = [*RAW_TASK_USAGE_KEYS, "machine_id", "cpu_rate"]
 # Google clusterdata-2011-2 resource-usage measurements, checked >= 0 when the
-# column is present (names of sql/stg_task_usage.sql plus the long schema names).
+# column is present (names of the stg_task_usage view plus the long schema names).
 RAW_TASK_USAGE_VALUES = [
     "cpu_rate", "canonical_memory", "assigned_memory", "unmapped_page_cache",
     "total_page_cache", "maximum_memory", "disk_io_time", "local_disk_space",
@@ -150,30 +144,26 @@ def _in_range(col, lo, hi):
     return _gxe().ExpectColumnValuesToBeInSet(column=col, value_set=list(range(lo, hi + 1)))
 
 
-def suite_raw_job_events(params: dict, columns: list[str]) -> list[Frame]:
-    e = [
-        _rows_nonempty(),
-        _has_columns(RAW_JOB_EVENTS_COLUMNS),
-        *_is_int(["time"]),
-        *_not_null(["job_id", "time", "event_type"]),
-        _in_range("event_type", 0, 8),
-        _between("time", 0),
-        _in_range("scheduling_class", 0, 3),
-    ]
-    return [Frame(None, e, index_columns=["job_id", "time"])]
+def _raw_events_suite(expected_columns: list[str], keys: list[str], coded: tuple[str, int, int]):
+    """The suite of one raw event table: its columns, an integer time >= 0, the keys, time and
+    event type (0..8) present, and ``coded`` (column, lo, hi) in lo..hi; failing rows named by
+    the keys and time."""
+    def suite(params: dict, columns: list[str]) -> list[Frame]:
+        e = [
+            _rows_nonempty(),
+            _has_columns(expected_columns),
+            *_is_int(["time"]),
+            *_not_null([*keys, "time", "event_type"]),
+            _in_range("event_type", 0, 8),
+            _between("time", 0),
+            _in_range(*coded),
+        ]
+        return [Frame(None, e, index_columns=[*keys, "time"])]
+    return suite
 
 
-def suite_raw_task_events(params: dict, columns: list[str]) -> list[Frame]:
-    e = [
-        _rows_nonempty(),
-        _has_columns(RAW_TASK_EVENTS_COLUMNS),
-        *_is_int(["time"]),
-        *_not_null(["job_id", "task_index", "time", "event_type"]),
-        _in_range("event_type", 0, 8),
-        _between("time", 0),
-        _in_range("priority", 0, 11),
-    ]
-    return [Frame(None, e, index_columns=["job_id", "task_index", "time"])]
+suite_raw_job_events = _raw_events_suite(RAW_JOB_EVENTS_COLUMNS, ["job_id"], ("scheduling_class", 0, 3))
+suite_raw_task_events = _raw_events_suite(RAW_TASK_EVENTS_COLUMNS, ["job_id", "task_index"], ("priority", 0, 11))
 
 
 def suite_raw_task_usage(params: dict, columns: list[str]) -> list[Frame]:
@@ -555,8 +545,6 @@ def _fetch(df_or_con, table: str | None, trace: str | None, max_rows: int | None
 
 
 def _default_features(trace: str | None) -> list[str]:
-    from stragglers.traces.formats import FORMATS, GOOGLE_FEATURES
-
     return list(FORMATS[trace].columns if trace in FORMATS else GOOGLE_FEATURES)
 
 

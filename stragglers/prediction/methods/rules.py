@@ -47,9 +47,6 @@ class FlagAll(Method):
     display_name = "flag all at t1"
     band = "reference"
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         pass
 
@@ -62,9 +59,6 @@ class WaitForTau(Method):
     name = "wait_for_tau"
     display_name = "wait for tau"
     band = "reference"
-
-    def __init__(self) -> None:
-        super().__init__()
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.t_ = t
@@ -137,9 +131,6 @@ class Oracle(Method):
     display_name = "oracle (headroom)"
     band = "reference"
     oracle = True
-
-    def __init__(self) -> None:
-        super().__init__()
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         pass

@@ -19,7 +19,7 @@ from scipy import optimize, special
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, nonconstant_columns, quiet, require_finite
 from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
-from stragglers.traces.formats import CLOCK_FEATURES
+from stragglers.trace_formats import CLOCK_FEATURES
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 

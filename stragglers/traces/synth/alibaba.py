@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import model as M
 from .formats import file_sizes, published_dir, write_tar_gz
+from .google import _write_truth
 
 TRACE_SPAN_S = 8 * 86400            # 8 days (docs/TRACES.md)
 TASK_START_S = (1_000, 600_000)     # INVENTED: task start times, uniform
@@ -112,9 +113,7 @@ def generate_alibaba_2018(
     )
     params = dict(seed=seed, n_jobs=n_jobs, min_instances=min_instances,
                   max_instances=max_instances, max_small_tasks=max_small_tasks)
-    from . import GENERATOR_VERSION
-    from .google import _write_truth
-    summary = M.GenerationSummary("alibaba_2018", out_dir, seed, GENERATOR_VERSION, params,
+    summary = M.GenerationSummary("alibaba_2018", out_dir, seed, M.GENERATOR_VERSION, params,
                                   files, counts, tj, tt)
     if truth_dir is not None:
         _write_truth(truth_dir, summary)

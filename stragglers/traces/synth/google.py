@@ -558,16 +558,11 @@ def generate_google(
     )
     params = dict(seed=seed, n_jobs=n_jobs, min_tasks=min_tasks, max_tasks=max_tasks,
                   n_parts=n_parts, n_machines=n_machines, submit_span_s=submit_span_s)
-    summary = M.GenerationSummary("google_2011", out_dir, seed, _version(), params, files,
+    summary = M.GenerationSummary("google_2011", out_dir, seed, M.GENERATOR_VERSION, params, files,
                                   counts, truth_jobs, truth_tasks)
     if truth_dir is not None:
         _write_truth(truth_dir, summary)
     return summary
-
-
-def _version() -> str:
-    from . import GENERATOR_VERSION
-    return GENERATOR_VERSION
 
 
 def _run_pretrace_task(sim: _Sim, j: _Job, t: _Task) -> None:

@@ -1,16 +1,20 @@
-"""Every trace the pipeline reads, one frozen ``TraceFormat`` each.
+"""Every trace the pipeline reads, one frozen ``TraceFormat`` each: plain data.
 
 The one place that knows what distinguishes the traces: their table layout,
-feature list, SQL variant, how they are fetched and staged, where they live
-publicly and which column of the paper's Table 3 they are compared with.
-Everything else asks ``trace_format(name)`` instead of testing names.
+feature list, SQL variant, how they are staged, where they live publicly and
+which column of the paper's Table 3 they are compared with. Everything else
+asks ``trace_format(name)`` instead of testing names.
+
+It sits at the bottom of the package (docs/ARCHITECTURE.md, "Layers"): the
+settings check ``NURD_TRACE`` and the feature settings against it, and every
+stage reads it. How a trace is fetched is the traces stage's
+(``stragglers.traces.fetch``, by layout and ``embedded``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 #: Public, credential-free HTTPS view of gs://clusterdata-2011-2.
 GOOGLE_2011_URL = "https://storage.googleapis.com/clusterdata-2011-2/"
@@ -55,6 +59,37 @@ ALIBABA_FEATURES = ("cpu_avg", "cpu_max", "mem_avg", "mem_max")
 GOOGLE_TABLES = ("job_events", "task_events", "task_usage")
 ALIBABA_TABLES = ("batch_instance",)
 
+#: What each typed staging view (sql/<view>.sql, whose comment gives the units) reads from the raw
+#: files: column -> DuckDB type, in the files' field order (sql/read_raw_csv.sql). Google: the
+#: clusterdata-2011-2 tables (the bucket's own schema.csv: stragglers/traces/synth/formats.py);
+#: Alibaba: batch_instance.csv of v2018, and of v2017 (its view maps it onto v2018's names).
+RAW_COLUMNS: dict[str, dict[str, str]] = {
+    "stg_job_events": dict(
+        time="BIGINT", missing_info="INTEGER", job_id="BIGINT", event_type="INTEGER", user_name="VARCHAR",
+        scheduling_class="INTEGER", job_name="VARCHAR", logical_job_name="VARCHAR"),
+    "stg_task_events": dict(
+        time="BIGINT", missing_info="INTEGER", job_id="BIGINT", task_index="BIGINT", machine_id="BIGINT",
+        event_type="INTEGER", user_name="VARCHAR", scheduling_class="INTEGER", priority="INTEGER",
+        cpu_request="DOUBLE", memory_request="DOUBLE", disk_request="DOUBLE", different_machine="INTEGER"),
+    "stg_task_usage": dict(
+        start_time="BIGINT", end_time="BIGINT", job_id="BIGINT", task_index="BIGINT", machine_id="BIGINT",
+        cpu_rate="DOUBLE", canonical_memory="DOUBLE", assigned_memory="DOUBLE", unmapped_page_cache="DOUBLE",
+        total_page_cache="DOUBLE", maximum_memory="DOUBLE", disk_io_time="DOUBLE", local_disk_space="DOUBLE",
+        maximum_cpu_rate="DOUBLE", maximum_disk_io_time="DOUBLE", cpi="DOUBLE", mai="DOUBLE",
+        sample_portion="DOUBLE", aggregation_type="INTEGER", sampled_cpu_usage="DOUBLE"),
+    "stg_machine_events": dict(
+        time="BIGINT", machine_id="BIGINT", event_type="INTEGER", platform_id="VARCHAR", cpus="DOUBLE",
+        memory="DOUBLE"),
+    "stg_batch_instance": dict(
+        instance_name="VARCHAR", task_name="VARCHAR", job_name="VARCHAR", task_type="VARCHAR", status="VARCHAR",
+        start_time="BIGINT", end_time="BIGINT", machine_id="VARCHAR", seq_no="BIGINT", total_seq_no="BIGINT",
+        cpu_avg="DOUBLE", cpu_max="DOUBLE", mem_avg="DOUBLE", mem_max="DOUBLE"),
+    "stg_batch_instance__2017": dict(
+        start_timestamp="BIGINT", end_timestamp="BIGINT", job_id="VARCHAR", task_id="VARCHAR",
+        machine_id="VARCHAR", status="VARCHAR", seq_no="BIGINT", total_seq_no="BIGINT", cpu_max="DOUBLE",
+        cpu_avg="DOUBLE", mem_max="DOUBLE", mem_avg="DOUBLE"),
+}
+
 
 @dataclass(frozen=True)
 class TraceFormat:
@@ -65,10 +100,9 @@ class TraceFormat:
     feature_modes: tuple[str, ...]      # feature_mode values the format's SQL implements
     sql_variant: str                    # suffix of the format's SQL files ("" = the shared file)
     staging_sql: str                    # the SQL file of the raw table's staging view (Alibaba)
-    fetch: Callable                     # (dest, url, parts, workers, scale, log) -> DownloadReport
     default_url: str | None             # public location (None: generated locally)
     paper_column: str | None            # column of the paper's Table 3 ("google" / "alibaba"), if any
-    embedded: bool = False              # generated locally by stragglers.traces.synth
+    embedded: bool = False              # generated locally by stragglers.traces.synth (else downloaded)
     event_features: tuple[str, ...] = ()  # checkpoint_features columns from events (after the usage ones)
 
     @property
@@ -97,65 +131,6 @@ class TraceFormat:
         return table
 
 
-# --- fetch functions (imported lazily: the download modules import this one) ---------------
-
-
-def _fetch_embedded_google(dest: Path, *, url, parts, workers, scale, log):
-    import json
-    from dataclasses import asdict
-    from stragglers.traces.fetch import truth_dir
-    from stragglers.traces.google_parts import download_google
-    from stragglers.traces.synth import GENERATOR_VERSION, TRUTH_VERSION, generate_google
-    stamp = dest / ".generated.json"
-    want = {"generator_version": GENERATOR_VERSION, "truth_version": TRUTH_VERSION, **asdict(scale)}
-    truth = truth_dir(dest.parent.parent, dest.name)
-    generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
-                     and (truth / "truth_tasks.parquet").exists())
-    if generated:
-        log(f"generating the embedded trace at {dest} ({want})")
-        generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
-        stamp.write_text(json.dumps(want))
-
-    # The generated bucket is verified like a download: every file against SHA256SUM.
-    # Its per-file "verified existing" lines and "downloaded 0 B" total would read as if
-    # nothing happened, so only unusual lines (a checksum mismatch) pass through.
-    def unusual(msg: str) -> None:
-        if not msg.startswith(("verified existing", "clusterdata-2011-2:")):
-            log(msg)
-
-    report = download_google(str(dest), dest, parts="all", log=unusual)
-    what = "generated" if generated else "reused (generated earlier with the same settings)"
-    log(f"embedded trace {what}: {len(report.files)} files, {report.bytes_total / 1e6:.1f} MB in {dest}; "
-        f"{report.files_verified} hashed against SHA256SUM now, {len(report.files) - report.files_verified} "
-        f"unchanged since hashed")
-    report.files_skipped = int(not generated)
-    return report
-
-
-def _fetch_embedded_alibaba(dest: Path, *, url, parts, workers, scale, log):
-    from stragglers.traces.alibaba_archive import download_alibaba
-    from stragglers.traces.synth import generate_alibaba_2018
-    src = dest.parent / "_synthetic_alibaba_archive"
-    log(f"generating the embedded Alibaba-format archive at {src} (seed {scale.seed}, {scale.n_jobs} jobs); "
-        f"it is then unpacked by the same code as a downloaded archive ('downloaded' below = copied from it)")
-    generate_alibaba_2018(src, seed=scale.seed, n_jobs=scale.n_jobs)
-    report = download_alibaba(src.resolve().as_uri() + "/batch_instance.tar.gz", dest, log=log)
-    report.files_skipped = 0
-    return report
-
-
-def _fetch_google_bucket(dest: Path, *, url, parts, workers, scale, log):
-    from stragglers.traces.google_parts import download_google
-    return download_google(url or GOOGLE_2011_URL, dest, parts=parts, workers=workers, log=log)
-
-
-def _fetch_alibaba_archive(default_url: str):
-    def fetch(dest: Path, *, url, parts, workers, scale, log):
-        from stragglers.traces.alibaba_archive import download_alibaba
-        return download_alibaba(url or default_url, dest, log=log)
-    return fetch
-
-
 _GOOGLE = dict(layout="google", tables=GOOGLE_TABLES, features=GOOGLE_FEATURES, event_features=EVENT_FEATURES,
                feature_modes=("observed", "reference"), sql_variant="", staging_sql="")
 # Alibaba's features are static per-instance summaries: there is no "as of the checkpoint"
@@ -164,18 +139,14 @@ _ALIBABA = dict(layout="alibaba", tables=ALIBABA_TABLES, features=ALIBABA_FEATUR
                 feature_modes=("observed",), sql_variant="alibaba")
 
 FORMATS: dict[str, TraceFormat] = {f.name: f for f in (
-    TraceFormat("synthetic", **_GOOGLE, fetch=_fetch_embedded_google, default_url=None, paper_column=None,
-                embedded=True),
-    TraceFormat("google_2011", **_GOOGLE, fetch=_fetch_google_bucket, default_url=GOOGLE_2011_URL,
-                paper_column="google"),
-    TraceFormat("alibaba_2018", **_ALIBABA, staging_sql="stg_batch_instance",
-                fetch=_fetch_alibaba_archive(ALIBABA_2018_URL), default_url=ALIBABA_2018_URL,
+    TraceFormat("synthetic", **_GOOGLE, default_url=None, paper_column=None, embedded=True),
+    TraceFormat("google_2011", **_GOOGLE, default_url=GOOGLE_2011_URL, paper_column="google"),
+    TraceFormat("alibaba_2018", **_ALIBABA, staging_sql="stg_batch_instance", default_url=ALIBABA_2018_URL,
                 paper_column="alibaba"),
-    TraceFormat("alibaba_2017", **_ALIBABA, staging_sql="stg_batch_instance__2017",
-                fetch=_fetch_alibaba_archive(ALIBABA_2017_URL), default_url=ALIBABA_2017_URL,
+    TraceFormat("alibaba_2017", **_ALIBABA, staging_sql="stg_batch_instance__2017", default_url=ALIBABA_2017_URL,
                 paper_column="alibaba"),
-    TraceFormat("synthetic_alibaba", **_ALIBABA, staging_sql="stg_batch_instance",
-                fetch=_fetch_embedded_alibaba, default_url=None, paper_column=None, embedded=True),
+    TraceFormat("synthetic_alibaba", **_ALIBABA, staging_sql="stg_batch_instance", default_url=None,
+                paper_column=None, embedded=True),
 )}
 
 TRACES: tuple[str, ...] = tuple(FORMATS)

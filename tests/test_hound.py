@@ -132,6 +132,97 @@ def test_naming_follows_table4():
     assert name_topic(_topic(MEAN_MEM_m=0.5, PEAK_MEM_p=0.5)) is None   # contradictory signs: unnamed
 
 
+# ----------------------------------------------------------------------------- share weights (issue 28)
+def _mild_cpu_strong_memory_job():
+    """Hand-made job (issue 28): 180 normal tasks, 20 stragglers (latency above the p90). 12 stragglers
+    (60 %) have a mild CPU(-): their MEAN_CPU is the normal tasks' 25th percentile, well inside the
+    normal range. 4 (20 %) have a strong memory(+): above every normal task on six data-skew metrics
+    that move together (one input size). 4 have nothing. Every other value of a straggler is the
+    normal tasks' median (as many normal tasks below as above). PEAK_CPU follows MEAN_CPU."""
+    import pandas as pd
+    rng = np.random.default_rng(1)
+    n_norm = 180
+    cpu_n = rng.permutation(np.arange(1.0, n_norm + 1))           # ranks 1..180 in random order
+    mem_n = rng.permutation(np.arange(1.0, n_norm + 1))
+    q25, med = 45.5, 90.5                                          # 45 below / 135 above; 90 / 90
+    cpu_s = np.array([q25] * 12 + [med] * 8)
+    mem_s = np.array([med] * 12 + [1000.0] * 4 + [med] * 4)
+    cpu, mem = np.r_[cpu_n, cpu_s], np.r_[mem_n, mem_s]
+    latency = np.r_[100 + np.arange(n_norm) * 0.1, 130 + np.arange(12), 300 + np.arange(4), 125 + np.arange(4)]
+    df = pd.DataFrame({c: 0.0 for c in METRIC_COLUMNS}, index=range(len(cpu)))
+    df["mean_cpu"], df["peak_cpu"] = cpu, 1.1 * cpu
+    for c, k in (("mean_mem", 1.0), ("peak_mem", 1.2), ("mem_assign", 1.5), ("page_cache", 0.5),
+                 ("page_cache_um", 0.3), ("disk_space", 2.0)):
+        df[c] = k * mem
+    df["job_id"], df["task_id"], df["latency_s"] = 7, np.arange(len(cpu)), latency
+    return df
+
+
+def _cause_mass(profile):
+    from stragglers.diagnosis.vocabulary import WORD_CAUSE, words_of
+    out = {}
+    for w, p in zip(WORDS, words_of(profile)):
+        if w in WORD_CAUSE:
+            out[WORD_CAUSE[w]] = out.get(WORD_CAUSE[w], 0.0) + p
+    return out
+
+
+def test_straggler_shares_and_multiplicity_hand_computed():
+    from stragglers.diagnosis.learners import job_matrix, multiplicity, straggler_shares
+    X, y, _ = job_matrix(_mild_cpu_strong_memory_job())
+    d = dict(zip(METRIC_COLUMNS, straggler_shares(X, y, 0.9)))
+    # MEAN_CPU: 12 stragglers x (45 below - 135 above) / 180 = 12 x -0.5, 8 x 0, over 20 stragglers
+    assert d["mean_cpu"] == pytest.approx(-0.3) and d["peak_cpu"] == pytest.approx(-0.3)
+    # memory: 4 stragglers above all 180 normal tasks (+1 each), 16 at the median (0): 0.2 = their share
+    for c in ("mean_mem", "peak_mem", "mem_assign", "page_cache", "page_cache_um", "disk_space"):
+        assert d[c] == pytest.approx(0.2)
+    assert d["sched_delay"] == 0.0                                  # constant: no straggler deviates
+    m = dict(zip(METRIC_COLUMNS, multiplicity(X)))
+    assert m["mean_mem"] == pytest.approx(6.0, abs=0.05)             # six metrics that move together
+    assert m["mean_cpu"] == pytest.approx(2.0, abs=0.05)             # MEAN_CPU and PEAK_CPU
+    assert m["sched_delay"] == 1.0
+
+
+def test_share_weights_name_the_cause_of_most_stragglers():
+    """60 % of the stragglers with a mild CPU(-) and 20 % with a strong memory(+): weighted by share,
+    with the six memory metrics counted as one signal, limited processor holds the most profile mass
+    (0.3 against 0.2, before the rescaling). Weighted by share alone, data skew's six words still win."""
+    from stragglers.diagnosis.learners import (job_matrix, multiplicity, share_weighted, straggler_shares)
+    X, y, _ = job_matrix(_mild_cpu_strong_memory_job())
+    shares, mult = straggler_shares(X, y, 0.9), multiplicity(X)
+    everything = np.sign(shares)          # a learner that keeps every word, with the stragglers' sign
+    mass = _cause_mass(share_weighted(everything, shares, mult))
+    assert max(mass, key=mass.get) == "limited_processor"
+    assert mass["limited_processor"] / mass["data_skew"] == pytest.approx(0.3 / 0.2, rel=0.02)
+    alone = _cause_mass(share_weighted(everything, shares))
+    assert alone["data_skew"] / alone["limited_processor"] == pytest.approx(1.2 / 0.6)
+    # a learner's word the stragglers do not show (CPU(+)) gets no weight; its zeros stay zeros
+    learner = np.zeros(len(METRIC_COLUMNS))
+    learner[METRIC_COLUMNS.index("mean_cpu")], learner[METRIC_COLUMNS.index("mean_mem")] = 0.7, 0.3
+    w = share_weighted(learner, shares, mult)
+    assert w[METRIC_COLUMNS.index("mean_cpu")] == 0.0 and w[METRIC_COLUMNS.index("mean_mem")] == pytest.approx(1.0)
+    assert np.count_nonzero(w) == 1
+
+
+def test_share_weighted_profiles_equal_the_learners_run_with_share_weights():
+    import pandas as pd
+    from stragglers.diagnosis.learners import profile_job
+    from stragglers.diagnosis.run import share_weighted_profiles
+    job = _mild_cpu_strong_memory_job()
+    other = job.assign(job_id=8, latency_s=job.latency_s[::-1].to_numpy())
+    inputs = pd.concat([job, other], ignore_index=True)
+    fast = HoundSettings(replicas=3, adaboost_rounds=5)
+    strength = pd.concat([profile_job(g, fast) for _, g in inputs.groupby("job_id")], ignore_index=True)
+    share = pd.concat([profile_job(g, HoundSettings(replicas=3, adaboost_rounds=5, profile_weights="share"))
+                       for _, g in inputs.groupby("job_id")], ignore_index=True)
+    again = share_weighted_profiles(strength, inputs, HoundSettings(profile_weights="share"))
+    pd.testing.assert_frame_equal(again.reset_index(drop=True), share.reset_index(drop=True), check_dtype=False)
+    sums = share.assign(a=share.weight.abs()).groupby(["job_id", "learner"]).a.sum()
+    assert all(np.isclose(v, 1.0) or v == 0.0 for v in sums)
+    with pytest.raises(Exception, match="hound_profile_weights"):
+        HoundSettings(profile_weights="shares")
+
+
 # ----------------------------------------------------------------------------- Dagster: the Hound assets
 def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
     import dagster as dg

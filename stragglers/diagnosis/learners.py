@@ -218,6 +218,56 @@ class AdaBoostIPW:
 LEARNERS = ("PR", "DP", "CA")
 
 
+# --------------------------------------------------------------------------- share weights (issue 28)
+def straggler_shares(X: np.ndarray, y: np.ndarray, quantile: float = 0.9) -> np.ndarray:
+    """Per metric, the share of the job's stragglers that deviate from its normal tasks, signed
+    (+: higher for stragglers). A straggler's latency is above the job's ``quantile``; the others are
+    normal. The share is Cliff's delta, d = P(x_S > x_N) - P(x_S < x_N) over (straggler, normal) pairs,
+    ties counting 0: the Wilcoxon rank-sum comparison of Hound's case studies (Section 5.2) read as a
+    share. Averaged over the normal tasks' values as thresholds, it is the fraction of stragglers
+    beyond the threshold on the word's side minus the fraction on the other side (for normal tasks
+    the two fractions cancel). If a fraction f of the stragglers lies beyond every normal task and the
+    others are spread as the normal tasks are, d = f. Zero when the job has no straggler or no normal
+    task."""
+    X = np.asarray(X, float)
+    y = np.asarray(y, float)
+    s = y > np.quantile(y, quantile)
+    out = np.zeros(X.shape[1])
+    if s.all() or not s.any():
+        return out
+    for j in range(X.shape[1]):
+        xn = np.sort(X[~s, j])
+        below = np.searchsorted(xn, X[s, j], side="left")               # normal tasks below each straggler
+        above = len(xn) - np.searchsorted(xn, X[s, j], side="right")    # and above it
+        out[j] = float(np.mean(below - above)) / len(xn)
+    return out
+
+
+def multiplicity(X: np.ndarray) -> np.ndarray:
+    """Per metric, how many of the job's metrics carry its signal: m_j = sum_k rho_jk^2 with Spearman's
+    rho over the job's tasks (rho_jj = 1; a constant metric has m = 1). k metrics that move together
+    get m = k each, so together they weigh as one; a metric unrelated to the others gets m = 1."""
+    X = np.asarray(X, float)
+    ok = varies(X)
+    r2 = np.eye(X.shape[1])
+    if ok.sum() > 1:
+        rho = np.atleast_2d(np.nan_to_num(pd.DataFrame(X[:, ok]).corr(method="spearman").to_numpy()))
+        r2[np.ix_(ok, ok)] = rho ** 2
+        np.fill_diagonal(r2, 1.0)
+    return r2.sum(axis=0)
+
+
+def share_weighted(profile: np.ndarray, shares: np.ndarray, mult: np.ndarray | None = None) -> np.ndarray:
+    """A learner's causality profile with Section 5.1's weights: the learner keeps its words (which
+    metrics, with which sign), and each word weighs the share of stragglers that show it
+    (``straggler_shares`` in the word's direction; 0 where the stragglers deviate the other way),
+    divided by the metric's ``multiplicity`` when given; absolute sum one. Only the profile's signs
+    are read, so a stored (rescaled) profile gives the same result as the learner's raw output."""
+    sign = np.sign(np.nan_to_num(np.asarray(profile, float)))
+    w = sign * np.clip(sign * np.asarray(shares, float), 0.0, None)
+    return absolute_sum_one(w if mult is None else w / np.asarray(mult, float))
+
+
 def make_learners(s: HoundSettings) -> dict:
     return {
         "PR": BaggedElasticNet(replicas=s.replicas, l1_ratio=s.l1_ratio, seed=s.seed),
@@ -242,12 +292,19 @@ def job_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, dict[str, i
 
 def profile_job(frame: pd.DataFrame, settings: HoundSettings) -> pd.DataFrame:
     """The plain per-job function: one job's hound_inputs rows -> one row per
-    (learner, metric) with the profile weight (every learner, even when empty)."""
+    (learner, metric) with the profile weight (every learner, even when empty). With
+    ``profile_weights = "share"`` each profile is ``share_weighted`` by the job's straggler shares
+    and metric multiplicities."""
     X, y, imputed = job_matrix(frame)
     job_id = int(frame["job_id"].iloc[0])
+    share = settings.profile_weights == "share"
+    if share:
+        shares, mult = straggler_shares(X, y, settings.straggler_quantile), multiplicity(X)
     rows = []
     for name, learner in make_learners(settings).items():
         c = learner.profile(X, y)
+        if share:
+            c = share_weighted(c, shares, mult)
         for col, w in zip(METRIC_COLUMNS, c):
             rows.append((job_id, name, METRICS[col], float(w), len(y), imputed.get(col, 0)))
     return pd.DataFrame(rows, columns=["job_id", "learner", "metric", "weight", "n_tasks", "n_imputed"])

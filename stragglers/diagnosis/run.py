@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from stragglers.diagnosis.learners import LEARNERS, profile_job
+from stragglers.diagnosis.learners import (LEARNERS, job_matrix, multiplicity, profile_job, share_weighted,
+                                           straggler_shares)
 from stragglers.diagnosis.settings import HoundSettings
 from stragglers.diagnosis.topics import Ensemble, TopicModel, ensemble, meta_learn
 from stragglers.diagnosis.vocabulary import METRIC_COLUMNS, METRICS, WORDS, keywords, name_topic
@@ -45,6 +46,24 @@ def profile_jobs(inputs: pd.DataFrame, settings: HoundSettings, log=None) -> pd.
             if log and (i + 1) % 10 == 0:
                 log(f"profiled {i + 1}/{len(groups)} jobs")
     return pd.concat(out, ignore_index=True)
+
+
+def share_weighted_profiles(profiles: pd.DataFrame, inputs: pd.DataFrame, settings: HoundSettings) -> pd.DataFrame:
+    """Stored ``hound_profiles`` rows (strength weights) -> the rows ``profile_weights = "share"`` gives,
+    without re-running the learners: ``share_weighted`` reads only a profile's signs, which rescaling
+    keeps. ``inputs``: the same jobs' ``hound_inputs`` rows."""
+    names = [METRICS[c] for c in METRIC_COLUMNS]
+    out = []
+    for job, g in inputs.groupby("job_id", sort=True):
+        X, y, _ = job_matrix(g)
+        shares, mult = straggler_shares(X, y, settings.straggler_quantile), multiplicity(X)
+        p = profiles[profiles.job_id == job]
+        for learner, q in p.groupby("learner", sort=False):
+            q = q.set_index("metric").reindex(names)
+            w = share_weighted(q.weight.fillna(0.0).to_numpy(), shares, mult)
+            out.append(pd.DataFrame({"job_id": job, "learner": learner, "metric": names, "weight": w,
+                                     "n_tasks": q.n_tasks.to_numpy(), "n_imputed": q.n_imputed.to_numpy()}))
+    return pd.concat(out, ignore_index=True)[PROFILE_COLUMNS] if out else pd.DataFrame(columns=PROFILE_COLUMNS)
 
 
 def profile_matrix(profiles: pd.DataFrame, learner: str, jobs: list) -> np.ndarray:

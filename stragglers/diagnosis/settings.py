@@ -12,6 +12,9 @@ def _check(cond: bool, name: str, value, expected: str) -> None:
         raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
 
 
+PROFILE_WEIGHTS = ("strength", "share")
+
+
 @dataclass(frozen=True)
 class HoundSettings:
     min_tasks: int = default("hound_min_tasks")      # Section 4.1: jobs with fewer finished tasks are left out
@@ -27,6 +30,11 @@ class HoundSettings:
     coverage_stop: float = 0.05        # Algorithm 3: epsilon, minimum document coverage of a topic
     trim: float = 0.1                  # Algorithms 3 and 4: eta
     ensemble_lambda: float = 2 / 3     # Algorithm 4: SCORE = lambda H1 + (1 - lambda)(1 - H2)
+    # a profile's weights: "strength", each learner's own magnitudes (Section 3.1, as published), or
+    # "share", each learner's words weighted by the share of the job's stragglers that show them
+    # (Section 5.1; learners.share_weighted). Issue 28: measured, not adopted (docs/HOUND.md).
+    profile_weights: str = "strength"
+    straggler_quantile: float = default("quantile")   # "share": a straggler's latency is above this quantile
     workers: int = 1                   # processes over jobs
 
     def __post_init__(self) -> None:
@@ -47,6 +55,10 @@ class HoundSettings:
         _check(0 <= self.coverage_stop < 1, "hound_coverage_stop", self.coverage_stop, "a number in [0, 1)")
         _check(0 <= self.trim < 0.5, "hound_trim", self.trim, "a number in [0, 0.5)")
         _check(0 <= self.ensemble_lambda <= 1, "hound_ensemble_lambda", self.ensemble_lambda, "a number in [0, 1]")
+        _check(self.profile_weights in PROFILE_WEIGHTS, "hound_profile_weights", self.profile_weights,
+               f"one of {', '.join(PROFILE_WEIGHTS)}")
+        _check(0.5 <= self.straggler_quantile < 1, "hound_straggler_quantile", self.straggler_quantile,
+               "a number in [0.5, 1)")
         _check(isinstance(self.workers, int) and self.workers >= 1, "hound_workers", self.workers, "an integer >= 1")
 
     def as_dict(self) -> dict:

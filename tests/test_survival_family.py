@@ -261,3 +261,15 @@ def test_the_verdict_against_the_free_rules_has_paired_intervals_over_jobs():
     assert "Survival (history) beats Spark's rules" in text and "beats every free rule on F1 AUC" in text
     assert "Survival (job) does not beat Spark's rules" in text
     assert "58% of the oracle's headroom" in text                       # 0.07 / 0.12
+
+
+def test_the_engine_ships_each_job_its_own_history_only():
+    from stragglers.prediction.engine import _for_job
+    from stragglers.prediction.history import AttachHistory
+
+    hist = {j: JobHistory(earlier_jobs=tuple(range(j)), cutoff_us=j) for j in range(50)}
+    one = _for_job(AttachHistory(hist), 7)
+    assert dict(one.histories) == {7: hist[7]}
+    job = JobData(job_id=7, task_ids=np.arange(3), latency=np.array([1.0, 2.0, 3.0]), checkpoints=np.array([0.5, 1.5]),
+                  X=np.zeros((2, 3, 1)), tau=2.5, feature_names=("x",))
+    assert one(job).history == AttachHistory(hist)(job).history == hist[7]

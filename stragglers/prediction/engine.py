@@ -290,6 +290,13 @@ class ReplayStats:
     seconds: float
 
 
+def _for_job(prepare, job_id: int):
+    """What a worker needs of ``prepare`` for one job: a prepare holding per-job data (every job's
+    history or usage latencies) ships only that job's with the job (``for_job``), not all of them
+    with every job."""
+    return prepare.for_job(job_id) if hasattr(prepare, "for_job") else prepare
+
+
 def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFrame,
                    factories: Sequence[MethodFactory], *, features: Sequence[str], seed: int,
                    workers: int, settings: EngineSettings, exchange: Path,
@@ -319,7 +326,8 @@ def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFram
                         ["size", "job_id"], ascending=[False, True])
                     for row in order.itertuples(index=False):
                         fut = engine.submit(replay_exported_job, str(path), int(row.job_id), float(row.tau_s),
-                                            int(row.n_tasks), tuple(features), list(factories), seed, prepare,
+                                            int(row.n_tasks), tuple(features), list(factories), seed,
+                                            _for_job(prepare, int(row.job_id)),
                                             key=f"replay-{trace}-{int(row.job_id)}-{run}", priority=-next_b)
                         pending[fut] = next_b
                     next_b += 1

@@ -185,10 +185,10 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
 
     def store(results) -> None:
         if selection is not None:
-            grid = [r for r in results if "@" in r.variants[0].method]
-            for r in grid:
-                selection.add(r)
-            results = [r for r in results if "@" not in r.variants[0].method]
+            for r in results:
+                if selection.owns(r):
+                    selection.add(r)
+            results = [r for r in results if not selection.owns(r)]
         if not results:
             return
         frames = results_frames(results, trace)

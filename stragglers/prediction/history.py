@@ -160,6 +160,11 @@ class AttachHistory:
             job = self.then(job)
         return replace(job, history=self.histories.get(int(job.job_id)))
 
+    def for_job(self, job_id: int) -> "AttachHistory":
+        """The same for one job, holding only its history (what the engine ships with the job)."""
+        then = self.then.for_job(job_id) if hasattr(self.then, "for_job") else self.then
+        return AttachHistory({job_id: self.histories[job_id]} if job_id in self.histories else {}, then)
+
 
 # ----------------------------------------------------------------------------- one replay, every threshold
 
@@ -225,6 +230,10 @@ class CostAwareSelection:
         for method, q in self.fallback.items():
             if q not in self.grid:
                 raise ValueError(f"{method}: fallback_threshold={q!r} is not on the threshold grid {self.grid}")
+
+    def owns(self, result: JobResult) -> bool:
+        """A grid replay of one of the learning methods (the others' results pass by)."""
+        return result.variants[0].method.split("@")[0] in self.fallback and "@" in result.variants[0].method
 
     def add(self, result: JobResult) -> None:
         method = result.variants[0].method.split("@")[0]

@@ -199,6 +199,10 @@ class ProtocolTransform:
         usage = None if self.usage is None else self.usage.get(int(job.job_id), {})
         return adapt_job(job, self.settings, usage)
 
+    def for_job(self, job_id: int) -> "ProtocolTransform":
+        """The same for one job, holding only its usage latencies (what the engine ships with it)."""
+        return self if self.usage is None else ProtocolTransform(self.settings, {job_id: self.usage.get(job_id, {})})
+
 
 def job_transform(con: duckdb.DuckDBPyConnection, trace: str, s: EvaluationSettings) -> ProtocolTransform | None:
     """What the engine applies to each job under the protocol settings of ``s``; None under ours."""

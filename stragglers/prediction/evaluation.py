@@ -24,8 +24,7 @@ from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
-from stragglers.prediction.history import (AttachHistory, CostAwareSelection, ThresholdGrid, build_histories,
-                                           learning_methods)
+from stragglers.prediction.history import AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
 from stragglers.warehouse.build import create_view, require_settings, transaction, usage_absent_reason
@@ -174,13 +173,10 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     learners = learning_methods(methods)
     selection = None
     if learners:
-        histories = build_histories(con, trace, feats, jobs["job_id"].tolist(), settings.history_min_jobs)
-        prepare = AttachHistory(histories, prepare)
-        lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
-        selection = CostAwareSelection(
-            trace, histories, {int(j): g.set_index("task_id")["latency_s"] for j, g in lat.groupby("job_id")},
-            settings.cost_lambda, settings.history_min_jobs,
-            {m: f().fallback_threshold for m, f in zip(methods, factories) if m in learners})
+        selection = CostAwareSelection.from_warehouse(
+            con, trace, feats, jobs["job_id"].tolist(), {m: f for m, f in zip(methods, factories) if m in learners},
+            settings.cost_lambda, settings.history_min_jobs)
+        prepare = AttachHistory(selection.histories, prepare)
         factories = [partial(ThresholdGrid, f) if m in learners else f for m, f in zip(methods, factories)]
 
     def store(results) -> None:

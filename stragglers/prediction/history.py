@@ -231,6 +231,17 @@ class CostAwareSelection:
             if q not in self.grid:
                 raise ValueError(f"{method}: fallback_threshold={q!r} is not on the threshold grid {self.grid}")
 
+    @classmethod
+    def from_warehouse(cls, con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str],
+                       job_ids: Sequence[int], factories: Mapping[str, Callable[[], Method]], cost_lambda: float,
+                       min_jobs: int) -> "CostAwareSelection":
+        """For ``factories`` (learning method name -> factory) on the jobs ``job_ids`` of ``trace``:
+        their histories (``build_histories``), the tasks' latencies, each method's fallback."""
+        histories = build_histories(con, trace, features, job_ids, min_jobs)
+        lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
+        return cls(trace, histories, {int(j): g.set_index("task_id")["latency_s"] for j, g in lat.groupby("job_id")},
+                   cost_lambda, min_jobs, {m: f().fallback_threshold for m, f in factories.items()})
+
     def owns(self, result: JobResult) -> bool:
         """A grid replay of one of the learning methods (the others' results pass by)."""
         return result.variants[0].method.split("@")[0] in self.fallback and "@" in result.variants[0].method
@@ -278,17 +289,6 @@ class CostAwareSelection:
         return final, pd.DataFrame(curve, columns=COST_CURVE_COLUMNS), chosen_all
 
 
-def with_thresholds(histories: Mapping[int, JobHistory], chosen: Mapping[str, Mapping[int, float | None]]
-                    ) -> dict[int, JobHistory]:
-    """The histories with each method's chosen threshold filled in (a job replayed with it alone
-    flags exactly as its column of the grid replay: tests/test_survival_family.py)."""
-    out = {}
-    for j, h in histories.items():
-        th = {m: q for m, c in chosen.items() if (q := c.get(j)) is not None}
-        out[j] = replace(h, thresholds=th)
-    return out
-
-
 def learning_methods(methods: Sequence[str]) -> list[str]:
     return [m for m in methods if METHODS[m].learns_from_earlier_jobs]
 
@@ -301,13 +301,10 @@ def replay_with_history(con: duckdb.DuckDBPyConnection, trace: str, jobs: Sequen
     Returns the method's results and its cost curve."""
     if not jobs:
         raise ValueError(f"trace {trace!r}: no job to replay")
-    histories = build_histories(con, trace, jobs[0].feature_names, [j.job_id for j in jobs], min_jobs)
-    attach = AttachHistory(histories)
-    lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
     method = factory()
-    sel = CostAwareSelection(trace, histories, {int(j): g.set_index("task_id")["latency_s"]
-                                                for j, g in lat.groupby("job_id")},
-                             cost_lambda, min_jobs, {method.name: method.fallback_threshold})
+    sel = CostAwareSelection.from_warehouse(con, trace, jobs[0].feature_names, [j.job_id for j in jobs],
+                                            {method.name: factory}, cost_lambda, min_jobs)
+    attach = AttachHistory(sel.histories)
     for r in replay_jobs([attach(j) for j in jobs], [partial(ThresholdGrid, factory)], seed=seed, workers=workers):
         sel.add(r)
     final, curve, _ = sel.finish()

@@ -148,6 +148,45 @@ def test_every_method_runs_on_event_features_of_the_partial_mirror(real_run):
         con.close()
 
 
+def test_the_survival_family_runs_on_real_jobs_under_the_operator_protocol(real_run):
+    """Issue 27 on the partial mirror: survival_job and survival_history beside Spark's rule under
+    NURD_PROTOCOL=operator (speculative copies, online tau_hat), in one Dagster run. The first jobs,
+    with fewer than history_min_jobs earlier ended jobs, get no prior and the fallback threshold:
+    counted in the cost curve."""
+    result, tmp, root = real_run
+    resources = {
+        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS,
+                             protocol="operator"),
+        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
+    }
+    run = dg.materialize([prediction.baseline_eval], resources=resources, instance=dg.DagsterInstance.ephemeral(),
+                         selection=[prediction.baseline_eval],
+                         tags={"dagster/asset_partition_range_start": "spark_speculation",
+                               "dagster/asset_partition_range_end": "survival_job"})
+    assert run.success
+    mats = run.asset_materializations_for_node("baseline_eval")
+    assert sorted(m.partition for m in mats) == ["spark_speculation", "survival_history", "survival_job"]
+    _, latency = _expected(root)
+    evaluable = int((latency.groupby(level=0).size() >= 20).sum())
+    assert mats[0].metadata["n_jobs"].value == evaluable >= 5
+    family = ("survival_history", "survival_job")
+    with duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True) as con:
+        jobs = dict(con.execute("""SELECT method, count(DISTINCT job_id) FROM operator_job_metrics
+                                   WHERE trace = 'google_2011' GROUP BY 1""").fetchall())
+        curve = con.execute("""SELECT method, cost_lambda, configured, n_jobs, n_jobs_with_history,
+                                      jct_reduction, extra_machine_share FROM operator_cost_curve
+                               WHERE trace = 'google_2011' ORDER BY 1, 2""").df()
+    assert all(jobs[m] == evaluable for m in ("spark_speculation", *family))
+    # copies were launched (they cost machine time), and a copy never delays a job
+    assert (curve.jct_reduction >= 0).all() and (curve.extra_machine_share > 0).all()
+    assert set(curve.method) == set(family)
+    for _, c in curve.groupby("method"):
+        assert c[c.configured].cost_lambda.tolist() == [1.0] and (c.n_jobs == evaluable).all()
+    # both choose their threshold on the jobs ended before each job's first checkpoint: the first
+    # jobs, with fewer than history_min_jobs (5) of them, keep the fallback threshold and are counted
+    assert (0 < curve.n_jobs_with_history).all() and (curve.n_jobs_with_history < evaluable).all()
+
+
 def test_usage_feature_set_on_the_partial_mirror_runs_only_time_only_rules(real_run):
     """feature_set=usage on a trace without task_usage: nothing to learn from, so the feature
     methods materialize green and empty with the reason, and the time-only rules still run."""

@@ -17,7 +17,9 @@ stragglers whose machine is judged slow (``straggler_on_slow``). Estimators (``-
 - ``ci95``: its 95 % CI (``NodeSettings.confidence``, the interval P-cores ranks on) lies above 0;
 - ``level0``: P-cores level 0 among the machines ranked without the job;
 - ``counterfactual``: the machine's slowdown r estimated from the other jobs' tasks (median of
-  log(duration / its job's median duration)), and the straggler would not straggle without it.
+  log(duration / its job's median duration)), and the straggler would not straggle without it;
+- ``oracle``, a bound that reads the truth: the machine is slower than the typical one;
+  ``oracle_counterfactual``: ``counterfactual`` with the machine's true slowdown.
 
 Machines with fewer than ``node_min_tasks`` (10) tasks of other jobs are not judged slow.
 
@@ -68,7 +70,7 @@ def node_durations(data_dir: str) -> pd.DataFrame:
                            "WHERE trace = 'synthetic'").df()
 
 
-ESTIMATORS = ("ci95", "t05", "level0", "counterfactual")
+ESTIMATORS = ("t05", "ci95", "level0", "counterfactual", "oracle", "oracle_counterfactual")
 
 
 def machine_stats(durations: pd.DataFrame, job) -> pd.DataFrame:
@@ -89,9 +91,17 @@ def straggler_on_slow(stragglers: pd.DataFrame, p90: float, st: pd.DataFrame, se
     - t05: one-sided t-test of mean z > 0 at 0.05;
     - level0: P-cores level 0 among the machines ranked without the job (``ranking.pcores_levels``);
     - counterfactual: r = exp(median log ratio), at least 1, and the straggler would not straggle on a
-      typical machine: latency - duration (1 - 1/r) <= p90 (the truth's counterfactual, r estimated).
+      typical machine: latency - duration (1 - 1/r) <= p90 (the truth's counterfactual, r estimated);
+    - oracle (a bound, reads the truth): the straggler's machine is slower than the typical machine
+      (``stragglers.machine_slowdown`` > ``TYPICAL_SLOWDOWN``);
+    - oracle_counterfactual (a bound, reads the truth): counterfactual with the machine's true r.
 
     Machines with fewer than ``min_tasks_per_node`` such tasks (unranked) and unknown machines: not slow."""
+    if estimator == "oracle":
+        return (stragglers.machine_slowdown > M.TYPICAL_SLOWDOWN).to_numpy()
+    if estimator == "oracle_counterfactual":
+        r = (stragglers.machine_slowdown / M.TYPICAL_SLOWDOWN).clip(lower=1.0)
+        return (stragglers.latency_s - stragglers.duration_s.fillna(0.0) * (1 - 1 / r) <= p90).to_numpy()
     st = st[st.n >= settings.min_tasks_per_node]
     se = st.sd / np.sqrt(st.n)
     if estimator == "ci95":
@@ -111,12 +121,15 @@ def straggler_on_slow(stragglers: pd.DataFrame, p90: float, st: pd.DataFrame, se
 
 
 def node_shares(inputs: pd.DataFrame, durations: pd.DataFrame, settings: NodeSettings,
-                estimator: str = "t05") -> pd.DataFrame:
+                estimator: str = "t05", truth_tasks: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per job: its stragglers (latency > the job's p90 over ``inputs``), how many have a machine in
     ``node_task_durations``, and the share whose machine, judged without the job, explains them."""
     durations = durations.assign(log_ratio=np.log(durations.duration_s / durations.groupby("job_id")
                                                   .duration_s.transform("median")))
     known = durations.set_index(["job_id", "task_id"])[["machine_id", "duration_s"]]
+    if estimator.startswith("oracle"):
+        known = known.join(truth_tasks.rename(columns={"task_index": "task_id"})
+                           .set_index(["job_id", "task_id"]).machine_slowdown)
     rows = []
     for job, g in inputs.groupby("job_id"):
         p90 = g.latency_s.quantile(STRAGGLER_QUANTILE)
@@ -195,7 +208,7 @@ def main() -> None:
         lp_jobs = truth_dom[truth_dom == LP].index
         other = truth_dom[truth_dom.notna() & (truth_dom != LP)].index
         for est in args.estimators.split(","):
-            shares = node_shares(inputs[inputs.job_id.isin(jobs)], durations, ns, est)
+            shares = node_shares(inputs[inputs.job_id.isin(jobs)], durations, ns, est, tt)
             share = shares.node_share
             for rule in args.rules.split(","):
                 row(f"Hound + nodes ({est}, {rule})", [score(combined(jc, share, jobs, rule), tj, jobs, mix)

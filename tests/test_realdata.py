@@ -54,6 +54,22 @@ def _expected(root: Path, min_tasks: int = 100):
     return selected, (done.ff - done.fs) / 1e6
 
 
+def _resources(tmp: Path, root: Path, **settings) -> dict:
+    """The nurd and duckdb resources of a run on the fixture's warehouse, with extra settings."""
+    return {"nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS,
+                                 **settings),
+            "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb"))}
+
+
+def _partition_range(resources: dict, first: str, last: str, instance=None) -> dg.ExecuteInProcessResult:
+    """One run of the baseline_eval partitions from ``first`` to ``last`` (sorted keys), as a
+    backfill of a range runs them."""
+    return dg.materialize([prediction.baseline_eval], resources=resources,
+                          instance=instance or dg.DagsterInstance.ephemeral(), selection=[prediction.baseline_eval],
+                          tags={"dagster/asset_partition_range_start": first,
+                                "dagster/asset_partition_range_end": last})
+
+
 @pytest.fixture(scope="module")
 def real_run(realdata, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("real")
@@ -111,19 +127,13 @@ def test_every_method_runs_on_event_features_of_the_partial_mirror(real_run):
     """No task_usage: with feature_set auto the methods see the event features (issue 25); NURD and
     three baseline partitions (a feature model, a time-only rule, Wrangler) run on the real jobs."""
     result, tmp, root = real_run
-    resources = {
-        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS),
-        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
-    }
+    resources = _resources(tmp, root)
     instance = dg.DagsterInstance.ephemeral()
     nurd = dg.materialize([prediction.nurd_eval], resources=resources, instance=instance,
                           selection=[prediction.nurd_eval])
     assert nurd.success
     # one run of three partitions (sorted: tobit, wait_for_tau, wrangler)
-    rule = dg.materialize([prediction.baseline_eval], resources=resources, instance=instance,
-                          selection=[prediction.baseline_eval],
-                          tags={"dagster/asset_partition_range_start": "tobit",
-                                "dagster/asset_partition_range_end": "wrangler"})
+    rule = _partition_range(resources, "tobit", "wrangler", instance)
     assert rule.success
     mats = rule.asset_materializations_for_node("baseline_eval")
     assert sorted(m.partition for m in mats) == ["tobit", "wait_for_tau", "wrangler"]
@@ -154,15 +164,7 @@ def test_the_survival_family_runs_on_real_jobs_under_the_operator_protocol(real_
     with fewer than history_min_jobs earlier ended jobs, get no prior and the fallback threshold:
     counted in the cost curve."""
     result, tmp, root = real_run
-    resources = {
-        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS,
-                             protocol="operator"),
-        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
-    }
-    run = dg.materialize([prediction.baseline_eval], resources=resources, instance=dg.DagsterInstance.ephemeral(),
-                         selection=[prediction.baseline_eval],
-                         tags={"dagster/asset_partition_range_start": "spark_speculation",
-                               "dagster/asset_partition_range_end": "survival_job"})
+    run = _partition_range(_resources(tmp, root, protocol="operator"), "spark_speculation", "survival_job")
     assert run.success
     mats = run.asset_materializations_for_node("baseline_eval")
     assert sorted(m.partition for m in mats) == ["spark_speculation", "survival_history", "survival_job"]
@@ -191,16 +193,9 @@ def test_usage_feature_set_on_the_partial_mirror_runs_only_time_only_rules(real_
     """feature_set=usage on a trace without task_usage: nothing to learn from, so the feature
     methods materialize green and empty with the reason, and the time-only rules still run."""
     result, tmp, root = real_run
-    resources = {
-        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS,
-                             feature_set="usage"),
-        "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
-    }
+    resources = _resources(tmp, root, feature_set="usage")
     instance = dg.DagsterInstance.ephemeral()
-    rule = dg.materialize([prediction.baseline_eval], resources=resources, instance=instance,
-                          selection=[prediction.baseline_eval],
-                          tags={"dagster/asset_partition_range_start": "tobit",
-                                "dagster/asset_partition_range_end": "wait_for_tau"})
+    rule = _partition_range(resources, "tobit", "wait_for_tau", instance)
     assert rule.success
     usage = rule.asset_materializations_for_node("baseline_eval")[0].metadata["usage"].value
     assert "no task_usage" in usage and "Run here: wait_for_tau" in usage and "Skipped: tobit." in usage

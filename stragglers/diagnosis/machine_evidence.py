@@ -63,7 +63,7 @@ def t05(min_tasks: int) -> Judge:
     """The decided judge: a straggler is on a slow machine (``slow_machines`` of the other jobs' tasks)."""
     def judge(stragglers: pd.DataFrame, threshold: float, others: pd.DataFrame) -> np.ndarray:
         slow = slow_machines(machine_z(others), min_tasks)
-        return stragglers.machine_id.map(slow).fillna(False).astype(bool).to_numpy()
+        return stragglers.machine_id.map(slow).eq(True).to_numpy()   # unknown or unjudged: not slow
     return judge
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 import stragglers.diagnosis.checks  # noqa: F401  (registers the Hound GX suites)
+from stragglers.diagnosis import machine_evidence
 from stragglers.diagnosis import run as hound
 from stragglers.diagnosis import truth as hound_truth
 from stragglers.reports.hound import build_hound_report
@@ -19,6 +20,7 @@ from stragglers.warehouse.validation import validate_table
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_image_file, md_table, prepare
+from assets.nodes import node_ranking
 from assets.prediction import nurd_eval
 from assets.warehouse import checkpoint_features, tasks
 
@@ -46,6 +48,31 @@ def write_rows(con, table: str, df: pd.DataFrame, trace: str, settings: dict | N
 
 def _read(con, sql: str, trace: str) -> pd.DataFrame:
     return con.execute(sql, [trace]).df()
+
+
+def _node_answers(con, trace: str, causes: pd.DataFrame, jobs: list, hs) -> tuple[dict, dict]:
+    """``hound_with_nodes`` (stragglers/diagnosis/machine_evidence.py) from node_task_durations, built by
+    node_ranking: ({name: answer rows} for ``hound_truth.validate``, metadata). Without rows for the
+    trace, no answer and a note: Hound is scored without it."""
+    name = machine_evidence.METHOD
+    if not wh.table_exists(con, "node_task_durations"):
+        return {}, {"node_evidence": f"table node_task_durations does not exist: materialize node_ranking; {name} "
+                                     f"is not scored"}
+    durations = _read(con, f"SELECT {', '.join(machine_evidence.DURATION_COLUMNS)} FROM node_task_durations "
+                           f"WHERE trace = ?", trace)
+    if durations.empty:
+        return {}, {"node_evidence": f"node_task_durations has no rows for {trace}: materialize node_ranking; "
+                                     f"{name} is not scored"}
+    inputs = _read(con, "SELECT job_id, task_id, latency_s FROM hound_inputs WHERE trace = ?", trace)
+    answer, shares = machine_evidence.hound_with_nodes(causes, inputs, durations, jobs, hs)
+    lp = int((shares.node_share > machine_evidence.MAJORITY).sum())
+    return {name: answer}, {
+        "node_evidence": f"{name}: limited processor alone in {lp} of {len(jobs)} jobs (node share > 1/2), "
+                         f"Hound's mixture elsewhere; {int(shares.known.sum())} of {int(shares.stragglers.sum())} "
+                         f"stragglers have a machine in node_task_durations; machines judged from >= "
+                         f"{hs.node_min_tasks} tasks of other jobs",
+        f"{name}_jobs_limited_processor": lp,
+        "node_shares": md_table(shares.reset_index(), max_rows=60)}
 
 
 def _cause_added(con, truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, trace: str) -> pd.DataFrame:
@@ -133,7 +160,7 @@ def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
         "table7": md_table(hound_truth.coverage_table(causes, None, jobs))})
 
 
-@dg.asset(deps=[hound_job_causes], group_name="diagnosis", kinds={"python", "duckdb"},
+@dg.asset(deps=[hound_job_causes, node_ranking], group_name="diagnosis", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
           description="Hound against the embedded trace's causes (ground truth under "
                       "$NURD_DATA_DIR/truth/synthetic/): per job the planted mixture, the effective one (planted "
@@ -141,10 +168,13 @@ def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
                       "stragglers each cause explains: the task would not straggle had the cause taken its "
                       "typical time; the check) and the diagnosed one; dominant-cause accuracy and "
                       "precision/recall of the cause set against each truth, beside the baseline that always "
-                      "answers data skew and the best constant answer in hindsight. Only for the embedded trace "
-                      "(the only one with a truth). Table hound_validation.")
+                      "answers data skew and the best constant answer in hindsight. Beside Hound, "
+                      "hound_with_nodes: limited processor alone where most of the job's stragglers run on "
+                      "machines the other jobs' tasks show slow (node_task_durations, Ouyang et al. Eq. 1), "
+                      "Hound's mixture elsewhere (docs/HOUND.md, issue 28 third pass); Hound's own answer is "
+                      "unchanged. Only for the embedded trace (the only one with a truth). Table hound_validation.")
 def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    s = nurd.selection()
+    s, hs = nurd.selection(), nurd.hound()
     if s.trace != "synthetic":
         return dg.MaterializeResult(metadata={"note": f"no ground truth for {s.trace}: only the embedded trace has one"})
     truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
@@ -153,17 +183,22 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
         jobs = sorted(con.execute("SELECT DISTINCT job_id FROM hound_profiles WHERE trace = ?",
                                   [s.trace]).df().job_id)
         stragglers = hound_truth.straggler_mixtures(_cause_added(con, truth_tasks, truth_jobs, s.trace))
-        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, stragglers)
+        answers, node_meta = _node_answers(con, s.trace, causes, jobs, hs)
+        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, stragglers, answers)
         n = write_rows(con, "hound_validation", per_job, s.trace)
+    methods = (("dominant_accuracy", "hound"),
+               *((f"{name}_dominant_accuracy", name) for name in answers),
+               ("baseline_dominant_accuracy", f"always_{hound_truth.BASELINE_CAUSE}"),
+               ("best_constant_dominant_accuracy", hound_truth.BEST_CONSTANT))
     return dg.MaterializeResult(metadata={
         "dagster/row_count": n, "summary": md_table(summary),
         **{hound_truth.metadata_key(key, truth): float(
             summary.set_index(["truth", "method"]).dominant_accuracy[(truth, method)])
-           for truth in summary.truth.unique()
-           for key, method in (("dominant_accuracy", "hound"),
-                               ("baseline_dominant_accuracy", f"always_{hound_truth.BASELINE_CAUSE}"),
-                               ("best_constant_dominant_accuracy", hound_truth.BEST_CONSTANT))},
+           for truth in summary.truth.unique() for key, method in methods},
         "recall_by_cause": md_table(hound_truth.recall_by_cause(per_job)),
+        **{f"recall_by_cause_{name}": md_table(hound_truth.recall_by_cause(hound_truth.answer_per_job(per_job, a)))
+           for name, a in answers.items()},
+        **node_meta,
         "table6": md_table(hound_truth.n_causes_table(causes, truth_jobs, jobs)),
         "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)),
         "per_job": md_table(per_job, max_rows=60)})
@@ -248,7 +283,9 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
         added = hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
         stragglers = hound_truth.straggler_mixtures(added)
-        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs, stragglers)
+        with duckdb.get_connection() as con:
+            answers, _ = _node_answers(con, s.trace, causes, jobs, hs)
+        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs, stragglers, answers)
         acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
         n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
     coverage = hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)

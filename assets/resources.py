@@ -86,7 +86,7 @@ class _SettingsViews:
         s = self.settings()
         return HoundSettings(min_tasks=s.hound_min_tasks, seed=s.seed, replicas=s.hound_replicas,
                              adaboost_rounds=s.hound_adaboost_rounds, words=s.hound_words,
-                             workers=s.resolved_workers)
+                             node_min_tasks=s.node_min_tasks, workers=s.resolved_workers)
 
     def nodes(self) -> NodeSettings:
         """Node-ranking settings (stragglers/nodes/settings.py holds the ones not exposed here)."""

@@ -23,6 +23,9 @@ stragglers whose machine is judged slow (``straggler_on_slow``). Estimators (``-
 
 Machines with fewer than ``node_min_tasks`` (10) tasks of other jobs are not judged slow.
 
+``t05``, the majority rule and the node share are the pipeline's (``stragglers/diagnosis/machine_evidence.py``,
+the answer ``hound_with_nodes`` of ``hound_validation``); the other estimators live here only.
+
 Answers scored (dominant-cause accuracy against the stragglers truth, ``truth.validate``, which also
 gives "always data skew" and the best constant in hindsight):
 
@@ -51,6 +54,8 @@ import pandas as pd
 from scipy import stats
 
 from stragglers.diagnosis import HoundSettings
+from stragglers.diagnosis.machine_evidence import machine_z, t05, with_nodes
+from stragglers.diagnosis.machine_evidence import node_shares as machine_node_shares
 from stragglers.diagnosis.run import diagnose
 from stragglers.diagnosis.truth import (BASELINE_CAUSE, BEST_CONSTANT, PRIMARY_TRUTH, STRAGGLER_QUANTILE,
                                        cause_added_s, diagnosed_mixtures, dominant, recall_by_cause,
@@ -73,22 +78,20 @@ def node_durations(data_dir: str) -> pd.DataFrame:
 ESTIMATORS = ("t05", "ci95", "level0", "counterfactual", "oracle", "oracle_counterfactual")
 
 
-def machine_stats(durations: pd.DataFrame, job) -> pd.DataFrame:
-    """Per machine, over the other jobs' tasks on it: n, mean and sd of z (Eq. 1), and the median of
-    log(duration / median duration of the task's job)."""
-    d = durations.loc[durations.job_id != job]
-    g = d.groupby("machine_id")
-    return pd.DataFrame({"n": g.z.size(), "mean": g.z.mean(), "sd": g.z.std(ddof=1), "log_ratio": g.log_ratio.median()})
+def machine_stats(others: pd.DataFrame) -> pd.DataFrame:
+    """Per machine, over the other jobs' tasks on it: n, mean and sd of z (Eq. 1, ``machine_evidence.machine_z``),
+    and the median of log(duration / median duration of the task's job)."""
+    return machine_z(others).assign(log_ratio=others.groupby("machine_id").log_ratio.median())
 
 
-def straggler_on_slow(stragglers: pd.DataFrame, p90: float, st: pd.DataFrame, settings: NodeSettings,
+def straggler_on_slow(stragglers: pd.DataFrame, p90: float, others: pd.DataFrame, settings: NodeSettings,
                       estimator: str) -> np.ndarray:
     """Per straggler (columns machine_id, latency_s, duration_s): whether its machine, judged from the other
-    jobs' tasks only (``st``, ``machine_stats``), explains it.
+    jobs' tasks only (``others``, node_task_durations rows with log_ratio), explains it.
 
+    - t05 (the pipeline's, ``machine_evidence.t05``): one-sided t-test of mean z > 0 at 0.05;
     - ci95: the 95 % Student-t CI of the mean z lies above 0 (``node_indicators.ci_lo`` > 0: P-cores'
       "certainly slower" against a typical node at 0);
-    - t05: one-sided t-test of mean z > 0 at 0.05;
     - level0: P-cores level 0 among the machines ranked without the job (``ranking.pcores_levels``);
     - counterfactual: r = exp(median log ratio), at least 1, and the straggler would not straggle on a
       typical machine: latency - duration (1 - 1/r) <= p90 (the truth's counterfactual, r estimated);
@@ -97,17 +100,18 @@ def straggler_on_slow(stragglers: pd.DataFrame, p90: float, st: pd.DataFrame, se
     - oracle_counterfactual (a bound, reads the truth): counterfactual with the machine's true r.
 
     Machines with fewer than ``min_tasks_per_node`` such tasks (unranked) and unknown machines: not slow."""
+    if estimator == "t05":
+        return t05(settings.min_tasks_per_node)(stragglers, p90, others)
     if estimator == "oracle":
         return (stragglers.machine_slowdown > M.TYPICAL_SLOWDOWN).to_numpy()
     if estimator == "oracle_counterfactual":
         r = (stragglers.machine_slowdown / M.TYPICAL_SLOWDOWN).clip(lower=1.0)
         return (stragglers.latency_s - stragglers.duration_s.fillna(0.0) * (1 - 1 / r) <= p90).to_numpy()
+    st = machine_stats(others)
     st = st[st.n >= settings.min_tasks_per_node]
     se = st.sd / np.sqrt(st.n)
     if estimator == "ci95":
         slow = st["mean"] - stats.t.ppf(1 - (1 - settings.confidence) / 2, st.n - 1) * se > 0
-    elif estimator == "t05":
-        slow = st["mean"] - stats.t.ppf(0.95, st.n - 1) * se > 0
     elif estimator == "level0":
         half = stats.t.ppf(1 - (1 - settings.confidence) / 2, st.n - 1) * se
         slow = pd.Series(pcores_levels((st["mean"] - half).to_numpy(), (st["mean"] + half).to_numpy()) == 0,
@@ -123,36 +127,29 @@ def straggler_on_slow(stragglers: pd.DataFrame, p90: float, st: pd.DataFrame, se
 def node_shares(inputs: pd.DataFrame, durations: pd.DataFrame, settings: NodeSettings,
                 estimator: str = "t05", truth_tasks: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per job: its stragglers (latency > the job's p90 over ``inputs``), how many have a machine in
-    ``node_task_durations``, and the share whose machine, judged without the job, explains them."""
+    ``node_task_durations``, and the share whose machine, judged without the job, explains them
+    (``machine_evidence.node_shares`` with this benchmark's estimators)."""
     durations = durations.assign(log_ratio=np.log(durations.duration_s / durations.groupby("job_id")
                                                   .duration_s.transform("median")))
-    known = durations.set_index(["job_id", "task_id"])[["machine_id", "duration_s"]]
     if estimator.startswith("oracle"):
-        known = known.join(truth_tasks.rename(columns={"task_index": "task_id"})
-                           .set_index(["job_id", "task_id"]).machine_slowdown)
-    rows = []
-    for job, g in inputs.groupby("job_id"):
-        p90 = g.latency_s.quantile(STRAGGLER_QUANTILE)
-        s = g[g.latency_s > p90]
-        s = s[["latency_s"]].set_index(pd.MultiIndex.from_arrays([s.job_id, s.task_id])).join(known)
-        on = straggler_on_slow(s, p90, machine_stats(durations, job), settings, estimator)
-        rows.append({"job_id": job, "stragglers": len(s), "known": int(s.machine_id.notna().sum()),
-                     "node_share": float(on.mean()) if len(s) else 0.0})
-    return pd.DataFrame(rows).set_index("job_id")
+        durations = durations.merge(truth_tasks.rename(columns={"task_index": "task_id"})
+                                    [["job_id", "task_id", "machine_slowdown"]], on=["job_id", "task_id"], how="left")
+    return machine_node_shares(inputs, durations, settings.min_tasks_per_node, STRAGGLER_QUANTILE,
+                               lambda s, p90, others: straggler_on_slow(s, p90, others, settings, estimator))
 
 
 def combined(job_causes: pd.DataFrame, share: pd.Series, jobs: list, rule: str) -> pd.DataFrame:
     """Hound's per-job mixture with the node share: ``replace`` sets the LP weight to it (0: no LP);
-    ``majority`` answers LP alone where the share is above 1/2 and keeps Hound's mixture elsewhere."""
+    ``majority`` (``machine_evidence.with_nodes``, the pipeline's ``hound_with_nodes``) answers LP alone where
+    the share is above 1/2 and keeps Hound's mixture elsewhere."""
+    if rule == "majority":
+        return with_nodes(job_causes, share, jobs)
+    if rule != "replace":
+        raise ValueError(rule)
     rows = []
     for j, mix in diagnosed_mixtures(job_causes, jobs).items():
         sh = float(share.get(j, 0.0))
-        if rule == "replace":
-            mix = {c: w for c, w in mix.items() if c != LP} | ({LP: sh} if sh > 0 else {})
-        elif rule == "majority":
-            mix = {LP: 1.0} if sh > 0.5 else mix
-        else:
-            raise ValueError(rule)
+        mix = {c: w for c, w in mix.items() if c != LP} | ({LP: sh} if sh > 0 else {})
         rows += [{"job_id": j, "cause": c, "weight": w} for c, w in mix.items()]
     return pd.DataFrame(rows, columns=["job_id", "cause", "weight"])
 

@@ -333,7 +333,9 @@ class Settings:
                                doc="Hound meta learning: words drawn per job (Algorithm 3)")
     # node ranking, Ouyang et al. (stragglers/nodes, docs/NODES.md)
     node_min_tasks: int = setting(10, env="NURD_NODE_MIN_TASKS", check=int_at_least(3),
-                                  doc="node ranking: machines with fewer finished tasks are not ranked (counted)")
+                                  doc="node ranking: machines with fewer finished tasks are not ranked (counted); "
+                                      "Hound's hound_with_nodes: machines with fewer tasks of other jobs are "
+                                      "not judged")
     node_fit_sample: int = setting(132, check=int_at_least(0),
                                    doc="node ranking: nodes whose 9 distributions are fitted, stratified by server "
                                        "type (the paper's sample of 132); 0 = every ranked node")

@@ -230,17 +230,18 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
     import pandas as pd
     from dagster_duckdb import DuckDBResource
 
-    from assets import diagnosis, prediction, traces, warehouse
+    from assets import diagnosis, nodes, prediction, traces, warehouse
     from assets.resources import NurdSettings
     from stragglers.diagnosis.truth import recall_by_cause
     from stragglers.warehouse.validation import validate_table
 
     data = tmp_path / "data"
     res = {"nurd": NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1, n_boot=50,
-                                hound_replicas=5, hound_adaboost_rounds=10),
+                                hound_replicas=5, hound_adaboost_rounds=10, node_fit_sample=3),
            "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
-             warehouse.checkpoint_features, prediction.nurd_eval, *diagnosis.assets]
+             warehouse.checkpoint_features, prediction.nurd_eval, nodes.task_attempts, nodes.node_ranking,
+             *diagnosis.assets]
     result = dg.materialize(chain + diagnosis.checks, resources=res, instance=dg.DagsterInstance.ephemeral())
     assert result.success
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
@@ -279,6 +280,10 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
     meta = result.asset_materializations_for_node("hound_validation")[0].metadata
     assert 0.0 <= meta["dominant_accuracy"].value <= 1.0 and "always_data_skew" in meta["summary"].value
     assert "limited_processor" in meta["recall_by_cause"].value or "data_skew" in meta["recall_by_cause"].value
+    # beside Hound, hound_with_nodes from node_task_durations (node_ranking); Hound's own numbers unchanged
+    assert 0.0 <= meta["hound_with_nodes_dominant_accuracy"].value <= 1.0
+    assert "hound_with_nodes_dominant_accuracy_planted" in meta and "recall_by_cause_hound_with_nodes" in meta
+    assert "stragglers have a machine in node_task_durations" in meta["node_evidence"].value
     # per cause, the hits add up to the dominant accuracy over the jobs the stragglers truth scores
     with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
         per_job = con.execute("SELECT * FROM hound_validation").df()
@@ -289,7 +294,7 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
     assert "top_signal_accuracy" in result.asset_materializations_for_node("straggler_explanations")[0].metadata
     report = (data / "reports" / "hound.md").read_text()
     for section in ("Table 4", "Table 5", "Table 6", "Table 7", "hound_validation", "Figure 8", "Figure 9",
-                    "Figure 10", "always_data_skew", "hound_hits"):
+                    "Figure 10", "always_data_skew", "hound_hits", "hound_with_nodes"):
         assert section in report
     assert all((data / "reports" / f"hound_figure{i}.png").stat().st_size > 1000 for i in (8, 9, 10))
 

@@ -35,6 +35,9 @@ class HoundSettings:
     # (Section 5.1; learners.share_weighted). Issue 28: measured, not adopted (docs/HOUND.md).
     profile_weights: str = "strength"
     straggler_quantile: float = default("quantile")   # "share": a straggler's latency is above this quantile
+    # hound_with_nodes (machine_evidence): a machine is judged from at least this many tasks of other
+    # jobs, the node ranking's minimum (Ouyang et al.; root setting node_min_tasks, written once there)
+    node_min_tasks: int = default("node_min_tasks")
     workers: int = 1                   # processes over jobs
 
     def __post_init__(self) -> None:
@@ -59,6 +62,8 @@ class HoundSettings:
                f"one of {', '.join(PROFILE_WEIGHTS)}")
         _check(0.5 <= self.straggler_quantile < 1, "hound_straggler_quantile", self.straggler_quantile,
                "a number in [0.5, 1)")
+        _check(isinstance(self.node_min_tasks, int) and self.node_min_tasks >= 3, "node_min_tasks",
+               self.node_min_tasks, "an integer >= 3")
         _check(isinstance(self.workers, int) and self.workers >= 1, "hound_workers", self.workers, "an integer >= 1")
 
     def as_dict(self) -> dict:

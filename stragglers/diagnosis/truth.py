@@ -188,11 +188,15 @@ def _label(mix: dict) -> str:
 
 
 def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
-             stragglers: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             stragglers: dict | None = None,
+             answers: dict[str, pd.DataFrame] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``hound_validation``: per diagnosed job the planted, effective and diagnosed mixtures, and the
     summary of Hound vs the baseline that always answers data skew, against each truth (``TRUTHS``).
     Jobs Hound left without any cause count as wrong (dominant) and add nothing to precision; a job
-    whose truth is empty (no task touched by a cause) is not scored against that truth."""
+    whose truth is empty (no task touched by a cause) is not scored against that truth. ``answers``:
+    other answers scored the same way, name -> rows job_id, cause, weight (e.g. ``hound_with_nodes``,
+    ``machine_evidence``); each adds a summary row per truth after Hound's, with that name as method.
+    The per-job table is Hound's only (``answer_per_job`` gives another answer's)."""
     tj = truth_jobs.set_index("job_id")
     missing = [j for j in jobs if j not in tj.index]
     if missing:
@@ -209,29 +213,48 @@ def validate(job_causes: pd.DataFrame, truth_jobs: pd.DataFrame, jobs: list,
                      "diagnosed_dominant": dominant(a),
                      "planted_majority": majority(p), "effective_majority": majority(e),
                      "diagnosed_majority": majority(a)})
-    per_job = pd.DataFrame(rows)
-    per_job["dominant_match"] = per_job.planted_dominant == per_job.diagnosed_dominant
-    per_job["effective_match"] = per_job.effective_dominant.notna() & (
-        per_job.effective_dominant == per_job.diagnosed_dominant)
-    for truth in ("planted", "effective"):   # None == None: neither has a majority cause, a match
-        per_job[f"{truth}_majority_match"] = [a == b for a, b in zip(per_job[f"{truth}_majority"],
-                                                                     per_job.diagnosed_majority)]
+    per_job = _with_matches(pd.DataFrame(rows))
     summary = []
     if stragglers is not None:   # the third truth, over the stragglers Hound sees (``straggler_mixtures``)
         t = truths[PRIMARY_TRUTH] = {j: stragglers.get(j, {}) for j in jobs}
         per_job[PRIMARY_TRUTH] = [_label(t[j]) for j in jobs]
-        per_job[f"{PRIMARY_TRUTH}_dominant"] = dom = [dominant(t[j]) for j in jobs]
-        per_job[f"{PRIMARY_TRUTH}_match"] = [d is not None and d == a for d, a in zip(dom, per_job.diagnosed_dominant)]
+        per_job[f"{PRIMARY_TRUTH}_dominant"] = [dominant(t[j]) for j in jobs]
+        per_job = _with_matches(per_job)
     for name, truth in truths.items():
         truth = {j: t for j, t in truth.items() if t}
         best = best_constant(truth)
         summary += [{"truth": name, "method": "hound", "answers": "Hound's mixture", **_scores(hound, truth)},
+                    *({"truth": name, "method": method, "answers": method,
+                       **_scores(diagnosed_mixtures(other, jobs), truth)} for method, other in (answers or {}).items()),
                     {"truth": name, "method": f"always_{BASELINE_CAUSE}", "answers": BASELINE_CAUSE,
                      **_scores(baseline, truth)},
                     {"truth": name, "method": BEST_CONSTANT, "answers": best,
                      **_scores({j: {best: 1.0} for j in jobs}, truth)}]
     return per_job, pd.DataFrame(summary)
 
+
+
+def _with_matches(per_job: pd.DataFrame) -> pd.DataFrame:
+    """The per-job table's match columns, from its ``*_dominant`` and ``*_majority`` columns (the
+    stragglers truth's when it is there)."""
+    out = per_job.assign(dominant_match=per_job.planted_dominant == per_job.diagnosed_dominant,
+                         effective_match=per_job.effective_dominant.notna()
+                         & (per_job.effective_dominant == per_job.diagnosed_dominant))
+    for truth in ("planted", "effective"):   # None == None: neither has a majority cause, a match
+        out[f"{truth}_majority_match"] = [a == b for a, b in zip(out[f"{truth}_majority"], out.diagnosed_majority)]
+    if f"{PRIMARY_TRUTH}_dominant" in out.columns:
+        out[f"{PRIMARY_TRUTH}_match"] = [d is not None and d == a for d, a in
+                                         zip(out[f"{PRIMARY_TRUTH}_dominant"], out.diagnosed_dominant)]
+    return out
+
+
+def answer_per_job(per_job: pd.DataFrame, job_causes: pd.DataFrame) -> pd.DataFrame:
+    """``validate``'s per-job table with another answer (rows job_id, cause, weight) in place of Hound's
+    diagnosed columns and matches, e.g. for ``recall_by_cause`` of that answer."""
+    mix = diagnosed_mixtures(job_causes, list(per_job.job_id))
+    return _with_matches(per_job.assign(diagnosed=[_label(mix[j]) for j in per_job.job_id],
+                                        diagnosed_dominant=[dominant(mix[j]) for j in per_job.job_id],
+                                        diagnosed_majority=[majority(mix[j]) for j in per_job.job_id]))
 
 
 def recall_by_cause(per_job: pd.DataFrame) -> pd.DataFrame:

@@ -171,6 +171,17 @@ def score(job_causes, truth_jobs, jobs, mix):
             s.loc[BEST_CONSTANT], lp)
 
 
+def share_note(shares: pd.DataFrame, mix: dict, lp_jobs, other) -> str:
+    """How many stragglers have a machine in node_task_durations, and the median node share in the
+    LP-dominant jobs (beside their truth's LP share) and in the others."""
+    lp_share = pd.Series({j: mix[j].get(LP, 0.0) for j in lp_jobs}).median()
+    share = shares.node_share
+    return (f"{int(shares.stragglers.sum())} stragglers in {len(shares)} jobs, {int(shares.known.sum())} with a "
+            f"machine in node_task_durations; median node share {share.reindex(lp_jobs).median():.2f} in the "
+            f"{len(lp_jobs)} LP-dominant jobs (their truth's LP share {lp_share:.2f}), "
+            f"{share.reindex(other).median():.2f} in the {len(other)} others")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", action="append", required=True)
@@ -211,12 +222,7 @@ def main() -> None:
                 row(f"Hound + nodes ({est}, {rule})", [score(combined(jc, share, jobs, rule), tj, jobs, mix)
                                                        for jc in causes])
             row(f"nodes alone ({est})", [score(nodes_alone(share, jobs), tj, jobs, mix)])
-            lp_share = pd.Series({j: mix[j].get(LP, 0.0) for j in lp_jobs})
-            notes.append(f"- {name}, {est}: {int(shares.stragglers.sum())} stragglers in {len(jobs)} jobs, "
-                         f"{int(shares.known.sum())} with a machine in node_task_durations; median node share "
-                         f"{share.reindex(lp_jobs).median():.2f} in the {len(lp_jobs)} LP-dominant jobs (their "
-                         f"truth's LP share {lp_share.median():.2f}), {share.reindex(other).median():.2f} in the "
-                         f"{len(other)} others")
+            notes.append(f"- {name}, {est}: {share_note(shares, mix, lp_jobs, other)}")
     print()
     print("\n".join(notes))
 

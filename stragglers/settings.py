@@ -46,6 +46,13 @@ class SettingError(ValueError):
     """A setting has a value the pipeline cannot use."""
 
 
+def require(cond: bool, name: str, value, expected: str) -> None:
+    """Raise a SettingError naming the setting, its value and what was expected unless ``cond``: the
+    check of the systems' own typed settings (Hound's, the node ranking's, failure prediction's)."""
+    if not cond:
+        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
+
+
 # --------------------------------------------------------------------------- checks
 # A check returns None when the value is fine, else what was expected.
 Check = Callable[[Any], "str | None"]

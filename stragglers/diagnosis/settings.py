@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from stragglers.settings import SettingError, default
+from stragglers.settings import default, require
 
-
-def _check(cond: bool, name: str, value, expected: str) -> None:
-    if not cond:
-        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
 
 
 PROFILE_WEIGHTS = ("strength", "share")
@@ -41,30 +37,30 @@ class HoundSettings:
     workers: int = 1                   # processes over jobs
 
     def __post_init__(self) -> None:
-        _check(isinstance(self.min_tasks, int) and self.min_tasks >= 5, "hound_min_tasks", self.min_tasks,
+        require(isinstance(self.min_tasks, int) and self.min_tasks >= 5, "hound_min_tasks", self.min_tasks,
                "an integer >= 5")
-        _check(isinstance(self.replicas, int) and self.replicas >= 1, "hound_replicas", self.replicas,
+        require(isinstance(self.replicas, int) and self.replicas >= 1, "hound_replicas", self.replicas,
                "an integer >= 1")
-        _check(0 < self.l1_ratio <= 1, "hound_l1_ratio", self.l1_ratio, "a number in (0, 1]")
-        _check(isinstance(self.ssw_min_grid, int) and self.ssw_min_grid >= 2, "hound_ssw_min_grid",
+        require(0 < self.l1_ratio <= 1, "hound_l1_ratio", self.l1_ratio, "a number in (0, 1]")
+        require(isinstance(self.ssw_min_grid, int) and self.ssw_min_grid >= 2, "hound_ssw_min_grid",
                self.ssw_min_grid, "an integer >= 2")
-        _check(self.ssw_sign_tol is None or self.ssw_sign_tol >= 0, "hound_ssw_sign_tol", self.ssw_sign_tol,
+        require(self.ssw_sign_tol is None or self.ssw_sign_tol >= 0, "hound_ssw_sign_tol", self.ssw_sign_tol,
                "None or a number >= 0")
-        _check(isinstance(self.adaboost_rounds, int) and self.adaboost_rounds >= 1, "hound_adaboost_rounds",
+        require(isinstance(self.adaboost_rounds, int) and self.adaboost_rounds >= 1, "hound_adaboost_rounds",
                self.adaboost_rounds, "an integer >= 1")
-        _check(0 <= self.propensity_clip < 0.5, "hound_propensity_clip", self.propensity_clip, "a number in [0, 0.5)")
-        _check(isinstance(self.words, int) and self.words >= 10, "hound_words", self.words, "an integer >= 10")
-        _check(isinstance(self.k_min, int) and self.k_min >= 2, "hound_k_min", self.k_min, "an integer >= 2")
-        _check(0 <= self.coverage_stop < 1, "hound_coverage_stop", self.coverage_stop, "a number in [0, 1)")
-        _check(0 <= self.trim < 0.5, "hound_trim", self.trim, "a number in [0, 0.5)")
-        _check(0 <= self.ensemble_lambda <= 1, "hound_ensemble_lambda", self.ensemble_lambda, "a number in [0, 1]")
-        _check(self.profile_weights in PROFILE_WEIGHTS, "hound_profile_weights", self.profile_weights,
+        require(0 <= self.propensity_clip < 0.5, "hound_propensity_clip", self.propensity_clip, "a number in [0, 0.5)")
+        require(isinstance(self.words, int) and self.words >= 10, "hound_words", self.words, "an integer >= 10")
+        require(isinstance(self.k_min, int) and self.k_min >= 2, "hound_k_min", self.k_min, "an integer >= 2")
+        require(0 <= self.coverage_stop < 1, "hound_coverage_stop", self.coverage_stop, "a number in [0, 1)")
+        require(0 <= self.trim < 0.5, "hound_trim", self.trim, "a number in [0, 0.5)")
+        require(0 <= self.ensemble_lambda <= 1, "hound_ensemble_lambda", self.ensemble_lambda, "a number in [0, 1]")
+        require(self.profile_weights in PROFILE_WEIGHTS, "hound_profile_weights", self.profile_weights,
                f"one of {', '.join(PROFILE_WEIGHTS)}")
-        _check(0.5 <= self.straggler_quantile < 1, "hound_straggler_quantile", self.straggler_quantile,
+        require(0.5 <= self.straggler_quantile < 1, "hound_straggler_quantile", self.straggler_quantile,
                "a number in [0.5, 1)")
-        _check(isinstance(self.node_min_tasks, int) and self.node_min_tasks >= 3, "node_min_tasks",
+        require(isinstance(self.node_min_tasks, int) and self.node_min_tasks >= 3, "node_min_tasks",
                self.node_min_tasks, "an integer >= 3")
-        _check(isinstance(self.workers, int) and self.workers >= 1, "hound_workers", self.workers, "an integer >= 1")
+        require(isinstance(self.workers, int) and self.workers >= 1, "hound_workers", self.workers, "an integer >= 1")
 
     def as_dict(self) -> dict:
         return asdict(self)

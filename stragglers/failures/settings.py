@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from stragglers.settings import SettingError, default
+from stragglers.settings import default, require
 
-
-def _check(cond: bool, name: str, value, expected: str) -> None:
-    if not cond:
-        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
 
 
 @dataclass(frozen=True)
@@ -28,16 +24,16 @@ class FailureSettings:
     clone_counts: tuple[int, ...] = (1, 2, 3)                          # Table V columns
 
     def __post_init__(self) -> None:
-        _check(isinstance(self.trees, int) and self.trees >= 1, "failure_trees", self.trees, "an integer >= 1")
-        _check(0 < self.train_fraction < 1, "failure_train_fraction", self.train_fraction, "a number in (0, 1)")
-        _check(all(0 < t < 1 for t in self.thresholds), "thresholds", self.thresholds, "numbers in (0, 1)")
-        _check(all(r >= 0 for r in self.sampling_ratios), "sampling_ratios", self.sampling_ratios, "numbers >= 0")
-        _check(isinstance(self.max_train_rows, int) and self.max_train_rows >= 100, "failure_max_train_rows",
+        require(isinstance(self.trees, int) and self.trees >= 1, "failure_trees", self.trees, "an integer >= 1")
+        require(0 < self.train_fraction < 1, "failure_train_fraction", self.train_fraction, "a number in (0, 1)")
+        require(all(0 < t < 1 for t in self.thresholds), "thresholds", self.thresholds, "numbers in (0, 1)")
+        require(all(r >= 0 for r in self.sampling_ratios), "sampling_ratios", self.sampling_ratios, "numbers >= 0")
+        require(isinstance(self.max_train_rows, int) and self.max_train_rows >= 100, "failure_max_train_rows",
                self.max_train_rows, "an integer >= 100")
-        _check(isinstance(self.clone_retries, int) and self.clone_retries >= 0, "clone_retries",
+        require(isinstance(self.clone_retries, int) and self.clone_retries >= 0, "clone_retries",
                self.clone_retries, "an integer >= 0")
-        _check(isinstance(self.clones, int) and self.clones >= 1, "clones", self.clones, "an integer >= 1")
-        _check(isinstance(self.clone_tasks, int) and self.clone_tasks >= 10, "clone_tasks", self.clone_tasks,
+        require(isinstance(self.clones, int) and self.clones >= 1, "clones", self.clones, "an integer >= 1")
+        require(isinstance(self.clone_tasks, int) and self.clone_tasks >= 10, "clone_tasks", self.clone_tasks,
                "an integer >= 10")
 
     def as_dict(self) -> dict:

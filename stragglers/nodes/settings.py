@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from stragglers.settings import SettingError, default
+from stragglers.settings import default, require
 
-
-def _check(cond: bool, name: str, value, expected: str) -> None:
-    if not cond:
-        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
 
 INTERVALS = ("mean", "fitted")
 
@@ -25,14 +21,14 @@ class NodeSettings:
     seed: int = default("seed")     # sampling of the fitted nodes
 
     def __post_init__(self) -> None:
-        _check(isinstance(self.min_tasks_per_node, int) and self.min_tasks_per_node >= 3, "node_min_tasks",
+        require(isinstance(self.min_tasks_per_node, int) and self.min_tasks_per_node >= 3, "node_min_tasks",
                self.min_tasks_per_node, "an integer >= 3")
-        _check(isinstance(self.fit_sample_nodes, int) and self.fit_sample_nodes >= 0, "node_fit_sample",
+        require(isinstance(self.fit_sample_nodes, int) and self.fit_sample_nodes >= 0, "node_fit_sample",
                self.fit_sample_nodes, "an integer >= 0 (0 = every ranked node)")
-        _check(0.5 <= self.confidence < 1, "node_confidence", self.confidence, "a number in [0.5, 1)")
-        _check(self.interval in INTERVALS, "node_interval", self.interval, f"one of {INTERVALS}")
-        _check(0 < self.quantile < 1, "node_quantile", self.quantile, "a number in (0, 1)")
-        _check(self.seed >= 0, "seed", self.seed, "an integer >= 0")
+        require(0.5 <= self.confidence < 1, "node_confidence", self.confidence, "a number in [0.5, 1)")
+        require(self.interval in INTERVALS, "node_interval", self.interval, f"one of {INTERVALS}")
+        require(0 < self.quantile < 1, "node_quantile", self.quantile, "a number in (0, 1)")
+        require(self.seed >= 0, "seed", self.seed, "an integer >= 0")
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.warehouse.build import GOOGLE_VIEWS, configure, stage_trace
-from assets.resources import NurdSettings
+from .resources import NurdSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every
 # asset's data version is a digest of its inputs (raw files, settings, SQL), so re-running the main

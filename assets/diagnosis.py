@@ -17,12 +17,12 @@ from stragglers.reports.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse import build as wh
 from stragglers.warehouse.validation import validate_table
-from assets.resources import NurdSettings
+from .resources import NurdSettings
 
-from assets.common import AUTOMATION, md_image_file, md_table, prepare
-from assets.nodes import node_ranking
-from assets.prediction import nurd_eval
-from assets.warehouse import checkpoint_features, tasks
+from .common import AUTOMATION, md_image_file, md_table, prepare
+from .nodes import node_ranking
+from .prediction import nurd_eval
+from .warehouse import checkpoint_features, tasks
 
 EXPLAINED_METHOD = "nurd"      # the method whose flagged tasks get explanations
 UI_SAMPLE = 25                 # flagged tasks shown in the asset's metadata

@@ -12,10 +12,10 @@ import stragglers.failures.validation  # noqa: F401  (registers the failure suit
 from stragglers.failures import build as fb
 from stragglers.failures.settings import FailureSettings
 from stragglers.reports.failures import write_cloning_report, write_prediction_report
-from assets.common import AUTOMATION, md_table, prepare, report_metadata
-from assets.nodes import task_attempts
-from assets.resources import NurdSettings
-from assets.warehouse import _check
+from .common import AUTOMATION, md_table, prepare, report_metadata
+from .nodes import task_attempts
+from .resources import NurdSettings
+from .warehouse import _check
 
 
 def _not_google(s) -> dg.MaterializeResult | None:

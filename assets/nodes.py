@@ -13,10 +13,10 @@ from stragglers.nodes import build as nb
 from stragglers.nodes.truth import planted_machines
 from stragglers.reports.files import md, write_text
 from stragglers.reports.nodes import truth_checks, write_node_report
-from assets.common import AUTOMATION, md_table, prepare, report_metadata
-from assets.resources import NurdSettings
-from assets.prediction import baseline_eval, nurd_eval
-from assets.warehouse import _check, jobs, staged_trace
+from .common import AUTOMATION, md_table, prepare, report_metadata
+from .resources import NurdSettings
+from .prediction import baseline_eval, nurd_eval
+from .warehouse import _check, jobs, staged_trace
 from stragglers.prediction.completion import completion_table
 from stragglers.warehouse.build import table_exists
 

@@ -20,10 +20,10 @@ from stragglers.prediction.methods import BASELINES
 from stragglers.warehouse import build as wh
 from stragglers.prediction.methods import REFERENCE_RULES
 from stragglers.warehouse.build import usage_absent_reason
-from assets.resources import NurdSettings
+from .resources import NurdSettings
 
-from assets.common import AUTOMATION, md_image, md_table, prepare
-from assets.warehouse import checkpoint_features, selection_funnel
+from .common import AUTOMATION, md_image, md_table, prepare
+from .warehouse import checkpoint_features, selection_funnel
 
 matplotlib.use("Agg")
 

@@ -5,10 +5,10 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from stragglers.warehouse import realism
-from assets.resources import NurdSettings
+from .resources import NurdSettings
 
-from assets.common import AUTOMATION, md_table, prepare
-from assets.warehouse import tasks
+from .common import AUTOMATION, md_table, prepare
+from .warehouse import tasks
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,

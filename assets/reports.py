@@ -11,10 +11,10 @@ from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
 from stragglers.trace_formats import FORMATS
 from stragglers.warehouse.build import digest, record_settings, recorded_inputs, table_exists, transaction
-from assets.resources import NurdSettings
+from .resources import NurdSettings
 
-from assets.common import AUTOMATION, md_image, md_table, prepare
-from assets.prediction import baseline_eval, nurd_eval
+from .common import AUTOMATION, md_image, md_table, prepare
+from .prediction import baseline_eval, nurd_eval
 
 COMPLETION_SEEDS = range(10)
 # what the report is computed from: when none of these changed, neither does the report

@@ -10,9 +10,9 @@ import urllib.error
 from stragglers.traces.download import TraceDownloadError
 from stragglers.warehouse.build import files_digest
 from stragglers.traces.fetch import fetch_trace, source_version
-from assets.resources import NurdSettings
+from .resources import NurdSettings
 
-from assets.common import AUTOMATION, md_table
+from .common import AUTOMATION, md_table
 
 
 @dg.observable_source_asset(

@@ -17,10 +17,10 @@ from stragglers.warehouse import build as wh
 from stragglers.warehouse import locate
 from stragglers.warehouse import validation as validation_module
 from stragglers.warehouse.validation import validate_table
-from assets.resources import NurdSettings
+from .resources import NurdSettings
 
-from assets.common import AUTOMATION, md_table, prepare, preview
-from assets.traces import raw_trace
+from .common import AUTOMATION, md_table, prepare, preview
+from .traces import raw_trace
 
 # the suites' code is part of what a cached pass depends on
 SUITES_VERSION = wh.digest(Path(validation_module.__file__).read_text())

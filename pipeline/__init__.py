@@ -1,5 +1,6 @@
-"""``pipeline.defs`` is the Dagster entry point (``dagster ... -m pipeline``)."""
+"""``nurd_pipeline.defs`` is the Dagster entry point (``dagster ... -m nurd_pipeline``; in a checkout
+``-m pipeline`` loads the same definitions)."""
 
-from pipeline.definitions import defs
+from .definitions import defs
 
 __all__ = ["defs"]

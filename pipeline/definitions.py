@@ -3,8 +3,8 @@
 
 import dagster as dg
 
-from assets import diagnosis, failures, nodes, prediction, realism, reports, traces, warehouse
-from assets.resources import WarehouseResource, settings_from_env
+from nurd_pipeline.assets import diagnosis, failures, nodes, prediction, realism, reports, traces, warehouse
+from nurd_pipeline.assets.resources import WarehouseResource, settings_from_env
 from stragglers.settings import Settings
 
 # Every NURD_... variable is validated here, before any run: a bad value stops the load, naming it.

@@ -14,11 +14,13 @@ and spill directory: overriding ``data_dir`` in the launchpad moves the warehous
 from __future__ import annotations
 
 import os
+import sys
 import typing
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
 
+import click
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
@@ -28,7 +30,7 @@ from stragglers.diagnosis.settings import HoundSettings
 from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.settings import NodeSettings
 from stragglers.prediction.protocol import typed_settings
-from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, Settings
+from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, SettingError, Settings
 from stragglers.warehouse.build import storage_error
 from stragglers.warehouse.writer import writer_lock
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
@@ -137,6 +139,32 @@ def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> NurdSe
     # so those defaults are the environment's values: setting synthetic_seed in the launchpad must
     # not send data_dir back to "data" when NURD_DATA_DIR is set.
     return _resource_class(from_env, bases=(NurdSettings,))(**values)
+
+
+#: words of the Dagster commands that serve or execute runs for others (`dagster api grpc`, `dagster
+#: code-server start`, a run worker `dagster api execute_run`, the UI): there a bad setting must not
+#: stop the process, it fails each run instead
+_SERVING_COMMANDS = {"api", "code-server", "dev", "dagster-webserver", "dagster-daemon"}
+
+
+def stop_on_bad_setting(err: SettingError) -> None:
+    """In a one-shot command (``dagster asset materialize``, ``dg launch``, ``dg check defs``), print the
+    one line of ``err`` and exit 2 before any work; elsewhere (a server, a run worker, an import) return."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or _SERVING_COMMANDS & set(ctx.command_path.split()):
+        return
+    print(f"error: {err}", file=sys.stderr)
+    sys.exit(2)
+
+
+class InvalidSettings(dg.ConfigurableResource):
+    """Stands for ``nurd`` and ``duckdb`` while a NURD_... value is invalid, where the definitions serve
+    runs: each run fails at its start with the one line naming the value (no traceback of ours)."""
+
+    error: str
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        raise dg.Failure(description=self.error, allow_retries=False)
 
 
 class WarehouseResource(DuckDBResource):

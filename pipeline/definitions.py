@@ -4,12 +4,24 @@
 import dagster as dg
 
 from nurd_pipeline.assets import diagnosis, failures, nodes, prediction, realism, reports, traces, warehouse
-from nurd_pipeline.assets.resources import WarehouseResource, settings_from_env
-from stragglers.settings import Settings
+from nurd_pipeline.assets.resources import InvalidSettings, WarehouseResource, settings_from_env, stop_on_bad_setting
+from stragglers.settings import Settings, SettingError
 
-# Every NURD_... variable is validated here, before any run: a bad value stops the load, naming it.
-load_settings = Settings.from_env()
-nurd_settings = settings_from_env()
+# Every NURD_... variable is validated here, before any run. A bad value stops a command
+# (`dagster asset materialize`, `dg launch`, `dg check defs`) with one line naming it; where the
+# definitions serve runs (the UI's code server, a run worker) every run fails at its start with that line.
+try:
+    load_settings = Settings.from_env()
+    nurd_settings = settings_from_env()
+    run_resources = {
+        "nurd": nurd_settings,
+        # <data_dir>/warehouse.duckdb of the run's settings (a launchpad data_dir moves it too)
+        "duckdb": WarehouseResource(nurd=nurd_settings),
+    }
+except SettingError as bad:
+    stop_on_bad_setting(bad)
+    load_settings = Settings()
+    run_resources = {"nurd": InvalidSettings(error=str(bad)), "duckdb": InvalidSettings(error=str(bad))}
 
 AUTOMATION_ON = load_settings.automation == "on"
 
@@ -42,11 +54,7 @@ defs = dg.Definitions(
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation],
-    resources={
-        "nurd": nurd_settings,
-        # <data_dir>/warehouse.duckdb of the run's settings (a launchpad data_dir moves it too)
-        "duckdb": WarehouseResource(nurd=nurd_settings),
-    },
+    resources=run_resources,
     # DuckDB allows one writer process: steps run one after another in the run's process,
     # and evaluations parallelize inside their step (process pool over jobs).
     executor=dg.in_process_executor,

@@ -17,6 +17,7 @@ Every bad value raises ``SettingError`` naming the setting (and its variable).
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import typing
@@ -54,24 +55,49 @@ def require(cond: bool, name: str, value, expected: str) -> None:
 
 
 # --------------------------------------------------------------------------- checks
-# A check returns None when the value is fine, else what was expected.
+# A check returns None when the value is fine, else what was expected. A check may also carry
+# ``closest(value)``: the allowed value nearest a rejected one, for the error's "did you mean".
 Check = Callable[[Any], "str | None"]
 
 
+def _with_closest(check: Check, closest: Callable[[Any], Any]) -> Check:
+    check.closest = closest   # type: ignore[attr-defined]
+    return check
+
+
+def closest_word(value, words, cutoff: float = 0.0) -> str | None:
+    """The word of ``words`` nearest ``value`` by difflib's ratio (None when none reaches ``cutoff``)."""
+    found = difflib.get_close_matches(str(value).strip().lower(), list(words), n=1, cutoff=cutoff)
+    return found[0] if found else None
+
+
 def one_of(*choices: str) -> Check:
-    return lambda v: None if v in choices else f"one of {', '.join(repr(c) for c in choices)}"
+    return _with_closest(lambda v: None if v in choices else f"one of {', '.join(repr(c) for c in choices)}",
+                         lambda v: closest_word(v, choices))
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def int_at_least(lo: int) -> Check:
-    return lambda v: None if isinstance(v, int) and not isinstance(v, bool) and v >= lo else f"an integer >= {lo}"
+    return _with_closest(lambda v: None if isinstance(v, int) and not isinstance(v, bool) and v >= lo
+                         else f"an integer >= {lo}",
+                         lambda v: max(lo, round(v)) if _number(v) else None)
 
 
 def number_in(lo: float, hi: float, *, lo_open=False, hi_open=False) -> Check:
     def check(v):
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and (
-            (lo < v if lo_open else lo <= v) and (v < hi if hi_open else v <= hi))
+        ok = _number(v) and ((lo < v if lo_open else lo <= v) and (v < hi if hi_open else v <= hi))
         return None if ok else f"a number in {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
-    return check
+
+    def closest(v):   # an open bound has no closest allowed value: none is offered there
+        if not _number(v):
+            return None
+        if v <= lo:
+            return None if lo_open else lo
+        return None if hi_open else hi
+    return _with_closest(check, closest)
 
 
 #: The embedded trace's hand-made jobs (one per situation the tests name: docs/SYNTHETIC_TRACE.md);
@@ -79,12 +105,11 @@ def number_in(lo: float, hi: float, *, lo_open=False, hi_open=False) -> Check:
 SYNTHETIC_SPECIAL_JOBS = 9
 
 
-def synthetic_job_count(v) -> str | None:
-    return int_at_least(SYNTHETIC_SPECIAL_JOBS + 1)(v)
+synthetic_job_count = int_at_least(SYNTHETIC_SPECIAL_JOBS + 1)
 
 
 def positive_number(v) -> str | None:
-    return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else "a number > 0"
+    return None if _number(v) and v > 0 else "a number > 0"
 
 
 def nonempty(v) -> str | None:
@@ -177,8 +202,22 @@ def parts_spec(v) -> str | None:
     try:
         parse_parts(v)
     except ValueError:
-        return "'all' or a positive integer (or per-table selections such as 'task_events=0-13,job_events=all')"
+        return ("'all', 'events' or a positive integer (or per-table selections such as "
+                "'task_events=0-13,job_events=all')")
     return None
+
+
+def _closest_parts(v) -> str | None:
+    """A keyword near the value ('event' -> 'events'), else 1 for a count below 1."""
+    text = str(v).strip()
+    if "=" in text:
+        return None
+    if re.fullmatch(r"-?\d+", text):
+        return "1"
+    return closest_word(text, ("all", "events"), cutoff=0.5)   # a value far from both is a malformed list
+
+
+_with_closest(parts_spec, _closest_parts)
 
 
 _MEMORY = re.compile(r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", re.I)
@@ -446,8 +485,18 @@ def parse_env(name: str, raw: str):
     try:
         return kind(raw.strip()) if kind in (int, float) else raw
     except ValueError:
+        near = None
+        if kind is int:   # '5.0' or '1e3': the integer it reads as, checked against the bounds
+            try:
+                near = spec(name).metadata["check"].closest(round(float(raw)))
+            except (ValueError, OverflowError, AttributeError):
+                near = None
         raise SettingError(f"setting {var}={raw!r} is invalid: expected {'an integer' if kind is int else 'a number'}"
-                           f" ({spec(name).metadata['doc']})") from None
+                           f"{did_you_mean(near)} ({spec(name).metadata['doc']})") from None
+
+
+def did_you_mean(near) -> str:
+    return "" if near is None else f"; did you mean {near!r}?"
 
 
 def validate(obj) -> None:
@@ -463,7 +512,10 @@ def validate(obj) -> None:
         if expected:
             var = spec(f.name).metadata["env"]
             shown = f"{var}={value!r}" if var else f"{f.name}={value!r}"
-            raise SettingError(f"setting {shown} is invalid: expected {expected} ({spec(f.name).metadata['doc']})")
+            check = spec(f.name).metadata["check"]
+            near = check.closest(value) if hasattr(check, "closest") else None
+            raise SettingError(f"setting {shown} is invalid: expected {expected}{did_you_mean(near)} "
+                               f"({spec(f.name).metadata['doc']})")
     names = {f.name for f in fields(obj)}
     if {"initial_fraction", "quantile"} <= names and not obj.initial_fraction < obj.quantile:
         raise SettingError(f"setting initial_fraction={obj.initial_fraction!r} is invalid: expected a number "

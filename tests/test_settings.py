@@ -38,7 +38,7 @@ def test_public_variables_are_kept():
 
 @pytest.mark.parametrize("var, value, message", [
     ("NURD_TRACE", "nonsense", "setting NURD_TRACE='nonsense' is invalid: expected one of 'synthetic'"),
-    ("NURD_TRACE_PARTS", "abc", "setting NURD_TRACE_PARTS='abc' is invalid: expected 'all' or a positive integer"),
+    ("NURD_TRACE_PARTS", "abc", "setting NURD_TRACE_PARTS='abc' is invalid: expected 'all', 'events' or a positive integer"),
     ("NURD_FEATURE_MODE", "bogus", "setting NURD_FEATURE_MODE='bogus' is invalid: expected one of 'observed'"),
     ("NURD_SEED", "x1", "setting NURD_SEED='x1' is invalid: expected an integer"),
     ("NURD_WORKERS", "-1", "setting NURD_WORKERS=-1 is invalid: expected an integer >= 0"),

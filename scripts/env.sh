@@ -17,9 +17,12 @@ dagster() {
   command dagster "$@"
 }
 export -f dagster
-# the project's .venv first on PATH, so `dagster` and `dg` as typed are the project's own
+# the project's .venv first on PATH, so `dagster` and `dg` as typed are the project's own, and
+# active as `source .venv/bin/activate` would make it (VIRTUAL_ENV: `dg` warns on every call when
+# the active environment is not the project's .venv)
 if [ -d "$PWD/.venv/bin" ]; then
   case ":$PATH:" in *":$PWD/.venv/bin:"*) ;; *) export PATH="$PWD/.venv/bin:$PATH" ;; esac
+  export VIRTUAL_ENV="$PWD/.venv"
 fi
 export GX_ANALYTICS_ENABLED="${GX_ANALYTICS_ENABLED:-false}" DAGSTER_DISABLE_TELEMETRY="${DAGSTER_DISABLE_TELEMETRY:-1}"
 # Dagster's own warnings, filtered here because the project cannot fix them at their source:

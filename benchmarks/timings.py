@@ -12,7 +12,7 @@ directory, nothing of the user's data is touched):
   and ``pip install -e ".[test]"`` with pip's cache off (what a new user
   waits for; needs PyPI);
 - ``command1``: README command 1 after the install (``scripts/main_job.sh``:
-  ``*nurd_eval``, the three reference rules, ``comparison_tables`` and the
+  ``*nurd_eval``, the reference rules, ``comparison_tables`` and the
   end-of-run summary) on the embedded trace;
 - ``comparison``: ``comparison_tables`` alone after the baselines (or after
   command1 when the baselines are not measured);
@@ -43,11 +43,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from stragglers.prediction.methods import REFERENCE_RULES  # noqa: E402  (what scripts/main_job.sh runs)
 STEPS = ("install", "command1", "baselines", "comparison", "tests")
 DEFAULT_STEPS = ("command1", "baselines", "comparison")
 README_COMMANDS = {
     "install": 'bash scripts/setup.sh   (python3.11 -m venv .venv; pip install -e ".[test]")',
-    "command1": "scripts/main_job.sh (command 1 after the install: *nurd_eval, the 3 reference rules, comparison_tables, summary)",
+    "command1": f"scripts/main_job.sh (command 1 after the install: *nurd_eval, the {len(REFERENCE_RULES)} reference "
+                "rules, comparison_tables, summary)",
     "baselines": "dagster asset materialize -m pipeline --select baseline_eval --partition-range 'abod...xgbod'",
     "comparison": "dagster asset materialize -m pipeline --select comparison_tables",
     "tests": "pytest -q (README command 2 after the install)",

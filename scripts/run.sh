@@ -21,7 +21,7 @@ Environment (see README "Settings"): NURD_DATA_DIR (default data), NURD_TRACE
 ./dagster_home, shared with the UI). The same runs without this script:
   .venv/bin/dagster asset materialize -m pipeline --select '*nurd_eval'
   .venv/bin/dagster asset materialize -m pipeline --select baseline_eval --partition flag_all
-  (the same for spark_speculation and wait_for_tau)
+  (the same for wait_for_tau, spark_speculation, spark4_speculation, km_survival and oracle)
   .venv/bin/dagster asset materialize -m pipeline --select comparison_tables
 USAGE
 }

@@ -1,6 +1,9 @@
 """Take the README's screenshots with headless Chromium (docs/img/*.png).
 
 Usage: python scripts/screenshots.py [--ui http://127.0.0.1:3000] [--report data/reports/report.html]
+                                    [--only report|lineage]
+
+Run it after command 1 (`bash scripts/run.sh`), so report.png shows today's report.
 
 - docs/img/report.png: the top of report.html (the "what this run shows"
   paragraph, the headline table, Table 1);
@@ -68,6 +71,7 @@ def main() -> int:
     ap.add_argument("--ui", default="http://127.0.0.1:3000")
     ap.add_argument("--report", default=str(ROOT / "data" / "reports" / "report.html"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "img"))
+    ap.add_argument("--only", choices=("report", "lineage"), help="take one screenshot (lineage needs the UI)")
     args = ap.parse_args()
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if not browser:
@@ -84,9 +88,14 @@ def main() -> int:
                     break
                 except OSError:
                     time.sleep(0.2)
-            asyncio.run(_capture(Path(args.report).resolve().as_uri(), out / "report.png", 1200, 1500, wait_s=3))
-            lineage = f"{args.ui}/assets/comparison_tables?view=lineage&lineageScope=upstream&lineageDepth=10"
-            asyncio.run(_capture(lineage, out / "lineage.png", 1500, 800, js=SKIP_DIALOG, wait_s=10))
+            if args.only in (None, "report"):
+                if not Path(args.report).is_file():
+                    raise SystemExit(f"{args.report} not found: run command 1 first (bash scripts/run.sh)")
+                asyncio.run(_capture(Path(args.report).resolve().as_uri(), out / "report.png", 1200, 1500,
+                                     wait_s=3))
+            if args.only in (None, "lineage"):
+                lineage = f"{args.ui}/assets/comparison_tables?view=lineage&lineageScope=upstream&lineageDepth=10"
+                asyncio.run(_capture(lineage, out / "lineage.png", 1500, 800, js=SKIP_DIALOG, wait_s=10))
         finally:
             proc.terminate()
             proc.wait(timeout=10)

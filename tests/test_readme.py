@@ -1,0 +1,91 @@
+"""The README says what the scripts do and what docs/TIMINGS.md measured: command 1's block runs the
+assets scripts/main_job.sh runs, with every reference rule of the method registry; the times it
+quotes are TIMINGS.md's; the settings table is one table listing every NURD_* variable."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+from stragglers.prediction.methods import REFERENCE_RULES
+from stragglers.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
+NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+def _section(title: str) -> str:
+    start = README.index(f"\n## {title}")
+    end = README.find("\n## ", start + 4)
+    return README[start:end if end > 0 else None]
+
+
+def _command1_block() -> str:
+    """The shell block after 'Command 1 is `scripts/setup.sh`'."""
+    after = README[README.index("Command 1 is `scripts/setup.sh`"):]
+    return after[after.index("```bash") + 7:after.index("```", after.index("```bash") + 7)]
+
+
+def _selections(text: str) -> list[str]:
+    return re.findall(r"materialize(?: -m pipeline)? --select (\S+)", text)
+
+
+def test_command1_block_runs_what_main_job_runs():
+    block = _command1_block()
+    script = (REPO / "scripts" / "main_job.sh").read_text()
+    assert _selections(block) == _selections(script) == ["'*nurd_eval'", "baseline_eval", "comparison_tables"]
+    loop = re.search(r"for rule in ([^;]+); do", block)
+    assert loop and tuple(loop.group(1).split()) == REFERENCE_RULES
+    assert "REFERENCE_RULES" in script        # the script takes the rules from the registry
+    assert "scripts/summary.py" in block and "scripts/summary.py" in script
+    # scripts/run.sh --help names every rule too
+    run_help = (REPO / "scripts" / "run.sh").read_text()
+    assert all(rule in run_help for rule in REFERENCE_RULES)
+
+
+def test_the_rules_named_are_the_registrys():
+    n = len(REFERENCE_RULES)
+    counts = [int(m) for m in re.findall(r"\b(\d+) (?:free )?reference rules", README)]
+    assert counts and set(counts) == {n}, counts
+    free = re.search(r"\((\w+) free rules and the oracle\)", README)
+    assert free and NUMBERS[free.group(1)] == n - 1 and "oracle" in REFERENCE_RULES
+
+
+def _timings() -> dict[str, set[str]]:
+    """Step -> every wall clock docs/TIMINGS.md records for it (benchmarks/timings.py and by hand)."""
+    out: dict[str, set[str]] = {}
+    for line in (REPO / "docs" / "TIMINGS.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 3 and re.fullmatch(r"\d+:\d\d", cells[2]):
+            out.setdefault(cells[0], set()).add(cells[2])
+    return out
+
+
+#: the README's timing rows -> the step of docs/TIMINGS.md they quote
+README_ROWS = {"install (`scripts/setup.sh`": "install", "command 1 after the install": "command1",
+               "`comparison_tables` alone": "comparison", "the tests (command 2": "tests"}
+
+
+def test_the_times_quoted_are_timings_md():
+    measured = _timings()
+    rows = [line for line in README.splitlines() if line.startswith("| ")]
+    for start, step in README_ROWS.items():
+        (row,) = [r for r in rows if r.startswith(f"| {start}")]
+        quoted = row.split("|")[2].strip()
+        assert quoted in measured.get(step, set()), (step, quoted, measured.get(step))
+    setup = re.search(r"about (\w+) minutes?", (REPO / "scripts" / "setup.sh").read_text())
+    install = min(measured["install"], key=lambda t: tuple(map(int, t.split(":"))))
+    minutes = round(int(install.split(":")[0]) + int(install.split(":")[1]) / 60)
+    assert setup and int(NUMBERS.get(setup.group(1), setup.group(1))) == minutes, (setup, install)
+
+
+def test_the_settings_table_is_one_table_of_every_variable():
+    section = _section("Settings")
+    start = section.index("| variable | default | meaning |")
+    table = section[start:section.index("\n\n", start)].splitlines()
+    assert not section[start + len("\n".join(table)):].lstrip("\n").startswith("|")   # no split-off half
+    assert all(line.startswith("|") for line in table)
+    listed = {m for line in table for m in re.findall(r"^\| `(NURD_\w+)`", line)}
+    assert listed == {f.metadata["env"] for f in fields(Settings)} - {None}

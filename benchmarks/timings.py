@@ -119,14 +119,19 @@ def _row_line(r: dict, commit: str) -> str:
 
 
 def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
-    """Write the table; rows of steps not measured this time are kept from the file as they were."""
+    """Write the table; rows of steps not measured this time are kept from the file as they were, and
+    so is everything after the table (the times measured by hand)."""
     cores = os.cpu_count()
-    kept = {}
+    kept, after = {}, []
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        old = path.read_text(encoding="utf-8").splitlines()
+        header = next((i for i, line in enumerate(old) if line.startswith("| step | command | wall clock")), len(old))
+        end = next((i for i in range(header, len(old)) if not old[i].startswith("|")), len(old))
+        for line in old[header:end]:
             cells = [c.strip() for c in line.split("|")]
             if len(cells) > 2 and cells[1] in STEPS:
                 kept[cells[1]] = line
+        after = old[end:]
     kept |= {r["step"]: _row_line(r, commit) for r in rows}
     lines = [
         "# Wall-clock times of the README's commands",
@@ -143,6 +148,7 @@ def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
         "| step | command | wall clock (m:ss) | CPU (m:ss) | load mean | load max | measured (UTC) | commit |",
         "|---|---|---|---|---|---|---|---|",
         *[kept[s] for s in STEPS if s in kept],
+        *after,
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"[timings] wrote {path}")

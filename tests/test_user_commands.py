@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -42,7 +44,10 @@ def _fresh_copy(dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
-    return _fresh_copy(tmp_path_factory.mktemp("clone"))
+    copy = _fresh_copy(tmp_path_factory.mktemp("clone"))
+    if sys.prefix != sys.base_prefix:   # the project's .venv there, as scripts/setup.sh leaves it (env.sh activates it)
+        (copy / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+    return copy
 
 
 def _env(clone: Path) -> dict:
@@ -60,9 +65,22 @@ def typed(clone: Path, command: str, timeout: float = 600) -> subprocess.Complet
                           capture_output=True, text=True, timeout=timeout)
 
 
+#: a line that warns about the environment or the code: Python's warnings (BetaWarning:, UserWarning:
+#: ...), dg's notices ("To suppress this warning ..."), a tool's "WARNING:"
+_WARNING = re.compile(r"warning", re.IGNORECASE)
+#: the runs' own event log (a step reporting what it counted, at level WARNING, is the pipeline speaking)
+_RUN_LOG = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4} - dagster - (DEBUG|INFO|WARNING|ERROR) - ")
+
+
+def _warnings(out: str) -> list[str]:
+    return [line for line in out.splitlines() if _WARNING.search(line) and not _RUN_LOG.match(line)]
+
+
 def _ok(r: subprocess.CompletedProcess) -> str:
+    """The output of a command that succeeded and printed no warning."""
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-4000:]
+    assert _warnings(out) == [], out[-4000:]
     return out
 
 
@@ -71,7 +89,8 @@ def _asset_keys(clone: Path) -> set[str]:
             "print(json.dumps(sorted(k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys())))")
     r = subprocess.run([sys.executable, "-c", code], cwd=clone, env=_env(clone), capture_output=True, text=True,
                        timeout=120)
-    return set(json.loads(_ok(r).strip().splitlines()[-1]))
+    assert r.returncode == 0, r.stderr[-4000:]   # not a user command: without env.sh, Dagster's beta notices show
+    return set(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
 @pytest.fixture(scope="module")
@@ -125,20 +144,22 @@ def _ui_assets(port: int) -> set[str] | None:
     return {"/".join(n["assetKey"]["path"]) for n in nodes}
 
 
-@pytest.mark.parametrize("ui", ["dagster dev -p {port} -h 127.0.0.1", "dg dev --port {port} --host 127.0.0.1"])
-def test_ui_as_typed_lists_every_asset(clone, tmp_path, ui):
+@contextmanager
+def _ui(clone: Path, command: str, log: Path, **env):
+    """``command`` (with ``{port}``) as typed at the root, until the UI lists the assets; yields
+    (port, the assets it lists); stopped with its process group at the end."""
     port = _free_port()
-    log = tmp_path / "ui.log"
     with open(log, "w") as out:
-        proc = subprocess.Popen(["bash", "-c", f"source scripts/env.sh && exec {ui.format(port=port)}"], cwd=clone,
-                                env=_env(clone), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(["bash", "-c", f"source scripts/env.sh && exec {command.format(port=port)}"],
+                                cwd=clone, env=_env(clone) | env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     try:
         seen, deadline = None, time.monotonic() + 240
         while seen is None and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(2)
             seen = _ui_assets(port)
         assert seen is not None, f"the UI did not answer on port {port}: {log.read_text()[-3000:]}"
-        assert seen == _asset_keys(clone)
+        yield port, seen
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -146,3 +167,41 @@ def test_ui_as_typed_lists_every_asset(clone, tmp_path, ui):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.mark.parametrize("ui", ["dagster dev -p {port} -h 127.0.0.1", "dg dev --port {port} --host 127.0.0.1"])
+def test_ui_as_typed_lists_every_asset(clone, tmp_path, ui):
+    log = tmp_path / "ui.log"
+    with _ui(clone, ui, log) as (_, seen):
+        assert seen == _asset_keys(clone)
+        assert _warnings(log.read_text()) == [], log.read_text()[-3000:]
+
+
+def test_a_bad_setting_in_the_ui_is_a_failed_run_with_its_one_line(clone, tmp_path):
+    """The code server loads despite NURD_PROTOCOL=operatr; a run launched there fails at its start
+    with the line naming the value and the closest allowed one (no step runs)."""
+    from dagster_graphql import DagsterGraphQLClient
+
+    with _ui(clone, "dagster dev -p {port} -h 127.0.0.1", tmp_path / "ui.log", NURD_PROTOCOL="operatr",
+             NURD_DATA_DIR=str(tmp_path / "data")) as (port, _):
+        client = DagsterGraphQLClient("127.0.0.1", port_number=port)
+        run_id = client.submit_job_execution("__ASSET_JOB", asset_selection=["raw_trace"])
+        status, deadline = None, time.monotonic() + 240
+        while time.monotonic() < deadline:
+            status = client.get_run_status(run_id).value
+            if status in ("SUCCESS", "FAILURE", "CANCELED"):
+                break
+            time.sleep(2)
+        assert status == "FAILURE"
+        query = json.dumps({"query": "query($id: ID!) { logsForRun(runId: $id) { ... on EventConnection { events {"
+                                     " __typename ... on ErrorEvent { error { message } } } } } }",
+                            "variables": {"id": run_id}}).encode()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=query,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            events = json.load(resp)["data"]["logsForRun"]["events"]
+        errors = [e["error"]["message"] for e in events if e.get("error")]
+        assert any("setting NURD_PROTOCOL='operatr' is invalid" in m and "did you mean 'operator'?" in m
+                   for m in errors), errors
+        assert not any(e["__typename"] == "ExecutionStepStartEvent" for e in events)   # before any work
+        assert not (tmp_path / "data").exists()

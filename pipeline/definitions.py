@@ -33,7 +33,8 @@ automation = dg.AutomationConditionSensorDefinition(
 
 defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
-            warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, prediction.nurd_eval,
+            warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, realism.reexecutions,
+            prediction.nurd_eval,
             prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
             reports.comparison_tables, *diagnosis.assets,
             nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,

@@ -108,6 +108,17 @@ def draw_relaunch_latencies(y: np.ndarray, rng: np.random.Generator, pool: np.nd
     return y[rng.integers(0, len(y), size=len(y))]
 
 
+def copy_latencies(y: np.ndarray, draws: np.ndarray, keeps: float = 0.0) -> np.ndarray:
+    """The speculative copies' latencies when a copy keeps the share ``keeps`` of its original's
+    relative log-latency: y'_i = y_i^k d_i^(1-k) with d the fresh draws (k = 0: the draws themselves,
+    today's model; k = 1: a copy as slow as its original). Setting ``copy_keeps`` (docs/EVALUATION.md,
+    "What a copy buys"); on log-latencies relative to the job's median, ln(y'/m) = k ln(y/m) + (1-k) ln(d/m)."""
+    if keeps == 0:
+        return draws
+    y = np.asarray(y, dtype=float)
+    return y ** keeps * np.asarray(draws, dtype=float) ** (1.0 - keeps)
+
+
 def _prepare(y, flagged_at, relaunch, rng):
     y = np.asarray(y, dtype=float)
     f = np.asarray(flagged_at, dtype=float)
@@ -521,14 +532,14 @@ def speculation_outcome(y, flagged_at, draws) -> tuple[float, float]:
     return red / len(draws), extra / len(draws)
 
 
-def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds: Iterable[int] = range(10)
-                     ) -> pd.DataFrame:
+def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds: Iterable[int] = range(10),
+                     *, copy_keeps: float = 0.0) -> pd.DataFrame:
     """Per (trace, method, job): ``speculation_outcome`` of its flags (what intervals over jobs need)."""
     rows = []
     for trace, job_id, y, _cp, flags, _pool in _job_arrays(tasks_df, predictions_df, None):
         if float(y.max()) <= 0:
             continue
-        draws = [draw_relaunch_latencies(y, job_rng(s, trace, job_id)) for s in seeds]
+        draws = [copy_latencies(y, draw_relaunch_latencies(y, job_rng(s, trace, job_id)), copy_keeps) for s in seeds]
         for method, f in flags.items():
             red, extra = speculation_outcome(y, f, draws)
             rows.append((trace, method, job_id, red, extra))
@@ -538,12 +549,13 @@ def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds
 def speculation_table(
     tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, checkpoints_df: pd.DataFrame | None = None,
     machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = range(10),
-    *, after_grid: str = "event",
+    *, after_grid: str = "event", copy_keeps: float = 0.0,
 ) -> pd.DataFrame:
     """Per (trace, method, algorithm, machines) with speculative copies: the JCT reduction (mean over
     seeds of the mean over jobs, and its std over seeds), the p90 over jobs of the JCT change
     (new - original) / original (mean over seeds; <= 0: a copy never delays), the extra machine time
-    as a share of the job's original machine time (mean over jobs and seeds) and copies per job."""
+    as a share of the job's original machine time (mean over jobs and seeds) and copies per job.
+    ``copy_keeps``: the share of its original's relative log-latency a copy keeps (``copy_latencies``)."""
     machines, seeds = [int(m) for m in machines], [int(s) for s in seeds]
     if not seeds:
         raise ValueError("need at least one seed")
@@ -552,7 +564,7 @@ def speculation_table(
         original, work, n = float(y.max()), float(y.sum()), len(y)
         if original <= 0:
             continue
-        draws = [draw_relaunch_latencies(y, job_rng(s, trace, job_id)) for s in seeds]
+        draws = [copy_latencies(y, draw_relaunch_latencies(y, job_rng(s, trace, job_id)), copy_keeps) for s in seeds]
         for method, f in flags.items():
             valid = ~np.isnan(f) & (f < y)
             n_copy = int(valid.sum())

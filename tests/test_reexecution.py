@@ -1,0 +1,141 @@
+"""Re-execution pairs (sql/reexecution_pairs.sql) and their statistics (stragglers/prediction/reexecution.py)
+on a hand-made trace whose re-executions, and so whose statistics, are known."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from stragglers.prediction import reexecution
+from stragglers.prediction.completion import copy_latencies
+from stragglers.settings import SelectionSettings
+from stragglers.warehouse.build import build_selection, stage_google
+from tests.minitrace import EVICT, FINISH, KILL, S, SCHEDULE, SUBMIT, T0, MiniTrace
+
+A, B, C = 7001, 7002, 7003
+START = T0 + 100 * S
+# second lives: job -> task -> (latency s, on another machine?); first lives: A 100+i s, C 200+2i s
+SECOND = {A: {29: 130, 28: 100, 0: 128, 1: 101}, C: {24: 300, 5: 210}}
+
+
+def first_latency(job: int, i: int) -> int:
+    return 100 + i if job == A else 200 + 2 * i
+
+
+def rerun(m: MiniTrace, job: int, i: int, latency: int, machine: int, after: int = 50) -> int:
+    """SUBMIT and SCHEDULE ``after`` s after the first life's FINISH, FINISH ``latency`` s later."""
+    t = START + first_latency(job, i) * S + after * S
+    m.event(job, i, t - S, SUBMIT)
+    m.event(job, i, t, SCHEDULE, machine)
+    m.event(job, i, t + latency * S, FINISH, machine)
+    return t
+
+
+def build_trace() -> MiniTrace:
+    m = MiniTrace()
+    for job, n in ((A, 30), (C, 25), (B, 5)):
+        m.job(job, 1, T0 + 1)
+        for i in range(n):
+            m.run(job, i, START, START + first_latency(job, i) * S, machine=1000 + i, usage=False)
+    for job, lives in SECOND.items():
+        for i, y in lives.items():
+            rerun(m, job, i, y, machine=2000 + i)
+    rerun(m, A, 2, 105, machine=1000 + 2)                          # same machine: not a pair
+    t = rerun(m, A, 3, 10, machine=2003)                           # second life killed: unfinished
+    m.task_events[-1][5] = KILL
+    # second life evicted, rescheduled elsewhere, finished: the life runs from its SCHEDULE to the FINISH
+    t = START + first_latency(A, 4) * S + 50 * S
+    m.event(A, 4, t, SCHEDULE, 3004)
+    m.event(A, 4, t + 20 * S, EVICT, 3004)
+    m.event(A, 4, t + 30 * S, SCHEDULE, 3005)
+    m.event(A, 4, t + 110 * S, FINISH, 3005)
+    rerun(m, B, 1, 100, machine=2001)                              # job with 5 timed first lives: no median
+    # first life scheduled before the window: not timed
+    m.event(A, 30, 0, SCHEDULE, 1030)
+    m.event(A, 30, START + 100 * S, FINISH, 1030)
+    m.event(A, 30, START + 200 * S, SCHEDULE, 2030)
+    m.event(A, 30, START + 300 * S, FINISH, 2030)
+    return m
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    root = tmp_path_factory.mktemp("reexec")
+    build_trace().write(root / "raw", n_parts=1)
+    con = duckdb.connect(str(root / "warehouse.duckdb"))
+    settings = SelectionSettings()
+    stage_google(con, root / "raw", settings)
+    build_selection(con, settings)
+    yield con, settings
+    con.close()
+
+
+def expected_pairs() -> pd.DataFrame:
+    rows = [(job, i, first_latency(job, i), y) for job, lives in SECOND.items() for i, y in lives.items()]
+    rows.append((A, 4, first_latency(A, 4), 110))
+    df = pd.DataFrame(rows, columns=["job_id", "task_id", "first_latency_s", "second_latency_s"])
+    firsts = {A: np.array([first_latency(A, i) for i in range(30)]), C: np.array([first_latency(C, i) for i in range(25)])}
+    df["job_median_s"] = df.job_id.map(lambda j: np.median(firsts[j]))
+    df["job_tau_s"] = df.job_id.map(lambda j: np.quantile(firsts[j], 0.9))
+    return df.sort_values(["job_id", "task_id"]).reset_index(drop=True)
+
+
+def test_pairs_are_the_reexecutions_on_other_machines_and_the_rest_is_counted(warehouse):
+    con, settings = warehouse
+    table = reexecution.build_pairs(con, settings, min_finished=20)
+    pairs = table[table.status == "pair"].reset_index(drop=True)
+    want = expected_pairs()
+    assert pairs[["job_id", "task_id"]].values.tolist() == want[["job_id", "task_id"]].values.tolist()
+    for col in ("first_latency_s", "second_latency_s", "job_median_s", "job_tau_s"):
+        assert np.allclose(pairs[col], want[col]), col
+    assert (pairs.first_machine != pairs.second_machine).all()
+    assert pairs.set_index("task_id").loc[4].second_machine == 3005     # the machine its FINISH ran on
+    status = {(r.job_id, r.task_id): r.status for r in table.itertuples()}
+    assert status[(A, 2)] == "same_machine"          # a task re-run on the same machine is not a pair
+    assert status[(A, 3)] == "second_life_unfinished"
+    assert status[(A, 30)] == "first_life_not_timed"
+    assert status[(B, 1)] == "job_too_few_finished"
+    counts = reexecution.left_out_counts(table)
+    assert counts == {"pair": 7, "first_life_not_timed": 1, "second_life_unfinished": 1, "second_life_spans_gap": 0,
+                      "zero_latency": 0, "same_machine": 1, "job_too_few_finished": 1}
+
+
+def test_statistics_are_the_known_answer(warehouse):
+    want = expected_pairs()
+    st = reexecution.statistics(want, n_boot=200, seed=3)
+    x = np.log(want.first_latency_s / want.job_median_s)
+    y = np.log(want.second_latency_s / want.job_median_s)
+    assert st["n_pairs"] == 7 and st["n_jobs"] == 2
+    assert st["corr"] == pytest.approx(np.corrcoef(x, y)[0, 1])
+    # first-life stragglers: A 28, A 29, C 24; of them A 29 and C 24 straggle again; second-life
+    # stragglers: A 29, A 0, C 24
+    assert st["n_first_stragglers"] == 3
+    assert st["p_second_given_first"] == pytest.approx(2 / 3)
+    assert st["base_rate"] == pytest.approx(3 / 7)
+    for name in reexecution.STATISTICS:
+        assert st[f"{name}_lo"] <= st[name] + 1e-12 and st[name] <= st[f"{name}_hi"] + 1e-12
+    # one job only: every resample is that job, the interval is the point
+    one = reexecution.statistics(want[want.job_id == C], n_boot=50, seed=0)
+    assert one["p_second_given_first_lo"] == one["p_second_given_first_hi"] == 1.0
+
+
+def test_copy_model_replay_is_a_fresh_draw_and_copy_keeps_one_is_the_original(warehouse):
+    want = expected_pairs()
+    firsts = {A: np.array([first_latency(A, i) for i in range(30)], float),
+              C: np.array([first_latency(C, i) for i in range(25)], float)}
+    fresh = reexecution.replay_copy_model(want, firsts, trace="t", seeds=range(200))
+    # the copies are draws from the job's first lives, whatever the first life was
+    for job, g in fresh.groupby("job_id"):
+        assert set(g.second_latency_s) <= set(firsts[job])
+    st = reexecution.statistics(fresh, n_boot=0)
+    assert abs(st["corr"]) < 0.1
+    assert st["base_rate"] == pytest.approx(0.1, abs=0.03)   # 3 of 30 and 3 of 25 lives are >= tau
+    same = reexecution.statistics(reexecution.replay_copy_model(want, firsts, trace="t", seeds=[0], keeps=1.0),
+                                  n_boot=0)
+    assert same["corr"] == pytest.approx(1.0) and same["p_second_given_first"] == 1.0
+    # copy_keeps = 0 is today's draw, bit for bit
+    d = np.array([3.0, 5.0])
+    assert copy_latencies(np.array([1.0, 2.0]), d, 0.0) is d
+    assert copy_latencies(np.array([4.0, 1.0]), np.array([1.0, 4.0]), 0.5) == pytest.approx([2.0, 2.0])

@@ -7,9 +7,12 @@ from dagster_duckdb import DuckDBResource
 
 import pandas as pd
 
+from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction import reexecution
 from stragglers.reports.reexecution import write_report as write_reexecution_report
 from stragglers.warehouse import realism
+from stragglers.trace_formats import FORMATS
+from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse.build import replace_trace_frame
 from assets.resources import NurdSettings
 
@@ -72,7 +75,8 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       "reason and counted). Per trace (reexecution_summary): pairs, jobs, the correlation of the "
                       "two lives' log-latencies relative to the job's median, P(second life straggles | first "
                       "did) and the base rate, with bootstrap intervals over jobs; beside them the simulator's "
-                      "copy model replayed on the same pairs (stragglers/prediction/reexecution.py).")
+                      "copy model replayed on the same pairs (stragglers/prediction/reexecution.py); on the embedded trace, "
+                      "the generator's own re-runs of every finished task, from its truth.")
 def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
@@ -84,8 +88,13 @@ def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
         table = reexecution.build_pairs(con, s, nurd.min_finished)
         pairs = table[table.status == "pair"]
         lives = reexecution.job_first_lives(con, s.trace, pairs.job_id.unique())
+        generated = None
+        if FORMATS[s.trace].embedded:    # the generator's own re-runs, from its truth
+            _jobs, truth_tasks = load_truth(truth_dir(nurd.data_dir, s.trace))
+            generated = reexecution.generator_pairs(truth_tasks, min_finished=nurd.min_finished,
+                                                    quantile=s.quantile, seed=nurd.seed)
         summary = reexecution.summarize(table, lives, trace=s.trace, n_boot=nurd.n_boot, seed=nurd.seed,
-                                        copy_keeps=nurd.copy_keeps)
+                                        copy_keeps=nurd.copy_keeps, generated=generated)
         replace_trace_frame(con, "reexecution_summary", summary, s.trace)
     counts = reexecution.left_out_counts(table)
     context.log.info(f"{s.trace}: {counts['pair']} re-execution pairs of {len(table)} rerun tasks; left out: "

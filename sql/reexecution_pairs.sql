@@ -4,7 +4,7 @@
 -- First life: as task_lifecycle defines it (first SCHEDULE to the first FINISH after it; evictions
 -- and failures in between are part of it). Second life: the next SCHEDULE after that FINISH to the
 -- first FINISH after it (evictions and failures in between are part of it too). A life's machine is
--- the machine its FINISH ran on. Latencies in seconds.
+-- the machine its FINISH ran on. Latencies and gap_s (first FINISH -> second SCHEDULE) in seconds.
 -- status = 'pair' when both lives are timed on different machines; else why not (counted, kept here):
 --   first_life_not_timed     the first life ends otherwise than 'finished' in task_lifecycle (window
 --                            edge, a missing part inside it, ...): no first latency
@@ -56,7 +56,7 @@ job_latency AS (
     GROUP BY job_id
 ),
 joined AS (
-    SELECT r.job_id, r.task_id,
+    SELECT r.job_id, r.task_id, r.first_schedule_us,
         CASE WHEN r.end_state = 'finished' THEN (r.final_finish_us - r.first_schedule_us) / 1e6 END AS first_latency_s,
         (l.second_finish_us - l.second_schedule_us) / 1e6                       AS second_latency_s,
         (l.second_schedule_us - r.final_finish_us) / 1e6                        AS gap_s,
@@ -71,7 +71,7 @@ joined AS (
 )
 SELECT
     '${trace}' AS trace,
-    job_id, task_id, first_latency_s, second_latency_s, gap_s, first_machine, second_machine,
+    job_id, task_id, first_schedule_us, first_latency_s, second_latency_s, gap_s, first_machine, second_machine,
     job_finished, job_median_s, job_tau_s,
     CASE
         WHEN first_end_state <> 'finished'                  THEN 'first_life_not_timed'

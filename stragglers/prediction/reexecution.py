@@ -26,6 +26,7 @@ import pandas as pd
 
 from stragglers.prediction.completion import copy_latencies, job_rng
 from stragglers.prediction.metrics import _boot_counts, _nanpercentile
+from stragglers.traces.synth.model import LIMITED_PROCESSOR, machine_slowdowns
 from stragglers.warehouse.build import build_table
 
 #: why a rerun task is not a pair (sql/reexecution_pairs.sql), in the order the SQL tests them
@@ -144,12 +145,13 @@ def job_first_lives(con, trace: str, job_ids) -> dict:
 
 
 def summarize(table: pd.DataFrame, job_latencies: dict, *, trace: str, n_boot: int, seed: int,
-              copy_keeps: float = 0.0, seeds=range(10)) -> pd.DataFrame:
+              copy_keeps: float = 0.0, seeds=range(10), generated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Rows of ``reexecution_summary``: the trace's pairs, the copy model replayed on them (fresh draw),
-    and with ``copy_keeps`` when it is not 0; the same bootstrap seed for every row."""
+    and with ``copy_keeps`` when it is not 0; on the embedded trace the generator's own re-executions
+    (``generated``: ``generator_pairs``); the same bootstrap seed for every row."""
     pairs = table[table["status"] == "pair"]
     real = statistics(pairs, n_boot=n_boot, seed=seed)
-    rows = [summary_row(trace, "real pairs", real)]
+    rows = [summary_row(trace, "the trace's re-executions", real)]
     if len(pairs):
         for k in sorted({0.0, float(copy_keeps)}):
             replay = replay_copy_model(pairs, job_latencies, trace=trace, seeds=seeds, keeps=k)
@@ -157,4 +159,41 @@ def summarize(table: pd.DataFrame, job_latencies: dict, *, trace: str, n_boot: i
             # the same pairs (one row per seed in the replay): count them once
             model |= {c: real[c] for c in ("n_pairs", "n_jobs", "n_first_stragglers", "p_first")}
             rows.append(summary_row(trace, f"copy model, copy_keeps={k:g}", model))
+    if generated is not None and len(generated):
+        rows.append(summary_row(trace, "generator's model (every finished task re-run)",
+                                statistics(generated, n_boot=n_boot, seed=seed)))
+        pools = {j: g["first_latency_s"].to_numpy(float) for j, g in generated.groupby("job_id")}
+        model = statistics(replay_copy_model(generated, pools, trace=trace, seeds=seeds), n_boot=n_boot, seed=seed)
+        model |= {c: rows[-1][c] for c in ("n_pairs", "n_jobs", "n_first_stragglers", "p_first")}
+        rows.append(summary_row(trace, "copy model on the generator's re-runs, copy_keeps=0", model))
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def generator_pairs(truth_tasks: pd.DataFrame, *, min_finished: int, quantile: float, seed: int = 0) -> pd.DataFrame:
+    """Every finished task of the embedded trace run again on another machine, as the generator itself
+    re-runs a task after an eviction or a failure (stragglers/traces/synth/google.py, ``run_task``): the
+    same work (the job's median x the task's noise x its cause's latency factor: every planted cause's
+    factor stays with the task) on a machine drawn anew, from the slowest fifth for a limited-processor
+    task, without the first attempt's slow start. Work = the last attempt's run less its slow start,
+    over that machine's slowdown (truth_tasks). Jobs with at least ``min_finished`` finished tasks;
+    the frame ``statistics`` reads (its first lives are the truth's first SCHEDULE -> final FINISH)."""
+    t = truth_tasks[(truth_tasks["end_state"] == "FINISH") & truth_tasks["latency_us"].notna()].copy()
+    t = t[t.groupby("job_id")["job_id"].transform("size") >= min_finished]
+    if not len(t):
+        return pd.DataFrame(columns=["job_id", "task_id", "first_latency_s", "second_latency_s",
+                                     "job_median_s", "job_tau_s"])
+    rng = np.random.default_rng([int(seed), 36])
+    population = np.sort(machine_slowdowns(rng, 10_000))
+    contended = population[-len(population) // 5:]     # the generator's slow pool: the slowest fifth
+    work = ((t["final_finish_us"] - t["final_schedule_us"]) / 1e6 - t["slow_start_s"]).clip(lower=0) \
+        / t["machine_slowdown"]
+    limited = (t["cause"] == LIMITED_PROCESSOR).to_numpy()
+    slow = np.where(limited, rng.choice(contended, size=len(t)), rng.choice(population, size=len(t)))
+    y1 = t["latency_us"].to_numpy(float) / 1e6
+    by_job = pd.Series(y1, index=t.index).groupby(t["job_id"])
+    return pd.DataFrame({
+        "job_id": t["job_id"].to_numpy(), "task_id": t["task_index"].to_numpy(),
+        "first_latency_s": y1, "second_latency_s": work.to_numpy(float) * slow,
+        "job_median_s": by_job.transform("median").to_numpy(),
+        "job_tau_s": by_job.transform(lambda v: np.quantile(v, quantile)).to_numpy(),
+    })

@@ -310,6 +310,11 @@ class Settings:
                                     "y' = y^k d^(1-k), d the fresh draw from the job's latencies (0 = today's "
                                     "model; 1 = a copy as slow as its original); the operator's completion "
                                     "tables only (docs/EVALUATION.md, 'What a copy buys')")
+    cause_aware_copies: str = setting("off", env="NURD_CAUSE_AWARE_COPIES", check=one_of("off", "on"),
+                                      doc="generated traces (their truth is known): 'on' = a speculative copy of a "
+                                          "task slowed by its own work (data, computation or I/O skew) does the "
+                                          "original's work on a typical machine, any other copy draws as today; "
+                                          "the operator's completion tables only")
     latency: str = setting("lifecycle", check=one_of(*PROTOCOL_CHOICES["latency"]),
                            doc="'usage_windows': a task's latency is the sum of its usage-window durations")
     baseline_params: str = setting("ours", check=one_of(*PROTOCOL_CHOICES["baseline_params"]),

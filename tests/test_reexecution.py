@@ -139,3 +139,29 @@ def test_copy_model_replay_is_a_fresh_draw_and_copy_keeps_one_is_the_original(wa
     d = np.array([3.0, 5.0])
     assert copy_latencies(np.array([1.0, 2.0]), d, 0.0) is d
     assert copy_latencies(np.array([4.0, 1.0]), np.array([1.0, 4.0]), 0.5) == pytest.approx([2.0, 2.0])
+
+
+def test_cause_aware_copies_redo_the_work_of_a_skewed_task_and_draw_otherwise():
+    from stragglers.prediction.completion import speculation_table
+    from stragglers.traces.synth.model import TYPICAL_SLOWDOWN
+    truth = pd.DataFrame({
+        "job_id": [1, 1, 1], "task_index": [0, 1, 2], "end_state": ["FINISH"] * 3,
+        "latency_us": [130e6, 40e6, 10e6], "final_schedule_us": [10e6, 0, 0], "final_finish_us": [130e6, 40e6, 10e6],
+        "slow_start_s": [20.0, 0.0, 0.0], "machine_slowdown": [2.0, 2.0, 1.0],
+        "cause": ["data_skew", "limited_processor", "none"]})
+    copies = reexecution.cause_aware_copy_latency(truth)
+    # data skew: (120 s run - 20 s slow start) / slowdown 2 = 50 s of work, on a typical machine
+    assert copies.copy_latency_s.iloc[0] == pytest.approx(50 * TYPICAL_SLOWDOWN)
+    assert copies.copy_latency_s.iloc[1:].isna().all()          # a slow machine's copy draws as today
+    # the simulator takes a task's fixed copy latency where given: flagged at 5 s with a 5 s copy, the
+    # 100 s task ends at 10 s in every seed; without it the copy is a draw from the job's latencies
+    tasks = pd.DataFrame({"trace": "t", "job_id": 1, "task_id": [0, 1, 2, 3], "latency_s": [100.0, 10, 10, 10]})
+    preds = pd.DataFrame({"trace": "t", "method": "m", "job_id": 1, "task_id": [0], "flagged_at_s": [5.0]})
+    fixed = speculation_table(tasks.assign(copy_latency_s=[5.0, np.nan, np.nan, np.nan]), preds, machines=[],
+                              seeds=range(5))
+    assert fixed.reduction_mean.iloc[0] == pytest.approx(0.9) and fixed.reduction_std_over_seeds.iloc[0] == 0
+    drawn = speculation_table(tasks, preds, machines=[], seeds=range(5))
+    assert drawn.reduction_std_over_seeds.iloc[0] > 0             # draws of 100 s or 10 s, seed by seed
+    # copy_keeps = 1: a copy as slow as its original never helps
+    same = speculation_table(tasks, preds, machines=[], seeds=range(5), copy_keeps=1.0)
+    assert same.reduction_mean.iloc[0] == 0

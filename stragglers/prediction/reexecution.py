@@ -26,7 +26,8 @@ import pandas as pd
 
 from stragglers.prediction.completion import copy_latencies, job_rng
 from stragglers.prediction.metrics import _boot_counts, _nanpercentile
-from stragglers.traces.synth.model import LIMITED_PROCESSOR, machine_slowdowns
+from stragglers.traces.synth.model import (COMPUTATION_SKEW, DATA_SKEW, IO_SKEW, LIMITED_PROCESSOR,
+                                           TYPICAL_SLOWDOWN, machine_slowdowns)
 from stragglers.warehouse.build import build_table
 
 #: why a rerun task is not a pair (sql/reexecution_pairs.sql), in the order the SQL tests them
@@ -169,6 +170,29 @@ def summarize(table: pd.DataFrame, job_latencies: dict, *, trace: str, n_boot: i
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
+#: causes the generator plants in the task's own work (more input, costlier records, more I/O): a copy
+#: elsewhere does the same work; the other causes are the machine's (contention) or the start's
+WORK_CAUSES = (DATA_SKEW, COMPUTATION_SKEW, IO_SKEW)
+
+
+def _work_s(t: pd.DataFrame) -> pd.Series:
+    """A finished task's work in seconds on a machine of slowdown 1: its last attempt's run, less the
+    queueing cause's slow start, over that machine's slowdown (truth_tasks)."""
+    return ((t["final_finish_us"] - t["final_schedule_us"]) / 1e6 - t["slow_start_s"]).clip(lower=0) \
+        / t["machine_slowdown"]
+
+
+def cause_aware_copy_latency(truth_tasks: pd.DataFrame) -> pd.DataFrame:
+    """Setting ``cause_aware_copies``: per finished task of a generated trace whose planted cause is in
+    its work (WORK_CAUSES: data skew, computation skew, I/O skew), the latency of a copy that does the
+    original's work on a typical machine (the generator's median machine slowdown, TYPICAL_SLOWDOWN);
+    NaN for the others (a slow machine, contention, noise...), whose copy draws as today."""
+    t = truth_tasks[(truth_tasks["end_state"] == "FINISH") & truth_tasks["latency_us"].notna()]
+    copy = np.where(t["cause"].isin(WORK_CAUSES), _work_s(t) * TYPICAL_SLOWDOWN, np.nan)
+    return pd.DataFrame({"job_id": t["job_id"].to_numpy(), "task_id": t["task_index"].to_numpy(),
+                         "copy_latency_s": copy})
+
+
 def generator_pairs(truth_tasks: pd.DataFrame, *, min_finished: int, quantile: float, seed: int = 0) -> pd.DataFrame:
     """Every finished task of the embedded trace run again on another machine, as the generator itself
     re-runs a task after an eviction or a failure (stragglers/traces/synth/google.py, ``run_task``): the
@@ -185,8 +209,7 @@ def generator_pairs(truth_tasks: pd.DataFrame, *, min_finished: int, quantile: f
     rng = np.random.default_rng([int(seed), 36])
     population = np.sort(machine_slowdowns(rng, 10_000))
     contended = population[-len(population) // 5:]     # the generator's slow pool: the slowest fifth
-    work = ((t["final_finish_us"] - t["final_schedule_us"]) / 1e6 - t["slow_start_s"]).clip(lower=0) \
-        / t["machine_slowdown"]
+    work = _work_s(t)
     limited = (t["cause"] == LIMITED_PROCESSOR).to_numpy()
     slow = np.where(limited, rng.choice(contended, size=len(t)), rng.choice(population, size=len(t)))
     y1 = t["latency_us"].to_numpy(float) / 1e6

@@ -165,3 +165,22 @@ def test_cause_aware_copies_redo_the_work_of_a_skewed_task_and_draw_otherwise():
     # copy_keeps = 1: a copy as slow as its original never helps
     same = speculation_table(tasks, preds, machines=[], seeds=range(5), copy_keeps=1.0)
     assert same.reduction_mean.iloc[0] == 0
+
+
+def test_generator_pairs_redo_each_task_s_work_on_a_machine_drawn_anew():
+    from stragglers.traces.synth.model import machine_slowdowns
+    n = 25
+    work = 100.0 + np.arange(n)
+    truth = pd.DataFrame({
+        "job_id": 9, "task_index": np.arange(n), "end_state": "FINISH", "latency_us": work * 1e6 * 1.5,
+        "final_schedule_us": 0.0, "final_finish_us": work * 1e6 * 1.5, "slow_start_s": 0.0, "machine_slowdown": 1.5,
+        "cause": ["limited_processor"] + ["data_skew"] * 3 + ["none"] * (n - 4)})
+    pairs = reexecution.generator_pairs(truth, min_finished=20, quantile=0.9, seed=1)
+    assert len(pairs) == n and np.allclose(pairs.first_latency_s, work * 1.5)
+    slow = pairs.second_latency_s / work                       # the new machine's slowdown
+    assert (slow >= 1).all()
+    fifth = np.quantile(machine_slowdowns(np.random.default_rng(0), 100_000), 0.8)
+    assert slow.iloc[0] >= fifth * 0.99                          # limited processor: the slowest fifth
+    assert pairs.job_median_s.iloc[0] == pytest.approx(np.median(work * 1.5))
+    # a job with fewer than min_finished finished tasks has no pairs
+    assert reexecution.generator_pairs(truth.head(10), min_finished=20, quantile=0.9).empty

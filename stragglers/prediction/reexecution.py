@@ -132,14 +132,15 @@ def build_pairs(con, settings, min_finished: int) -> pd.DataFrame:
 
 
 def job_first_lives(con, trace: str, job_ids) -> dict:
-    """Per job: the latencies (s) of its timed first lives, what the copy model draws from."""
+    """Per job: the latencies (s) of its timed first lives in task order (the draws index them), what
+    the copy model draws from."""
     if not len(job_ids):
         return {}
     con.register("_pair_jobs", pd.DataFrame({"job_id": list(job_ids)}))
     try:
         df = con.execute("""SELECT job_id, (final_finish_us - first_schedule_us) / 1e6 AS latency_s
             FROM task_lifecycle WHERE trace = ? AND end_state = 'finished'
-            AND job_id IN (SELECT job_id FROM _pair_jobs)""", [trace]).df()
+            AND job_id IN (SELECT job_id FROM _pair_jobs) ORDER BY job_id, task_id""", [trace]).df()
     finally:
         con.unregister("_pair_jobs")
     return {j: g["latency_s"].to_numpy(float) for j, g in df.groupby("job_id")}

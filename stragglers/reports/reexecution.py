@@ -30,8 +30,8 @@ def view(summary: pd.DataFrame) -> pd.DataFrame:
         "corr of relative log-latencies": [cell(r, "corr", ".2f") for _, r in summary.iterrows()],
         "P(2nd straggles | 1st did)": [cell(r, "p_second_given_first", ".3f") for _, r in summary.iterrows()],
         "P(2nd straggles)": [cell(r, "base_rate", ".3f") for _, r in summary.iterrows()],
-        "1st lives straggling": summary["n_first_stragglers"],
-        "median 2nd / job median": summary["median_second_relative"],
+        "1st lives straggling": [("-" if pd.isna(v) else f"{int(v)}") for v in summary["n_first_stragglers"]],
+        "median 2nd / job median": [("-" if pd.isna(v) else f"{v:.3f}") for v in summary["median_second_relative"]],
     })
 
 

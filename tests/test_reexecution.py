@@ -184,3 +184,56 @@ def test_generator_pairs_redo_each_task_s_work_on_a_machine_drawn_anew():
     assert pairs.job_median_s.iloc[0] == pytest.approx(np.median(work * 1.5))
     # a job with fewer than min_finished finished tasks has no pairs
     assert reexecution.generator_pairs(truth.head(10), min_finished=20, quantile=0.9).empty
+
+
+def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
+    """Real Dagster runs on a small generated trace: the asset writes the generator's re-runs beside the
+    trace's own (none: the generator re-runs no finished task), and comparison_tables with
+    cause_aware_copies='on' simulates exactly the truth's copy latencies."""
+    import dagster as dg
+    from dagster_duckdb import DuckDBResource
+
+    from assets import prediction, realism, reports, traces, warehouse
+    from assets.resources import NurdSettings
+    from stragglers.diagnosis.truth import load_truth
+    from stragglers.prediction.completion import speculation_table
+    from stragglers.traces.fetch import truth_dir
+
+    def resources(**extra):
+        return {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20,
+                                     protocol="operator", **extra),
+                "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
+    instance = dg.DagsterInstance.ephemeral()
+    chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+             warehouse.checkpoint_features, realism.reexecutions]
+    assert dg.materialize(chain, resources=resources(), instance=instance).success
+    assert dg.materialize([prediction.baseline_eval], partition_key="oracle", resources=resources(),
+                          instance=instance).success
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True)
+    try:
+        summary = con.execute("SELECT source, n_pairs, corr FROM reexecution_summary").df().set_index("source")
+        tasks = con.execute("SELECT trace, job_id, task_id, latency_s FROM tasks SEMI JOIN "
+                            "(SELECT DISTINCT trace, job_id FROM operator_job_metrics) USING (trace, job_id)").df()
+        preds = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions").df()
+        cps = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
+    finally:
+        con.close()
+    assert summary.loc["the trace's re-executions", "n_pairs"] == 0
+    assert summary.loc["generator's model (every finished task re-run)", "n_pairs"] > 100
+    assert summary.loc["generator's model (every finished task re-run)", "corr"] > 0.5   # the task's work goes along
+    _jobs, truth_tasks = load_truth(truth_dir(str(tmp_path), "synthetic"))
+    aware = tasks.merge(reexecution.cause_aware_copy_latency(truth_tasks), on=["job_id", "task_id"], how="left")
+    assert aware.copy_latency_s.notna().any()
+    oracle = {}
+    for setting, t in (("off", tasks), ("on", aware)):
+        run = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
+                             selection=[reports.comparison_tables], resources=resources(cause_aware_copies=setting),
+                             instance=instance)
+        assert run.success
+        shown = pd.read_csv(tmp_path / "reports" / "operator_view.csv").set_index("method")
+        want = speculation_table(t, preds, cps, seeds=range(10))
+        want = want[want.algorithm == "unlimited"].set_index("method")
+        assert shown.loc["oracle", "jct_reduction"] == pytest.approx(want.loc["oracle", "reduction_mean"])
+        oracle[setting] = shown.loc["oracle", "jct_reduction"]
+    assert oracle["on"] != pytest.approx(oracle["off"])    # the setting reaches the simulation
+    assert "What a copy buys" in (tmp_path / "reports" / "report.md").read_text()

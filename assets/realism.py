@@ -17,7 +17,7 @@ from stragglers.warehouse.build import replace_trace_frame
 from assets.resources import NurdSettings
 
 from assets.common import AUTOMATION, md_table, prepare
-from assets.warehouse import jobs, tasks
+from assets.warehouse import _check, jobs, tasks
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
@@ -106,3 +106,11 @@ def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
         "summary": md_table(summary.drop(columns=["trace"])),
         "report": dg.MetadataValue.path(str(path)),
     })
+
+
+checks = [
+    _check(reexecutions, "reexecution_pairs_valid", "reexecution_pairs", "reexecution_pairs", google_only=True,
+           params=lambda n: {"min_finished": n.min_finished},
+           description="one row per rerun task with a known status (unique); every pair: two positive "
+                       "latencies on two machines, its job's median and tau, >= min_finished timed first lives."),
+]

@@ -310,9 +310,10 @@ def test_reexecution_pairs_of_the_real_excerpt_match_an_independent_reading(real
     """Tasks that FINISHed, were SCHEDULEd again and FINISHed again on another machine, read from the
     raw parts with pandas, are exactly the pairs of sql/reexecution_pairs.sql (same latencies)."""
     result, tmp, root = real_run
-    run = dg.materialize([realism.reexecutions], resources=_resources(tmp, root),
-                         instance=dg.DagsterInstance.ephemeral(), selection=[realism.reexecutions])
+    run = dg.materialize([realism.reexecutions, *realism.checks], resources=_resources(tmp, root),
+                         instance=dg.DagsterInstance.ephemeral())
     assert run.success
+    assert [e.passed for e in run.get_asset_check_evaluations()] == [True]
     te = _read(root, "task_events", range(2), TE)
     te = te[te.event_type.isin([1, 4]) & (te.time < END)]
     key = ["job_id", "task_index"]

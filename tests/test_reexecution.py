@@ -102,6 +102,17 @@ def test_pairs_are_the_reexecutions_on_other_machines_and_the_rest_is_counted(wa
                       "zero_latency": 0, "same_machine": 1, "job_too_few_finished": 1}
 
 
+def test_the_blocking_check_passes_the_table_and_names_a_pair_on_one_machine(warehouse):
+    from stragglers.warehouse.validation import validate_table
+    con, settings = warehouse
+    table = reexecution.build_pairs(con, settings, min_finished=20)
+    assert validate_table("reexecution_pairs", table, params={"min_finished": 20}).success
+    bad = table.copy()
+    bad.loc[(bad.job_id == A) & (bad.task_id == 29), "second_machine"] = 1029     # the first life's machine
+    outcome = validate_table("reexecution_pairs", bad, params={"min_finished": 20})
+    assert not outcome.success and "other_machine" in outcome.explain() and "29" in outcome.explain()
+
+
 def test_statistics_are_the_known_answer(warehouse):
     want = expected_pairs()
     st = reexecution.statistics(want, n_boot=200, seed=3)
@@ -205,7 +216,7 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
                 "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
     instance = dg.DagsterInstance.ephemeral()
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
-             warehouse.checkpoint_features, realism.reexecutions]
+             warehouse.checkpoint_features, realism.reexecutions, *realism.checks]
     assert dg.materialize(chain, resources=resources(), instance=instance).success
     assert dg.materialize([prediction.baseline_eval], partition_key="oracle", resources=resources(),
                           instance=instance).success

@@ -29,6 +29,7 @@ from stragglers.prediction.metrics import _boot_counts, _nanpercentile
 from stragglers.traces.synth.model import (COMPUTATION_SKEW, DATA_SKEW, IO_SKEW, LIMITED_PROCESSOR,
                                            TYPICAL_SLOWDOWN, machine_slowdowns)
 from stragglers.warehouse.build import build_table
+from stragglers.warehouse.validation import SUITES, Frame, _between, _gxe, _has_columns, _not_null
 
 #: why a rerun task is not a pair (sql/reexecution_pairs.sql), in the order the SQL tests them
 LEFT_OUT = ("first_life_not_timed", "second_life_unfinished", "second_life_spans_gap", "zero_latency",
@@ -221,3 +222,29 @@ def generator_pairs(truth_tasks: pd.DataFrame, *, min_finished: int, quantile: f
         "job_median_s": by_job.transform("median").to_numpy(),
         "job_tau_s": by_job.transform(lambda v: np.quantile(v, quantile)).to_numpy(),
     })
+
+
+def suite_reexecution_pairs(params: dict, columns: list[str]) -> list[Frame]:
+    """GX suite of reexecution_pairs: one row per rerun task with a known status; every pair has two
+    positive latencies on two machines, its job's median and tau, and enough timed first lives."""
+    gxe = _gxe()
+    rows = [
+        _has_columns(["trace", "job_id", "task_id", "first_latency_s", "second_latency_s", "first_machine",
+                      "second_machine", "job_finished", "job_median_s", "job_tau_s", "status"]),
+        *_not_null(["trace", "job_id", "task_id", "status"]),
+        gxe.ExpectColumnValuesToBeInSet(column="status", value_set=["pair", *LEFT_OUT]),
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=["trace", "job_id", "task_id"]),
+    ]
+    pairs = [
+        *_not_null(["first_latency_s", "second_latency_s", "job_median_s", "job_tau_s"]),
+        _between("first_latency_s", 0, strict_min=True),
+        _between("second_latency_s", 0, strict_min=True),
+        _between("job_finished", params.get("min_finished", 1)),
+        gxe.ExpectColumnValuesToBeInSet(column="other_machine", value_set=[True]),
+    ]
+    return [Frame(None, rows, index_columns=["job_id", "task_id"]),
+            Frame("pairs", pairs, derive=lambda df: df[df["status"] == "pair"].assign(
+                other_machine=lambda d: d["first_machine"] != d["second_machine"]), index_columns=["job_id", "task_id"])]
+
+
+SUITES["reexecution_pairs"] = suite_reexecution_pairs

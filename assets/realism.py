@@ -75,8 +75,8 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       "reason and counted). Per trace (reexecution_summary): pairs, jobs, the correlation of the "
                       "two lives' log-latencies relative to the job's median, P(second life straggles | first "
                       "did) and the base rate, with bootstrap intervals over jobs; beside them the simulator's "
-                      "copy model replayed on the same pairs (stragglers/prediction/reexecution.py); on the embedded trace, "
-                      "the generator's own re-runs of every finished task, from its truth.")
+                      "copy model replayed on the same pairs (stragglers/prediction/reexecution.py); on the embedded "
+                      "trace, the generator's own re-runs of every finished task, from its truth.")
 def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()

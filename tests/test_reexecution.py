@@ -76,7 +76,8 @@ def expected_pairs() -> pd.DataFrame:
     rows = [(job, i, first_latency(job, i), y) for job, lives in SECOND.items() for i, y in lives.items()]
     rows.append((A, 4, first_latency(A, 4), 110))
     df = pd.DataFrame(rows, columns=["job_id", "task_id", "first_latency_s", "second_latency_s"])
-    firsts = {A: np.array([first_latency(A, i) for i in range(30)]), C: np.array([first_latency(C, i) for i in range(25)])}
+    firsts = {A: np.array([first_latency(A, i) for i in range(30)]),
+              C: np.array([first_latency(C, i) for i in range(25)])}
     df["job_median_s"] = df.job_id.map(lambda j: np.median(firsts[j]))
     df["job_tau_s"] = df.job_id.map(lambda j: np.quantile(firsts[j], 0.9))
     return df.sort_values(["job_id", "task_id"]).reset_index(drop=True)

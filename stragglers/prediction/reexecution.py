@@ -244,7 +244,8 @@ def suite_reexecution_pairs(params: dict, columns: list[str]) -> list[Frame]:
     ]
     return [Frame(None, rows, index_columns=["job_id", "task_id"]),
             Frame("pairs", pairs, derive=lambda df: df[df["status"] == "pair"].assign(
-                other_machine=lambda d: d["first_machine"] != d["second_machine"]), index_columns=["job_id", "task_id"])]
+                other_machine=lambda d: d["first_machine"] != d["second_machine"]),
+                index_columns=["job_id", "task_id"])]
 
 
 SUITES["reexecution_pairs"] = suite_reexecution_pairs

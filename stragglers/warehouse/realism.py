@@ -123,7 +123,8 @@ def reexecution_persistence(con: duckdb.DuckDBPyConnection, a: str, b: str) -> d
         found[trace] = rows.loc[src]
     (ca, la, ha, na), (cb, lb, hb, nb) = ([float(found[t][c]) for c in ("corr", "corr_lo", "corr_hi", "n_pairs")]
                                           for t in (a, b))
-    return {"statistic": "reexecution_corr", "kind": "numeric", "measure": "corr difference (within: in b's 95% interval)",
+    return {"statistic": "reexecution_corr", "kind": "numeric",
+            "measure": "corr difference (within: in b's 95% interval)",
             "distance": abs(ca - cb), "critical_95": math.nan, "within_target": bool(lb <= ca <= hb),
             f"n {a}": int(na), f"n {b}": int(nb),
             a: f"{ca:.2f} [{la:.2f}, {ha:.2f}]", b: f"{cb:.2f} [{lb:.2f}, {hb:.2f}]"}

@@ -9,7 +9,8 @@
 3. The operator's table (free rules, oracle, NURD family) on both warehouses with copy_keeps = 0
    (today) and at each value found above; on the embedded trace also with cause_aware_copies=on.
 
-    python benchmarks/copy_model.py --real REAL_DATA_DIR --embedded EMBEDDED_DATA_DIR [--seed 0]
+    python benchmarks/copy_model.py --real REAL_DATA_DIR --embedded EMBEDDED_DATA_DIR [--real-trace google_2011]
+        [--seed 0]
 
 A data dir holds warehouse.duckdb (and, for the embedded trace, truth/synthetic/).
 """
@@ -40,10 +41,9 @@ def fmt(st: dict) -> str:
         + f" pairs={st['n_pairs']} jobs={st['n_jobs']}"
 
 
-def real_split(data: Path, seed: int) -> float:
+def real_split(data: Path, seed: int, trace: str = "google_2011") -> float:
     con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
-    pairs = con.execute("SELECT * FROM reexecution_pairs WHERE status = 'pair'").df()
-    trace = pairs.trace.iloc[0]
+    pairs = con.execute("SELECT * FROM reexecution_pairs WHERE status = 'pair' AND trace = ?", [trace]).df()
     lives = rx.job_first_lives(con, trace, pairs.job_id.unique())
     con.close()
     start = pairs.groupby("job_id").first_schedule_us.min()
@@ -93,15 +93,17 @@ def generator_keeps(data: Path, seed: int) -> float:
     return k
 
 
-def operator_tables(data: Path, keeps: list[float], seed: int, cause_aware: bool = False) -> None:
+def operator_tables(data: Path, trace: str, keeps: list[float], seed: int, cause_aware: bool = False) -> None:
     con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
     jm = con.execute("SELECT * FROM operator_job_metrics").df()
+    jm = jm[jm.trace == trace]
     keep = [*FREE_RULES, ORACLE, "nurd", "nurd_nc", "gbtr"]
     jm = jm[jm.method.isin(keep)]
     pred = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions").df()
-    pred = pred[pred.method.isin(keep)]
+    pred = pred[pred.method.isin(keep) & (pred.trace == trace)]
     tasks = con.execute("SELECT trace, job_id, task_id, latency_s FROM tasks SEMI JOIN "
-                        "(SELECT DISTINCT trace, job_id FROM operator_job_metrics) USING (trace, job_id)").df()
+                        "(SELECT DISTINCT trace, job_id FROM operator_job_metrics) USING (trace, job_id) "
+                        "WHERE trace = ?", [trace]).df()
     cps = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
     con.close()
     t3 = table3(jm, n_boot=200, seed=seed)
@@ -126,13 +128,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--real", type=Path, required=True)
     ap.add_argument("--embedded", type=Path, required=True)
+    ap.add_argument("--real-trace", default="google_2011")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
-    k_real = real_split(a.real, a.seed)
+    k_real = real_split(a.real, a.seed, a.real_trace)
     k_gen = generator_keeps(a.embedded, a.seed)
     keeps = sorted({0.0, k_real, k_gen})
-    operator_tables(a.embedded, keeps, a.seed, cause_aware=True)
-    operator_tables(a.real, keeps, a.seed)
+    operator_tables(a.embedded, "synthetic", keeps, a.seed, cause_aware=True)
+    operator_tables(a.real, a.real_trace, keeps, a.seed)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,23 @@
 """trace_realism: the configured trace's statistics beside another trace's, with a
-distance each (stragglers/warehouse/realism.py)."""
+distance each (stragglers/warehouse/realism.py); reexecutions: the trace's own re-executions against
+the simulator's copy model (stragglers/prediction/reexecution.py)."""
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+import pandas as pd
+
+from stragglers.diagnosis.truth import load_truth
+from stragglers.prediction import reexecution
+from stragglers.reports.reexecution import write_report as write_reexecution_report
 from stragglers.warehouse import realism
+from stragglers.trace_formats import FORMATS
+from stragglers.traces.fetch import truth_dir
+from stragglers.warehouse.build import replace_trace_frame
 from .resources import NurdSettings
 
 from .common import AUTOMATION, md_table, prepare
-from .warehouse import tasks
+from .warehouse import _check, jobs, tasks
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
@@ -57,3 +66,51 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
         "cdfs": dg.MetadataValue.md(f"![CDFs]({realism.png_data_url(png)})"),
         "report": dg.MetadataValue.path(str(out / f"trace_realism__{s.trace}__{against}.md")),
     })
+
+
+@dg.asset(deps=[jobs], group_name="warehouse", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
+          description="What a copy buys, from the trace's own re-executions: every task whose first life "
+                      "(task_lifecycle) FINISHed and that FINISHed again, on another machine, in its next "
+                      "SCHEDULE -> FINISH (sql/reexecution_pairs.sql; rerun tasks left out are kept with the "
+                      "reason and counted). Per trace (reexecution_summary): pairs, jobs, the correlation of the "
+                      "two lives' log-latencies relative to the job's median, P(second life straggles | first "
+                      "did) and the base rate, with bootstrap intervals over jobs; beside them the simulator's "
+                      "copy model replayed on the same pairs (stragglers/prediction/reexecution.py); on the embedded "
+                      "trace, the generator's own re-runs of every finished task, from its truth.")
+def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                 duckdb: DuckDBResource) -> dg.MaterializeResult:
+    s = nurd.selection()
+    if not s.is_google_format:
+        return dg.MaterializeResult(metadata={"skipped": f"not applicable to {s.trace}: re-executions are read "
+                                                         f"from Google task_events"})
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        table = reexecution.build_pairs(con, s, nurd.min_finished)
+        pairs = table[table.status == "pair"]
+        lives = reexecution.job_first_lives(con, s.trace, pairs.job_id.unique())
+        generated = None
+        if FORMATS[s.trace].embedded:    # the generator's own re-runs, from its truth
+            _jobs, truth_tasks = load_truth(truth_dir(nurd.data_dir, s.trace))
+            generated = reexecution.generator_pairs(truth_tasks, min_finished=nurd.min_finished,
+                                                    quantile=s.quantile, seed=nurd.seed)
+        summary = reexecution.summarize(table, lives, trace=s.trace, n_boot=nurd.n_boot, seed=nurd.seed,
+                                        copy_keeps=nurd.copy_keeps, generated=generated)
+        replace_trace_frame(con, "reexecution_summary", summary, s.trace)
+    counts = reexecution.left_out_counts(table)
+    context.log.info(f"{s.trace}: {counts['pair']} re-execution pairs of {len(table)} rerun tasks; left out: "
+                     + ", ".join(f"{k} {v}" for k, v in counts.items() if k != "pair"))
+    path = write_reexecution_report(nurd.data_path / "reports", s.trace, summary, counts)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(table), "pairs": counts["pair"], "rerun_tasks": len(table),
+        "left_out": md_table(pd.DataFrame([{"status": k, "tasks": v} for k, v in counts.items()])),
+        "summary": md_table(summary.drop(columns=["trace"])),
+        "report": dg.MetadataValue.path(str(path)),
+    })
+
+
+checks = [
+    _check(reexecutions, "reexecution_pairs_valid", "reexecution_pairs", "reexecution_pairs", google_only=True,
+           params=lambda n: {"min_finished": n.min_finished},
+           description="one row per rerun task with a known status (unique); every pair: two positive "
+                       "latencies on two machines, its job's median and tau, >= min_finished timed first lives."),
+]

@@ -3,13 +3,18 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+import pandas as pd
+
+from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.completion import completion_table, speculation_jobs, speculation_table
+from stragglers.prediction.reexecution import cause_aware_copy_latency
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.evaluation import replace_table
 from stragglers.reports.comparison import build_report
 from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
 from stragglers.trace_formats import FORMATS
+from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse.build import digest, record_settings, recorded_inputs, table_exists, transaction
 from .resources import NurdSettings
 
@@ -19,7 +24,7 @@ from .prediction import baseline_eval, nurd_eval
 COMPLETION_SEEDS = range(10)
 # what the report is computed from: when none of these changed, neither does the report
 REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "protocol_ablation",
-                 "nurd_sensitivity", "operator_job_metrics", "operator_predictions")
+                 "nurd_sensitivity", "operator_job_metrics", "operator_predictions", "reexecution_summary")
 
 
 def report_inputs(con, nurd: NurdSettings) -> str:
@@ -27,7 +32,26 @@ def report_inputs(con, nurd: NurdSettings) -> str:
     next to the bootstrap and the completion simulation) and of the report's settings."""
     contents = [(name, con.execute(f"SELECT count(*), sum(hash(t)) FROM {name} t").fetchone())
                 for name in REPORT_INPUTS if table_exists(con, name)]
-    return digest([contents, nurd.n_boot, nurd.seed, list(COMPLETION_SEEDS)])
+    return digest([contents, nurd.n_boot, nurd.seed, list(COMPLETION_SEEDS), nurd.copy_keeps, nurd.cause_aware_copies])
+
+
+def with_cause_aware_copies(tasks, nurd: NurdSettings, log):
+    """Setting cause_aware_copies='on': each generated trace's tasks get the copy latency its truth gives
+    (stragglers.prediction.reexecution.cause_aware_copy_latency); real traces have no truth and draw."""
+    if nurd.cause_aware_copies != "on":
+        return tasks
+    parts = []
+    for trace in sorted(tasks["trace"].unique()):
+        t = tasks[tasks["trace"] == trace]
+        if trace in FORMATS and FORMATS[trace].embedded and FORMATS[trace].is_google_layout:
+            _jobs, truth_tasks = load_truth(truth_dir(nurd.data_dir, trace))
+            copies = cause_aware_copy_latency(truth_tasks)
+            t = t.merge(copies, on=["job_id", "task_id"], how="left")
+            log(f"cause-aware copies on {trace}: {int(t.copy_latency_s.notna().sum())} tasks' copies redo their work")
+        else:
+            log(f"cause-aware copies: {trace} has no truth of causes, its copies draw as by default")
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True)
 
 
 # protocol_ablation and nurd_sensitivity are read when present, not deps: they are costly and run on
@@ -74,7 +98,8 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         predictions = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM predictions").df()
         checkpoints = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
         extra = {name: con.execute(f"SELECT * FROM {name}").df() if table_exists(con, name) else None
-                 for name in ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve")}
+                 for name in ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve",
+                              "reexecution_summary")}
         op_predictions = (con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions")
                           .df() if table_exists(con, "operator_predictions") else None)
         if extra["operator_job_metrics"] is not None and len(extra["operator_job_metrics"]):
@@ -88,15 +113,19 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     speculation = speculation_per_job = None
     if op_predictions is not None and len(op_predictions):
         context.log.info("speculative-copy simulation (operator's protocol)")
-        speculation = speculation_table(tasks, op_predictions, checkpoints, seeds=COMPLETION_SEEDS)
+        copy_tasks = with_cause_aware_copies(tasks, nurd, context.log.info)
+        speculation = speculation_table(copy_tasks, op_predictions, checkpoints, seeds=COMPLETION_SEEDS,
+                                        copy_keeps=nurd.copy_keeps)
         # per job, for the survival family's intervals against the free rules (issue 27)
         per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]
-        speculation_per_job = speculation_jobs(tasks, per_job, seeds=COMPLETION_SEEDS) if len(per_job) else None
+        speculation_per_job = speculation_jobs(copy_tasks, per_job, seeds=COMPLETION_SEEDS,
+                                               copy_keeps=nurd.copy_keeps) if len(per_job) else None
     report = build_report(nurd.data_path / "reports", job_metrics, f1_time, completion, n_boot=nurd.n_boot,
                           seed=nurd.seed, completion_seeds=COMPLETION_SEEDS,
                           ablation_df=extra["protocol_ablation"], sensitivity_df=extra["nurd_sensitivity"],
                           operator_job_metrics=extra["operator_job_metrics"], speculation_df=speculation,
                           speculation_jobs_df=speculation_per_job, cost_curve_df=extra["operator_cost_curve"],
+                          reexecution_df=extra["reexecution_summary"],
                           traces_df=traces,
                           notes=f"Traces: {', '.join(sorted(job_metrics.trace.unique()))}. Bootstrap seed "
                                 f"{nurd.seed}, {nurd.n_boot} resamples over jobs; completion-time seeds "

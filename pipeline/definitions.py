@@ -45,12 +45,13 @@ automation = dg.AutomationConditionSensorDefinition(
 
 defs = dg.Definitions(
     assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
-            warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, prediction.nurd_eval,
+            warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, realism.reexecutions,
+            prediction.nurd_eval,
             prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
             reports.comparison_tables, *diagnosis.assets,
             nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,
             failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning],
-    asset_checks=[*warehouse.checks, *diagnosis.checks, *nodes.checks, *failures.checks],
+    asset_checks=[*warehouse.checks, *realism.checks, *diagnosis.checks, *nodes.checks, *failures.checks],
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation],

@@ -344,6 +344,16 @@ class Settings:
                                 doc="what a flag does in the completion-time simulation: 'relaunch' = kill and "
                                     "restart (the paper's Algorithms 2-3); 'speculate' = a copy runs beside the "
                                     "original, the first to finish wins, both cost machine time")
+    copy_keeps: float = setting(0.0, env="NURD_COPY_KEEPS", check=number_in(0, 1),
+                                doc="the share of its original's relative log-latency a speculative copy keeps: "
+                                    "y' = y^k d^(1-k), d the fresh draw from the job's latencies (0 = today's "
+                                    "model; 1 = a copy as slow as its original); the operator's completion "
+                                    "tables only (docs/EVALUATION.md, 'What a copy buys')")
+    cause_aware_copies: str = setting("off", env="NURD_CAUSE_AWARE_COPIES", check=one_of("off", "on"),
+                                      doc="generated traces (their truth is known): 'on' = a speculative copy of a "
+                                          "task slowed by its own work (data, computation or I/O skew) does the "
+                                          "original's work on a typical machine, any other copy draws as today; "
+                                          "the operator's completion tables only")
     latency: str = setting("lifecycle", check=one_of(*PROTOCOL_CHOICES["latency"]),
                            doc="'usage_windows': a task's latency is the sum of its usage-window durations")
     baseline_params: str = setting("ours", check=one_of(*PROTOCOL_CHOICES["baseline_params"]),

@@ -304,3 +304,45 @@ def test_a_gap_between_task_events_parts_is_counted_not_an_error(realdata, tmp_p
     assert cut > 0 and n_tasks > 1000
     assert funnel.get("lifecycle_spans_gap", 0) + funnel.get("schedule_not_in_mirror", 0) > 0
     assert "task_event_parts_missing" in funnel     # the gap itself, said in the funnel too
+
+
+def test_reexecution_pairs_of_the_real_excerpt_match_an_independent_reading(real_run):
+    """Tasks that FINISHed, were SCHEDULEd again and FINISHed again on another machine, read from the
+    raw parts with pandas, are exactly the pairs of sql/reexecution_pairs.sql (same latencies)."""
+    result, tmp, root = real_run
+    run = dg.materialize([realism.reexecutions, *realism.checks], resources=_resources(tmp, root),
+                         instance=dg.DagsterInstance.ephemeral())
+    assert run.success
+    assert [e.passed for e in run.get_asset_check_evaluations()] == [True]
+    te = _read(root, "task_events", range(2), TE)
+    te = te[te.event_type.isin([1, 4]) & (te.time < END)]
+    key = ["job_id", "task_index"]
+    fs = te[te.event_type == 1].groupby(key).time.min().rename("fs")
+    t = te.join(fs, on=key)
+    ff = t[(t.event_type == 4) & (t.time >= t.fs)].groupby(key).time.min().rename("ff")
+    t = t.join(ff, on=key)
+    ss = t[(t.event_type == 1) & (t.time > t.ff)].groupby(key).time.min().rename("ss")
+    t = t.join(ss, on=key)
+    sf = t[(t.event_type == 4) & (t.time >= t.ss)].sort_values("time").groupby(key).first()
+    m1 = t[(t.event_type == 4) & (t.time == t.ff)].groupby(key).machine_id.first()
+    lives = pd.DataFrame({"first": (sf.ff - sf.fs) / 1e6, "second": (sf.time - sf.ss) / 1e6,
+                          "same": sf.machine_id == m1.reindex(sf.index)})
+    lives = lives[sf.fs > 0]
+    con = duckdb.connect(str(tmp / "warehouse.duckdb"), read_only=True)
+    try:
+        got = con.execute("SELECT job_id, task_id, first_latency_s, second_latency_s, status FROM reexecution_pairs "
+                          "WHERE trace = 'google_2011'").df().set_index(["job_id", "task_id"])
+        summary = con.execute("SELECT source, n_pairs FROM reexecution_summary").fetchall()
+    finally:
+        con.close()
+    timed = got[got.status.isin(["pair", "same_machine", "job_too_few_finished"])]
+    want = lives.loc[timed.index]
+    assert len(timed) > 100
+    assert timed.first_latency_s.to_numpy() == pytest.approx(want["first"].to_numpy())
+    assert timed.second_latency_s.to_numpy() == pytest.approx(want["second"].to_numpy())
+    assert ((timed.status == "same_machine") == want["same"]).all()
+    # every task pandas finds twice with both lives timed is a row (none dropped silently)
+    both = lives.dropna()
+    assert set(both.index) <= set(got.index)
+    pairs = int((got.status == "pair").sum())
+    assert ("the trace's re-executions", pairs) in summary and ("copy model, copy_keeps=0", pairs) in summary

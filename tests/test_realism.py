@@ -30,3 +30,24 @@ def test_ks_and_total_variation_by_hand():
     # a statistic one trace lacks has no distance (shown, not dropped)
     assert math.isnan(t.loc["only_a", "distance"]) and t.loc["only_a", "n b"] == 0
     assert cdf_figure(con, "a", "b")[:4] == b"\x89PNG"
+
+
+def test_reexecution_persistence_row_when_both_traces_have_it():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE trace_statistics (trace VARCHAR, statistic VARCHAR, kind VARCHAR, value DOUBLE, "
+                "category VARCHAR)")
+    con.executemany("INSERT INTO trace_statistics VALUES (?, ?, ?, ?, ?)",
+                    [(t, "lat", "numeric", v, None) for t in ("gen", "real") for v in (1.0, 2.0)])
+    assert "reexecution_corr" not in set(compare(con, "gen", "real").statistic)     # no summary: no row
+    con.execute("CREATE TABLE reexecution_summary (trace VARCHAR, source VARCHAR, n_pairs BIGINT, corr DOUBLE, "
+                "corr_lo DOUBLE, corr_hi DOUBLE)")
+    con.executemany("INSERT INTO reexecution_summary VALUES (?, ?, ?, ?, ?, ?)", [
+        ("gen", "the trace's re-executions", 0, None, None, None),          # none: the generator's model stands
+        ("gen", "generator's model (every finished task re-run)", 500, 0.93, 0.91, 0.95),
+        ("real", "the trace's re-executions", 300, -0.11, -0.24, 0.03),
+        ("real", "copy model, copy_keeps=0", 300, 0.2, 0.14, 0.3)])
+    row = compare(con, "gen", "real").set_index("statistic").loc["reexecution_corr"]
+    assert row["distance"] == pytest.approx(1.04) and not row["within_target"]
+    assert row["n gen"] == 500 and row["n real"] == 300 and row["real"] == "-0.11 [-0.24, 0.03]"
+    back = compare(con, "real", "gen").set_index("statistic").loc["reexecution_corr"]
+    assert not back["within_target"]                     # -0.11 is outside [0.91, 0.95]

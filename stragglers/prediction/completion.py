@@ -108,6 +108,17 @@ def draw_relaunch_latencies(y: np.ndarray, rng: np.random.Generator, pool: np.nd
     return y[rng.integers(0, len(y), size=len(y))]
 
 
+def copy_latencies(y: np.ndarray, draws: np.ndarray, keeps: float = 0.0) -> np.ndarray:
+    """The speculative copies' latencies when a copy keeps the share ``keeps`` of its original's
+    relative log-latency: y'_i = y_i^k d_i^(1-k) with d the fresh draws (k = 0: the draws themselves,
+    today's model; k = 1: a copy as slow as its original). Setting ``copy_keeps`` (docs/EVALUATION.md,
+    "What a copy buys"); on log-latencies relative to the job's median, ln(y'/m) = k ln(y/m) + (1-k) ln(d/m)."""
+    if keeps == 0:
+        return draws
+    y = np.asarray(y, dtype=float)
+    return y ** keeps * np.asarray(draws, dtype=float) ** (1.0 - keeps)
+
+
 def _prepare(y, flagged_at, relaunch, rng):
     y = np.asarray(y, dtype=float)
     f = np.asarray(flagged_at, dtype=float)
@@ -272,7 +283,8 @@ def _task_sort_key(s: pd.Series) -> pd.Series:
 
 
 def _job_arrays(tasks_df, predictions_df, checkpoints_df, excluded_machines=frozenset()):
-    """Yield (trace, job_id, y, checkpoints, {method: flagged_at}, relaunch pool or None) per job."""
+    """Yield (trace, job_id, y, checkpoints, {method: flagged_at}, relaunch pool or None, fixed copy
+    latencies) per job; the last is tasks_df's optional ``copy_latency_s`` (NaN where absent: a draw)."""
     need = {"trace", "job_id", "task_id", "latency_s"}
     if not need <= set(tasks_df.columns):
         raise ValueError(f"tasks_df needs columns {sorted(need)}")
@@ -284,6 +296,7 @@ def _job_arrays(tasks_df, predictions_df, checkpoints_df, excluded_machines=froz
         raise ValueError("excluded_machines needs a machine_id column in tasks_df")
     t = tasks_df[["trace", "job_id", "task_id", "latency_s"]].copy()
     t["_pool"] = ~tasks_df["machine_id"].isin(excluded_machines) if excluded_machines else True
+    t["_copy"] = tasks_df["copy_latency_s"].astype(float) if "copy_latency_s" in tasks_df.columns else np.nan
     t = t[t["latency_s"].notna()]
     t["_key"] = _task_sort_key(t["task_id"])
     t["trace"] = t["trace"].astype(str)
@@ -317,7 +330,7 @@ def _job_arrays(tasks_df, predictions_df, checkpoints_df, excluded_machines=froz
             f[mg["_pos"].to_numpy()] = mg["flagged_at_s"].to_numpy(dtype=float)
             flags[method] = f
         pool = g["_pool"].to_numpy(dtype=bool) if excluded_machines else None
-        yield trace, job_id, y, cps.get((trace, job_id), np.empty(0)), flags, pool
+        yield trace, job_id, y, cps.get((trace, job_id), np.empty(0)), flags, pool, g["_copy"].to_numpy(dtype=float)
 
 
 def _iter_job_results(
@@ -327,8 +340,8 @@ def _iter_job_results(
     """Yield (trace, method, job_id, n, n_flagged, original, new[S, 1 + M])."""
     machines = [int(m) for m in machines]
     seeds = [int(s) for s in seeds]
-    for trace, job_id, y, cp, flags, pool in _job_arrays(tasks_df, predictions_df, checkpoints_df,
-                                                          excluded_machines):
+    for trace, job_id, y, cp, flags, pool, _fixed in _job_arrays(tasks_df, predictions_df, checkpoints_df,
+                                                                  excluded_machines):
         n = len(y)
         original = float(y.max())
         draws = np.stack([draw_relaunch_latencies(y, job_rng(s, trace, job_id), pool) for s in seeds])
@@ -508,6 +521,15 @@ def _speculate_limited(y, f, relaunch, valid, grid, pool0: int, *, after_grid: s
     return float(done.max()), float((done[copied] - start[copied]).sum())
 
 
+def _copies(y, trace, job_id, seeds, copy_keeps: float, fixed: np.ndarray) -> list[np.ndarray]:
+    """One array of copy latencies per seed: the common draw (kept ``copy_keeps`` of the original),
+    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed)."""
+    draws = [copy_latencies(y, draw_relaunch_latencies(y, job_rng(s, trace, job_id)), copy_keeps) for s in seeds]
+    if np.isnan(fixed).all():
+        return draws
+    return [np.where(np.isnan(fixed), d, fixed) for d in draws]
+
+
 def speculation_outcome(y, flagged_at, draws) -> tuple[float, float]:
     """(JCT reduction, extra machine time as a share of the job's) of one job's flags with a
     machine always free, mean over the relaunch ``draws`` (one array per seed)."""
@@ -521,14 +543,14 @@ def speculation_outcome(y, flagged_at, draws) -> tuple[float, float]:
     return red / len(draws), extra / len(draws)
 
 
-def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds: Iterable[int] = range(10)
-                     ) -> pd.DataFrame:
+def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds: Iterable[int] = range(10),
+                     *, copy_keeps: float = 0.0) -> pd.DataFrame:
     """Per (trace, method, job): ``speculation_outcome`` of its flags (what intervals over jobs need)."""
     rows = []
-    for trace, job_id, y, _cp, flags, _pool in _job_arrays(tasks_df, predictions_df, None):
+    for trace, job_id, y, _cp, flags, _pool, fixed in _job_arrays(tasks_df, predictions_df, None):
         if float(y.max()) <= 0:
             continue
-        draws = [draw_relaunch_latencies(y, job_rng(s, trace, job_id)) for s in seeds]
+        draws = _copies(y, trace, job_id, seeds, copy_keeps, fixed)
         for method, f in flags.items():
             red, extra = speculation_outcome(y, f, draws)
             rows.append((trace, method, job_id, red, extra))
@@ -538,21 +560,24 @@ def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds
 def speculation_table(
     tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, checkpoints_df: pd.DataFrame | None = None,
     machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = range(10),
-    *, after_grid: str = "event",
+    *, after_grid: str = "event", copy_keeps: float = 0.0,
 ) -> pd.DataFrame:
     """Per (trace, method, algorithm, machines) with speculative copies: the JCT reduction (mean over
     seeds of the mean over jobs, and its std over seeds), the p90 over jobs of the JCT change
     (new - original) / original (mean over seeds; <= 0: a copy never delays), the extra machine time
-    as a share of the job's original machine time (mean over jobs and seeds) and copies per job."""
+    as a share of the job's original machine time (mean over jobs and seeds) and copies per job.
+    ``copy_keeps``: the share of its original's relative log-latency a copy keeps (``copy_latencies``);
+    a ``copy_latency_s`` column of tasks_df fixes a task's copy latency where it is not NaN (cause-aware
+    copies on a generated trace: stragglers.prediction.reexecution.cause_aware_copy_latency)."""
     machines, seeds = [int(m) for m in machines], [int(s) for s in seeds]
     if not seeds:
         raise ValueError("need at least one seed")
     acc: dict[tuple[str, str], list[np.ndarray]] = {}
-    for trace, job_id, y, cp, flags, _pool in _job_arrays(tasks_df, predictions_df, checkpoints_df):
+    for trace, job_id, y, cp, flags, _pool, fixed in _job_arrays(tasks_df, predictions_df, checkpoints_df):
         original, work, n = float(y.max()), float(y.sum()), len(y)
         if original <= 0:
             continue
-        draws = [draw_relaunch_latencies(y, job_rng(s, trace, job_id)) for s in seeds]
+        draws = _copies(y, trace, job_id, seeds, copy_keeps, fixed)
         for method, f in flags.items():
             valid = ~np.isnan(f) & (f < y)
             n_copy = int(valid.sum())

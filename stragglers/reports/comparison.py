@@ -46,7 +46,7 @@ import pandas as pd
 from stragglers.prediction.methods import VARIANTS
 from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, method_sort_key, rates, table3  # noqa: F401
 from stragglers.prediction.metrics import sort_by_method as _sort
-from stragglers.reports import figures, operator, story, views
+from stragglers.reports import figures, operator, reexecution, story, views
 from stragglers.reports.html import render_html
 from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TABLE3, PAPER_TRACE, compare_with_paper
 from stragglers.reports.render import markdown_table
@@ -473,7 +473,8 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
                  notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
                  sensitivity_df: pd.DataFrame | None = None, operator_job_metrics: pd.DataFrame | None = None,
                  speculation_df: pd.DataFrame | None = None, traces_df: pd.DataFrame | None = None,
-                 speculation_jobs_df: pd.DataFrame | None = None, cost_curve_df: pd.DataFrame | None = None) -> Report:
+                 speculation_jobs_df: pd.DataFrame | None = None, cost_curve_df: pd.DataFrame | None = None,
+                 reexecution_df: pd.DataFrame | None = None) -> Report:
     """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
     F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
     "what this run shows" paragraph, report.md and report.html. With ``operator_job_metrics`` and
@@ -482,7 +483,8 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     trace: its data, jobs, methods and the features they saw) becomes the first section, "Traces".
     ``speculation_jobs_df`` (per job: stragglers.prediction.completion.speculation_jobs) adds the
     survival family's intervals against the free rules and its sentence; ``cost_curve_df`` (the
-    operator's cost_curve table) its curve over the price of machine time."""
+    operator's cost_curve table) its curve over the price of machine time; ``reexecution_df`` (table
+    reexecution_summary, asset reexecutions) what a copy buys on the traces' own re-executions."""
     t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
     early = story.earliness(job_metrics_df)
     tables = {"table3": t3}
@@ -532,6 +534,9 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
             if df is not None and len(df):
                 captions[name] = caption
                 section(name, df, df.drop(columns=["settings"], errors="ignore"), (name, plot(df, d / png)))
+        if reexecution_df is not None and len(reexecution_df):
+            captions["reexecutions"] = ("What a copy buys: the traces' own re-executions", reexecution.INTRO)
+            section("reexecutions", reexecution_df, reexecution.view(reexecution_df))
         tables["paper_table3"] = PAPER_TABLE3
         md_views["paper_table3"] = views.paper_table3_view(PAPER_TABLE3)
         head = story.headline(t3, early, cs)

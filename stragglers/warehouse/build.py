@@ -294,6 +294,7 @@ PRODUCED_BY = {
     "selection_funnel": "selection_funnel", "job_checkpoints": "checkpoint_features",
     "event_features": "checkpoint_features", "task_attempts": "checkpoint_features",
     "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
+    "reexecution_pairs": "reexecutions",
 }
 _MISSING = re.compile(r"Table with name (\w+) does not exist")
 

@@ -8,7 +8,11 @@ for two traces in the warehouse, side by side, with a distance each.
   it is indistinguishable at that sample size;
 - categorical ones (end states): the total variation distance
   1/2 sum_k |p_a(k) - p_b(k)|, the KS analogue for unordered categories (it
-  bounds the KS distance under any ordering of the categories).
+  bounds the KS distance under any ordering of the categories);
+- re-execution persistence (table reexecution_summary, asset reexecutions, when both traces have
+  it): the correlation of a task's two lives' relative log-latencies, from the trace's own
+  re-executions or, where it has none, its generator's model; distance |corr_a - corr_b|, within
+  target when a's correlation lies inside b's 95 % bootstrap interval.
 
 Dagster-free; ``assets/realism.py`` runs it.
 """
@@ -94,8 +98,36 @@ def compare(con: duckdb.DuckDBPyConnection, a: str, b: str) -> pd.DataFrame:
                     "critical_95": math.nan}
         row["within_target"] = bool(d < TARGET)
         rows.append(row)
+    persistence = reexecution_persistence(con, a, b)
+    if persistence is not None:
+        rows.append(persistence)
     cols = ["statistic", "measure", "distance", "critical_95", "within_target", f"n {a}", f"n {b}", a, b]
     return pd.DataFrame(rows)[cols]
+
+
+# a trace's re-executions when it has some, else its generator's model (stragglers.prediction.reexecution)
+_PERSISTENCE_SOURCES = ("the trace's re-executions", "generator's model (every finished task re-run)")
+
+
+def reexecution_persistence(con: duckdb.DuckDBPyConnection, a: str, b: str) -> dict | None:
+    """The re-execution persistence row of ``compare`` (module doc), or None when a trace lacks it."""
+    if not wh.table_exists(con, "reexecution_summary"):
+        return None
+    found = {}
+    for trace in (a, b):
+        rows = con.execute("SELECT source, n_pairs, corr, corr_lo, corr_hi FROM reexecution_summary "
+                           "WHERE trace = ? AND n_pairs > 0", [trace]).df().set_index("source")
+        src = next((s for s in _PERSISTENCE_SOURCES if s in rows.index), None)
+        if src is None:
+            return None
+        found[trace] = rows.loc[src]
+    (ca, la, ha, na), (cb, lb, hb, nb) = ([float(found[t][c]) for c in ("corr", "corr_lo", "corr_hi", "n_pairs")]
+                                          for t in (a, b))
+    return {"statistic": "reexecution_corr", "kind": "numeric",
+            "measure": "corr difference (within: in b's 95% interval)",
+            "distance": abs(ca - cb), "critical_95": math.nan, "within_target": bool(lb <= ca <= hb),
+            f"n {a}": int(na), f"n {b}": int(nb),
+            a: f"{ca:.2f} [{la:.2f}, {ha:.2f}]", b: f"{cb:.2f} [{lb:.2f}, {hb:.2f}]"}
 
 
 def _quantiles(x: np.ndarray) -> str:

@@ -1,0 +1,143 @@
+"""The copy model held against real re-executions (docs/EVALUATION.md, "What a copy buys").
+
+1. On the real warehouse (asset ``reexecutions`` materialized): the pairs' jobs split in time, by the
+   first SCHEDULE of their earliest paired first life (the earlier half of the jobs, the later half);
+   ``copy_keeps`` fitted on the earlier jobs only (the grid value whose replayed correlation is nearest
+   the real one), then real against the copy model at that value on the later jobs, with intervals.
+2. On the embedded trace: the share k at which the copy model reproduces the generator's own
+   re-executions (``generator_pairs``, from its truth), i.e. what the generator believes a copy keeps.
+3. The operator's table (free rules, oracle, NURD family) on both warehouses with copy_keeps = 0
+   (today) and at each value found above; on the embedded trace also with cause_aware_copies=on.
+
+    python benchmarks/copy_model.py --real REAL_DATA_DIR --embedded EMBEDDED_DATA_DIR [--real-trace google_2011]
+        [--seed 0]
+
+A data dir holds warehouse.duckdb (and, for the embedded trace, truth/synthetic/).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from stragglers.diagnosis.truth import load_truth
+from stragglers.prediction import reexecution as rx
+from stragglers.prediction.completion import speculation_table
+from stragglers.prediction.methods import FREE_RULES
+from stragglers.prediction.metrics import table3
+from stragglers.reports.operator import ORACLE, operator_table
+from stragglers.settings import Settings
+from stragglers.traces.fetch import truth_dir
+
+SEEDS = range(10)
+
+
+def fmt(st: dict) -> str:
+    return " ".join(f"{k}={st[k]:.3f} [{st[k + '_lo']:.3f}, {st[k + '_hi']:.3f}]" for k in rx.STATISTICS) \
+        + f" pairs={st['n_pairs']} jobs={st['n_jobs']}"
+
+
+def real_split(data: Path, seed: int, trace: str = "google_2011") -> float:
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    pairs = con.execute("SELECT * FROM reexecution_pairs WHERE status = 'pair' AND trace = ?", [trace]).df()
+    lives = rx.job_first_lives(con, trace, pairs.job_id.unique())
+    con.close()
+    start = pairs.groupby("job_id").first_schedule_us.min()
+    cut = start.median()
+    early, late = pairs[pairs.job_id.map(start) <= cut], pairs[pairs.job_id.map(start) > cut]
+    print(f"## real pairs ({trace}): {len(pairs)} pairs, {pairs.job_id.nunique()} jobs; split at "
+          f"{cut / 3.6e9:.2f} h: earlier {len(early)} pairs / {early.job_id.nunique()} jobs, "
+          f"later {len(late)} / {late.job_id.nunique()}")
+    real_early = rx.statistics(early, seed=seed)
+    k, curve = rx.fit_copy_keeps(early, lives, trace=trace, target_corr=real_early["corr"], seeds=SEEDS)
+    print("replayed copy model on the earlier jobs, by copy_keeps:")
+    print(curve.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"fitted on the earlier jobs: copy_keeps = {k:g}")
+    for name, part in (("earlier (fit)", early), ("later (check)", late), ("all", pairs)):
+        print(f"{name:14s} real:                {fmt(rx.statistics(part, seed=seed))}")
+        for kk in sorted({0.0, k}):
+            rep = rx.statistics(rx.replay_copy_model(part, lives, trace=trace, seeds=SEEDS, keeps=kk), seed=seed)
+            print(f"{name:14s} copy model k={kk:<5g}: {fmt(rep)}")
+    return k
+
+
+def noise_redrawn(gen: pd.DataFrame, tj: pd.DataFrame, tt: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The generator's re-executions if its lognormal noise were drawn per attempt instead of per task:
+    second life = the job's median run x a fresh LogNormal(0, sigma_job) x the task's cause factor
+    (1 + severity; 1 for queueing and eviction, which add no work) x the new machine's slowdown (taken
+    from ``gen``: second / work). Where the generator's persistence comes from."""
+    t = gen.merge(tt.rename(columns={"task_index": "task_id"}), on=["job_id", "task_id"])
+    j = t.job_id.map(tj.set_index("job_id").median_run_s), t.job_id.map(tj.set_index("job_id").noise_sigma)
+    factor = np.where(t.cause.isin(["queueing_delay", "eviction"]), 1.0, 1.0 + t.severity.astype(float))
+    slow_new = t.second_latency_s / rx._work_s(t)
+    rng = np.random.default_rng([seed, 37])
+    return gen.assign(second_latency_s=(j[0] * rng.lognormal(0.0, j[1]) * factor * slow_new).to_numpy())
+
+
+def generator_keeps(data: Path, seed: int) -> float:
+    s = Settings()
+    tj, tt = load_truth(truth_dir(data, "synthetic"))
+    gen = rx.generator_pairs(tt, min_finished=s.min_finished, quantile=s.quantile, seed=seed)
+    print(f"## generator's re-executions with its noise drawn per attempt: "
+          f"{fmt(rx.statistics(noise_redrawn(gen, tj, tt, seed), seed=seed))}")
+    lives = {j: g.first_latency_s.to_numpy(float) for j, g in gen.groupby("job_id")}
+    st = rx.statistics(gen, seed=seed)
+    k, curve = rx.fit_copy_keeps(gen, lives, trace="synthetic", target_corr=st["corr"], seeds=range(3))
+    print(f"## generator's re-executions (embedded trace): {fmt(st)}")
+    print(curve.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"the copy model reproduces the generator's correlation at copy_keeps = {k:g}")
+    return k
+
+
+def operator_tables(data: Path, trace: str, keeps: list[float], seed: int, cause_aware: bool = False) -> None:
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    jm = con.execute("SELECT * FROM operator_job_metrics").df()
+    jm = jm[jm.trace == trace]
+    keep = [*FREE_RULES, ORACLE, "nurd", "nurd_nc", "gbtr"]
+    jm = jm[jm.method.isin(keep)]
+    pred = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions").df()
+    pred = pred[pred.method.isin(keep) & (pred.trace == trace)]
+    tasks = con.execute("SELECT trace, job_id, task_id, latency_s FROM tasks SEMI JOIN "
+                        "(SELECT DISTINCT trace, job_id FROM operator_job_metrics) USING (trace, job_id) "
+                        "WHERE trace = ?", [trace]).df()
+    cps = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
+    con.close()
+    t3 = table3(jm, n_boot=200, seed=seed)
+    variants = [(f"copy_keeps={k:g}", tasks, k) for k in keeps]
+    if cause_aware:
+        _jobs, tt = load_truth(truth_dir(data, "synthetic"))
+        aware = tasks.merge(rx.cause_aware_copy_latency(tt), on=["job_id", "task_id"], how="left")
+        print(f"cause-aware copies: {int(aware.copy_latency_s.notna().sum())} of {len(aware)} tasks redo their work")
+        variants.append(("cause_aware_copies=on", aware, 0.0))
+    rows = []
+    for name, t, k in variants:
+        op = operator_table(t3, speculation_table(t, pred, cps, seeds=SEEDS, copy_keeps=k))
+        rows.append(op[["trace", "method", "jct_reduction", "jct_reduction_limited_avg", "extra_machine_share",
+                        "copies_per_job", "f1"]].assign(copy_model=name))
+    wide = pd.concat(rows).pivot_table(index=["trace", "method"], columns="copy_model",
+                                       values=["jct_reduction", "jct_reduction_limited_avg", "extra_machine_share"])
+    print(f"## operator's table on {data} by copy model")
+    print(wide.to_string(float_format=lambda v: f"{100 * v:.1f}%"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--real", type=Path, required=True)
+    ap.add_argument("--embedded", type=Path, required=True)
+    ap.add_argument("--real-trace", default="google_2011")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    k_real = real_split(a.real, a.seed, a.real_trace)
+    k_gen = generator_keeps(a.embedded, a.seed)
+    keeps = sorted({0.0, k_real, k_gen})
+    operator_tables(a.embedded, "synthetic", keeps, a.seed, cause_aware=True)
+    operator_tables(a.real, a.real_trace, keeps, a.seed)
+
+
+if __name__ == "__main__":
+    np.set_printoptions(precision=3)
+    main()

@@ -1,0 +1,251 @@
+"""Re-execution pairs (sql/reexecution_pairs.sql) and their statistics (stragglers/prediction/reexecution.py)
+on a hand-made trace whose re-executions, and so whose statistics, are known."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from stragglers.prediction import reexecution
+from stragglers.prediction.completion import copy_latencies
+from stragglers.settings import SelectionSettings
+from stragglers.warehouse.build import build_selection, stage_google
+from tests.minitrace import EVICT, FINISH, KILL, S, SCHEDULE, SUBMIT, T0, MiniTrace
+
+A, B, C = 7001, 7002, 7003
+START = T0 + 100 * S
+# second lives: job -> task -> (latency s, on another machine?); first lives: A 100+i s, C 200+2i s
+SECOND = {A: {29: 130, 28: 100, 0: 128, 1: 101}, C: {24: 300, 5: 210}}
+
+
+def first_latency(job: int, i: int) -> int:
+    return 100 + i if job == A else 200 + 2 * i
+
+
+def rerun(m: MiniTrace, job: int, i: int, latency: int, machine: int, after: int = 50) -> int:
+    """SUBMIT and SCHEDULE ``after`` s after the first life's FINISH, FINISH ``latency`` s later."""
+    t = START + first_latency(job, i) * S + after * S
+    m.event(job, i, t - S, SUBMIT)
+    m.event(job, i, t, SCHEDULE, machine)
+    m.event(job, i, t + latency * S, FINISH, machine)
+    return t
+
+
+def build_trace() -> MiniTrace:
+    m = MiniTrace()
+    for job, n in ((A, 30), (C, 25), (B, 5)):
+        m.job(job, 1, T0 + 1)
+        for i in range(n):
+            m.run(job, i, START, START + first_latency(job, i) * S, machine=1000 + i, usage=False)
+    for job, lives in SECOND.items():
+        for i, y in lives.items():
+            rerun(m, job, i, y, machine=2000 + i)
+    rerun(m, A, 2, 105, machine=1000 + 2)                          # same machine: not a pair
+    t = rerun(m, A, 3, 10, machine=2003)                           # second life killed: unfinished
+    m.task_events[-1][5] = KILL
+    # second life evicted, rescheduled elsewhere, finished: the life runs from its SCHEDULE to the FINISH
+    t = START + first_latency(A, 4) * S + 50 * S
+    m.event(A, 4, t, SCHEDULE, 3004)
+    m.event(A, 4, t + 20 * S, EVICT, 3004)
+    m.event(A, 4, t + 30 * S, SCHEDULE, 3005)
+    m.event(A, 4, t + 110 * S, FINISH, 3005)
+    rerun(m, B, 1, 100, machine=2001)                              # job with 5 timed first lives: no median
+    # first life scheduled before the window: not timed
+    m.event(A, 30, 0, SCHEDULE, 1030)
+    m.event(A, 30, START + 100 * S, FINISH, 1030)
+    m.event(A, 30, START + 200 * S, SCHEDULE, 2030)
+    m.event(A, 30, START + 300 * S, FINISH, 2030)
+    return m
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    root = tmp_path_factory.mktemp("reexec")
+    build_trace().write(root / "raw", n_parts=1)
+    con = duckdb.connect(str(root / "warehouse.duckdb"))
+    settings = SelectionSettings()
+    stage_google(con, root / "raw", settings)
+    build_selection(con, settings)
+    yield con, settings
+    con.close()
+
+
+def expected_pairs() -> pd.DataFrame:
+    rows = [(job, i, first_latency(job, i), y) for job, lives in SECOND.items() for i, y in lives.items()]
+    rows.append((A, 4, first_latency(A, 4), 110))
+    df = pd.DataFrame(rows, columns=["job_id", "task_id", "first_latency_s", "second_latency_s"])
+    firsts = {A: np.array([first_latency(A, i) for i in range(30)]),
+              C: np.array([first_latency(C, i) for i in range(25)])}
+    df["job_median_s"] = df.job_id.map(lambda j: np.median(firsts[j]))
+    df["job_tau_s"] = df.job_id.map(lambda j: np.quantile(firsts[j], 0.9))
+    return df.sort_values(["job_id", "task_id"]).reset_index(drop=True)
+
+
+def test_pairs_are_the_reexecutions_on_other_machines_and_the_rest_is_counted(warehouse):
+    con, settings = warehouse
+    table = reexecution.build_pairs(con, settings, min_finished=20)
+    pairs = table[table.status == "pair"].reset_index(drop=True)
+    want = expected_pairs()
+    assert pairs[["job_id", "task_id"]].values.tolist() == want[["job_id", "task_id"]].values.tolist()
+    for col in ("first_latency_s", "second_latency_s", "job_median_s", "job_tau_s"):
+        assert np.allclose(pairs[col], want[col]), col
+    assert (pairs.first_machine != pairs.second_machine).all()
+    assert pairs.set_index("task_id").loc[4].second_machine == 3005     # the machine its FINISH ran on
+    status = {(r.job_id, r.task_id): r.status for r in table.itertuples()}
+    assert status[(A, 2)] == "same_machine"          # a task re-run on the same machine is not a pair
+    assert status[(A, 3)] == "second_life_unfinished"
+    assert status[(A, 30)] == "first_life_not_timed"
+    assert status[(B, 1)] == "job_too_few_finished"
+    counts = reexecution.left_out_counts(table)
+    assert counts == {"pair": 7, "first_life_not_timed": 1, "second_life_unfinished": 1, "second_life_spans_gap": 0,
+                      "zero_latency": 0, "same_machine": 1, "job_too_few_finished": 1}
+
+
+def test_the_blocking_check_passes_the_table_and_names_a_pair_on_one_machine(warehouse):
+    from stragglers.warehouse.validation import validate_table
+    con, settings = warehouse
+    table = reexecution.build_pairs(con, settings, min_finished=20)
+    assert validate_table("reexecution_pairs", table, params={"min_finished": 20}).success
+    bad = table.copy()
+    bad.loc[(bad.job_id == A) & (bad.task_id == 29), "second_machine"] = 1029     # the first life's machine
+    outcome = validate_table("reexecution_pairs", bad, params={"min_finished": 20})
+    assert not outcome.success and "other_machine" in outcome.explain() and "29" in outcome.explain()
+
+
+def test_statistics_are_the_known_answer(warehouse):
+    want = expected_pairs()
+    st = reexecution.statistics(want, n_boot=200, seed=3)
+    x = np.log(want.first_latency_s / want.job_median_s)
+    y = np.log(want.second_latency_s / want.job_median_s)
+    assert st["n_pairs"] == 7 and st["n_jobs"] == 2
+    assert st["corr"] == pytest.approx(np.corrcoef(x, y)[0, 1])
+    # first-life stragglers: A 28, A 29, C 24; of them A 29 and C 24 straggle again; second-life
+    # stragglers: A 29, A 0, C 24
+    assert st["n_first_stragglers"] == 3
+    assert st["p_second_given_first"] == pytest.approx(2 / 3)
+    assert st["base_rate"] == pytest.approx(3 / 7)
+    for name in reexecution.STATISTICS:
+        assert st[f"{name}_lo"] <= st[name] + 1e-12 and st[name] <= st[f"{name}_hi"] + 1e-12
+    # one job only: every resample is that job, the interval is the point
+    one = reexecution.statistics(want[want.job_id == C], n_boot=50, seed=0)
+    assert one["p_second_given_first_lo"] == one["p_second_given_first_hi"] == 1.0
+
+
+def test_copy_model_replay_is_a_fresh_draw_and_copy_keeps_one_is_the_original(warehouse):
+    want = expected_pairs()
+    firsts = {A: np.array([first_latency(A, i) for i in range(30)], float),
+              C: np.array([first_latency(C, i) for i in range(25)], float)}
+    fresh = reexecution.replay_copy_model(want, firsts, trace="t", seeds=range(200))
+    # the copies are draws from the job's first lives, whatever the first life was
+    for job, g in fresh.groupby("job_id"):
+        assert set(g.second_latency_s) <= set(firsts[job])
+    st = reexecution.statistics(fresh, n_boot=0)
+    assert abs(st["corr"]) < 0.1
+    assert st["base_rate"] == pytest.approx(0.1, abs=0.03)   # 3 of 30 and 3 of 25 lives are >= tau
+    same = reexecution.statistics(reexecution.replay_copy_model(want, firsts, trace="t", seeds=[0], keeps=1.0),
+                                  n_boot=0)
+    assert same["corr"] == pytest.approx(1.0) and same["p_second_given_first"] == 1.0
+    # copy_keeps = 0 is today's draw, bit for bit
+    d = np.array([3.0, 5.0])
+    assert copy_latencies(np.array([1.0, 2.0]), d, 0.0) is d
+    assert copy_latencies(np.array([4.0, 1.0]), np.array([1.0, 4.0]), 0.5) == pytest.approx([2.0, 2.0])
+
+
+def test_cause_aware_copies_redo_the_work_of_a_skewed_task_and_draw_otherwise():
+    from stragglers.prediction.completion import speculation_table
+    from stragglers.traces.synth.model import TYPICAL_SLOWDOWN
+    truth = pd.DataFrame({
+        "job_id": [1, 1, 1], "task_index": [0, 1, 2], "end_state": ["FINISH"] * 3,
+        "latency_us": [130e6, 40e6, 10e6], "final_schedule_us": [10e6, 0, 0], "final_finish_us": [130e6, 40e6, 10e6],
+        "slow_start_s": [20.0, 0.0, 0.0], "machine_slowdown": [2.0, 2.0, 1.0],
+        "cause": ["data_skew", "limited_processor", "none"]})
+    copies = reexecution.cause_aware_copy_latency(truth)
+    # data skew: (120 s run - 20 s slow start) / slowdown 2 = 50 s of work, on a typical machine
+    assert copies.copy_latency_s.iloc[0] == pytest.approx(50 * TYPICAL_SLOWDOWN)
+    assert copies.copy_latency_s.iloc[1:].isna().all()          # a slow machine's copy draws as today
+    # the simulator takes a task's fixed copy latency where given: flagged at 5 s with a 5 s copy, the
+    # 100 s task ends at 10 s in every seed; without it the copy is a draw from the job's latencies
+    tasks = pd.DataFrame({"trace": "t", "job_id": 1, "task_id": [0, 1, 2, 3], "latency_s": [100.0, 10, 10, 10]})
+    preds = pd.DataFrame({"trace": "t", "method": "m", "job_id": 1, "task_id": [0], "flagged_at_s": [5.0]})
+    fixed = speculation_table(tasks.assign(copy_latency_s=[5.0, np.nan, np.nan, np.nan]), preds, machines=[],
+                              seeds=range(5))
+    assert fixed.reduction_mean.iloc[0] == pytest.approx(0.9) and fixed.reduction_std_over_seeds.iloc[0] == 0
+    drawn = speculation_table(tasks, preds, machines=[], seeds=range(5))
+    assert drawn.reduction_std_over_seeds.iloc[0] > 0             # draws of 100 s or 10 s, seed by seed
+    # copy_keeps = 1: a copy as slow as its original never helps
+    same = speculation_table(tasks, preds, machines=[], seeds=range(5), copy_keeps=1.0)
+    assert same.reduction_mean.iloc[0] == 0
+
+
+def test_generator_pairs_redo_each_task_s_work_on_a_machine_drawn_anew():
+    from stragglers.traces.synth.model import machine_slowdowns
+    n = 25
+    work = 100.0 + np.arange(n)
+    truth = pd.DataFrame({
+        "job_id": 9, "task_index": np.arange(n), "end_state": "FINISH", "latency_us": work * 1e6 * 1.5,
+        "final_schedule_us": 0.0, "final_finish_us": work * 1e6 * 1.5, "slow_start_s": 0.0, "machine_slowdown": 1.5,
+        "cause": ["limited_processor"] + ["data_skew"] * 3 + ["none"] * (n - 4)})
+    pairs = reexecution.generator_pairs(truth, min_finished=20, quantile=0.9, seed=1)
+    assert len(pairs) == n and np.allclose(pairs.first_latency_s, work * 1.5)
+    slow = pairs.second_latency_s / work                       # the new machine's slowdown
+    assert (slow >= 1).all()
+    fifth = np.quantile(machine_slowdowns(np.random.default_rng(0), 100_000), 0.8)
+    assert slow.iloc[0] >= fifth * 0.99                          # limited processor: the slowest fifth
+    assert pairs.job_median_s.iloc[0] == pytest.approx(np.median(work * 1.5))
+    # a job with fewer than min_finished finished tasks has no pairs
+    assert reexecution.generator_pairs(truth.head(10), min_finished=20, quantile=0.9).empty
+
+
+def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
+    """Real Dagster runs on a small generated trace: the asset writes the generator's re-runs beside the
+    trace's own (none: the generator re-runs no finished task), and comparison_tables with
+    cause_aware_copies='on' simulates exactly the truth's copy latencies."""
+    import dagster as dg
+    from dagster_duckdb import DuckDBResource
+
+    from assets import prediction, realism, reports, traces, warehouse
+    from assets.resources import NurdSettings
+    from stragglers.diagnosis.truth import load_truth
+    from stragglers.prediction.completion import speculation_table
+    from stragglers.traces.fetch import truth_dir
+
+    def resources(**extra):
+        return {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20,
+                                     protocol="operator", **extra),
+                "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
+    instance = dg.DagsterInstance.ephemeral()
+    chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+             warehouse.checkpoint_features, realism.reexecutions, *realism.checks]
+    assert dg.materialize(chain, resources=resources(), instance=instance).success
+    assert dg.materialize([prediction.baseline_eval], partition_key="oracle", resources=resources(),
+                          instance=instance).success
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True)
+    try:
+        summary = con.execute("SELECT source, n_pairs, corr FROM reexecution_summary").df().set_index("source")
+        tasks = con.execute("SELECT trace, job_id, task_id, latency_s FROM tasks SEMI JOIN "
+                            "(SELECT DISTINCT trace, job_id FROM operator_job_metrics) USING (trace, job_id)").df()
+        preds = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions").df()
+        cps = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
+    finally:
+        con.close()
+    assert summary.loc["the trace's re-executions", "n_pairs"] == 0
+    assert summary.loc["generator's model (every finished task re-run)", "n_pairs"] > 100
+    assert summary.loc["generator's model (every finished task re-run)", "corr"] > 0.5   # the task's work goes along
+    _jobs, truth_tasks = load_truth(truth_dir(str(tmp_path), "synthetic"))
+    aware = tasks.merge(reexecution.cause_aware_copy_latency(truth_tasks), on=["job_id", "task_id"], how="left")
+    assert aware.copy_latency_s.notna().any()
+    oracle = {}
+    for setting, t in (("off", tasks), ("on", aware)):
+        run = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
+                             selection=[reports.comparison_tables], resources=resources(cause_aware_copies=setting),
+                             instance=instance)
+        assert run.success
+        shown = pd.read_csv(tmp_path / "reports" / "operator_view.csv").set_index("method")
+        want = speculation_table(t, preds, cps, seeds=range(10))
+        want = want[want.algorithm == "unlimited"].set_index("method")
+        assert shown.loc["oracle", "jct_reduction"] == pytest.approx(want.loc["oracle", "reduction_mean"])
+        oracle[setting] = shown.loc["oracle", "jct_reduction"]
+    assert oracle["on"] != pytest.approx(oracle["off"])    # the setting reaches the simulation
+    assert "What a copy buys" in (tmp_path / "reports" / "report.md").read_text()

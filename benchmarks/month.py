@@ -58,7 +58,7 @@ def _step(db: str, raw: str, memory_limit: str, slice_rows: int | None, step: st
                    for v in ("stg_task_events", "stg_job_events"))
     elif step == "staged_trace":   # the asset: the typed views, then every view's rows counted
         wh.stage_google(con, Path(raw), s)
-        rows = sum(wh.count_rows(con, v) for v in wh.GOOGLE_VIEWS)
+        rows = sum(wh.count_staged_rows(con, s.trace, wh.GOOGLE_VIEWS)[0].values())
     elif step == "jobs":
         rows = wh.build_jobs(con, s)
     elif step == "tasks":

@@ -73,3 +73,19 @@ def test_slices_split_the_jobs_without_overlap(tiled, tmp_path):
     jobs = [con.execute(f"SELECT count(DISTINCT job_id) FROM stg_task_events WHERE {c}").fetchone()[0]
             for c in slices]
     assert sum(jobs) == con.execute("SELECT count(DISTINCT job_id) FROM stg_task_events").fetchone()[0]
+
+
+def test_a_sliced_step_says_how_far_it_is_and_how_long_is_left(tmp_path):
+    """The slices of a step logged to the run's log (progress_to), with what is left."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    lines: list[str] = []
+    slices = [f"job_id >= {lo} AND job_id < {lo + 10}" for lo in range(0, 40, 10)]
+    with wh.progress_to(lines.append):
+        wh.replace_trace_rows(con, "numbers", [f"SELECT 't' AS trace, range AS job_id FROM range(40) WHERE {c}"
+                                               for c in slices], "t")
+        progress = wh.SliceProgress("numbers", 4, every_s=0)
+        for done in range(1, 5):
+            progress(done)
+    assert con.execute("SELECT count(DISTINCT job_id) FROM numbers").fetchone()[0] == 40
+    assert lines[0].startswith("numbers: slice 1/4 of job ids (25%)") and "s left" in lines[0]
+    assert lines[-1].startswith("numbers: slice 4/4") and lines[-1].endswith("done")

@@ -350,6 +350,31 @@ def slice_rows(con: duckdb.DuckDBPyConnection) -> int:
     return int(value) if value else Settings().duckdb_slice_rows
 
 
+def slice_count(con: duckdb.DuckDBPyConnection, trace: str) -> int:
+    """How many slices of about slice_rows task_events rows the trace takes (its rows as counted
+    by staged_trace, else counted here)."""
+    counted = recorded_settings(con, "staged_trace:rows", trace) \
+        if recorded_inputs(con, "staged_trace:rows", trace) == recorded_inputs(con, "staged_trace", trace) else None
+    rows = (counted or {}).get("rows_stg_task_events")
+    if rows is None:
+        rows = con.execute("SELECT count(*) FROM stg_task_events").fetchone()[0]
+    return max(1, -(-int(rows) // slice_rows(con)))
+
+
+def count_staged_rows(con: duckdb.DuckDBPyConnection, trace: str, views) -> tuple[dict[str, int], bool]:
+    """{rows_<view>: rows} of the staging ``views`` (each row parsed: count_rows), recorded with the
+    staged files' digest (``staged_trace:rows``) and read back while they are unchanged; and
+    whether they were counted now."""
+    inputs = recorded_inputs(con, "staged_trace", trace)
+    if inputs is not None and recorded_inputs(con, "staged_trace:rows", trace) == inputs:
+        return recorded_settings(con, "staged_trace:rows", trace), False
+    with located_errors(con, "staged_trace"):
+        counts = {f"rows_{v}": count_rows(con, v) for v in views}
+    with transaction(con):
+        record_settings(con, "staged_trace:rows", trace, counts, inputs)
+    return counts, True
+
+
 def job_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
     """Conditions on ``job_id`` that split the trace's jobs into consecutive ranges of about
     slice_rows task_events rows each (approximate quantiles of the events' job ids: a job never
@@ -358,16 +383,10 @@ def job_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
     (a window partitioned by job, a GROUP BY job) gives the same rows slice by slice, and its
     ORDER BY job_id ... the same order. Computed once per staged trace and slice size."""
     staged = recorded_inputs(con, "staged_trace", trace)
-    per_slice = slice_rows(con)
-    key = (_database_path(con), trace, staged, per_slice)
+    key = (_database_path(con), trace, staged, slice_rows(con))
     if staged is not None and key in _slices_cache:
         return _slices_cache[key]
-    counted = recorded_settings(con, "staged_trace:rows", trace) if staged is not None and \
-        recorded_inputs(con, "staged_trace:rows", trace) == staged else None
-    rows = (counted or {}).get("rows_stg_task_events")
-    if rows is None:
-        rows = con.execute("SELECT count(*) FROM stg_task_events").fetchone()[0]
-    n = -(-int(rows) // per_slice)
+    n = slice_count(con, trace)
     if n <= 1:
         return [ALL_JOBS]
     fractions = ", ".join(f"{i / n!r}" for i in range(1, n))
@@ -380,6 +399,26 @@ def job_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
     slices.append("job_id IS NULL")
     _slices_cache[key] = slices
     return slices
+
+
+@contextmanager
+def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: str = "stg_task_events"):
+    """Inside the block, staging view ``view`` (gzip CSV parts) is read from a temporary table
+    holding its rows, written in one scan, when the trace takes more than one slice: the slices of
+    the steps inside then scan DuckDB's own storage (its zone maps skip the other jobs' row groups;
+    job ids grow with time) instead of parsing every part once per slice. The temporary table
+    shadows the view for this connection only (unqualified names look in temp first) and is
+    dropped at the end (``what``: the table being built, named by a read error); it spills to the temp_directory like any table past the memory limit."""
+    if slice_count(con, trace) <= 1:
+        yield
+        return
+    database = con.execute("SELECT current_database()").fetchone()[0]
+    with located_errors(con, what):
+        con.execute(f'CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM "{database}".main.{view}')
+    try:
+        yield
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS temp.main.{view}")
 
 
 #: Where a long step says how far it is (assets point it at the run's log: ``progress_to``).
@@ -599,18 +638,24 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
 def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """``jobs`` (Google: after ``task_lifecycle``, the one scan of task_events)."""
     if settings.is_google_format:
-        build_table(con, "task_lifecycle", settings)
-        try:
-            check_events(con, settings)
-        except TraceFormatError:
-            # no table built from the bad input stays behind (nor its record, which would call it current)
-            with transaction(con):
-                con.execute("DELETE FROM task_lifecycle WHERE trace = ?", [settings.trace])
-                con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = 'task_lifecycle'",
-                            [settings.trace])
-            raise
+        with sliced_source(con, settings.trace, "task_lifecycle"):
+            _lifecycle_checked(con, settings)
         create_view(con, "job_candidates", **settings.sql_params())
     return build_table(con, "jobs", settings)
+
+
+def _lifecycle_checked(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> None:
+    """``task_lifecycle``, then the checks of the events it read (check_events)."""
+    build_table(con, "task_lifecycle", settings)
+    try:
+        check_events(con, settings)
+    except TraceFormatError:
+        # no table built from the bad input stays behind (nor its record, which would call it current)
+        with transaction(con):
+            con.execute("DELETE FROM task_lifecycle WHERE trace = ?", [settings.trace])
+            con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = 'task_lifecycle'",
+                        [settings.trace])
+        raise
 
 
 def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
@@ -618,8 +663,9 @@ def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) ->
     SCHEDULE): ``fail`` raises at the first (file and line, or job and task); ``quarantine`` records
     them all (they carry no weight: unknown events match no rule, such tasks end 'time_backwards')."""
     first_only = settings.on_bad_rows != "quarantine"
-    rows = locate.event_anomalies(con, settings.trace, first_only=first_only,
-                                  job_slices=job_slices(con, settings.trace))
+    slices = job_slices(con, settings.trace)
+    rows = locate.event_anomalies(con, settings.trace, first_only=first_only, job_slices=slices,
+                                  progress=SliceProgress("duplicate task events check", len(slices)))
     if not (rows and first_only):
         with located_errors(con, "jobs"):
             rows += locate.value_anomalies(con, ("stg_task_events", "stg_job_events"), first_only=first_only)
@@ -669,7 +715,8 @@ def build_task_attempts(con: duckdb.DuckDBPyConnection, settings: SelectionSetti
     event features and the node and failure stages read the same table."""
     if is_current(con, ("task_attempts",), settings):
         return int(con.execute("SELECT count(*) FROM task_attempts WHERE trace = ?", [settings.trace]).fetchone()[0])
-    return build_table(con, "task_attempts", settings)
+    with sliced_source(con, settings.trace, "task_attempts"):
+        return build_table(con, "task_attempts", settings)
 
 
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:

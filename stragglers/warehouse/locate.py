@@ -291,16 +291,21 @@ def _locate(rows: list[tuple], limit: int) -> dict[tuple, tuple[int, str]]:
 
 
 def event_anomalies(con: duckdb.DuckDBPyConnection, trace: str, *, first_only: bool,
-                    job_slices: list[str] = ("true",)) -> list[BadRow]:
+                    job_slices: list[str] = ("true",), progress=None) -> list[BadRow]:
     """Rows of a Google-format trace that parse but cannot be right, each with its file and line
     (a task's FINISH before its SCHEDULE: with its job and task). ``first_only``: stop at the first.
-    ``job_slices``: conditions on job_id splitting the duplicate check's GROUP BY (bounded memory)."""
+    ``job_slices``: conditions on job_id splitting the duplicate check's GROUP BY (bounded memory);
+    ``progress(done)`` is called after each."""
     out: list[BadRow] = []
     order = " ORDER BY 1, 2 LIMIT 1" if first_only else " ORDER BY 1, 2"
     for reason, sql in _google_checks(con, trace):
         if "{job_slice}" in sql:   # one GROUP BY per slice of jobs; the rows in the same order
-            rows = sorted((r for c in job_slices for r in con.execute(sql.format(job_slice=c) + order).fetchall()),
-                          key=lambda r: (r[0] is None, r[0], r[1] is None, r[1]))[:1 if first_only else None]
+            found = []
+            for i, condition in enumerate(job_slices):
+                found += con.execute(sql.format(job_slice=condition) + order).fetchall()
+                if progress:
+                    progress(i + 1)
+            rows = sorted(found, key=lambda r: (r[0] is None, r[0], r[1] is None, r[1]))[:1 if first_only else None]
         else:
             rows = con.execute(sql + order).fetchall()
         if not rows:

@@ -409,7 +409,9 @@ def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: s
     job ids grow with time) instead of parsing every part once per slice. The temporary table
     shadows the view for this connection only (unqualified names look in temp first) and is
     dropped at the end (``what``: the table being built, named by a read error); it spills to the temp_directory like any table past the memory limit."""
-    if slice_count(con, trace) <= 1:
+    with located_errors(con, what):   # the first read of the parts: a damaged one is named
+        one_slice = slice_count(con, trace) <= 1
+    if one_slice:
         yield
         return
     database = con.execute("SELECT current_database()").fetchone()[0]

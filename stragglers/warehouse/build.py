@@ -408,13 +408,16 @@ def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: s
     the steps inside then scan DuckDB's own storage (its zone maps skip the other jobs' row groups;
     job ids grow with time) instead of parsing every part once per slice. The temporary table
     shadows the view for this connection only (unqualified names look in temp first) and is
-    dropped at the end (``what``: the table being built, named by a read error); it spills to the temp_directory like any table past the memory limit."""
+    dropped at the end (``what``: the table being built, named by a read error); it spills to
+    the temp_directory like any table past the memory limit."""
     with located_errors(con, what):   # the first read of the parts: a damaged one is named
-        one_slice = slice_count(con, trace) <= 1
-    if one_slice:
+        n = slice_count(con, trace)
+    if n <= 1:
         yield
         return
     database = con.execute("SELECT current_database()").fetchone()[0]
+    (_progress_log.get() or _LOG.info)(f"{what}: {n} slices of job ids (duckdb_slice_rows="
+                                       f"{slice_rows(con)}); {view} read once into a temporary table first")
     with located_errors(con, what):
         con.execute(f'CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM "{database}".main.{view}')
     try:

@@ -403,13 +403,14 @@ def job_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
 
 @contextmanager
 def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: str = "stg_task_events"):
-    """Inside the block, staging view ``view`` (gzip CSV parts) is read from a temporary table
-    holding its rows, written in one scan, when the trace takes more than one slice: the slices of
-    the steps inside then scan DuckDB's own storage (its zone maps skip the other jobs' row groups;
-    job ids grow with time) instead of parsing every part once per slice. The temporary table
-    shadows the view for this connection only (unqualified names look in temp first) and is
-    dropped at the end (``what``: the table being built, named by a read error); it spills to
-    the temp_directory like any table past the memory limit."""
+    """Inside the block, staging view ``view`` (gzip CSV parts) is read from a table holding its
+    rows, written in one scan, when the trace takes more than one slice: the slices of the steps
+    inside then scan DuckDB's own compressed storage (its zone maps skip the other jobs' row groups;
+    job ids grow with time) instead of parsing every part once per slice. The table (``sliced_<view>``,
+    in the warehouse file: compressed, unlike a temporary table, so it does not crowd the memory
+    limit) is read through a temporary view that shadows ``view`` for this connection only
+    (unqualified names look in temp first); both are dropped at the end. ``what``: the table
+    being built, named by a read error."""
     with located_errors(con, what):   # the first read of the parts: a damaged one is named
         n = slice_count(con, trace)
     if n <= 1:
@@ -417,13 +418,16 @@ def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: s
         return
     database = con.execute("SELECT current_database()").fetchone()[0]
     (_progress_log.get() or _LOG.info)(f"{what}: {n} slices of job ids (duckdb_slice_rows="
-                                       f"{slice_rows(con)}); {view} read once into a temporary table first")
+                                       f"{slice_rows(con)}); {view} read once into table sliced_{view} first")
+    copy = f'"{database}".main.sliced_{view}'
     with located_errors(con, what):
-        con.execute(f'CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM "{database}".main.{view}')
+        con.execute(f'CREATE OR REPLACE TABLE {copy} AS SELECT * FROM "{database}".main.{view}')
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {copy}")
     try:
         yield
     finally:
-        con.execute(f"DROP TABLE IF EXISTS temp.main.{view}")
+        con.execute(f"DROP VIEW IF EXISTS temp.main.{view}")
+        con.execute(f"DROP TABLE IF EXISTS {copy}")
 
 
 #: Where a long step says how far it is (assets point it at the run's log: ``progress_to``).

@@ -17,7 +17,6 @@
 -- stg_machine_events (capacities), stg_job_events (submits, ends, logical names).
 WITH sel AS (
     SELECT job_id, task_id, first_schedule_us, latency_us FROM tasks WHERE trace = '${trace}'
-        AND ${job_slice}   -- a slice of jobs (bounded memory); the machine streams read every job
 ),
 sel_jobs AS (SELECT DISTINCT job_id FROM sel),
 grid AS (

@@ -54,7 +54,7 @@ def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:
     and staging views that read this run's trace (``restage_if_another_trace``)."""
     s = nurd.settings()
     configure(con, memory_limit=s.duckdb_memory_limit, threads=s.duckdb_threads or None,
-              temp_directory=str(s.data_path / "duckdb_tmp"))
+              temp_directory=str(s.data_path / "duckdb_tmp"), slice_rows=s.duckdb_slice_rows)
     restage_if_another_trace(con, nurd)
 
 

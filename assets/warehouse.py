@@ -40,14 +40,9 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
         absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
         usage_note = wh.usage_absent_reason(con, s.trace)
         inputs = wh.recorded_inputs(con, "staged_trace", s.trace)
-        if wh.recorded_inputs(con, "staged_trace:rows", s.trace) == inputs:
-            counts = wh.recorded_settings(con, "staged_trace:rows", s.trace)   # same files: not counted again
+        counts, counted = wh.count_staged_rows(con, s.trace, views)   # same files: not counted again
+        if not counted:
             context.log.info("staged_trace: raw files unchanged since the last count")
-        else:
-            with wh.located_errors(con, "staged_trace"):
-                counts = {f"rows_{v}": wh.count_rows(con, v) for v in views}
-            with wh.transaction(con):
-                wh.record_settings(con, "staged_trace:rows", s.trace, counts, inputs)
         quarantined = _rows(con, locate.QUARANTINE, s.trace)
         parts_note = wh.parts_note(con, s.trace)
     meta = counts | {"trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined,
@@ -80,7 +75,8 @@ def _built(context, nurd: NurdSettings, duckdb: DuckDBResource, step: str, build
         tables = wh.step_tables(step, s)
         rebuilt = not wh.is_current(con, tables, s)
         if rebuilt:
-            build(con, s)
+            with wh.progress_to(context.log.info):   # a sliced step's progress in the run's log
+                build(con, s)
         else:
             context.log.info(f"{step}: up to date (same raw files, settings and SQL as its last build): not rebuilt")
         yield BuiltStep(con, s, rebuilt, wh.digest([wh.recorded_inputs(con, t, s.trace) for t in tables]))

@@ -22,7 +22,7 @@
 -- columns a method sees is the evaluation's feature_set (usage, events or all).
 WITH sel AS (
     SELECT job_id, task_id, first_schedule_us, latency_us
-    FROM tasks WHERE trace = '${trace}'
+    FROM tasks WHERE trace = '${trace}' AND ${job_slice}   -- a slice of jobs (bounded memory)
 ),
 windows AS (
     -- per (task, window end) sums of the selected tasks (usage_windows.sql),
@@ -145,7 +145,7 @@ event_imputed AS (
                     OVER (PARTITION BY job_id, k ORDER BY task_id
                           ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
                  0)
-    FROM event_features WHERE trace = '${trace}'
+    FROM event_features WHERE trace = '${trace}' AND ${job_slice}
 ),
 event_normalized AS (
     SELECT job_id, task_id, k,

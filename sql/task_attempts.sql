@@ -16,7 +16,7 @@ WITH ev AS (
             ORDER BY time, CASE WHEN event_type = 1 THEN 1 ELSE 0 END
             ROWS UNBOUNDED PRECEDING)                                   AS attempt
     FROM stg_task_events
-    WHERE event_type BETWEEN 1 AND 6
+    WHERE event_type BETWEEN 1 AND 6 AND ${job_slice}   -- a slice of jobs (bounded memory)
 )
 SELECT
     '${trace}'                                                          AS trace,

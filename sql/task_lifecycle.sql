@@ -23,6 +23,7 @@ WITH events AS (
         regexp_extract(filename, 'part-(\d+)-of-\d+\.csv\.gz$$', 1)::INTEGER  AS part_no,
         min(time) FILTER (WHERE event_type = 1) OVER task                    AS first_schedule_us
     FROM stg_task_events
+    WHERE ${job_slice}   -- a slice of jobs (bounded memory: stragglers/warehouse/build.py job_slices)
     WINDOW task AS (PARTITION BY job_id, task_index)
 ),
 lives AS (

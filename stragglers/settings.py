@@ -411,6 +411,11 @@ class Settings:
     duckdb_memory_limit: str = setting("4GB", env="NURD_DUCKDB_MEMORY_LIMIT", check=memory_size,
                                        doc="DuckDB spills to disk past this")
     duckdb_threads: int = setting(0, check=int_at_least(0), doc="DuckDB threads; 0 = DuckDB's default")
+    duckdb_slice_rows: int = setting(8_000_000, env="NURD_DUCKDB_SLICE_ROWS", check=int_at_least(1000),
+                                     doc="a step over the events whose SQL has a ${job_slice} condition runs in "
+                                         "slices of job ids of about this many task_events rows each (one "
+                                         "transaction; the rows are the same), so its memory stays within "
+                                         "duckdb_memory_limit whatever the trace's length; the default fits 4GB")
     # read when the definitions load
     automation: str = setting("on", env="NURD_AUTOMATION", check=one_of("on", "off"), run=False,
                               doc="'off' starts the schedule and the automation sensor stopped")

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
+import time
+from collections.abc import Callable
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
 from string import Template
@@ -22,7 +26,7 @@ import duckdb
 
 from stragglers import SQL_DIR
 from stragglers.faults import failpoint
-from stragglers.settings import CHECKPOINT_GRIDS, SelectionSettings
+from stragglers.settings import CHECKPOINT_GRIDS, SelectionSettings, Settings
 from stragglers.trace_formats import RAW_COLUMNS
 from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.warehouse import locate
@@ -32,6 +36,8 @@ GOOGLE_VIEW_TABLES = ("job_events", "task_events", "task_usage", "machine_events
 GOOGLE_VIEWS = tuple(f"stg_{table}" for table in GOOGLE_VIEW_TABLES)
 ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+_LOG = logging.getLogger(__name__)
+SLICE_ROWS_VARIABLE = "nurd_slice_rows"   # the connection's duckdb_slice_rows (configure)
 
 
 def sql_text(name: str) -> str:
@@ -193,8 +199,8 @@ def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, **
     """The SQL parameters of a table build: the settings', whether the trace has usage (a partial
     mirror has none: sql/task_outcomes.sql, sql/selection_funnel.sql), and ``extra``."""
     return settings.sql_params() | {"has_usage": "false" if usage_absent_reason(con, settings.trace) else "true",
-                                    "task_event_parts_missing": missing_parts(con, settings.trace, "task_events")} \
-        | extra
+                                    "task_event_parts_missing": missing_parts(con, settings.trace, "task_events"),
+                                    "job_slice": ALL_JOBS} | extra
 
 
 def table_inputs(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> str:
@@ -243,12 +249,15 @@ def require_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, exp
                               f"{what}; re-materialize asset {asset} with this run's settings")
 
 
-def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str, trace: str,
+def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str | list[str], trace: str,
                        settings: dict | None = None, inputs: str | None = None) -> int:
     """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction,
-    recording the ``settings`` they were built with (table ``table_settings``)."""
+    recording the ``settings`` they were built with (table ``table_settings``). A list: the
+    slices of one query (build_table), inserted one after the other in the same transaction."""
     if not _IDENT.match(table):
         raise ValueError(f"bad table name {table!r}")
+    slices = [select_sql] if isinstance(select_sql, str) else list(select_sql)
+    select_sql = slices[0]
     with transaction(con):
         if not table_exists(con, table):
             con.execute(f"CREATE TABLE {table} AS SELECT * FROM ({select_sql}) LIMIT 0")
@@ -260,7 +269,10 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
                 if name not in have:
                     con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {dtype}')
         con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
-        con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
+        progress = SliceProgress(table, len(slices))
+        for i, sql in enumerate(slices):
+            con.execute(f"INSERT INTO {table} BY NAME {sql}")
+            progress(i + 1)
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
         if settings is not None:
             record_settings(con, table, trace, settings, inputs)
@@ -311,11 +323,148 @@ def missing_upstream(e: duckdb.Error) -> StaleTableError | None:
 
 
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
-    """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
+    """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant).
+    A query with a ``${job_slice}`` condition runs once per slice of job ids (job_slices), in
+    one transaction: the same rows, in the same order, in memory bounded by the slice."""
     params = table_params(con, settings, **extra)
+    name = sql_name(table, settings)
+    slices = job_slices(con, settings.trace) if "${job_slice}" in sql_text(name) else [ALL_JOBS]
     with located_errors(con, table):
-        return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
-                                  settings=settings.as_dict(), inputs=table_inputs(con, table, settings, **extra))
+        return replace_trace_rows(con, table, [render(name, **(params | {"job_slice": c})) for c in slices],
+                                  settings.trace, settings=settings.as_dict(),
+                                  inputs=table_inputs(con, table, settings, **extra))
+
+
+# --------------------------------------------------------------------------- bounded memory: slices of jobs
+#: The condition ``${job_slice}`` stands for in an unsliced run (and in the inputs digest: the
+#: slices change how a table is built, never its rows).
+ALL_JOBS = "true"
+_slices_cache: dict[tuple, list[str]] = {}
+
+
+def slice_rows(con: duckdb.DuckDBPyConnection) -> int:
+    """The connection's duckdb_slice_rows (configure), else the setting's default."""
+    try:
+        value = con.execute(f"SELECT getvariable('{SLICE_ROWS_VARIABLE}')").fetchone()[0]
+    except duckdb.Error:
+        value = None
+    return int(value) if value else Settings().duckdb_slice_rows
+
+
+def slice_count(con: duckdb.DuckDBPyConnection, trace: str) -> int:
+    """How many slices of about slice_rows task_events rows the trace takes (its rows as counted
+    by staged_trace, else counted here)."""
+    counted = recorded_settings(con, "staged_trace:rows", trace) \
+        if recorded_inputs(con, "staged_trace:rows", trace) == recorded_inputs(con, "staged_trace", trace) else None
+    rows = (counted or {}).get("rows_stg_task_events")
+    if rows is None:
+        rows = con.execute("SELECT count(*) FROM stg_task_events").fetchone()[0]
+    return max(1, -(-int(rows) // slice_rows(con)))
+
+
+def count_staged_rows(con: duckdb.DuckDBPyConnection, trace: str, views) -> tuple[dict[str, int], bool]:
+    """{rows_<view>: rows} of the staging ``views`` (each row parsed: count_rows), recorded with the
+    staged files' digest (``staged_trace:rows``) and read back while they are unchanged; and
+    whether they were counted now."""
+    inputs = recorded_inputs(con, "staged_trace", trace)
+    if inputs is not None and recorded_inputs(con, "staged_trace:rows", trace) == inputs:
+        return recorded_settings(con, "staged_trace:rows", trace), False
+    with located_errors(con, "staged_trace"):
+        counts = {f"rows_{v}": count_rows(con, v) for v in views}
+    with transaction(con):
+        record_settings(con, "staged_trace:rows", trace, counts, inputs)
+    return counts, True
+
+
+def job_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
+    """Conditions on ``job_id`` that split the trace's jobs into consecutive ranges of about
+    slice_rows task_events rows each (approximate quantiles of the events' job ids: a job never
+    straddles two ranges), then the rows without a job id; [ALL_JOBS] when one slice holds them all.
+    Each slice's query sees every row of its jobs, so a query whose state is per task or per job
+    (a window partitioned by job, a GROUP BY job) gives the same rows slice by slice, and its
+    ORDER BY job_id ... the same order. Computed once per staged trace and slice size."""
+    staged = recorded_inputs(con, "staged_trace", trace)
+    key = (_database_path(con), trace, staged, slice_rows(con))
+    if staged is not None and key in _slices_cache:
+        return _slices_cache[key]
+    n = slice_count(con, trace)
+    if n <= 1:
+        return [ALL_JOBS]
+    fractions = ", ".join(f"{i / n!r}" for i in range(1, n))
+    cuts = con.execute(f"SELECT approx_quantile(job_id, [{fractions}]) FROM stg_task_events").fetchone()[0]
+    cuts = sorted(set(int(c) for c in cuts if c is not None))
+    bounds = [None, *cuts, None]
+    slices = [" AND ".join(([f"job_id >= {lo}"] if lo is not None else [])
+                           + ([f"job_id < {hi}"] if hi is not None else [])) or ALL_JOBS
+              for lo, hi in zip(bounds, bounds[1:])]
+    slices.append("job_id IS NULL")
+    _slices_cache[key] = slices
+    return slices
+
+
+@contextmanager
+def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: str = "stg_task_events"):
+    """Inside the block, staging view ``view`` (gzip CSV parts) is read from a table holding its
+    rows, written in one scan, when the trace takes more than one slice: the slices of the steps
+    inside then scan DuckDB's own compressed storage (its zone maps skip the other jobs' row groups;
+    job ids grow with time) instead of parsing every part once per slice. The table (``sliced_<view>``,
+    in the warehouse file: compressed, unlike a temporary table, so it does not crowd the memory
+    limit) is read through a temporary view that shadows ``view`` for this connection only
+    (unqualified names look in temp first); both are dropped at the end. ``what``: the table
+    being built, named by a read error."""
+    with located_errors(con, what):   # the first read of the parts: a damaged one is named
+        n = slice_count(con, trace)
+    if n <= 1:
+        yield
+        return
+    database = con.execute("SELECT current_database()").fetchone()[0]
+    (_progress_log.get() or _LOG.info)(f"{what}: {n} slices of job ids (duckdb_slice_rows="
+                                       f"{slice_rows(con)}); {view} read once into table sliced_{view} first")
+    copy = f'"{database}".main.sliced_{view}'
+    with located_errors(con, what):
+        con.execute(f'CREATE OR REPLACE TABLE {copy} AS SELECT * FROM "{database}".main.{view}')
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {copy}")
+    try:
+        yield
+    finally:
+        con.execute(f"DROP VIEW IF EXISTS temp.main.{view}")
+        con.execute(f"DROP TABLE IF EXISTS {copy}")
+
+
+#: Where a long step says how far it is (assets point it at the run's log: ``progress_to``).
+_progress_log: ContextVar[Callable[[str], None] | None] = ContextVar("progress_log", default=None)
+
+
+@contextmanager
+def progress_to(log: Callable[[str], None]):
+    """Send the progress of the steps run inside the block to ``log`` (a Dagster run's log)."""
+    token = _progress_log.set(log)
+    try:
+        yield
+    finally:
+        _progress_log.reset(token)
+
+
+class SliceProgress:
+    """``table: slice i/n done in s; about s left``, after each slice once the step has run
+    ``every_s`` (short steps stay quiet), to the run's log or this module's logger."""
+
+    def __init__(self, table: str, total: int, every_s: float = 10.0) -> None:
+        self.table, self.total, self.every_s = table, total, every_s
+        self.started = self.last = time.perf_counter()
+
+    def __call__(self, done: int) -> None:
+        now = time.perf_counter()
+        if self.total <= 1 or now - self.last < self.every_s and done < self.total:
+            return
+        if now - self.started < self.every_s:
+            return
+        self.last = now
+        elapsed = now - self.started
+        left = f"about {elapsed / done * (self.total - done):.0f} s left" if done < self.total else "done"
+        (_progress_log.get() or _LOG.info)(
+            f"{self.table}: slice {done}/{self.total} of job ids ({100 * done / self.total:.0f}%) "
+            f"in {elapsed:.0f} s; {left}")
 
 
 REQUIRED_GOOGLE_TABLES = ("job_events", "task_events")   # the selection needs only events
@@ -499,18 +648,24 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
 def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """``jobs`` (Google: after ``task_lifecycle``, the one scan of task_events)."""
     if settings.is_google_format:
-        build_table(con, "task_lifecycle", settings)
-        try:
-            check_events(con, settings)
-        except TraceFormatError:
-            # no table built from the bad input stays behind (nor its record, which would call it current)
-            with transaction(con):
-                con.execute("DELETE FROM task_lifecycle WHERE trace = ?", [settings.trace])
-                con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = 'task_lifecycle'",
-                            [settings.trace])
-            raise
+        with sliced_source(con, settings.trace, "task_lifecycle"):
+            _lifecycle_checked(con, settings)
         create_view(con, "job_candidates", **settings.sql_params())
     return build_table(con, "jobs", settings)
+
+
+def _lifecycle_checked(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> None:
+    """``task_lifecycle``, then the checks of the events it read (check_events)."""
+    build_table(con, "task_lifecycle", settings)
+    try:
+        check_events(con, settings)
+    except TraceFormatError:
+        # no table built from the bad input stays behind (nor its record, which would call it current)
+        with transaction(con):
+            con.execute("DELETE FROM task_lifecycle WHERE trace = ?", [settings.trace])
+            con.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE trace = ? AND table_name = 'task_lifecycle'",
+                        [settings.trace])
+        raise
 
 
 def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
@@ -518,7 +673,9 @@ def check_events(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) ->
     SCHEDULE): ``fail`` raises at the first (file and line, or job and task); ``quarantine`` records
     them all (they carry no weight: unknown events match no rule, such tasks end 'time_backwards')."""
     first_only = settings.on_bad_rows != "quarantine"
-    rows = locate.event_anomalies(con, settings.trace, first_only=first_only)
+    slices = job_slices(con, settings.trace)
+    rows = locate.event_anomalies(con, settings.trace, first_only=first_only, job_slices=slices,
+                                  progress=SliceProgress("duplicate task events check", len(slices)))
     if not (rows and first_only):
         with located_errors(con, "jobs"):
             rows += locate.value_anomalies(con, ("stg_task_events", "stg_job_events"), first_only=first_only)
@@ -568,7 +725,8 @@ def build_task_attempts(con: duckdb.DuckDBPyConnection, settings: SelectionSetti
     event features and the node and failure stages read the same table."""
     if is_current(con, ("task_attempts",), settings):
         return int(con.execute("SELECT count(*) FROM task_attempts WHERE trace = ?", [settings.trace]).fetchone()[0])
-    return build_table(con, "task_attempts", settings)
+    with sliced_source(con, settings.trace, "task_attempts"):
+        return build_table(con, "task_attempts", settings)
 
 
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
@@ -603,8 +761,12 @@ def grid_coverage(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -
 
 
 def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None,
-              threads: int | None = None, temp_directory: str | None = None) -> None:
-    """Out-of-core settings: DuckDB spills to ``temp_directory`` past ``memory_limit``."""
+              threads: int | None = None, temp_directory: str | None = None,
+              slice_rows: int | None = None) -> None:
+    """Out-of-core settings: DuckDB spills to ``temp_directory`` past ``memory_limit``; a sliced
+    step (``${job_slice}`` in its SQL) works on about ``slice_rows`` task_events rows at a time."""
+    if slice_rows:
+        con.execute(f"SET VARIABLE {SLICE_ROWS_VARIABLE} = {int(slice_rows)}")
     if memory_limit:
         con.execute(f"SET memory_limit = '{sql_path_literal(memory_limit)}'")
     if threads:

@@ -268,7 +268,7 @@ def _google_checks(con: duckdb.DuckDBPyConnection, trace: str) -> list[tuple[str
         ("duplicate row (the same task event twice)",
          f"""SELECT max(filename), time, job_id, task_index, event_type,
                     CASE WHEN min(filename) = max(filename) THEN 2 ELSE 1 END
-             FROM stg_task_events GROUP BY {events} HAVING count(*) > 1"""),
+             FROM stg_task_events WHERE {{job_slice}} GROUP BY {events} HAVING count(*) > 1"""),
         # with no task_events part missing before it (a gap or a later first part would make it a
         # window edge: task_lifecycle's 'schedule_not_in_mirror', counted, not an error)
         ("FINISH before SCHEDULE (time going backwards within the task)",
@@ -290,12 +290,24 @@ def _locate(rows: list[tuple], limit: int) -> dict[tuple, tuple[int, str]]:
     return found
 
 
-def event_anomalies(con: duckdb.DuckDBPyConnection, trace: str, *, first_only: bool) -> list[BadRow]:
+def event_anomalies(con: duckdb.DuckDBPyConnection, trace: str, *, first_only: bool,
+                    job_slices: list[str] = ("true",), progress=None) -> list[BadRow]:
     """Rows of a Google-format trace that parse but cannot be right, each with its file and line
-    (a task's FINISH before its SCHEDULE: with its job and task). ``first_only``: stop at the first."""
+    (a task's FINISH before its SCHEDULE: with its job and task). ``first_only``: stop at the first.
+    ``job_slices``: conditions on job_id splitting the duplicate check's GROUP BY (bounded memory);
+    ``progress(done)`` is called after each."""
     out: list[BadRow] = []
+    order = " ORDER BY 1, 2 LIMIT 1" if first_only else " ORDER BY 1, 2"
     for reason, sql in _google_checks(con, trace):
-        rows = con.execute(sql + (" ORDER BY 1, 2 LIMIT 1" if first_only else " ORDER BY 1, 2")).fetchall()
+        if "{job_slice}" in sql:   # one GROUP BY per slice of jobs; the rows in the same order
+            found = []
+            for i, condition in enumerate(job_slices):
+                found += con.execute(sql.format(job_slice=condition) + order).fetchall()
+                if progress:
+                    progress(i + 1)
+            rows = sorted(found, key=lambda r: (r[0] is None, r[0], r[1] is None, r[1]))[:1 if first_only else None]
+        else:
+            rows = con.execute(sql + order).fetchall()
         if not rows:
             continue
         lines = _locate(rows, 1 if first_only else MAX_LOCATED)

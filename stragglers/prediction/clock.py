@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from stragglers.settings import EvaluationSettings
+from stragglers.settings import EvaluationSettings, spec
 
 #: (decision times, features) the replay reads: the paper's grid, the operator's clock
 PAPER_TABLES = ("job_checkpoints", "checkpoint_features")
@@ -54,3 +54,16 @@ def next_timed_decision(t0: float, t: float, interval_s: float, doubling_after: 
         b += 1
     start, gap = doubling_after * interval_s * (2 ** b - 1), interval_s * 2 ** b
     return t0 + start + (math.floor((t - t0 - start) / gap) + 1) * gap
+
+
+def clock_caption(finished_percent: int | None = None, interval_s: int | None = None,
+                  doubling_after: int | None = None) -> str:
+    """The online clock in words for the report (the settings' defaults where not given)."""
+    def value(name, given):
+        return spec(name).default if given is None else given
+
+    pct, every, double = (value("clock_finished_percent", finished_percent), value("clock_interval_s", interval_s),
+                          value("clock_doubling_after", doubling_after))
+    return (f"decisions on an online clock: each time a further {pct}% of the job's tasks have finished and "
+            f"every {every} s while tasks run (the interval doubling after every {double}), until the last "
+            f"task ends; the threshold and the features as known at each decision")

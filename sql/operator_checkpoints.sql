@@ -3,8 +3,8 @@
 -- decides, per selected job, on the paper's common task-time clock (seconds since each task's own
 -- first SCHEDULE; at time t the tasks with latency <= t have finished, the others have run t).
 -- Every decision time is a function of what has happened by then:
---   k = 0, t0: the ceil(${initial_fraction} * n)-th task has finished (at least the 1st), as in
---         job_checkpoints (n, the job's task count, is known at submission);
+--   k = 0, t0: the ceil(${initial_fraction} * n)-th task has finished (at least the 1st): read
+--         from job_checkpoints (n, the job's task count, is known at submission);
 --   counted: each time a further ${clock_finished_percent}% of the n tasks have finished, i.e. at
 --         the latency of the ceil(j * ${clock_finished_percent} * n / 100)-th fastest task
 --         (integer arithmetic: exact), j = 1, 2, ...;
@@ -16,17 +16,13 @@
 -- carried for the scoring only (labels), as in job_checkpoints.
 WITH ranked AS (
     SELECT job_id, latency_us,
-        row_number() OVER (PARTITION BY job_id ORDER BY latency_us, task_id) AS r,
-        count(*) OVER (PARTITION BY job_id) AS n
+        row_number() OVER (PARTITION BY job_id ORDER BY latency_us, task_id) AS r
     FROM tasks WHERE trace = '${trace}'
 ),
 job_clock AS (
-    SELECT job_id,
-        any_value(n)                                                                  AS n_tasks,
-        max(latency_us) FILTER (WHERE r = greatest(1, ceil(${initial_fraction} * n))) AS t0_us,
-        quantile_cont(latency_us, ${quantile})                                        AS tau_us
-    FROM ranked
-    GROUP BY job_id
+    -- t0, tau and the task count as the paper's clock has them (job_checkpoints' k = 0 row)
+    SELECT job_id, checkpoint_us AS t0_us, tau_s, n_finished AS n_tasks
+    FROM job_checkpoints WHERE trace = '${trace}' AND k = 0
 ),
 counted AS (
     SELECT r.job_id, r.latency_us AS t_us
@@ -61,7 +57,7 @@ SELECT
     d.t_us::BIGINT                                                      AS checkpoint_us,
     d.t_us / 1e6                                                        AS checkpoint_s,
     c.t0_us / 1e6                                                       AS t0_s,
-    c.tau_us / 1e6                                                      AS tau_s,
+    c.tau_s,
     c.n_tasks                                                           AS n_finished
 FROM decisions d JOIN job_clock c USING (job_id)
 ORDER BY d.job_id, k

@@ -265,7 +265,8 @@ class Settings:
                                   doc="when the operator's protocol (threshold='online') decides: 'online' = "
                                       "each time a further clock_finished_percent of the job's tasks have "
                                       "finished, and every clock_interval_s while tasks run, until the last "
-                                      "ends, on features as of each decision (operator_checkpoint_features); "
+                                      "ends whatever `horizon` (stopping at tau would need tau), on features "
+                                      "as of each decision (operator_checkpoint_features); "
                                       "'legacy_grid' = the paper's grid cut from the true tau, then steps to the "
                                       "job's end on features repeated from the last row before tau (it reads "
                                       "the future: kept to measure what that did)")

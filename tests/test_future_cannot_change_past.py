@@ -262,3 +262,13 @@ def test_a_real_mirror_with_a_task_events_part_missing_runs_green_on_the_online_
     assert con.execute("""SELECT sum(t.n) FROM operator_checkpoints c JOIN (SELECT job_id, count(*) AS n FROM tasks
                           GROUP BY job_id) t USING (job_id)""").fetchone()[0] == \
         con.execute("SELECT count(*) FROM operator_checkpoint_features").fetchone()[0]
+
+
+def test_the_timed_decisions_double_their_interval_after_every_b_of_them():
+    from stragglers.prediction.clock import next_timed_decision
+
+    # B = 10, I = 300 s from t0 = 0: 300 .. 3000 every 300 s, then 3600 .. 9000 every 600 s, then 1200 s
+    got = [next_timed_decision(0.0, t, 300, 10) for t in (-5.0, 0.0, 299.9, 300.0, 2999.0, 3000.0, 9000.0, 20999.0)]
+    assert got == [300.0, 300.0, 300.0, 600.0, 3000.0, 3600.0, 10200.0, 21000.0]
+    # a decision on a tick, from a time in seconds that is a float's width off, gets the next tick
+    assert next_timed_decision(348.351941, 348.351941 + 1200 - 1e-10, 300, 10) == 348.351941 + 1500

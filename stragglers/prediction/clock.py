@@ -21,8 +21,6 @@ The paper's protocols (``threshold="oracle"``) keep the paper's grid (``job_chec
 
 from __future__ import annotations
 
-import math
-
 from stragglers.settings import EvaluationSettings, spec
 
 #: (decision times, features) the replay reads: the paper's grid, the operator's clock
@@ -40,20 +38,19 @@ def grid_tables(s: EvaluationSettings) -> tuple[str, str]:
     return ONLINE_TABLES if uses_online_clock(s) else PAPER_TABLES
 
 
-def next_timed_decision(t0: float, t: float, interval_s: float, doubling_after: int) -> float:
+def next_timed_decision(t0: float, t: float, interval_s: int, doubling_after: int) -> float:
     """The first timed decision of the online clock after time t (s): the offsets from t0 are those of
     sql/operator_checkpoints.sql (interval I for the first B = ``doubling_after`` ticks, 2I for the
-    next B, ...: block b starts at B I (2^b - 1)). Known at t: it depends on t0 and t only."""
-    if t < t0:
-        return t0 + interval_s
-    b = int(math.floor(math.log2((t - t0) / (doubling_after * interval_s) + 1)))
-    # floating point near a block's edge: step the block so that start_b <= t - t0 < start_{b+1}
-    while b > 0 and doubling_after * interval_s * (2 ** b - 1) > t - t0:
-        b -= 1
-    while doubling_after * interval_s * (2 ** (b + 1) - 1) <= t - t0:
+    next B, ...: block b starts at B I (2^b - 1)), in whole microseconds as there (a decision at a
+    tick is at the tick, not a float's width before it). Known at t: it depends on t0 and t only."""
+    t0_us, t_us, gap0 = round(t0 * 1e6), round(t * 1e6), int(interval_s) * 1_000_000
+    if t_us < t0_us:
+        return (t0_us + gap0) / 1e6
+    since, b = t_us - t0_us, 0
+    while doubling_after * gap0 * (2 ** (b + 1) - 1) <= since:
         b += 1
-    start, gap = doubling_after * interval_s * (2 ** b - 1), interval_s * 2 ** b
-    return t0 + start + (math.floor((t - t0 - start) / gap) + 1) * gap
+    start, gap = doubling_after * gap0 * (2 ** b - 1), gap0 * 2 ** b
+    return (t0_us + start + ((since - start) // gap + 1) * gap) / 1e6
 
 
 def clock_caption(finished_percent: int | None = None, interval_s: int | None = None,

@@ -28,12 +28,14 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stragglers.prediction.completion import speculation_table  # noqa: E402
+from stragglers.prediction.engine import ProgressLog  # noqa: E402
 from stragglers.prediction.evaluation import evaluate  # noqa: E402
 from stragglers.prediction.methods import METHODS  # noqa: E402
 from stragglers.prediction.protocol import OPERATOR  # noqa: E402
 from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
 from stragglers.traces.fetch import fetch_trace  # noqa: E402
-from stragglers.warehouse.build import build_features, build_selection, stage_google  # noqa: E402
+from stragglers.warehouse.build import (build_features, build_selection, is_current, stage_google,  # noqa: E402
+                                       step_tables)
 
 CLOCKS = ("legacy_grid", "online")
 SEEDS = range(10)
@@ -49,6 +51,8 @@ def build(work: Path, trace: str, url: str | None, parts: str | None) -> tuple[d
     raw = next(p for p in raw_root.rglob("task_events")).parent
     settings = SelectionSettings(trace=trace)
     con = duckdb.connect(str(work / "warehouse.duckdb"))
+    if is_current(con, step_tables("checkpoint_features", settings), settings):
+        return con, {"features_build_s": None, "rows": "built by an earlier run"}
     stage_google(con, raw, settings)
     build_selection(con, settings)
     started = time.perf_counter()
@@ -62,7 +66,7 @@ def measure(con: duckdb.DuckDBPyConnection, trace: str, methods: list[str], work
     for clock in CLOCKS:
         s = EvaluationSettings(workers=workers, **(dict(OPERATOR) | {"decision_clock": clock}))
         started = time.perf_counter()
-        outcome = evaluate(con, trace, methods, s)
+        outcome = evaluate(con, trace, methods, s, progress=ProgressLog(lambda m: print(m, flush=True), methods, every_s=60))
         wall = time.perf_counter() - started
         jm = outcome.frames["job_metrics"]
         preds = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions "
@@ -86,6 +90,24 @@ def measure(con: duckdb.DuckDBPyConnection, trace: str, methods: list[str], work
     return out
 
 
+def markdown(result: dict) -> str:
+    """The before/after table (one row per method) and the cost line, as in docs/EVALUATION.md."""
+    def pct(v):
+        return "" if v is None else f"{v * 100:.1f}%"
+
+    old, new = result["legacy_grid"]["methods"], result["online"]["methods"]
+    lines = ["| method | JCT cut: legacy -> online | extra machine time | copies / job | F1 | decisions / job |",
+             "|---|---|---|---|---|---|"]
+    for m in sorted(new, key=lambda m: -(new[m]["jct_cut"] or 0)):
+        a, b = old.get(m, {}), new[m]
+        lines.append(f"| {m} | {pct(a.get('jct_cut'))} -> {pct(b['jct_cut'])} | {pct(a.get('extra_machine'))} -> "
+                     f"{pct(b['extra_machine'])} | {a.get('copies_per_job')} -> {b['copies_per_job']} | "
+                     f"{a.get('f1')} -> {b['f1']} | {a.get('decisions_per_job')} -> {b['decisions_per_job']} |")
+    lines.append(f"\nEvaluation wall time, online / legacy (one run): {result['ratio_wall_online_over_legacy']}x "
+                 f"({result['legacy_grid']['wall_s']} s -> {result['online']['wall_s']} s)")
+    return "\n".join(lines)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("work")
@@ -107,6 +129,7 @@ def main() -> int:
     if a.out:
         Path(a.out).write_text(text)
     print(text)
+    print(markdown(result))
     return 0
 
 

@@ -582,7 +582,11 @@ class EvaluationSettings:
             object.__setattr__(self, "workers", os.cpu_count() or 1)
 
     def as_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The settings the evaluation depends on: the operator's clock only under threshold='online'
+        (the paper's view is recorded, and kept current, without them)."""
+        clock = ("decision_clock", "clock_interval_s", "clock_doubling_after")
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if self.threshold == "online" or f.name not in clock}
 
 
 @dataclass(frozen=True)

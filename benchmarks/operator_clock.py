@@ -42,7 +42,8 @@ CLOCKS = ("legacy_grid", "online")
 SEEDS = range(10)
 
 
-def build(work: Path, trace: str, url: str | None, parts: str | None) -> tuple[duckdb.DuckDBPyConnection, dict]:
+def build(work: Path, trace: str, url: str | None, parts: str | None, finished_percent: int | None = None
+          ) -> tuple[duckdb.DuckDBPyConnection, dict]:
     raw_root = work / "raw"
     if not list(raw_root.rglob("task_events")):
         kw = {"url": url} if url else {}
@@ -50,7 +51,8 @@ def build(work: Path, trace: str, url: str | None, parts: str | None) -> tuple[d
             kw["parts"] = parts
         fetch_trace(trace, raw_root, log=lambda _: None, **kw)
     raw = next(p for p in raw_root.rglob("task_events")).parent
-    settings = SelectionSettings(trace=trace)
+    settings = SelectionSettings(trace=trace, **({} if finished_percent is None
+                                                 else {"clock_finished_percent": finished_percent}))
     con = duckdb.connect(str(work / "warehouse.duckdb"))
     if is_current(con, step_tables("checkpoint_features", settings), settings):
         return con, {"features_build_s": None, "rows": "built by an earlier run"}
@@ -122,15 +124,17 @@ def main() -> int:
     p.add_argument("--parts")
     p.add_argument("--methods", default="all")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--clock-finished-percent", type=int, help="the online clock's count step (default: the setting's)")
     p.add_argument("--repeat", type=int, default=1, help="runs of each clock, alternating (the fastest counts)")
     p.add_argument("--out")
     a = p.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     methods = list(METHODS) if a.methods == "all" else a.methods.split(",")
-    con, built = build(work, a.trace, a.url, a.parts)
+    con, built = build(work, a.trace, a.url, a.parts, a.clock_finished_percent)
     print(json.dumps(built), flush=True)
     result = {"trace": a.trace, "parts": a.parts, "methods": methods, "build": built,
+              "clock_finished_percent": a.clock_finished_percent,
               **measure(con, a.trace, methods, a.workers, a.repeat)}
     text = json.dumps(result, indent=1)
     if a.out:

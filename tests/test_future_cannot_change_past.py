@@ -93,14 +93,14 @@ def _job(con, trace: str, job_id: int, s: EvaluationSettings) -> JobData:
     return adapt_job(next(j for j in jobs if j.job_id == job_id), s)
 
 
-def make_pair(raw: Path, settings: SelectionSettings, max_tasks: int = 10**9) -> Pair:
+def make_pair(raw: Path, settings: SelectionSettings) -> Pair:
     """The smallest evaluable job with decisions on both sides of T = D(its middle decision)."""
     recorded = warehouse(raw, settings)
     trace = settings.trace
     online = operator()
     jobs, _ = load_jobs(recorded, trace, online)
     candidates = sorted((len(j.task_ids) * len(j.checkpoints), j.job_id) for j in jobs
-                        if len(j.checkpoints) >= 6 and len(j.task_ids) <= max_tasks)
+                        if len(j.checkpoints) >= 6)
     assert candidates, "no job with 6 decisions or more"
     job_id = candidates[0][1]
     job = next(j for j in jobs if j.job_id == job_id)

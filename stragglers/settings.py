@@ -270,9 +270,10 @@ class Settings:
                                       "'legacy_grid' = the paper's grid cut from the true tau, then steps to the "
                                       "job's end on features repeated from the last row before tau (it reads "
                                       "the future: kept to measure what that did)")
-    clock_finished_percent: int = setting(5, check=int_at_least(1),
+    clock_finished_percent: int = setting(10, check=int_at_least(1),
                                           doc="online clock: a decision each time a further this percent of "
-                                              "the job's tasks (known at submission) have finished")
+                                              "the job's tasks (known at submission) have finished (10: about "
+                                              "the paper's 10 decisions between t0 and tau)")
     clock_interval_s: int = setting(300, check=int_at_least(1),
                                     doc="online clock: a decision every this many seconds of task time while "
                                         "tasks run (one task_usage window), from t0")

@@ -6,10 +6,12 @@ from dagster_duckdb import DuckDBResource
 import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
+from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.completion import completion_table, speculation_jobs, speculation_table
 from stragglers.prediction.reexecution import cause_aware_copy_latency
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.evaluation import replace_table
+from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.reports.comparison import build_report
 from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
@@ -23,8 +25,9 @@ from .prediction import baseline_eval, nurd_eval
 
 COMPLETION_SEEDS = range(10)
 # what the report is computed from: when none of these changed, neither does the report
-REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "protocol_ablation",
-                 "nurd_sensitivity", "operator_job_metrics", "operator_predictions", "reexecution_summary")
+REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
+                 "protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_predictions",
+                 "reexecution_summary")
 
 
 def report_inputs(con, nurd: NurdSettings) -> str:
@@ -97,6 +100,10 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
             """).df()
         predictions = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM predictions").df()
         checkpoints = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
+        # the operator's copies wait for a machine until its next decision: on its own clock's decisions
+        op_grid = grid_tables(next(v for v in both_views(nurd.evaluation()) if is_operator(v)))[0]
+        op_checkpoints = (con.execute(f"SELECT trace, job_id, checkpoint_s FROM {op_grid} WHERE k > 0").df()
+                          if table_exists(con, op_grid) else checkpoints)
         extra = {name: con.execute(f"SELECT * FROM {name}").df() if table_exists(con, name) else None
                  for name in ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve",
                               "reexecution_summary")}
@@ -114,7 +121,7 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     if op_predictions is not None and len(op_predictions):
         context.log.info("speculative-copy simulation (operator's protocol)")
         copy_tasks = with_cause_aware_copies(tasks, nurd, context.log.info)
-        speculation = speculation_table(copy_tasks, op_predictions, checkpoints, seeds=COMPLETION_SEEDS,
+        speculation = speculation_table(copy_tasks, op_predictions, op_checkpoints, seeds=COMPLETION_SEEDS,
                                         copy_keeps=nurd.copy_keeps)
         # per job, for the survival family's intervals against the free rules (issue 27)
         per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]

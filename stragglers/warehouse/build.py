@@ -195,18 +195,33 @@ def files_digest(paths) -> str:
     return digest(rows)
 
 
-def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, **extra) -> dict:
+#: The operator's features: the paper's SQL files (one construction) on the operator's decision
+#: clock (sql/operator_checkpoints.sql) instead of the paper's grid: table -> (SQL file, parameters).
+OPERATOR_FEATURE_TABLES = {
+    "operator_event_features": ("event_features", {"checkpoints": "operator_checkpoints"}),
+    "operator_checkpoint_features": ("checkpoint_features", {"checkpoints": "operator_checkpoints",
+                                                             "event_features": "operator_event_features"}),
+}
+#: The grid tables the feature SQL files read by default (the paper's).
+GRID_TABLES = {"checkpoints": "job_checkpoints", "event_features": "event_features"}
+
+
+def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, table: str | None = None,
+                 **extra) -> dict:
     """The SQL parameters of a table build: the settings', whether the trace has usage (a partial
-    mirror has none: sql/task_outcomes.sql, sql/selection_funnel.sql), and ``extra``."""
-    return settings.sql_params() | {"has_usage": "false" if usage_absent_reason(con, settings.trace) else "true",
-                                    "task_event_parts_missing": missing_parts(con, settings.trace, "task_events"),
-                                    "job_slice": ALL_JOBS} | extra
+    mirror has none: sql/task_outcomes.sql, sql/selection_funnel.sql), the grid tables ``table``
+    reads (the paper's, or the operator's clock for OPERATOR_FEATURE_TABLES), and ``extra``."""
+    grid = GRID_TABLES | OPERATOR_FEATURE_TABLES.get(table, (None, {}))[1]
+    return settings.sql_params() | grid | {
+        "has_usage": "false" if usage_absent_reason(con, settings.trace) else "true",
+        "task_event_parts_missing": missing_parts(con, settings.trace, "task_events"),
+        "job_slice": ALL_JOBS} | extra
 
 
 def table_inputs(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> str:
     """What ``table`` of the trace is computed from: the staged raw files, the settings and the SQL.
     Equal digests mean equal rows (the SQL is deterministic), so the build can be skipped."""
-    sql = render(sql_name(table, settings), **table_params(con, settings, **extra))
+    sql = render(sql_name(table, settings), **table_params(con, settings, table, **extra))
     return digest([recorded_inputs(con, "staged_trace", settings.trace), settings.as_dict(), sql])
 
 
@@ -307,6 +322,8 @@ PRODUCED_BY = {
     "event_features": "checkpoint_features", "task_attempts": "checkpoint_features",
     "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
     "reexecution_pairs": "reexecutions",
+    "operator_checkpoints": "checkpoint_features", "operator_event_features": "checkpoint_features",
+    "operator_checkpoint_features": "checkpoint_features",
 }
 _MISSING = re.compile(r"Table with name (\w+) does not exist")
 
@@ -326,7 +343,7 @@ def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionS
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant).
     A query with a ``${job_slice}`` condition runs once per slice of job ids (job_slices), in
     one transaction: the same rows, in the same order, in memory bounded by the slice."""
-    params = table_params(con, settings, **extra)
+    params = table_params(con, settings, table, **extra)
     name = sql_name(table, settings)
     slices = job_slices(con, settings.trace) if "${job_slice}" in sql_text(name) else [ALL_JOBS]
     with located_errors(con, table):
@@ -641,8 +658,10 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
     return {"jobs": ("task_lifecycle", "jobs") if google else ("jobs",),
             "tasks": ("usage_windows", "task_outcomes", "tasks") if google else ("task_outcomes", "tasks"),
             "selection_funnel": ("selection_funnel",),
-            "checkpoint_features": ("job_checkpoints", "task_attempts", "event_features", "checkpoint_features")
-            if google else ("job_checkpoints", "checkpoint_features")}[step]
+            "checkpoint_features": ("job_checkpoints", "task_attempts", "event_features", "checkpoint_features",
+                                    "operator_checkpoints", "operator_event_features", "operator_checkpoint_features")
+            if google else ("job_checkpoints", "checkpoint_features", "operator_checkpoints",
+                            "operator_checkpoint_features")}[step]
 
 
 def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
@@ -738,6 +757,11 @@ def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) 
         counts["task_attempts"] = build_task_attempts(con, settings)
         counts["event_features"] = build_table(con, "event_features", settings)
     counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
+    # the same features on the operator's decision clock, until each job's last task ends
+    counts["operator_checkpoints"] = build_table(con, "operator_checkpoints", settings)
+    if settings.is_google_format:
+        counts["operator_event_features"] = build_table(con, "operator_event_features", settings)
+    counts["operator_checkpoint_features"] = build_table(con, "operator_checkpoint_features", settings)
     return counts
 
 
@@ -780,7 +804,7 @@ def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None
 def sql_name(table: str, settings: SelectionSettings) -> str:
     """The SQL file building ``table`` for the trace's format (its variant, e.g. ``__alibaba``;
     tables without one, like tasks, job_checkpoints, selection_funnel, share the file)."""
-    return settings.format.sql_name(table, SQL_DIR)
+    return settings.format.sql_name(OPERATOR_FEATURE_TABLES.get(table, (table,))[0], SQL_DIR)
 
 
 def replace_trace_frame(con: duckdb.DuckDBPyConnection, table: str, df, trace: str) -> int:

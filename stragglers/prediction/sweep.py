@@ -35,7 +35,10 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+import duckdb
+
 from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculation_outcome
+from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
 from stragglers.prediction.simulate import JobResult
 
@@ -52,7 +55,8 @@ SWEEP_SEEDS = range(10)
 
 OUTCOME_COLUMNS = ["trace", "method", "point", "job_id", "jct_reduction", "extra_machine_share", "n_flagged"]
 CURVE_COLUMNS = ["trace", "method", "point", "n_jobs", "jct_reduction", "extra_machine_share"]
-BUDGET_COLUMNS = ["trace", "method", "budget", "n_jobs", "jct_reduction", "extra_machine_share", "point_mode",
+BUDGET_COLUMNS = ["trace", "method", "budget", "n_jobs", "jct_reduction", "jct_lo", "jct_hi", "extra_machine_share",
+                  "point_mode",
                   "jobs_no_copy", "reference", "diff", "diff_lo", "diff_hi", "in_sample_jct_reduction",
                   "in_sample_extra_machine_share", "in_sample_point", "area_to_5pct"]
 
@@ -251,11 +255,17 @@ def tuned_outcomes(outcomes: pd.DataFrame, earlier: Mapping[int, Sequence[int]],
 
 
 def paired_interval(d: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean of ``d`` over its rows (jobs)."""
+    """95% percentile bootstrap interval of the mean of ``d`` over its rows (jobs; a paired
+    difference, or one method's own outcome)."""
     rng = np.random.default_rng([seed, len(d)])
     boot = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
     lo, hi = np.percentile(boot, [2.5, 97.5])
     return float(lo), float(hi)
+
+
+def earlier_by_trace(con: duckdb.DuckDBPyConnection, traces: Sequence[str]) -> dict[str, dict[int, tuple[int, ...]]]:
+    """Per trace, per job: the jobs that ended before its first checkpoint (``history.earlier_jobs``)."""
+    return {t: earlier_jobs(job_times(con, t)) for t in traces}
 
 
 def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequence[int]]],
@@ -293,7 +303,8 @@ def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequ
                         d = float(diff.mean())
                         lo, hi = paired_interval(diff, n_boot, seed)
                 copies = t[t["point"] != NO_COPY]["point"]
-                rows.append((trace, method, b, len(t), float(t["jct_reduction"].mean()),
+                own_lo, own_hi = paired_interval(t["jct_reduction"].to_numpy(), n_boot, seed)
+                rows.append((trace, method, b, len(t), float(t["jct_reduction"].mean()), own_lo, own_hi,
                              float(t["extra_machine_share"].mean()),
                              copies.mode().iloc[0] if len(copies) else NO_COPY, int((t["point"] == NO_COPY).sum()),
                              ref, d, lo, hi, best, np.nan if i is None else float(g["extra_machine_share"].iloc[i]),

@@ -46,6 +46,7 @@ import pandas as pd
 from stragglers.prediction.methods import VARIANTS
 from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, method_sort_key, rates, table3  # noqa: F401
 from stragglers.prediction.metrics import sort_by_method as _sort
+from stragglers.reports import budgets as budget_report
 from stragglers.reports import figures, operator, story, views
 from stragglers.reports.html import render_html
 from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TABLE3, PAPER_TRACE, compare_with_paper
@@ -468,12 +469,39 @@ COST_CURVE_CAPTION = (
     "(jobs with too few earlier jobs use the fallback threshold). 'configured' marks NURD_COST_LAMBDA.")
 
 
+MATCHED_BUDGETS_CAPTION = (
+    "Every method at every budget of extra machine time (operator's protocol)",
+    "Per budget (0.5, 1, 2, 5% extra machine time, a share of the jobs' own): each method's flag cut (Spark's "
+    "rule: quantile x multiplier x minTaskRuntime; the KM rule: q; wait-for-tau: its margin; a model: the cut on "
+    "its score) chosen for each job on the jobs that ended before that job's first checkpoint (the largest mean "
+    "JCT cut within the budget there; no copy while fewer than NURD_HISTORY_MIN_JOBS jobs have ended or when "
+    "nothing fits), then scored on that job: nothing is tuned on the jobs it is scored on. JCT: mean over jobs "
+    "and 10 relaunch seeds, speculative copies, unlimited machines, with a 95% bootstrap interval over jobs; "
+    "extra machine: what that choice cost on these jobs (it can exceed the budget: it was chosen on earlier "
+    "ones). vs best free rule: the method minus the free rule with the largest tuned JCT cut at that budget, "
+    "per job, with a 95% paired bootstrap interval over jobs; verdict: above or below when the interval "
+    "excludes 0, else a tie. The curve's best within budget is chosen on the same jobs (an upper bound, not a "
+    "result); area to 5%: the mean over budgets 0-5% of the curve's best cut (docs/EVALUATION.md, 'Cost curves').")
+BUDGET_CURVES_CAPTION = (
+    "Figure 0. The jobs' completion-time cut against the extra machine time, every method",
+    "Each line: the best JCT cut a method's sweep reaches within a budget (its upper envelope over its flag "
+    "cuts, mean over jobs, chosen on the same jobs); dashed: the free rules' sweeps; bold black: Spark's rule "
+    "tuned on earlier jobs at each budget (an honest outcome, below its dashed in-sample envelope); star: the "
+    "oracle. Vertical lines: the budgets of the table above. Up and left is better.")
+SWEEP_CURVE_CAPTION = (
+    "Every point of every sweep",
+    "Per method and flag cut ('default': the method's own rule; Spark: q<quantile>-m<multiplier>-min<s>): the "
+    "mean over jobs of the JCT cut and of the extra machine time (percent), speculative copies, unlimited "
+    "machines, 10 relaunch seeds.")
+
+
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
                  completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
                  notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
                  sensitivity_df: pd.DataFrame | None = None, operator_job_metrics: pd.DataFrame | None = None,
                  speculation_df: pd.DataFrame | None = None, traces_df: pd.DataFrame | None = None,
-                 speculation_jobs_df: pd.DataFrame | None = None, cost_curve_df: pd.DataFrame | None = None) -> Report:
+                 speculation_jobs_df: pd.DataFrame | None = None, cost_curve_df: pd.DataFrame | None = None,
+                 budgets_df: pd.DataFrame | None = None, sweep_curve_df: pd.DataFrame | None = None) -> Report:
     """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
     F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
     "what this run shows" paragraph, report.md and report.html. With ``operator_job_metrics`` and
@@ -482,7 +510,9 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     trace: its data, jobs, methods and the features they saw) becomes the first section, "Traces".
     ``speculation_jobs_df`` (per job: stragglers.prediction.completion.speculation_jobs) adds the
     survival family's intervals against the free rules and its sentence; ``cost_curve_df`` (the
-    operator's cost_curve table) its curve over the price of machine time."""
+    operator's cost_curve table) its curve over the price of machine time. ``budgets_df`` and
+    ``sweep_curve_df`` (stragglers.prediction.sweep: every method at every budget) put the operator's
+    answer first: its paragraph, the curves' figure and the matched-budget table."""
     t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
     early = story.earliness(job_metrics_df)
     tables = {"table3": t3}
@@ -548,8 +578,7 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
             figures_after["operator_view"] = ["operator_pareto"]
             captions["operator_view"] = OPERATOR_CAPTION
             captions["fig:operator_pareto"] = OPERATOR_PARETO_CAPTION
-            captions["headline"] = ("Reproducing the paper's Table 3: headline numbers", captions["headline"][1])
-            captions["table3"] = ("Reproducing the paper's Table 3", captions["table3"][1])
+            captions["headline"] = ("Reproducing the paper's protocol: headline numbers", captions["headline"][1])
             family = ""
             if speculation_jobs_df is not None and len(speculation_jobs_df):
                 verdict = operator.family_verdict(operator_job_metrics, speculation_jobs_df, n_boot=n_boot, seed=seed)
@@ -560,8 +589,25 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
             if cost_curve_df is not None and len(cost_curve_df):
                 tables["cost_curve"] = cost_curve_df
                 captions["cost_curve"] = COST_CURVE_CAPTION
-            summary = (operator.operator_paragraph(op) + family + "\n\nReproducing the paper's protocol:\n\n"
-                       + summary)
+            first = operator.operator_paragraph(op)
+            if budgets_df is not None and len(budgets_df) and sweep_curve_df is not None:
+                # the answer first (every method at every budget); the single-point table stays below it
+                first = budget_report.answer_paragraph(budgets_df, sweep_curve_df)
+                md_views["operator_view"] = md_views["operator_view"].drop(columns=["Pareto", "beats free rules"])
+                captions["operator_view"] = (OPERATOR_CAPTION[0] + ": each method at its own default",
+                                             OPERATOR_CAPTION[1].split(" Pareto:")[0])
+                tables = {"matched_budgets": budgets_df, **tables, "sweep_curve": sweep_curve_df}
+                md_views["matched_budgets"] = budget_report.budget_view(budgets_df)
+                md_views["sweep_curve"] = sweep_curve_df.assign(
+                    jct_reduction=(sweep_curve_df["jct_reduction"] * 100).round(2),
+                    extra_machine_share=(sweep_curve_df["extra_machine_share"] * 100).round(3)).rename(
+                    columns={"jct_reduction": "JCT cut (%)", "extra_machine_share": "extra machine (%)"})
+                plots["budget_curves"] = budget_report.plot_budget_curves(sweep_curve_df, budgets_df, d / "bc.png")
+                figures_after["matched_budgets"] = ["budget_curves"]
+                captions["matched_budgets"] = MATCHED_BUDGETS_CAPTION
+                captions["fig:budget_curves"] = BUDGET_CURVES_CAPTION
+                captions["sweep_curve"] = SWEEP_CURVE_CAPTION
+            summary = first + family + "\n\nReproducing the paper's protocol:\n\n" + summary
         if traces_df is not None and len(traces_df):   # first: what every table below is about
             tables = {"traces": traces_df, **tables}
             captions["traces"] = TRACES_CAPTION

@@ -167,7 +167,7 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
                         else f"; of NURD, the best baseline and the reference rules, the largest reduction is "
                              f"{display_name(top.method)}'s, {top.unlimited * 100:.1f}%." if top.unlimited > 0
                         else f"; none of NURD, the best baseline and the reference rules shortens jobs, "
-                             f"{display_name(top.method)} lengthens them least ({-top.unlimited * 100:.1f}%)."))
+                             f"{display_name(top.method)} does least harm ({jct_words(top.unlimited)})."))
         out.append(" ".join(s))
     return "\n\n".join(out)
 

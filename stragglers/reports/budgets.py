@@ -20,7 +20,7 @@ from stragglers.prediction.methods.rules import spark_setting
 from stragglers.prediction.sweep import DEFAULT_POINT, HEADLINE_BUDGET, NO_COPY
 from stragglers.reports import figures
 from stragglers.reports.style import display_name, style_for
-from stragglers.reports.views import jct_words
+from stragglers.reports.views import jct_sentence, jct_words
 
 ORACLE = "oracle"
 SPARK = "spark_speculation"
@@ -107,15 +107,17 @@ def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float 
         spark = at[at["method"] == SPARK]
         if len(spark):
             r = spark.iloc[0]
-            s.append(f"at {budget * 100:g}% extra machine time, Spark's speculation with {spark_words(r.point_mode)} "
-                     f"(tuned on earlier jobs) {jct_words(r.jct_reduction) or 'no change'} "
-                     f"[{pct(r.jct_lo)}, {pct(r.jct_hi)}] for {pct(r.extra_machine_share)} extra machine time;")
+            setting = ("turns speculation off (no setting kept earlier jobs within the budget) and"
+                       if r.point_mode == NO_COPY else f"with {spark_words(r.point_mode)} (its setting most chosen)")
+            s.append(f"at {budget * 100:g}% extra machine time, Spark's speculation tuned on earlier jobs {setting} "
+                     f"{jct_sentence(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}] for "
+                     f"{pct(r.extra_machine_share)} extra machine time;")
         m = best_learned(b, budget)
         if m is not None:
             rel = ("above" if m.diff_lo > 0 else "below" if m.diff_hi < 0 else "a tie with") if not pd.isna(m.diff_lo) \
                 else "beside"
             s.append(f"the best learned method, {display_name(m.method)} ({point_words(m.method, m.point_mode)}), "
-                     f"{jct_words(m.jct_reduction) or 'no change'} [{pct(m.jct_lo)}, {pct(m.jct_hi)}] for "
+                     f"{jct_sentence(m.jct_reduction)} [{pct(m.jct_lo)}, {pct(m.jct_hi)}] for "
                      f"{pct(m.extra_machine_share)}: {rel} the best free rule "
                      f"({display_name(m.reference)}, {m['diff'] * 100:+.1f} pp {pp_interval(m.diff_lo, m.diff_hi)});")
         orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]

@@ -103,23 +103,27 @@ def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float 
         if at.empty:
             continue
         n = int(at["n_jobs"].max())
-        s = [f"**{trace}** ({n} jobs, operator's protocol, settings tuned on the jobs that ended before each job):"]
+        s = [f"**{trace}** ({n} jobs; operator's protocol; every setting tuned on the jobs that ended before each "
+             f"job). At {budget * 100:g}% extra machine time,"]
         spark = at[at["method"] == SPARK]
         if len(spark):
             r = spark.iloc[0]
             setting = ("turns speculation off (no setting kept earlier jobs within the budget) and"
                        if r.point_mode == NO_COPY else f"with {spark_words(r.point_mode)} (its setting most chosen)")
-            s.append(f"at {budget * 100:g}% extra machine time, Spark's speculation tuned on earlier jobs {setting} "
-                     f"{jct_sentence(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}] for "
-                     f"{pct(r.extra_machine_share)} extra machine time;")
+            s.append(f"Spark's speculation tuned on earlier jobs {setting} {jct_sentence(r.jct_reduction)} "
+                     f"[{pct(r.jct_lo)}, {pct(r.jct_hi)}] for {pct(r.extra_machine_share)} extra machine time;")
+        else:
+            s.append("Spark's rule was not evaluated on this trace;")
         m = best_learned(b, budget)
         if m is not None:
-            rel = ("above" if m.diff_lo > 0 else "below" if m.diff_hi < 0 else "a tie with") if not pd.isna(m.diff_lo) \
-                else "beside"
+            cmp = ""
+            if not pd.isna(m.diff_lo):
+                rel = "above" if m.diff_lo > 0 else "below" if m.diff_hi < 0 else "a tie with"
+                cmp = (f": {rel} the best free rule ({display_name(m.reference)}, {m['diff'] * 100:+.1f} pp "
+                       f"{pp_interval(m.diff_lo, m.diff_hi)})")
             s.append(f"the best learned method, {display_name(m.method)} ({point_words(m.method, m.point_mode)}), "
                      f"{jct_sentence(m.jct_reduction)} [{pct(m.jct_lo)}, {pct(m.jct_hi)}] for "
-                     f"{pct(m.extra_machine_share)}: {rel} the best free rule "
-                     f"({display_name(m.reference)}, {m['diff'] * 100:+.1f} pp {pp_interval(m.diff_lo, m.diff_hi)});")
+                     f"{pct(m.extra_machine_share)}{cmp};")
         orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
         if len(orc):
             o = orc.iloc[0]

@@ -208,7 +208,7 @@ def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max:
             ax.axvline(bud * 100, color="0.85", linewidth=0.8, zorder=0)
         ax.set_xlim(0, x_max * 100)
         ax.set_xlabel("extra machine time (% of the jobs' own)")
-        ax.set_ylabel("jobs' completion time cut (%)")
+        ax.set_ylabel("jobs' completion time shortened by (%)")
         ax.set_title(f"{trace}: the best cut each method reaches within a budget of extra machine time "
                      "(grey: other methods)", fontsize=10)
         ax.grid(alpha=0.3)

@@ -474,24 +474,24 @@ MATCHED_BUDGETS_CAPTION = (
     "Per budget (0.5, 1, 2, 5% extra machine time, a share of the jobs' own): each method's flag cut (Spark's "
     "rule: quantile x multiplier x minTaskRuntime; the KM rule: q; wait-for-tau: its margin; a model: the cut on "
     "its score) chosen for each job on the jobs that ended before that job's first checkpoint (the largest mean "
-    "JCT cut within the budget there; no copy while fewer than NURD_HISTORY_MIN_JOBS jobs have ended or when "
+    "shortening of the jobs' completion time (JCT) within the budget there; no copy while fewer than NURD_HISTORY_MIN_JOBS jobs have ended or when "
     "nothing fits), then scored on that job: nothing is tuned on the jobs it is scored on. JCT: mean over jobs "
     "and 10 relaunch seeds, speculative copies, unlimited machines, with a 95% bootstrap interval over jobs; "
     "extra machine: what that choice cost on these jobs (it can exceed the budget: it was chosen on earlier "
-    "ones). vs best free rule: the method minus the free rule with the largest tuned JCT cut at that budget, "
+    "ones). vs best free rule: the method minus the free rule with the largest tuned shortening of the jobs' completion time (JCT) at that budget, "
     "per job, with a 95% paired bootstrap interval over jobs; verdict: above or below when the interval "
     "excludes 0, else a tie. The curve's best within budget is chosen on the same jobs (an upper bound, not a "
     "result); area to 5%: the mean over budgets 0-5% of the curve's best cut (docs/EVALUATION.md, 'Cost curves').")
 BUDGET_CURVES_CAPTION = (
     "Figure 0. The jobs' completion-time cut against the extra machine time, every method",
-    "Each line: the best JCT cut a method's sweep reaches within a budget (its upper envelope over its flag "
+    "Each line: the best shortening of the jobs' completion time (JCT) a method's sweep reaches within a budget (its upper envelope over its flag "
     "cuts, mean over jobs, chosen on the same jobs); dashed: the free rules' sweeps; bold black: Spark's rule "
     "tuned on earlier jobs at each budget (an honest outcome, below its dashed in-sample envelope); star: the "
     "oracle. Vertical lines: the budgets of the table above. Up and left is better.")
 SWEEP_CURVE_CAPTION = (
     "Every point of every sweep",
     "Per method and flag cut ('default': the method's own rule; Spark: q<quantile>-m<multiplier>-min<s>): the "
-    "mean over jobs of the JCT cut and of the extra machine time (percent), speculative copies, unlimited "
+    "mean over jobs of the shortening of the jobs' completion time (JCT) and of the extra machine time (percent), speculative copies, unlimited "
     "machines, 10 relaunch seeds.")
 
 
@@ -601,7 +601,7 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
                 md_views["sweep_curve"] = sweep_curve_df.assign(
                     jct_reduction=(sweep_curve_df["jct_reduction"] * 100).round(2),
                     extra_machine_share=(sweep_curve_df["extra_machine_share"] * 100).round(3)).rename(
-                    columns={"jct_reduction": "JCT cut (%)", "extra_machine_share": "extra machine (%)"})
+                    columns={"jct_reduction": "jobs' completion time shortened by (%)", "extra_machine_share": "extra machine (%)"})
                 plots["budget_curves"] = budget_report.plot_budget_curves(sweep_curve_df, budgets_df, d / "bc.png")
                 figures_after["matched_budgets"] = ["budget_curves"]
                 captions["matched_budgets"] = MATCHED_BUDGETS_CAPTION

@@ -14,6 +14,7 @@ from stragglers.prediction.evaluation import (
 )
 from stragglers.prediction.ablation import nurd_sensitivity as run_sensitivity
 from stragglers.prediction.ablation import protocol_ablation as run_ablation
+from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.settings import EvaluationSettings
 from stragglers.prediction.methods import BASELINES
@@ -136,7 +137,7 @@ def _evaluation_inputs(con, nurd: NurdSettings, method: str, evaluation: Evaluat
     code, e.g. NURD's boosting rounds, re-runs the evaluation instead of keeping stale rows)."""
     settings = {k: v for k, v in evaluation.as_dict().items() if k != "workers"}  # results do not depend on it
     hyperparameters = method_factory(method, evaluation)().hyperparameters()
-    return wh.digest([wh.recorded_inputs(con, "checkpoint_features", nurd.trace), settings, method,
+    return wh.digest([wh.recorded_inputs(con, grid_tables(evaluation)[1], nurd.trace), settings, method,
                       hyperparameters])
 
 

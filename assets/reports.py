@@ -3,9 +3,11 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.completion import completion_table, speculation_jobs, speculation_table
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.evaluation import replace_table
+from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.sweep import budget_table, curve_table, earlier_by_trace
 from stragglers.reports.budgets import answer_paragraph, flags_equal
 from stragglers.reports.comparison import build_report
@@ -20,7 +22,8 @@ from assets.prediction import baseline_eval, nurd_eval
 
 COMPLETION_SEEDS = range(10)
 # what the report is computed from: when none of these changed, neither does the report
-REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "protocol_ablation",
+REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
+                 "protocol_ablation",
                  "nurd_sensitivity", "operator_job_metrics", "operator_predictions", "operator_sweep_outcomes")
 
 
@@ -75,6 +78,10 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
             """).df()
         predictions = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM predictions").df()
         checkpoints = con.execute("SELECT trace, job_id, checkpoint_s FROM job_checkpoints WHERE k > 0").df()
+        # the operator's copies wait for a machine until its next decision: on its own clock's decisions
+        op_grid = grid_tables(next(v for v in both_views(nurd.evaluation()) if is_operator(v)))[0]
+        op_checkpoints = (con.execute(f"SELECT trace, job_id, checkpoint_s FROM {op_grid} WHERE k > 0").df()
+                          if table_exists(con, op_grid) else checkpoints)
         extra = {name: con.execute(f"SELECT * FROM {name}").df() if table_exists(con, name) else None
                  for name in ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve")}
         op_predictions = (con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions")
@@ -93,7 +100,7 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     speculation = speculation_per_job = None
     if op_predictions is not None and len(op_predictions):
         context.log.info("speculative-copy simulation (operator's protocol)")
-        speculation = speculation_table(tasks, op_predictions, checkpoints, seeds=COMPLETION_SEEDS)
+        speculation = speculation_table(tasks, op_predictions, op_checkpoints, seeds=COMPLETION_SEEDS)
         # per job, for the survival family's intervals against the free rules (issue 27)
         per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]
         speculation_per_job = speculation_jobs(tasks, per_job, seeds=COMPLETION_SEEDS) if len(per_job) else None

@@ -69,7 +69,7 @@ grid AS (
     SELECT s.job_id, s.task_id, c.k, c.checkpoint_s, s.latency_us,
         least(c.checkpoint_us, s.latency_us) AS asof_us,
         s.latency_us <= c.checkpoint_us      AS is_finished
-    FROM sel s JOIN job_checkpoints c ON c.trace = '${trace}' AND c.job_id = s.job_id
+    FROM sel s JOIN ${checkpoints} c ON c.trace = '${trace}' AND c.job_id = s.job_id
     UNION ALL
     -- every task's final row (k = -1): the reference mode's min-max bounds
     SELECT job_id, task_id, -1, latency_us / 1e6, latency_us, latency_us, true
@@ -145,7 +145,7 @@ event_imputed AS (
                     OVER (PARTITION BY job_id, k ORDER BY task_id
                           ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
                  0)
-    FROM event_features WHERE trace = '${trace}'
+    FROM ${event_features} WHERE trace = '${trace}'
 ),
 event_normalized AS (
     SELECT job_id, task_id, k,

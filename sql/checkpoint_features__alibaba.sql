@@ -26,5 +26,5 @@ SELECT '${trace}' AS trace, n.job_id, n.task_id, c.k, c.checkpoint_s,
     n.cpu_avg, n.cpu_max, n.mem_avg, n.mem_max
 FROM normalized n
 JOIN tasks t ON t.trace = '${trace}' AND t.job_id = n.job_id AND t.task_id = n.task_id
-JOIN job_checkpoints c ON c.trace = '${trace}' AND c.job_id = n.job_id
+JOIN ${checkpoints} c ON c.trace = '${trace}' AND c.job_id = n.job_id
 ORDER BY n.job_id, c.k, n.task_id

@@ -12,7 +12,8 @@
 -- its stream at the time that event happened. tests/test_event_features.py cuts the
 -- trace at a time T and asserts bit-identical rows for every at_us <= T.
 --
--- Inputs: tasks, job_checkpoints (the grid), task_lifecycle (first lives of every
+-- Inputs: tasks, ${checkpoints} (the grid: job_checkpoints, or operator_checkpoints for
+-- operator_event_features), task_lifecycle (first lives of every
 -- task), task_attempts (every attempt of every job, with its machine and requests),
 -- stg_machine_events (capacities), stg_job_events (submits, ends, logical names).
 WITH sel AS (
@@ -23,7 +24,7 @@ grid AS (
     SELECT s.job_id, s.task_id, c.k, s.first_schedule_us,
         least(c.checkpoint_us, s.latency_us)                      AS elapsed_us,
         s.first_schedule_us + least(c.checkpoint_us, s.latency_us) AS at_us
-    FROM sel s JOIN job_checkpoints c ON c.trace = '${trace}' AND c.job_id = s.job_id
+    FROM sel s JOIN ${checkpoints} c ON c.trace = '${trace}' AND c.job_id = s.job_id
 ),
 attempts AS (
     SELECT job_id, task_id, attempt, start_us, machine_id,

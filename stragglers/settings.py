@@ -29,6 +29,7 @@ from stragglers.trace_formats import FEATURE_SETS, FORMATS, TRACES, TraceFormat
 ON_BAD_ROWS = ("fail", "quarantine")
 EMPTY_PARTS = ("fail", "accept")
 CHECKPOINT_GRIDS = ("capped", "fixed", "equal")
+DECISION_CLOCKS = ("online", "legacy_grid")
 # The values each protocol setting accepts (first: this pipeline's protocol, the default).
 PROTOCOL_CHOICES = {
     "latency_normalization": ("none", "job_minmax"),
@@ -259,6 +260,26 @@ class Settings:
                                           doc="CPI/MAI of usage windows with less CPU are missing")
     max_cpi: float = setting(100.0, check=positive_number, doc="CPI above this is missing")
     max_mai: float = setting(10.0, check=positive_number, doc="MAI above this is missing")
+    # the operator's decision clock (sql/operator_checkpoints.sql, stragglers/prediction/clock.py)
+    decision_clock: str = setting("online", env="NURD_DECISION_CLOCK", check=one_of(*DECISION_CLOCKS),
+                                  doc="when the operator's protocol (threshold='online') decides: 'online' = "
+                                      "each time a further clock_finished_percent of the job's tasks have "
+                                      "finished, and every clock_interval_s while tasks run, until the last "
+                                      "ends whatever `horizon` (stopping at tau would need tau), on features "
+                                      "as of each decision (operator_checkpoint_features); "
+                                      "'legacy_grid' = the paper's grid cut from the true tau, then steps to the "
+                                      "job's end on features repeated from the last row before tau (it reads "
+                                      "the future: kept to measure what that did)")
+    clock_finished_percent: int = setting(5, check=int_at_least(1),
+                                          doc="online clock: a decision each time a further this percent of "
+                                              "the job's tasks (known at submission) have finished")
+    clock_interval_s: int = setting(300, check=int_at_least(1),
+                                    doc="online clock: a decision every this many seconds of task time while "
+                                        "tasks run (one task_usage window), from t0")
+    clock_doubling_after: int = setting(10, check=int_at_least(1),
+                                        doc="online clock: the interval doubles after every this many timed "
+                                            "decisions (bounds the decisions of a long tail by a logarithm of "
+                                            "its length, without knowing when the job will end)")
     # trace_realism (stragglers/warehouse/realism.py)
     realism_against: str = setting("google_2011", env="NURD_REALISM_AGAINST", check=one_of(*TRACES),
                                    doc="trace_realism compares the configured trace with this one")
@@ -483,6 +504,9 @@ class SelectionSettings:
     checkpoint_step_s: int = default("checkpoint_step_s")
     checkpoint_steps: int = default("checkpoint_steps")
     alibaba_steps: int = default("alibaba_steps")
+    clock_finished_percent: int = default("clock_finished_percent")
+    clock_interval_s: int = default("clock_interval_s")
+    clock_doubling_after: int = default("clock_doubling_after")
     feature_mode: str = default("feature_mode")
     min_cpu_rate_for_cpi: float = default("min_cpu_rate_for_cpi")
     max_cpi: float = default("max_cpi")
@@ -542,6 +566,9 @@ class EvaluationSettings:
     test_set: str = default("test_set")
     horizon: str = default("horizon")
     threshold: str = default("threshold")
+    decision_clock: str = default("decision_clock")
+    clock_interval_s: int = default("clock_interval_s")
+    clock_doubling_after: int = default("clock_doubling_after")
     intervention: str = default("intervention")
     latency: str = default("latency")
     baseline_params: str = default("baseline_params")

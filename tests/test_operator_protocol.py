@@ -124,7 +124,12 @@ def test_an_online_method_is_given_tau_hat_at_each_checkpoint_and_not_the_grid()
     probe = ProbeTau()
     replay_job(online, probe)
     assert [tau for _, tau in probe.seen] == pytest.approx(online.thresholds[1:].tolist())
-    assert probe.job.checkpoints is None and probe.job.step == 10.0
+    # the online clock's step: the time to its next timed decision (300 s from t0 = 4 s), known at t
+    assert probe.job.checkpoints is None and probe.job.step == 304.0 - online.checkpoints[-1]
+    # the legacy grid's step is the grid's (cut from the true tau)
+    legacy = ProbeTau()
+    replay_job(adapt_job(j, operator_settings(horizon="tau", decision_clock="legacy_grid")), legacy)
+    assert legacy.job.step == 10.0
     # the paper's protocol: the true tau throughout
     paper = ProbeTau()
     replay_job(j, paper)
@@ -178,8 +183,9 @@ def test_wait_for_tau_uses_tau_hat_online():
     v = replay_job(j, METHODS["wait_for_tau"]()).variants[0]
     t_flag = np.nanmin(v.flagged_at)
     k = int(np.flatnonzero(j.checkpoints == t_flag)[0])
-    assert t_flag + 10.0 >= j.thresholds[k]
-    assert all(t + 10.0 < th for t, th in zip(j.checkpoints[1:k], j.thresholds[1:k]))
+    # flagged at the last decision whose next timed decision is at or past tau_hat
+    assert t_flag + j.steps[k] >= j.thresholds[k]
+    assert all(t + st < th for t, st, th in zip(j.checkpoints[1:k], j.steps[1:k], j.thresholds[1:k]))
 
 
 def test_the_operator_preset():

@@ -302,7 +302,8 @@ def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFram
                    workers: int, settings: EngineSettings, exchange: Path,
                    on_job: Callable[[list[JobResult]], None],
                    progress: Callable[[int, int], None] | None = None,
-                   poll_s: float = 1.0, prepare: Callable[[JobData], JobData] | None = None) -> ReplayStats:
+                   poll_s: float = 1.0, prepare: Callable[[JobData], JobData] | None = None,
+                   features_table: str = "checkpoint_features") -> ReplayStats:
     """Replay ``factories`` on every job of ``jobs`` (evaluable_jobs rows); ``on_job`` gets each
     finished job's results (in completion order); ``progress(done, total)`` is called at least
     every ``poll_s`` seconds."""
@@ -319,7 +320,7 @@ def replay_batches(con: duckdb.DuckDBPyConnection, trace: str, jobs: pd.DataFram
                 # two batches exported ahead: workers never wait for the export, memory stays bounded
                 while next_b < len(parts) and len(files) < 2:
                     part = parts[next_b]
-                    path = export_batch(con, trace, features, part["job_id"].tolist(), exchange)
+                    path = export_batch(con, trace, features, part["job_id"].tolist(), exchange, features_table)
                     files[next_b] = [path, len(part)]
                     # biggest jobs first keeps every worker busy until the end of the batch
                     order = part.assign(size=part.n_tasks * part.n_cp).sort_values(

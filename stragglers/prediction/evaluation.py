@@ -20,6 +20,7 @@ import pandas as pd
 
 from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.metrics import table3
+from stragglers.prediction.clock import grid_tables, uses_online_clock
 from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
@@ -102,7 +103,7 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
     jobs, skipped = selected_jobs(con, trace, settings)
     out = []
     with tempfile.TemporaryDirectory(prefix="nurd-jobs-") as tmp:
-        path = export_batch(con, trace, feats, jobs["job_id"].tolist(), Path(tmp))
+        path = export_batch(con, trace, feats, jobs["job_id"].tolist(), Path(tmp), grid_tables(settings)[1])
         for row in jobs.itertuples(index=False):
             out.append(read_job(str(path), int(row.job_id), float(row.tau_s), int(row.n_tasks), feats))
     return out, skipped
@@ -111,10 +112,15 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
 def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The jobs to replay (one row each) and the jobs skipped, after checking that the features
-    were built with this evaluation's quantile (tau is the job's latency quantile)."""
-    require_settings(con, "checkpoint_features", trace, {"quantile": settings.quantile},
-                     asset="checkpoint_features")
-    return evaluable_jobs(con, trace, settings.min_finished)
+    were built with this evaluation's quantile (tau is the job's latency quantile); on the decision
+    times and features of ``settings``' clock (stragglers/prediction/clock.py)."""
+    checkpoints, features = grid_tables(settings)
+    expected = {"quantile": settings.quantile}
+    if uses_online_clock(settings):   # the clock's timed decisions give the online methods their step
+        expected |= {"clock_interval_s": settings.clock_interval_s,
+                     "clock_doubling_after": settings.clock_doubling_after}
+    require_settings(con, features, trace, expected, asset="checkpoint_features")
+    return evaluable_jobs(con, trace, settings.min_finished, checkpoints)
 
 
 def method_factory(name: str, settings: EvaluationSettings) -> Callable[[], Method]:
@@ -215,7 +221,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
         stats = replay_batches(con, trace, jobs, factories, features=feats,
                                seed=settings.seed, workers=settings.workers, settings=engine,
                                exchange=Path(exchange), on_job=store, progress=progress,
-                               prepare=prepare)
+                               prepare=prepare, features_table=grid_tables(settings)[1])
         curve = None
         if selection is not None:
             final, curve, chosen = selection.finish()

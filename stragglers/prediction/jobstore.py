@@ -27,18 +27,19 @@ import pyarrow.parquet as pq
 from stragglers.prediction.simulate import JobData
 
 
-def evaluable_jobs(con: duckdb.DuckDBPyConnection, trace: str, min_finished: int
-                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(jobs to replay: job_id, tau_s, n_tasks, n_cp; jobs skipped: job_id, reason), by job_id."""
-    clock = con.execute("""
+def evaluable_jobs(con: duckdb.DuckDBPyConnection, trace: str, min_finished: int,
+                   checkpoints: str = "job_checkpoints") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(jobs to replay: job_id, tau_s, n_tasks, n_cp; jobs skipped: job_id, reason), by job_id, on the
+    decision times of table ``checkpoints`` (the paper's grid, or operator_checkpoints)."""
+    clock = con.execute(f"""
         SELECT c.job_id, any_value(c.tau_s) AS tau_s, any_value(c.n_finished) AS n_finished,
                count(*) AS n_cp, any_value(t.n_tasks) AS n_tasks
-        FROM job_checkpoints c
+        FROM {checkpoints} c
         LEFT JOIN (SELECT job_id, count(*) AS n_tasks FROM tasks WHERE trace = ? GROUP BY job_id) t
                USING (job_id)
         WHERE c.trace = ? GROUP BY c.job_id ORDER BY c.job_id""", [trace, trace]).df()
     if clock.empty:
-        raise LookupError(f"no job_checkpoints rows for trace {trace!r}: materialize checkpoint_features first")
+        raise LookupError(f"no {checkpoints} rows for trace {trace!r}: materialize checkpoint_features first")
     few = clock.n_finished < min_finished
     no_cp = ~few & (clock.n_cp < 2)
     skipped = pd.concat([
@@ -57,8 +58,9 @@ def batches(jobs: pd.DataFrame, batch_jobs: int) -> list[pd.DataFrame]:
 
 
 def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str],
-                 job_ids: Sequence[int], directory: Path) -> Path:
-    """Write the batch's rows to ``directory/batch-<uuid>.parquet`` (temporary name, then rename).
+                 job_ids: Sequence[int], directory: Path, table: str = "checkpoint_features") -> Path:
+    """Write the batch's rows of feature table ``table`` to ``directory/batch-<uuid>.parquet``
+    (temporary name, then rename).
     The id range lets DuckDB skip the row groups of other jobs (batches are consecutive job ids)."""
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / f"batch-{uuid.uuid4().hex}.parquet"
@@ -69,7 +71,7 @@ def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[
         cols = ", ".join(f"f.{c}" for c in features)
         rel = con.sql(f"""
             SELECT f.job_id, f.k, f.task_id, f.checkpoint_s, t.latency_s, {cols}
-            FROM checkpoint_features f
+            FROM {table} f
             JOIN _batch_job_ids b ON b.job_id = f.job_id
             JOIN tasks t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id
             WHERE f.trace = '{_quote(trace)}' AND f.job_id BETWEEN {int(ids.job_id.min())} AND {int(ids.job_id.max())}

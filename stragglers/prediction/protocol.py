@@ -27,10 +27,11 @@ from typing import Iterator, Mapping, Sequence
 import duckdb
 import numpy as np
 
+from stragglers.prediction.clock import next_timed_decision, uses_online_clock
 from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
 from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings, Settings
-from stragglers.warehouse.build import SETTINGS_TABLE, record_settings, render, sql_name, step_tables
+from stragglers.warehouse.build import GRID_TABLES, SETTINGS_TABLE, record_settings, render, sql_name, step_tables
 
 PROTOCOLS = ("ours", "authors", "operator")
 
@@ -158,17 +159,19 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
             if group.any():
                 evaluated &= ~group | keep(length[group].mean())
     checkpoints, X = job.checkpoints, job.X
-    if s.horizon == "end" and step:
-        # checkpoints go on past tau until the job's last task ends (issue 26), with the same step
-        # but at most END_STEPS of them (a long tail gets a coarser step: real jobs' last task can
-        # end 100x tau after the start); features past the warehouse's last checkpoint are those of
-        # that checkpoint (the warehouse builds [t0, tau))
+    # the operator's online clock and its features already go on until the job's last task ends
+    online_clock = uses_online_clock(s)
+    if s.horizon == "end" and step and not online_clock:
+        # the legacy grid (decision_clock='legacy_grid', it reads the future): checkpoints go on past
+        # tau until the job's last task ends, with the same step but at most END_STEPS of them (a long
+        # tail gets a coarser step); features past the warehouse's last checkpoint are those of that
+        # checkpoint (the warehouse builds [t0, tau))
         tail_step = max(step, (float(lat.max()) - float(checkpoints[-1])) / END_STEPS)
         extra = np.arange(checkpoints[-1] + tail_step, float(lat.max()), tail_step)
         if len(extra):
             checkpoints = np.r_[checkpoints, extra]
             X = np.concatenate([X, np.repeat(X[-1:], len(extra), axis=0)])
-    elif s.horizon == "longest_straggler" and step and (lat >= tau).any():
+    elif s.horizon == "longest_straggler" and step and (lat >= tau).any() and not online_clock:
         # steps past tau until the second-to-last step of the longest straggler's series; the
         # features after the warehouse's last checkpoint are those of that checkpoint
         end = float(lat[lat >= tau].max()) - step
@@ -181,10 +184,14 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
         # tau_hat(t_k) from the latencies known at t_k (finished) and the running tasks censored at t_k
         thresholds = np.array([online_threshold(lat[lat <= t], int((lat > t).sum()), float(t), s.quantile)
                                for t in checkpoints])
+    steps = None
+    if online_clock:
+        steps = np.array([next_timed_decision(float(checkpoints[0]), float(t), s.clock_interval_s,
+                                              s.clock_doubling_after) - float(t) for t in checkpoints])
     span_end = float(lat.max()) if s.horizon == "end" else None
     return JobData(job_id=job.job_id, task_ids=job.task_ids, latency=lat, checkpoints=checkpoints, X=X, tau=tau,
                    feature_names=job.feature_names, initial=initial, evaluated=evaluated,
-                   thresholds=thresholds, span_end=span_end)
+                   thresholds=thresholds, span_end=span_end, steps=steps)
 
 
 @dataclass(frozen=True)
@@ -230,10 +237,12 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
         return
     made = []
     # the feature step's tables but task_attempts (every attempt of every job: no quantile, no feature mode)
-    tables = [t for t in step_tables("checkpoint_features", selection) if t != "task_attempts"]
+    # nor the operator's clock tables (the ablations replay the paper's view)
+    tables = [t for t in step_tables("checkpoint_features", selection)
+              if t != "task_attempts" and not t.startswith("operator_")]
     try:
         for table in tables:
-            select = render(sql_name(table, selection), **selection.sql_params())
+            select = render(sql_name(table, selection), **(selection.sql_params() | GRID_TABLES))
             con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
             made.append(table)
         # the settings recorded with the shadow tables (read by the evaluation's consistency check)

@@ -61,9 +61,14 @@ class JobData:
     # what the scheduler learned from earlier jobs (stragglers.prediction.history.JobHistory), given
     # to methods that ask for it (Method.learns_from_earlier_jobs) as JobContext.history
     history: object | None = None
+    # the operator's online clock (stragglers/prediction/clock.py): steps[k] = the time from t_k to the
+    # next timed decision (known at t_k), what an online method is given as JobContext.step at k
+    steps: np.ndarray | None = None        # (K,)
 
     def __post_init__(self) -> None:
         K, n, d = self.X.shape
+        if self.steps is not None and len(self.steps) != K:
+            raise ValueError(f"job {self.job_id}: {len(self.steps)} steps for {K} checkpoints")
         if self.thresholds is not None and len(self.thresholds) != K:
             raise ValueError(f"job {self.job_id}: {len(self.thresholds)} thresholds for {K} checkpoints")
         if len(self.task_ids) != n or len(self.latency) != n or len(self.checkpoints) != K:
@@ -123,8 +128,10 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
     )
     if online:
         # the grid's end would reveal tau (it stops before it) or the job's end (horizon 'end'):
-        # an online method gets the step only, and tau_hat(t_k) as tau before each fit
-        step = float(job.checkpoints[1] - job.checkpoints[0]) if len(job.checkpoints) > 1 else None
+        # an online method gets the step only, and tau_hat(t_k) as tau before each fit; on the online
+        # clock the step is the time to the next timed decision (the legacy grid's step is cut from tau)
+        step = (float(job.steps[0]) if job.steps is not None else
+                float(job.checkpoints[1] - job.checkpoints[0]) if len(job.checkpoints) > 1 else None)
         ctx = replace(ctx, tau=float(job.thresholds[0]), checkpoints=None, threshold="online", step=step)
     method.reset(ctx)
     names = method.variant_names
@@ -159,7 +166,8 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         cand_idx = np.flatnonzero(cand)
         C = TaskSet(job.task_ids[cand_idx], job.X[k][cand_idx])
         if online:
-            method.job = replace(ctx, tau=float(job.thresholds[k]))
+            method.job = replace(ctx, tau=float(job.thresholds[k]), **(
+                {} if job.steps is None else {"step": float(job.steps[k])}))
         try:
             method.fit(F, R, t)
             out = method.flag(C)

@@ -1,7 +1,7 @@
 """The operator's view (issue 26; docs/EVALUATION.md "Two protocols"): what the report leads with.
 
-Per (trace, method) under the operator's protocol (threshold tau_hat(t), checkpoints until the
-job ends, a speculative copy per flag): the reduction in job completion time (JCT) with a machine
+Per (trace, method) under the operator's protocol (threshold tau_hat(t), decisions on the online
+clock until the job ends: stragglers/prediction/clock.py; a speculative copy per flag): the reduction in job completion time (JCT) with a machine
 always free (mean over jobs and seeds) and averaged over the limited-machine settings, the p90 over
 jobs of the JCT change (the tail; never above 0 with copies), the extra machine time as a share of
 the job's original machine time, F1 and F1 AUC. Plain pandas in, a table, a figure and one
@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from stragglers.prediction.clock import clock_caption
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.reports import figures
 from stragglers.reports.style import band, display_name, style_for
@@ -136,8 +137,8 @@ def operator_paragraph(table: pd.DataFrame) -> str:
         if g.empty:
             continue
         n_jobs = int(g["n_jobs"].max())
-        s = [f"Operator's view on `{trace}` ({n_jobs} jobs; the threshold is estimated online, "
-             f"checkpoints run until the job ends, a flag launches a speculative copy):"]
+        s = [f"Operator's view on `{trace}` ({n_jobs} jobs; {clock_caption()}; a flag launches a "
+             f"speculative copy):"]
         orc = g[g["method"] == ORACLE]
         if len(orc):
             o = orc.iloc[0]

@@ -189,18 +189,32 @@ def files_digest(paths) -> str:
     return digest(rows)
 
 
-def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, **extra) -> dict:
+#: The operator's features: the paper's SQL files (one construction) on the operator's decision
+#: clock (sql/operator_checkpoints.sql) instead of the paper's grid: table -> (SQL file, parameters).
+OPERATOR_FEATURE_TABLES = {
+    "operator_event_features": ("event_features", {"checkpoints": "operator_checkpoints"}),
+    "operator_checkpoint_features": ("checkpoint_features", {"checkpoints": "operator_checkpoints",
+                                                             "event_features": "operator_event_features"}),
+}
+#: The grid tables the feature SQL files read by default (the paper's).
+GRID_TABLES = {"checkpoints": "job_checkpoints", "event_features": "event_features"}
+
+
+def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, table: str | None = None,
+                 **extra) -> dict:
     """The SQL parameters of a table build: the settings', whether the trace has usage (a partial
-    mirror has none: sql/task_outcomes.sql, sql/selection_funnel.sql), and ``extra``."""
-    return settings.sql_params() | {"has_usage": "false" if usage_absent_reason(con, settings.trace) else "true",
-                                    "task_event_parts_missing": missing_parts(con, settings.trace, "task_events")} \
-        | extra
+    mirror has none: sql/task_outcomes.sql, sql/selection_funnel.sql), the grid tables ``table``
+    reads (the paper's, or the operator's clock for OPERATOR_FEATURE_TABLES), and ``extra``."""
+    grid = GRID_TABLES | OPERATOR_FEATURE_TABLES.get(table, (None, {}))[1]
+    return settings.sql_params() | grid | {
+        "has_usage": "false" if usage_absent_reason(con, settings.trace) else "true",
+        "task_event_parts_missing": missing_parts(con, settings.trace, "task_events")} | extra
 
 
 def table_inputs(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> str:
     """What ``table`` of the trace is computed from: the staged raw files, the settings and the SQL.
     Equal digests mean equal rows (the SQL is deterministic), so the build can be skipped."""
-    sql = render(sql_name(table, settings), **table_params(con, settings, **extra))
+    sql = render(sql_name(table, settings), **table_params(con, settings, table, **extra))
     return digest([recorded_inputs(con, "staged_trace", settings.trace), settings.as_dict(), sql])
 
 
@@ -294,6 +308,8 @@ PRODUCED_BY = {
     "selection_funnel": "selection_funnel", "job_checkpoints": "checkpoint_features",
     "event_features": "checkpoint_features", "task_attempts": "checkpoint_features",
     "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
+    "operator_checkpoints": "checkpoint_features", "operator_event_features": "checkpoint_features",
+    "operator_checkpoint_features": "checkpoint_features",
 }
 _MISSING = re.compile(r"Table with name (\w+) does not exist")
 
@@ -311,7 +327,7 @@ def missing_upstream(e: duckdb.Error) -> StaleTableError | None:
 
 def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> int:
     """Replace the trace's rows of ``table`` by its SQL file's rows (the trace format's variant)."""
-    params = table_params(con, settings, **extra)
+    params = table_params(con, settings, table, **extra)
     with located_errors(con, table):
         return replace_trace_rows(con, table, render(sql_name(table, settings), **params), settings.trace,
                                   settings=settings.as_dict(), inputs=table_inputs(con, table, settings, **extra))
@@ -491,8 +507,10 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
     return {"jobs": ("task_lifecycle", "jobs") if google else ("jobs",),
             "tasks": ("usage_windows", "task_outcomes", "tasks") if google else ("task_outcomes", "tasks"),
             "selection_funnel": ("selection_funnel",),
-            "checkpoint_features": ("job_checkpoints", "task_attempts", "event_features", "checkpoint_features")
-            if google else ("job_checkpoints", "checkpoint_features")}[step]
+            "checkpoint_features": ("job_checkpoints", "task_attempts", "event_features", "checkpoint_features",
+                                    "operator_checkpoints", "operator_event_features", "operator_checkpoint_features")
+            if google else ("job_checkpoints", "checkpoint_features", "operator_checkpoints",
+                            "operator_checkpoint_features")}[step]
 
 
 def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
@@ -579,6 +597,11 @@ def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) 
         counts["task_attempts"] = build_task_attempts(con, settings)
         counts["event_features"] = build_table(con, "event_features", settings)
     counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
+    # the same features on the operator's decision clock, until each job's last task ends
+    counts["operator_checkpoints"] = build_table(con, "operator_checkpoints", settings)
+    if settings.is_google_format:
+        counts["operator_event_features"] = build_table(con, "operator_event_features", settings)
+    counts["operator_checkpoint_features"] = build_table(con, "operator_checkpoint_features", settings)
     return counts
 
 
@@ -617,7 +640,7 @@ def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None
 def sql_name(table: str, settings: SelectionSettings) -> str:
     """The SQL file building ``table`` for the trace's format (its variant, e.g. ``__alibaba``;
     tables without one, like tasks, job_checkpoints, selection_funnel, share the file)."""
-    return settings.format.sql_name(table, SQL_DIR)
+    return settings.format.sql_name(OPERATOR_FEATURE_TABLES.get(table, (table,))[0], SQL_DIR)
 
 
 def replace_trace_frame(con: duckdb.DuckDBPyConnection, table: str, df, trace: str) -> int:

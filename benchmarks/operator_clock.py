@@ -1,0 +1,114 @@
+"""What the legacy operator grid's look-ahead did, and what the online clock costs.
+
+    python benchmarks/operator_clock.py WORK_DIR [--trace synthetic|google_2011] [--url DIR]
+        [--parts SPEC] [--methods a,b,...|all] [--workers 2] [--out result.json]
+
+Builds the warehouse of the trace once (the paper's features and the operator's clock tables:
+their build time is reported separately), then evaluates ``methods`` under the operator's protocol
+(``NURD_PROTOCOL=operator``) twice in the same run: on the legacy grid (``decision_clock=legacy_grid``,
+cut from the true tau, features repeated past it) and on the online clock (the default). Per clock
+and method: the JCT cut with a speculative copy per flag (a machine always free; mean over jobs and
+10 seeds, stragglers.prediction.completion.speculation_table), the extra machine time (share of the
+job's machine time), copies per job, mean F1 over jobs and decisions per job; and each clock's
+evaluation time (wall and the replay's CPU seconds summed over jobs) as a ratio online / legacy,
+measured in this one run (the machine is shared: compare ratios, not seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from stragglers.prediction.completion import speculation_table  # noqa: E402
+from stragglers.prediction.evaluation import evaluate  # noqa: E402
+from stragglers.prediction.methods import METHODS  # noqa: E402
+from stragglers.prediction.protocol import OPERATOR  # noqa: E402
+from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
+from stragglers.traces.fetch import fetch_trace  # noqa: E402
+from stragglers.warehouse.build import build_features, build_selection, stage_google  # noqa: E402
+
+CLOCKS = ("legacy_grid", "online")
+SEEDS = range(10)
+
+
+def build(work: Path, trace: str, url: str | None, parts: str | None) -> tuple[duckdb.DuckDBPyConnection, dict]:
+    raw_root = work / "raw"
+    if not list(raw_root.rglob("task_events")):
+        kw = {"url": url} if url else {}
+        if parts:
+            kw["parts"] = parts
+        fetch_trace(trace, raw_root, log=lambda _: None, **kw)
+    raw = next(p for p in raw_root.rglob("task_events")).parent
+    settings = SelectionSettings(trace=trace)
+    con = duckdb.connect(str(work / "warehouse.duckdb"))
+    stage_google(con, raw, settings)
+    build_selection(con, settings)
+    started = time.perf_counter()
+    counts = build_features(con, settings)
+    return con, {"features_build_s": round(time.perf_counter() - started, 1), "rows": counts}
+
+
+def measure(con: duckdb.DuckDBPyConnection, trace: str, methods: list[str], workers: int) -> dict:
+    tasks = con.execute("SELECT trace, job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
+    out = {}
+    for clock in CLOCKS:
+        s = EvaluationSettings(workers=workers, **(dict(OPERATOR) | {"decision_clock": clock}))
+        started = time.perf_counter()
+        outcome = evaluate(con, trace, methods, s)
+        wall = time.perf_counter() - started
+        jm = outcome.frames["job_metrics"]
+        preds = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions "
+                            "WHERE trace = ?", [trace]).df()
+        spec = speculation_table(tasks[tasks.job_id.isin(jm.job_id.unique())], preds, None, machines=[],
+                                 seeds=SEEDS)
+        spec = spec[spec.algorithm == "unlimited"].set_index("method")
+        per_method = {}
+        for method, g in jm.groupby("method"):
+            row = spec.loc[method] if method in spec.index else None
+            per_method[method] = {
+                "jct_cut": None if row is None else round(float(row.reduction_mean), 4),
+                "extra_machine": None if row is None else round(float(row.extra_machine_share), 4),
+                "copies_per_job": None if row is None else round(float(row.n_copies_per_job), 1),
+                "f1": round(float(g.f1.mean()), 3), "n_jobs": int(len(g)),
+                "decisions_per_job": round(float(g.n_checkpoints.mean()), 1),
+                "replay_cpu_s": round(float(g.seconds.sum()), 1)}
+        out[clock] = {"wall_s": round(wall, 1), "n_jobs": outcome.n_jobs, "methods": per_method}
+        print(f"{clock}: {outcome.n_jobs} jobs, {wall:.0f} s", flush=True)
+    out["ratio_wall_online_over_legacy"] = round(out["online"]["wall_s"] / out["legacy_grid"]["wall_s"], 2)
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("work")
+    p.add_argument("--trace", default="synthetic")
+    p.add_argument("--url")
+    p.add_argument("--parts")
+    p.add_argument("--methods", default="all")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--out")
+    a = p.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    methods = list(METHODS) if a.methods == "all" else a.methods.split(",")
+    con, built = build(work, a.trace, a.url, a.parts)
+    print(json.dumps(built), flush=True)
+    result = {"trace": a.trace, "parts": a.parts, "methods": methods, "build": built,
+              **measure(con, a.trace, methods, a.workers)}
+    text = json.dumps(result, indent=1)
+    if a.out:
+        Path(a.out).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The operator's decision clock: when a scheduler that knows only the past decides.
+
+Under ``threshold="online"`` (the operator's protocol) with ``decision_clock="online"`` (the
+default) the replay decides at the times of ``operator_checkpoints`` (sql/operator_checkpoints.sql,
+built with the features by the warehouse), on features as of each of those times
+(``operator_checkpoint_features``: the paper's own SQL on that grid), until the job's last task
+ends. Every decision time is a function of what has happened by then, on the paper's common
+task-time clock: t0 (a share of the tasks has finished), each time a further
+``clock_finished_percent`` of the job's tasks have finished, and every ``clock_interval_s`` while
+tasks run, that interval doubling after every ``clock_doubling_after`` timed decisions. No decision
+time reads tau, a final latency or the job's end (tests/test_future_cannot_change_past.py rewrites
+a job's future and asserts every earlier decision is bit-identical).
+
+``decision_clock="legacy_grid"`` switches the grid used before back on: the paper's grid, whose
+step is cut from the true tau, then steps to the job's end spaced by its last latency, on features
+repeated from the last row before tau (``protocol.adapt_job``). It reads the future; it is kept to
+measure what that did (docs/EVALUATION.md) and to show that the test above catches it.
+
+The paper's protocols (``threshold="oracle"``) keep the paper's grid (``job_checkpoints``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from stragglers.settings import EvaluationSettings, spec
+
+#: (decision times, features) the replay reads: the paper's grid, the operator's clock
+PAPER_TABLES = ("job_checkpoints", "checkpoint_features")
+ONLINE_TABLES = ("operator_checkpoints", "operator_checkpoint_features")
+
+
+def uses_online_clock(s: EvaluationSettings) -> bool:
+    """True when the replay decides on the operator's online clock."""
+    return s.threshold == "online" and s.decision_clock == "online"
+
+
+def grid_tables(s: EvaluationSettings) -> tuple[str, str]:
+    """(the decision-time table, the feature table) the evaluation under ``s`` reads."""
+    return ONLINE_TABLES if uses_online_clock(s) else PAPER_TABLES
+
+
+def next_timed_decision(t0: float, t: float, interval_s: float, doubling_after: int) -> float:
+    """The first timed decision of the online clock after time t (s): the offsets from t0 are those of
+    sql/operator_checkpoints.sql (interval I for the first B = ``doubling_after`` ticks, 2I for the
+    next B, ...: block b starts at B I (2^b - 1)). Known at t: it depends on t0 and t only."""
+    if t < t0:
+        return t0 + interval_s
+    b = int(math.floor(math.log2((t - t0) / (doubling_after * interval_s) + 1)))
+    # floating point near a block's edge: step the block so that start_b <= t - t0 < start_{b+1}
+    while b > 0 and doubling_after * interval_s * (2 ** b - 1) > t - t0:
+        b -= 1
+    while doubling_after * interval_s * (2 ** (b + 1) - 1) <= t - t0:
+        b += 1
+    start, gap = doubling_after * interval_s * (2 ** b - 1), interval_s * 2 ** b
+    return t0 + start + (math.floor((t - t0 - start) / gap) + 1) * gap
+
+
+def clock_caption(finished_percent: int | None = None, interval_s: int | None = None,
+                  doubling_after: int | None = None) -> str:
+    """The online clock in words for the report (the settings' defaults where not given)."""
+    def value(name, given):
+        return spec(name).default if given is None else given
+
+    pct, every, double = (value("clock_finished_percent", finished_percent), value("clock_interval_s", interval_s),
+                          value("clock_doubling_after", doubling_after))
+    return (f"decisions on an online clock: each time a further {pct}% of the job's tasks have finished and "
+            f"every {every} s while tasks run (the interval doubling after every {double}), until the last "
+            f"task ends; the threshold and the features as known at each decision")

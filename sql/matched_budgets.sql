@@ -8,5 +8,5 @@ CREATE TABLE IF NOT EXISTS matched_budgets (
     jct_reduction DOUBLE, jct_lo DOUBLE, jct_hi DOUBLE, extra_machine_share DOUBLE, point_mode VARCHAR,
     jobs_no_copy INTEGER, reference VARCHAR, diff DOUBLE, diff_lo DOUBLE, diff_hi DOUBLE,
     in_sample_jct_reduction DOUBLE, in_sample_extra_machine_share DOUBLE, in_sample_point VARCHAR,
-    area_to_5pct DOUBLE, flags_equal_flag_all BOOLEAN
+    area_to_5pct DOUBLE, spark_diff DOUBLE, spark_diff_lo DOUBLE, spark_diff_hi DOUBLE, flags_equal_flag_all BOOLEAN
 );

@@ -58,7 +58,10 @@ CURVE_COLUMNS = ["trace", "method", "point", "n_jobs", "jct_reduction", "extra_m
 BUDGET_COLUMNS = ["trace", "method", "budget", "n_jobs", "jct_reduction", "jct_lo", "jct_hi", "extra_machine_share",
                   "point_mode",
                   "jobs_no_copy", "reference", "diff", "diff_lo", "diff_hi", "in_sample_jct_reduction",
-                  "in_sample_extra_machine_share", "in_sample_point", "area_to_5pct"]
+                  "in_sample_extra_machine_share", "in_sample_point", "area_to_5pct", "spark_diff", "spark_diff_lo",
+                  "spark_diff_hi"]
+#: The rule every learned method must beat, tuned like them (its difference has its own columns).
+TUNED_RULE = "spark_speculation"
 
 _ERRORS = (CannotFit, *DEGENERATE_DATA_ERRORS)
 
@@ -276,7 +279,8 @@ def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequ
     rule at that budget (``reference``: the free rule with the largest tuned mean) with a 95%
     paired bootstrap interval over jobs, the curve's best point within budget (in-sample) and the
     area under its curve to 5% (``area_to_budget``). ``earlier``: per trace, per job, the jobs
-    that ended before its first checkpoint."""
+    that ended before its first checkpoint. ``spark_diff*``: the same against the tuned Spark rule
+    (``TUNED_RULE``), the goal's yardstick, whichever free rule is best."""
     rows = []
     if outcomes.empty:
         return pd.DataFrame(columns=BUDGET_COLUMNS)
@@ -291,22 +295,29 @@ def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequ
             rules = [r for r in free_rules if r in means.index]
             ref = max(rules, key=lambda r: means[r]) if rules else None
             ref_by_job = tuned[tuned["method"] == ref].set_index("job_id")["jct_reduction"] if ref else None
+            spark_by_job = (tuned[tuned["method"] == TUNED_RULE].set_index("job_id")["jct_reduction"]
+                            if TUNED_RULE in means.index else None)
+
+            def against(t: pd.DataFrame, other: pd.Series | None) -> tuple[float, float, float]:
+                """Mean paired difference with ``other`` per job and its 95% interval (NaN: none)."""
+                if other is None:
+                    return np.nan, np.nan, np.nan
+                both = t.set_index("job_id")["jct_reduction"].to_frame("m").join(other.rename("r"), how="inner")
+                if not len(both):
+                    return np.nan, np.nan, np.nan
+                diff = (both["m"] - both["r"]).to_numpy()
+                return (float(diff.mean()), *paired_interval(diff, n_boot, seed))
+
             for method, t in tuned.groupby("method", sort=True):
                 g = c[c["method"] == method]
                 best, i = envelope(g["extra_machine_share"].to_numpy(), g["jct_reduction"].to_numpy(), b)
-                d = lo = hi = np.nan
-                if ref_by_job is not None and method != ref:
-                    both = t.set_index("job_id")["jct_reduction"].to_frame("m").join(ref_by_job.rename("r"),
-                                                                                    how="inner")
-                    if len(both):
-                        diff = (both["m"] - both["r"]).to_numpy()
-                        d = float(diff.mean())
-                        lo, hi = paired_interval(diff, n_boot, seed)
+                d, lo, hi = against(t, ref_by_job if method != ref else None)
+                sd = against(t, spark_by_job if method != TUNED_RULE else None)
                 copies = t[t["point"] != NO_COPY]["point"]
                 own_lo, own_hi = paired_interval(t["jct_reduction"].to_numpy(), n_boot, seed)
                 rows.append((trace, method, b, len(t), float(t["jct_reduction"].mean()), own_lo, own_hi,
                              float(t["extra_machine_share"].mean()),
                              copies.mode().iloc[0] if len(copies) else NO_COPY, int((t["point"] == NO_COPY).sum()),
                              ref, d, lo, hi, best, np.nan if i is None else float(g["extra_machine_share"].iloc[i]),
-                             NO_COPY if i is None else g["point"].iloc[i], area.get(method, np.nan)))
+                             NO_COPY if i is None else g["point"].iloc[i], area.get(method, np.nan), *sd))
     return pd.DataFrame(rows, columns=BUDGET_COLUMNS)

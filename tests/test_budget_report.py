@@ -76,10 +76,13 @@ def test_report_opens_with_the_answer_and_fits_1280_px_in_chromium(tmp_path):
                  sweep_curve_df=curve_table(out))
     md = (d / "report.md").read_text()
     heads = [line for line in md.splitlines() if line.startswith("## ")]
-    assert heads[:2] == ["## What this run shows", "## Every method at every budget of extra machine time "
-                                                   "(operator's protocol)"]
+    assert heads[:3] == ["## What this run shows", "## The answer: what 2% extra machine time buys (operator's protocol)",
+                         "## Every method at every budget of extra machine time (operator's protocol)"]
     assert len(set(heads)) == len(heads)      # distinct section names
     assert md.split("## What this run shows")[1].strip().startswith("**google_2011**")
+    answer = pd.read_csv(d / "answer.csv")
+    assert list(answer["who"]) == ["Spark tuned on earlier jobs", "best learned method", "headroom"] * 2
+    (tmp_path / "keep").write_text(str(d))
     probe = """<script>
 window.addEventListener('load', () => {
   const p = document.querySelector('h2 + p');

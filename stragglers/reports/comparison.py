@@ -469,6 +469,13 @@ COST_CURVE_CAPTION = (
     "(jobs with too few earlier jobs use the fallback threshold). 'configured' marks NURD_COST_LAMBDA.")
 
 
+ANSWER_CAPTION = (
+    "The answer: what 2% extra machine time buys (operator's protocol)",
+    "Per trace: Spark's speculation with its settings (quantile, multiplier, minTaskRuntime) chosen for each job on "
+    "the jobs that ended before it, the learned method with the largest cut at 2% (chosen the same way), the best "
+    "free rule when it is not Spark's, and the oracle's headroom. Brackets: 95% bootstrap intervals over jobs; vs "
+    "tuned Spark: paired over jobs. Every budget and every method: the next table, and docs/EVALUATION.md "
+    "'Cost curves'.")
 MATCHED_BUDGETS_CAPTION = (
     "Every method at every budget of extra machine time (operator's protocol)",
     "Per budget (0.5, 1, 2, 5% extra machine time, a share of the jobs' own): each method's flag cut (Spark's "
@@ -521,6 +528,7 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     figures_after: dict[str, list[str]] = {}
     captions = views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds)
     cs = None
+    answer = None
 
     def section(name: str, table: pd.DataFrame, view, *figures: tuple[str, object]) -> None:
         """Section ``name`` of the report: its table, its Markdown view and the figures (name, PNG)
@@ -603,7 +611,9 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
                     extra_machine_share=(sweep_curve_df["extra_machine_share"] * 100).round(3)).rename(
                     columns={"jct_reduction": "jobs' completion time shortened by (%)", "extra_machine_share": "extra machine (%)"})
                 plots["budget_curves"] = budget_report.plot_budget_curves(sweep_curve_df, budgets_df, d / "bc.png")
-                figures_after["matched_budgets"] = ["budget_curves"]
+                answer = budget_report.answer_table(budgets_df, sweep_curve_df)
+                figures_after["answer"] = ["budget_curves"]
+                captions["answer"] = ANSWER_CAPTION
                 captions["matched_budgets"] = MATCHED_BUDGETS_CAPTION
                 captions["fig:budget_curves"] = BUDGET_CURVES_CAPTION
                 captions["sweep_curve"] = SWEEP_CURVE_CAPTION
@@ -611,6 +621,8 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
         if traces_df is not None and len(traces_df):   # first: what every table below is about
             tables = {"traces": traces_df, **tables}
             captions["traces"] = TRACES_CAPTION
+        if answer is not None and len(answer):         # before all: the operator's answer and its figure
+            tables = {"answer": answer, **tables}
         path = write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
                             summary=summary, captions=captions, figures_after=figures_after)
     out_dir = Path(out_dir)

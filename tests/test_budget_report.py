@@ -81,7 +81,8 @@ def test_report_opens_with_the_answer_and_fits_1280_px_in_chromium(tmp_path):
     assert len(set(heads)) == len(heads)      # distinct section names
     assert md.split("## What this run shows")[1].strip().startswith("**google_2011**")
     answer = pd.read_csv(d / "answer.csv")
-    assert list(answer["who"]) == ["Spark tuned on earlier jobs", "best learned method", "headroom"] * 2
+    assert list(answer["who"]) == ["Spark tuned on earlier jobs (at 2%)", "best learned method (at 2%)",
+                                   "headroom (its own point)"] * 2
     (tmp_path / "keep").write_text(str(d))
     probe = """<script>
 window.addEventListener('load', () => {

@@ -171,7 +171,7 @@ def answer_table(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HE
             if r.empty:
                 continue
             r = r.iloc[0]
-            rows.append({"trace": trace, "at": f"{budget * 100:g}% extra machine time", "who": role,
+            rows.append({"trace": trace, "who": f"{role} (at {budget * 100:g}%)",
                          "method": display_name(r.method), "setting (most chosen)": point_words(r.method, r.point_mode),
                          "jobs' completion time [95% CI]": f"{jct_words(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
                          "extra machine": pct(r.extra_machine_share, 2),
@@ -180,7 +180,7 @@ def answer_table(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HE
         orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
         if len(orc):
             o = orc.iloc[0]
-            rows.append({"trace": trace, "at": "its own point", "who": "headroom", "method": display_name(ORACLE),
+            rows.append({"trace": trace, "who": "headroom (its own point)", "method": display_name(ORACLE),
                          "setting (most chosen)": "every true straggler at the first checkpoint",
                          "jobs' completion time [95% CI]": jct_words(o.jct_reduction),
                          "extra machine": pct(o.extra_machine_share, 2), "vs tuned Spark [95% CI]": ""})

@@ -41,7 +41,7 @@ def pct(v, digits: int = 1) -> str:
 
 
 def pp_interval(lo, hi) -> str:
-    return "" if pd.isna(lo) else f"[{lo * 100:+.1f}, {hi * 100:+.1f}] pp"
+    return "" if pd.isna(lo) else f"[{lo * 100:+.1f}, {hi * 100:+.1f}]"
 
 
 def spark_words(point: str) -> str:

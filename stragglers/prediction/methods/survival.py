@@ -177,7 +177,9 @@ class Tobit(Method):
     def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.beta_ is None:
             return {}
-        return cut_flags(self.name, self.predict(candidates.X) / self.job.tau, RATIO_GRID, strict=False)
+        with np.errstate(invalid="ignore", divide="ignore"):   # tau_hat may be inf: no cut is reached
+            score = self.predict(candidates.X) / self.job.tau
+        return cut_flags(self.name, score, RATIO_GRID, strict=False)
 
 
 # ---------------------------------------------------------------------------
@@ -312,7 +314,9 @@ class Grabit(Method):
     def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.booster_ is None or not len(candidates):
             return {}
-        return cut_flags(self.name, self.predict(candidates.X) / self.job.tau, RATIO_GRID, strict=False)
+        with np.errstate(invalid="ignore", divide="ignore"):   # tau_hat may be inf: no cut is reached
+            score = self.predict(candidates.X) / self.job.tau
+        return cut_flags(self.name, score, RATIO_GRID, strict=False)
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,8 @@ from stragglers.prediction.reexecution import cause_aware_copy_latency
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.evaluation import replace_table
 from stragglers.prediction.protocol import both_views, is_operator
+from stragglers.prediction.sweep import budget_table, curve_table, earlier_by_trace
+from stragglers.reports.budgets import answer_paragraph, flags_equal
 from stragglers.reports.comparison import build_report
 from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
@@ -27,7 +29,7 @@ COMPLETION_SEEDS = range(10)
 # what the report is computed from: when none of these changed, neither does the report
 REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
                  "protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_predictions",
-                 "reexecution_summary")
+                 "operator_sweep_outcomes", "reexecution_summary")
 
 
 def report_inputs(con, nurd: NurdSettings) -> str:
@@ -109,6 +111,9 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                               "reexecution_summary")}
         op_predictions = (con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions")
                           .df() if table_exists(con, "operator_predictions") else None)
+        sweep = (con.execute("SELECT * FROM operator_sweep_outcomes").df()
+                 if table_exists(con, "operator_sweep_outcomes") else None)
+        earlier = earlier_by_trace(con, sorted(sweep["trace"].unique())) if sweep is not None and len(sweep) else {}
         if extra["operator_job_metrics"] is not None and len(extra["operator_job_metrics"]):
             # the tasks of every job either protocol evaluated (a job without predictions of a method is
             # not simulated for it, so the paper's completion table does not change)
@@ -127,12 +132,20 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]
         speculation_per_job = speculation_jobs(copy_tasks, per_job, seeds=COMPLETION_SEEDS,
                                                copy_keeps=nurd.copy_keeps) if len(per_job) else None
+    budgets = curves = None
+    if sweep is not None and len(sweep):
+        context.log.info("every method at every budget (operator's sweep, tuned on earlier jobs)")
+        budgets = budget_table(sweep, earlier, FREE_RULES, nurd.evaluation().history_min_jobs,
+                               n_boot=nurd.n_boot, seed=nurd.seed)
+        curves = curve_table(sweep)
+        if op_predictions is not None and len(op_predictions):
+            budgets = budgets.merge(flags_equal(op_predictions), on=["trace", "method"], how="left")
     report = build_report(nurd.data_path / "reports", job_metrics, f1_time, completion, n_boot=nurd.n_boot,
                           seed=nurd.seed, completion_seeds=COMPLETION_SEEDS,
                           ablation_df=extra["protocol_ablation"], sensitivity_df=extra["nurd_sensitivity"],
                           operator_job_metrics=extra["operator_job_metrics"], speculation_df=speculation,
                           speculation_jobs_df=speculation_per_job, cost_curve_df=extra["operator_cost_curve"],
-                          reexecution_df=extra["reexecution_summary"],
+                          reexecution_df=extra["reexecution_summary"], budgets_df=budgets, sweep_curve_df=curves,
                           traces_df=traces,
                           notes=f"Traces: {', '.join(sorted(job_metrics.trace.unique()))}. Bootstrap seed "
                                 f"{nurd.seed}, {nurd.n_boot} resamples over jobs; completion-time seeds "
@@ -140,11 +153,17 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     t3 = report.tables["table3"]
     with duckdb.get_connection() as con:
         replace_table(con, "comparison", t3)
+        if budgets is not None:
+            replace_table(con, "matched_budgets", budgets)
+            replace_table(con, "sweep_curve", curves)
         with transaction(con):   # after the table's own transaction: a crash in between only rebuilds
             record_settings(con, "comparison", "*", {"n_boot": nurd.n_boot, "seed": nurd.seed}, inputs)
     html = report.path.with_name("report.html")
     # first what a reader looks at: the headline numbers, the key figure, the full report
     meta: dict = {}
+    if "matched_budgets" in report.tables:
+        meta["answer"] = dg.MetadataValue.md(answer_paragraph(budgets, curves))
+        meta["budget_curves"] = md_image(report.plots["budget_curves"], "budget_curves")
     op = report.tables.get("operator_view")
     if op is not None and len(op):
         meta["operator_view"] = md_table(operator_view(op), max_rows=200)

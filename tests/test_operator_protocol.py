@@ -271,9 +271,19 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     assert oracle.jct_reduction >= op["jct_reduction"].max() - 1e-12 or oracle.extra_machine_share <= \
         op.set_index("method").loc["flag_all"].extra_machine_share
     report = (out / "report.md").read_text()
-    assert report.index("## The operator's view") < report.index("## Reproducing the paper's Table 3")
-    assert "Operator's view on `synthetic`" in report.split("## ")[1]       # the first paragraph
-    assert (out / "operator_pareto.png").stat().st_size > 1000
+    assert (report.index("## Every method at every budget") < report.index("## The operator's view")
+            < report.index("## Reproducing the paper's protocol"))
+    first = report.split("## ")[1]       # the first paragraph answers the operator's question
+    assert "**synthetic**" in first and "At 2% extra machine time, Spark's speculation tuned on earlier jobs" in first
+    assert "the oracle's headroom is" in first
+    assert (out / "operator_pareto.png").stat().st_size > 1000 and (out / "budget_curves.png").stat().st_size > 1000
+    # every method and rule has a curve, and an outcome at each budget (tuned on earlier jobs)
+    budgets = pd.read_csv(out / "matched_budgets.csv")
+    assert set(budgets["method"]) == expected and sorted(budgets["budget"].unique()) == [0.005, 0.01, 0.02, 0.05]
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
+        points = dict(con.execute("SELECT method, count(*) FROM sweep_curve GROUP BY method").fetchall())
+    assert set(points) == expected and points["spark_speculation"] == 54 + 1 and points["oracle"] == 1
+    assert points["survival_history"] == 24 + 1 and points["nurd"] == 11 + 1
     # the survival family beside every free rule, with its sentence (issue 27)
     verdict = pd.read_csv(out / "survival_verdict.csv")
     assert set(verdict["rule"]) == set(OPERATOR_RULES) - {"oracle"} and set(verdict["method"]) == {"survival_history"}

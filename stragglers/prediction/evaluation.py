@@ -25,12 +25,16 @@ from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
-from stragglers.prediction.history import AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods
+from stragglers.prediction.history import (
+    AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods, task_latencies,
+)
+from stragglers.prediction.sweep import SweepCollector, SweepGrid
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
 from stragglers.warehouse.build import create_view, require_settings, transaction, usage_absent_reason
 
-RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve")
+RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",
+                 "sweep_outcomes")
 #: The operator's protocol (issue 26) writes the same tables under this prefix, beside the paper's.
 OPERATOR_PREFIX = "operator_"
 
@@ -184,6 +188,12 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             settings.cost_lambda, settings.history_min_jobs)
         prepare = AttachHistory(selection.histories, prepare)
         factories = [partial(ThresholdGrid, f) if m in learners else f for m, f in zip(methods, factories)]
+    # the operator's view: every cut of every other method's flag in the same replay (its cost curve,
+    # stragglers/prediction/sweep.py); the methods' own results are those of their plain replay
+    sweep = None
+    if is_operator(settings):
+        sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace))
+        factories = [f if m in learners else partial(SweepGrid, f) for m, f in zip(methods, factories)]
 
     def store(results) -> None:
         if selection is not None:
@@ -191,6 +201,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
                 if selection.owns(r):
                     selection.add(r)
             results = [r for r in results if not selection.owns(r)]
+        if sweep is not None:
+            results = [sweep.add(r) for r in results]
         if not results:
             return
         frames = results_frames(results, trace)
@@ -213,6 +225,10 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
         curve = None
         if selection is not None:
             final, curve, chosen = selection.finish()
+            if sweep is not None:
+                for m, by_job in selection.outcomes.items():
+                    for j, out in by_job.items():
+                        sweep.add_points(m, j, [f"{q:g}" for q in selection.grid], out)
             store(final)
             for m, by_job in chosen.items():
                 got = [q for q in by_job.values() if q is not None]
@@ -228,13 +244,15 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             "hyperparameters": json.dumps(hyper[v], default=str),
             "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
         frames["cost_curve"] = curve
+        frames["sweep_outcomes"] = sweep.frame() if sweep is not None else None
         spool.flush()
         with transaction(con):
             _delete(con, trace, variants, [name[t] for t in RESULT_TABLES])
             if spool.files:
                 con.execute(f"INSERT INTO {name['predictions']} BY NAME SELECT * FROM read_parquet(?)",
                             [[str(f) for f in spool.files]])
-            for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve"):
+            for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",
+                          "sweep_outcomes"):
                 _insert(con, name[table], frames[table])
     summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
     return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats, feature_set)

@@ -71,6 +71,12 @@ def job_times(con: duckdb.DuckDBPyConnection, trace: str) -> pd.DataFrame:
         WHERE t.trace = ? GROUP BY t.job_id ORDER BY t.job_id""", [trace, trace]).df()
 
 
+def task_latencies(con: duckdb.DuckDBPyConnection, trace: str) -> dict[int, pd.Series]:
+    """Per job, its tasks' latencies (s) by task_id: what the speculation outcomes are computed on."""
+    lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
+    return {int(j): g.set_index("task_id")["latency_s"] for j, g in lat.groupby("job_id")}
+
+
 def earlier_jobs(times: pd.DataFrame) -> dict[int, tuple[int, ...]]:
     """Per job, the jobs that ended strictly before its cutoff (never itself, never a later one)."""
     end = times["end_us"].to_numpy()
@@ -238,9 +244,8 @@ class CostAwareSelection:
         """For ``factories`` (learning method name -> factory) on the jobs ``job_ids`` of ``trace``:
         their histories (``build_histories``), the tasks' latencies, each method's fallback."""
         histories = build_histories(con, trace, features, job_ids, min_jobs)
-        lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
-        return cls(trace, histories, {int(j): g.set_index("task_id")["latency_s"] for j, g in lat.groupby("job_id")},
-                   cost_lambda, min_jobs, {m: f().fallback_threshold for m, f in factories.items()})
+        return cls(trace, histories, task_latencies(con, trace), cost_lambda, min_jobs,
+                   {m: f().fallback_threshold for m, f in factories.items()})
 
     def owns(self, result: JobResult) -> bool:
         """A grid replay of one of the learning methods (the others' results pass by)."""

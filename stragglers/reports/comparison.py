@@ -46,6 +46,7 @@ import pandas as pd
 from stragglers.prediction.methods import VARIANTS
 from stragglers.prediction.metrics import EARLINESS, RATES as METRICS, method_sort_key, rates, table3  # noqa: F401
 from stragglers.prediction.metrics import sort_by_method as _sort
+from stragglers.reports import budgets as budget_report
 from stragglers.reports import figures, operator, reexecution, story, views
 from stragglers.reports.html import render_html
 from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TABLE3, PAPER_TRACE, compare_with_paper
@@ -468,13 +469,47 @@ COST_CURVE_CAPTION = (
     "(jobs with too few earlier jobs use the fallback threshold). 'configured' marks NURD_COST_LAMBDA.")
 
 
+ANSWER_CAPTION = (
+    "The answer: what 2% extra machine time buys (operator's protocol)",
+    "Per trace: Spark's speculation with its settings (quantile, multiplier, minTaskRuntime) chosen for each job on "
+    "the jobs that ended before it, the learned method with the largest cut at 2% (chosen the same way), the best "
+    "free rule when it is not Spark's, and the oracle's headroom. Brackets: 95% bootstrap intervals over jobs; vs "
+    "tuned Spark: paired over jobs. Every budget and every method: the next table, and docs/EVALUATION.md "
+    "'Cost curves'.")
+MATCHED_BUDGETS_CAPTION = (
+    "Every method at every budget of extra machine time (operator's protocol)",
+    "Per budget (0.5, 1, 2, 5% extra machine time, a share of the jobs' own): each method's flag cut (Spark's "
+    "rule: quantile x multiplier x minTaskRuntime; the KM rule: q; wait-for-tau: its margin; a model: the cut on "
+    "its score) chosen for each job on the jobs that ended before that job's first checkpoint (the largest mean "
+    "shortening of the jobs' completion time (JCT) within the budget there; no copy while fewer than NURD_HISTORY_MIN_JOBS jobs have ended or when "
+    "nothing fits), then scored on that job: nothing is tuned on the jobs it is scored on. JCT: mean over jobs "
+    "and 10 relaunch seeds, speculative copies, unlimited machines, with a 95% bootstrap interval over jobs; "
+    "extra machine: what that choice cost on these jobs (it can exceed the budget: it was chosen on earlier "
+    "ones). vs best free rule: the method minus the free rule with the largest tuned shortening of the jobs' completion time (JCT) at that budget, "
+    "per job, with a 95% paired bootstrap interval over jobs; verdict: above or below when the interval "
+    "excludes 0, else a tie. The curve's best within budget is chosen on the same jobs (an upper bound, not a "
+    "result); area to 5%: the mean over budgets 0-5% of the curve's best cut (docs/EVALUATION.md, 'Cost curves').")
+BUDGET_CURVES_CAPTION = (
+    "Figure 0. The jobs' completion-time cut against the extra machine time, every method",
+    "Each line: the best shortening of the jobs' completion time (JCT) a method's sweep reaches within a budget (its upper envelope over its flag "
+    "cuts, mean over jobs, chosen on the same jobs); dashed: the free rules' sweeps; bold black: Spark's rule "
+    "tuned on earlier jobs at each budget (an honest outcome, below its dashed in-sample envelope); star: the "
+    "oracle. Vertical lines: the budgets of the table above. Up and left is better.")
+SWEEP_CURVE_CAPTION = (
+    "Every point of every sweep",
+    "Per method and flag cut ('default': the method's own rule; Spark: q<quantile>-m<multiplier>-min<s>): the "
+    "mean over jobs of the shortening of the jobs' completion time (JCT) and of the extra machine time (percent), speculative copies, unlimited "
+    "machines, 10 relaunch seeds.")
+
+
 def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame | None = None,
                  completion_df: pd.DataFrame | None = None, *, n_boot: int = 1000, seed: int = 0,
                  notes: str | None = None, completion_seeds=range(10), ablation_df: pd.DataFrame | None = None,
                  sensitivity_df: pd.DataFrame | None = None, operator_job_metrics: pd.DataFrame | None = None,
                  speculation_df: pd.DataFrame | None = None, traces_df: pd.DataFrame | None = None,
                  speculation_jobs_df: pd.DataFrame | None = None, cost_curve_df: pd.DataFrame | None = None,
-                 reexecution_df: pd.DataFrame | None = None) -> Report:
+                 reexecution_df: pd.DataFrame | None = None, budgets_df: pd.DataFrame | None = None,
+                 sweep_curve_df: pd.DataFrame | None = None) -> Report:
     """Everything at once: Table 3 with the paper beside, earliness and completion time per method,
     F1 over time, completion time, the protocol ablation and NURD's sensitivity when given, the
     "what this run shows" paragraph, report.md and report.html. With ``operator_job_metrics`` and
@@ -484,7 +519,9 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     ``speculation_jobs_df`` (per job: stragglers.prediction.completion.speculation_jobs) adds the
     survival family's intervals against the free rules and its sentence; ``cost_curve_df`` (the
     operator's cost_curve table) its curve over the price of machine time; ``reexecution_df`` (table
-    reexecution_summary, asset reexecutions) what a copy buys on the traces' own re-executions."""
+    reexecution_summary, asset reexecutions) what a copy buys on the traces' own re-executions.
+    ``budgets_df`` and ``sweep_curve_df`` (stragglers.prediction.sweep: every method at every budget)
+    put the operator's answer first: its paragraph, the curves' figure and the matched-budget table."""
     t3 = with_completion(compare_with_paper(table3(job_metrics_df, n_boot=n_boot, seed=seed)), completion_df)
     early = story.earliness(job_metrics_df)
     tables = {"table3": t3}
@@ -493,6 +530,7 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
     figures_after: dict[str, list[str]] = {}
     captions = views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds)
     cs = None
+    answer = None
 
     def section(name: str, table: pd.DataFrame, view, *figures: tuple[str, object]) -> None:
         """Section ``name`` of the report: its table, its Markdown view and the figures (name, PNG)
@@ -553,8 +591,7 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
             figures_after["operator_view"] = ["operator_pareto"]
             captions["operator_view"] = OPERATOR_CAPTION
             captions["fig:operator_pareto"] = OPERATOR_PARETO_CAPTION
-            captions["headline"] = ("Reproducing the paper's Table 3: headline numbers", captions["headline"][1])
-            captions["table3"] = ("Reproducing the paper's Table 3", captions["table3"][1])
+            captions["headline"] = ("Reproducing the paper's protocol: headline numbers", captions["headline"][1])
             family = ""
             if speculation_jobs_df is not None and len(speculation_jobs_df):
                 verdict = operator.family_verdict(operator_job_metrics, speculation_jobs_df, n_boot=n_boot, seed=seed)
@@ -565,11 +602,32 @@ def build_report(out_dir, job_metrics_df: pd.DataFrame, f1_time_df: pd.DataFrame
             if cost_curve_df is not None and len(cost_curve_df):
                 tables["cost_curve"] = cost_curve_df
                 captions["cost_curve"] = COST_CURVE_CAPTION
-            summary = (operator.operator_paragraph(op) + family + "\n\nReproducing the paper's protocol:\n\n"
-                       + summary)
+            first = operator.operator_paragraph(op)
+            if budgets_df is not None and len(budgets_df) and sweep_curve_df is not None:
+                # the answer first (every method at every budget); the single-point table stays below it
+                first = budget_report.answer_paragraph(budgets_df, sweep_curve_df)
+                md_views["operator_view"] = md_views["operator_view"].drop(columns=["Pareto", "beats free rules"])
+                captions["operator_view"] = (OPERATOR_CAPTION[0] + ": each method at its own default",
+                                             OPERATOR_CAPTION[1].split(" Pareto:")[0])
+                tables = {"matched_budgets": budgets_df, **tables, "sweep_curve": sweep_curve_df}
+                md_views["matched_budgets"] = budget_report.budget_view(budgets_df)
+                md_views["sweep_curve"] = sweep_curve_df.assign(
+                    jct_reduction=(sweep_curve_df["jct_reduction"] * 100).round(2),
+                    extra_machine_share=(sweep_curve_df["extra_machine_share"] * 100).round(3)).rename(
+                    columns={"jct_reduction": "jobs' completion time shortened by (%)", "extra_machine_share": "extra machine (%)"})
+                plots["budget_curves"] = budget_report.plot_budget_curves(sweep_curve_df, budgets_df, d / "bc.png")
+                answer = budget_report.answer_table(budgets_df, sweep_curve_df)
+                figures_after["answer"] = ["budget_curves"]
+                captions["answer"] = ANSWER_CAPTION
+                captions["matched_budgets"] = MATCHED_BUDGETS_CAPTION
+                captions["fig:budget_curves"] = BUDGET_CURVES_CAPTION
+                captions["sweep_curve"] = SWEEP_CURVE_CAPTION
+            summary = first + family + "\n\nReproducing the paper's protocol:\n\n" + summary
         if traces_df is not None and len(traces_df):   # first: what every table below is about
             tables = {"traces": traces_df, **tables}
             captions["traces"] = TRACES_CAPTION
+        if answer is not None and len(answer):         # before all: the operator's answer and its figure
+            tables = {"answer": answer, **tables}
         path = write_report(out_dir, tables, plots, notes=notes, markdown_tables=md_views,
                             summary=summary, captions=captions, figures_after=figures_after)
     out_dir = Path(out_dir)

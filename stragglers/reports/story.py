@@ -23,6 +23,7 @@ import pandas as pd
 
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.metrics import table3
+from stragglers.reports.budgets import answer_text
 from stragglers.reports.operator import operator_headline_text, operator_paragraph
 from stragglers.reports.paper import compare_with_paper
 from stragglers.reports.render import markdown_table
@@ -167,7 +168,7 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
                         else f"; of NURD, the best baseline and the reference rules, the largest reduction is "
                              f"{display_name(top.method)}'s, {top.unlimited * 100:.1f}%." if top.unlimited > 0
                         else f"; none of NURD, the best baseline and the reference rules shortens jobs, "
-                             f"{display_name(top.method)} lengthens them least ({-top.unlimited * 100:.1f}%)."))
+                             f"{display_name(top.method)} does least harm ({jct_words(top.unlimited)})."))
         out.append(" ".join(s))
     return "\n\n".join(out)
 
@@ -239,6 +240,14 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
                        ("data docs", data_dir / "validation" / "index.html")):
         lines.append(f"  {name:<10} {path}" + ("" if path.exists() else "  (not written by this run)"))
     lines.append("")
+    budgets_path, curve_path = reports / "matched_budgets.parquet", reports / "sweep_curve.parquet"
+    if budgets_path.exists() and curve_path.exists():
+        # the operator's answer first: what to set at 2% extra machine time, and what it buys
+        import textwrap
+        lines.append("The answer (operator's protocol; every setting tuned on earlier jobs; the report's first figure):")
+        for para in answer_text(pd.read_parquet(budgets_path), pd.read_parquet(curve_path)):
+            lines += textwrap.wrap(para, 78, initial_indent="  ", subsequent_indent="  ")
+        lines.append("")
     op_path = reports / "operator_view.parquet"
     if op_path.exists():
         op = pd.read_parquet(op_path)
@@ -246,8 +255,9 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
                   "flags do to job completion time, unlimited machines; extra machine = share of the job's):"]
         lines += operator_headline_text(op)
         import textwrap
-        for para in operator_paragraph(op).split("\n\n"):
-            lines += textwrap.wrap(para, 78, initial_indent="  ", subsequent_indent="  ")
+        if not budgets_path.exists():   # else the answer above replaces it
+            for para in operator_paragraph(op).split("\n\n"):
+                lines += textwrap.wrap(para, 78, initial_indent="  ", subsequent_indent="  ")
         lines += ["", "Reproducing the paper's Table 3:"]
     if head.empty:
         lines.append("  no method has been evaluated yet")

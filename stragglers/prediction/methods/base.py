@@ -102,6 +102,30 @@ class JobHistory:
     thresholds: Mapping[str, float] = field(default_factory=dict)
 
 
+# ----------------------------------------------------------------------------- the flag threshold's sweep
+# The operator's cost curves (stragglers/prediction/sweep.py): each method's flag compares a continuous
+# score with a cut; one replay scores every cut of its grid (variants ``<name>@<cut>``). The grids, once:
+#: a predicted latency over tau (the regressors: flag at >= 1 by default)
+RATIO_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0)
+#: a probability (survival rules, PU learners, XGBOD: 0.5 by default)
+PROBABILITY_GRID: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
+#: an unsupervised detector's contamination: flag above this top share of the training scores (0.1)
+CONTAMINATION_GRID: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+#: a linear SVM's decision value (Wrangler: 0)
+DECISION_GRID: tuple[float, ...] = (-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0)
+
+
+def sweep_labels(name: str, grid) -> tuple[str, ...]:
+    """The variant names of a sweep over ``grid``: ``<name>@<cut>``."""
+    return tuple(f"{name}@{g:g}" for g in grid)
+
+
+def cut_flags(name: str, score: np.ndarray, grid, strict: bool) -> dict[str, np.ndarray]:
+    """Flags of ``score`` at every cut of ``grid`` (``score > cut`` if strict, else ``>=``)."""
+    score = np.asarray(score, dtype=float)
+    return {label: (score > g if strict else score >= g) for label, g in zip(sweep_labels(name, grid), grid)}
+
+
 # Bands of the comparison tables, in the order they are shown.
 BANDS = ("reference", "baseline", "nurd")
 
@@ -192,3 +216,13 @@ class Method:
     @property
     def variant_names(self) -> tuple[str, ...]:
         return self.variants or (self.name,)
+
+    def sweep_points(self) -> tuple[str, ...]:
+        """The variants of this method's flag-threshold sweep (``sweep_labels``); () = no sweep
+        (the method is one point: flag_all, the oracle, a rule whose point lies on another's sweep)."""
+        return ()
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        """After ``fit``: the candidates' flags at every point of ``sweep_points``. A method whose
+        score depends on which tasks are candidates (transductive detectors) scores the ones given."""
+        return {}

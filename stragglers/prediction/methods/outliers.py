@@ -65,7 +65,9 @@ from stragglers.prediction.methods._common import (
     require_finite,
     subsample,
 )
-from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods.base import (
+    CONTAMINATION_GRID, PROBABILITY_GRID, CannotFit, Method, TaskSet, cut_flags, sweep_labels,
+)
 
 CONTAMINATION = 0.1
 DEFAULT_MAX_TRAIN = 2000
@@ -161,23 +163,42 @@ class OutlierDetector(Method):
                 f"{self.name}: scores candidates among themselves; {n} candidates, "
                 f"needs >= {self._min_candidates()}"
             )
+        return self._by_chunk(candidates, self._predict, bool)
+
+    def _by_chunk(self, candidates: TaskSet, score, dtype) -> np.ndarray:
+        n = len(candidates)
         Xc = np.asarray(candidates.X, dtype=float)[:, self.cols_]
         with cannot_fit_on_error(f"{self.name} score"), quiet():
             max_train = getattr(self, "max_train", None)
             if not self.transductive or max_train is None or n <= max_train:
-                return self._predict(Xc)
+                return score(Xc)
             # quadratic in the candidates too: score seeded random chunks of
             # <= max_train candidates (each chunk among itself)
             n_chunks = int(np.ceil(n / max_train))
             perm = job_rng(self.job.seed, 12).permutation(n)
-            out = np.zeros(n, dtype=bool)
+            out = np.zeros(n, dtype=dtype)
             for part in np.array_split(perm, n_chunks):
-                out[part] = self._predict(Xc[part])
+                out[part] = score(Xc[part])
             return out
 
+    def _scores(self, Xc: np.ndarray) -> np.ndarray:
+        return require_finite(self.det_.decision_function(Xc), f"{self.name} scores")
+
     def _predict(self, Xc: np.ndarray) -> np.ndarray:
-        scores = require_finite(self.det_.decision_function(Xc), f"{self.name} scores")
-        return np.asarray(scores > self.det_.threshold_, dtype=bool)  # == pyod predict
+        return np.asarray(self._scores(Xc) > self.det_.threshold_, dtype=bool)  # == pyod predict
+
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, CONTAMINATION_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # PyOD's threshold_ is the (1 - contamination) percentile of the training scores; the sweep
+        # moves the contamination (the same scores, so the default's point is the method's flags)
+        if self.det_ is None or len(candidates) < max(1, self._min_candidates()):
+            return {}
+        scores = self._by_chunk(candidates, self._scores, float)
+        train = self.det_.decision_scores_
+        return {label: scores > np.percentile(train, 100 * (1 - c))
+                for label, c in zip(sweep_labels(self.name, CONTAMINATION_GRID), CONTAMINATION_GRID)}
 
 
 class ABODMethod(OutlierDetector):
@@ -517,3 +538,12 @@ class XGBODMethod(OutlierDetector):
 
     def _predict(self, Xc: np.ndarray) -> np.ndarray:
         return np.asarray(self.det_.predict(Xc), dtype=int) == 1
+
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, PROBABILITY_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # supervised: the classifier's probability of "running" (predict is > 0.5)
+        if self.det_ is None or not len(candidates):
+            return {}
+        return cut_flags(self.name, self._by_chunk(candidates, self._scores, float), PROBABILITY_GRID, strict=True)

@@ -18,7 +18,7 @@ from sklearn.calibration import CalibratedClassifierCV
 from sklearn.svm import SVC
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet, require_finite, subsample
-from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods.base import PROBABILITY_GRID, CannotFit, Method, TaskSet, cut_flags, sweep_labels
 
 DEFAULT_MAX_TRAIN = 2000
 
@@ -105,6 +105,16 @@ class PUElkanNoto(Method):
             return np.zeros(0, dtype=bool)
         return self.finished_probability(candidates.X) < self.params_["threshold"]
 
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, PROBABILITY_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # flagged when P(finished-like) < threshold: the sweep's cut is on that probability
+        if self.model_ is None or not len(candidates):
+            return {}
+        p = self.finished_probability(candidates.X)
+        return {k: ~f for k, f in cut_flags(self.name, p, PROBABILITY_GRID, strict=False).items()}
+
 
 class PUBagging(Method):
     """PU-BG (Mordelet & Vert 2014, "A bagging SVM to learn from positive and
@@ -173,3 +183,13 @@ class PUBagging(Method):
         except KeyError as exc:
             raise CannotFit(f"pu_bg: candidate {exc} was not among the running tasks at fit") from exc
         return sc < self.params_["threshold"]
+
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, PROBABILITY_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # flagged when the out-of-bag vote for "finished" < threshold
+        if self.scores_ is None:
+            return {}
+        sc = np.array([self.scores_.get(int(i), np.nan) for i in candidates.task_ids], dtype=float)
+        return {k: ~f & ~np.isnan(sc) for k, f in cut_flags(self.name, sc, PROBABILITY_GRID, strict=False).items()}

@@ -38,8 +38,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from stragglers.prediction.methods.base import Method, TaskSet
+from itertools import product
+
+from stragglers.prediction.methods.base import PROBABILITY_GRID, Method, TaskSet, cut_flags, sweep_labels
 from stragglers.prediction.threshold import conditional_survival
+
+#: wait_for_tau's sweep: flag once the next checkpoint reaches this share of tau (1: the rule itself)
+MARGIN_GRID: tuple[float, ...] = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5)
+#: Spark's sweep: spark.speculation.quantile x multiplier x minTaskRuntime (s); both default sets are on it
+SPARK_QUANTILES: tuple[float, ...] = (0.5, 0.75, 0.9)
+SPARK_MULTIPLIERS: tuple[float, ...] = (1.1, 1.25, 1.5, 2.0, 3.0, 4.0)
+SPARK_MIN_RUNTIMES_S: tuple[float, ...] = (0.1, 60.0, 300.0)
+SPARK_GRID: tuple[tuple[float, float, float], ...] = tuple(product(SPARK_QUANTILES, SPARK_MULTIPLIERS,
+                                                                  SPARK_MIN_RUNTIMES_S))
+
+
+def spark_label(quantile: float, multiplier: float, min_task_runtime_s: float) -> str:
+    """The sweep point of one Spark setting (parsed back by ``spark_setting``)."""
+    return f"spark_speculation@q{quantile:g}-m{multiplier:g}-min{min_task_runtime_s:g}"
+
+
+def spark_setting(label: str) -> tuple[float, float, float]:
+    """(quantile, multiplier, minTaskRuntime s) of a ``spark_label``."""
+    q, m, mn = label.split("@", 1)[1].split("-")
+    return float(q[1:]), float(m[1:]), float(mn[3:])
 
 
 class FlagAll(Method):
@@ -70,6 +92,17 @@ class WaitForTau(Method):
         before_tau = self.job.checkpoints[self.job.checkpoints < self.job.tau]
         return np.full(len(candidates), self.t_ >= before_tau[-1], dtype=bool)
 
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, MARGIN_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # the rule is margin 1: (t + step) / tau_hat(t) >= 1 online, t / (last checkpoint before tau) >= 1
+        if self.job.threshold == "online":
+            score = (self.t_ + self.job.step) / self.job.tau
+        else:
+            score = self.t_ / self.job.checkpoints[self.job.checkpoints < self.job.tau][-1]
+        return cut_flags(self.name, np.full(len(candidates), score), MARGIN_GRID, strict=False)
+
 
 class SparkSpeculation(Method):
     name = "spark_speculation"
@@ -90,13 +123,25 @@ class SparkSpeculation(Method):
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.t_ = t
-        n_tasks = len(self.job.task_ids)
+        self.n_finished_, self.n_tasks_ = len(finished), len(self.job.task_ids)
+        self.median_ = float(np.median(finished.y)) if len(finished) else np.nan
+        self.threshold_ = self._threshold(self.quantile, self.multiplier, self.min_task_runtime_s)
+
+    def _threshold(self, quantile: float, multiplier: float, min_task_runtime_s: float) -> float:
         # TaskSetManager.checkSpeculatableTasks: max(minTimeToSpeculation, multiplier x median)
-        self.threshold_ = (max(self.min_task_runtime_s, self.multiplier * float(np.median(finished.y)))
-                           if len(finished) and len(finished) >= self.quantile * n_tasks else np.inf)
+        if self.n_finished_ and self.n_finished_ >= quantile * self.n_tasks_:
+            return max(min_task_runtime_s, multiplier * self.median_)
+        return np.inf
 
     def flag(self, candidates: TaskSet) -> np.ndarray:
         return np.full(len(candidates), self.t_ > self.threshold_, dtype=bool)
+
+    def sweep_points(self) -> tuple[str, ...]:
+        return tuple(spark_label(*s) for s in SPARK_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        return {spark_label(*s): np.full(len(candidates), self.t_ > self._threshold(*s), dtype=bool)
+                for s in SPARK_GRID}
 
 
 class Spark4Speculation(SparkSpeculation):
@@ -105,6 +150,9 @@ class Spark4Speculation(SparkSpeculation):
 
     def __init__(self, quantile: float = 0.9, multiplier: float = 3.0, min_task_runtime_s: float = 0.1) -> None:
         super().__init__(quantile, multiplier, min_task_runtime_s)
+
+    def sweep_points(self) -> tuple[str, ...]:
+        return ()   # one point of spark_speculation's sweep (q 0.9, m 3)
 
 
 class KMSurvival(Method):
@@ -120,10 +168,17 @@ class KMSurvival(Method):
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         p = conditional_survival(finished.y, len(running), t, float(self.job.tau))
+        self.p_ = float(p) if np.isfinite(p) else -np.inf
         self.flag_ = bool(np.isfinite(p) and p > self.min_probability)
 
     def flag(self, candidates: TaskSet) -> np.ndarray:
         return np.full(len(candidates), self.flag_, dtype=bool)
+
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, PROBABILITY_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        return cut_flags(self.name, np.full(len(candidates), self.p_), PROBABILITY_GRID, strict=True)
 
 
 class Oracle(Method):

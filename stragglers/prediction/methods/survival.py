@@ -18,7 +18,7 @@ import numpy as np
 from scipy import optimize, special
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, nonconstant_columns, quiet, require_finite
-from stragglers.prediction.methods.base import CannotFit, Method, TaskSet
+from stragglers.prediction.methods.base import PROBABILITY_GRID, RATIO_GRID, CannotFit, Method, TaskSet, cut_flags, sweep_labels
 from stragglers.trace_formats import CLOCK_FEATURES
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -171,6 +171,16 @@ class Tobit(Method):
             raise CannotFit("tobit: not fitted")
         return self.predict(candidates.X) >= self.job.tau
 
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, RATIO_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        if self.beta_ is None:
+            return {}
+        with np.errstate(invalid="ignore", divide="ignore"):   # tau_hat may be inf: no cut is reached
+            score = self.predict(candidates.X) / self.job.tau
+        return cut_flags(self.name, score, RATIO_GRID, strict=False)
+
 
 # ---------------------------------------------------------------------------
 # Grabit
@@ -298,6 +308,16 @@ class Grabit(Method):
         pred = require_finite(self.predict(candidates.X), "grabit predictions")
         return pred >= self.job.tau
 
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, RATIO_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        if self.booster_ is None or not len(candidates):
+            return {}
+        with np.errstate(invalid="ignore", divide="ignore"):   # tau_hat may be inf: no cut is reached
+            score = self.predict(candidates.X) / self.job.tau
+        return cut_flags(self.name, score, RATIO_GRID, strict=False)
+
 
 # ---------------------------------------------------------------------------
 # CoxPH
@@ -388,6 +408,14 @@ class CoxPH(Method):
         if len(candidates) == 0:
             return np.zeros(0, dtype=bool)
         return self.conditional_survival(candidates.X) >= self.params_["threshold"]
+
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, PROBABILITY_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        if self.cph_ is None or not len(candidates):
+            return {}
+        return cut_flags(self.name, self.conditional_survival(candidates.X), PROBABILITY_GRID, strict=False)
 
 
 # ---------------------------------------------------------------------------

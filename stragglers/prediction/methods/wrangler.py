@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet
-from stragglers.prediction.methods.base import CannotFit, JobContext, Method, TaskSet
+from stragglers.prediction.methods.base import DECISION_GRID, CannotFit, JobContext, Method, TaskSet, sweep_labels
 
 
 class Wrangler(Method):
@@ -96,3 +96,17 @@ class Wrangler(Method):
             with cannot_fit_on_error("wrangler score"), quiet():
                 out[test] = self.svm_.predict(candidates.X[test]) == 1
         return out
+
+    def sweep_points(self) -> tuple[str, ...]:
+        return sweep_labels(self.name, DECISION_GRID)
+
+    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # LinearSVC.predict is decision_function > 0
+        if self.svm_ is None:
+            return {}
+        d = np.full(len(candidates), -np.inf)
+        test = np.isin(candidates.task_ids, self.test_ids_)
+        if test.any():
+            with cannot_fit_on_error("wrangler score"), quiet():
+                d[test] = self.svm_.decision_function(candidates.X[test])
+        return {k: d > g for k, g in zip(sweep_labels(self.name, DECISION_GRID), DECISION_GRID)}

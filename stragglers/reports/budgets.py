@@ -1,0 +1,267 @@
+"""The operator's answer first: every method at every budget of extra machine time.
+
+From the sweep's per-job outcomes (stragglers/prediction/sweep.py, table ``operator_sweep_outcomes``):
+one paragraph per trace ("At 2% extra machine time, Spark tuned on earlier jobs shortens these jobs
+by x% [CI]; the best learned method, M, by y% [CI]; the oracle's headroom is z%"), one figure (JCT
+cut against extra machine time: one line per method, the free rules dashed, the tuned Spark rule
+bold, the oracle a point, a legend instead of labels on the lines so none overlap) and the
+matched-budget table. Plain pandas in; every number from the tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stragglers.prediction.methods import FREE_RULES, METHODS, REFERENCE_RULES
+from stragglers.prediction.methods.rules import spark_setting
+from stragglers.prediction.sweep import DEFAULT_POINT, HEADLINE_BUDGET, NO_COPY
+from stragglers.reports import figures
+from stragglers.reports.style import display_name, style_for
+from stragglers.reports.views import jct_sentence, jct_words
+
+ORACLE = "oracle"
+SPARK = "spark_speculation"
+#: the lines the figure names in its legend beside the free rules, the tuned rule and the oracle
+NAMED_LEARNED = 5
+
+
+def is_learned(method: str) -> bool:
+    """A learned method: not a reference rule, not a reader of true labels (the oracle, Wrangler)."""
+    if method in REFERENCE_RULES:
+        return False
+    owner = next((c for c in METHODS.values() if method in (c.variants or (c.name,))), None)
+    return owner is not None and not owner.oracle
+
+
+def pct(v, digits: int = 1) -> str:
+    return "-" if v is None or pd.isna(v) else f"{v * 100:.{digits}f}%"
+
+
+def pp_interval(lo, hi) -> str:
+    return "" if pd.isna(lo) else f"[{lo * 100:+.1f}, {hi * 100:+.1f}]"
+
+
+def spark_words(point: str) -> str:
+    """'quantile 0.75, multiplier 1.5, minTaskRuntime 0.1 s' of a Spark sweep point ('none': no copy)."""
+    if point in (NO_COPY, DEFAULT_POINT):
+        return "no speculation" if point == NO_COPY else "Spark's defaults"
+    q, m, mn = spark_setting(f"{SPARK}@{point}")
+    return f"quantile {q:g}, multiplier {m:g}, minTaskRuntime {mn:g} s"
+
+
+def point_words(method: str, point: str) -> str:
+    if point == NO_COPY:
+        return "no copy"
+    if method == SPARK:
+        return spark_words(point)
+    return "its own rule" if point == DEFAULT_POINT else f"cut {point}"
+
+
+def verdict(r) -> str:
+    """Above / below the best free rule at the budget, or a tie (the 95% interval holds 0)."""
+    if pd.isna(r.diff_lo):
+        return "the reference" if r.method == r.reference else ""
+    if r.diff_lo > 0:
+        return "above"
+    if r.diff_hi < 0:
+        return "below"
+    return "tie"
+
+
+def best_learned(budgets: pd.DataFrame, budget: float) -> pd.Series | None:
+    g = budgets[(budgets["budget"] == budget) & budgets["method"].map(is_learned)]
+    return None if g.empty else g.loc[g["jct_reduction"].idxmax()]
+
+
+def flags_equal(predictions: pd.DataFrame, reference: str = "flag_all") -> pd.DataFrame:
+    """Per (trace, method): whether its flags equal ``reference``'s on every job both were scored on
+    (the same tasks flagged at the same checkpoints; NURD's on these traces, for example)."""
+    rows = []
+    for trace, p in predictions.groupby("trace", sort=True):
+        ref = p[p["method"] == reference][["job_id", "task_id", "flagged_at_s"]]
+        if ref.empty:
+            continue
+        for method, g in p[p["method"] != reference].groupby("method", sort=True):
+            both = g.merge(ref, on=["job_id", "task_id"], how="inner", suffixes=("", "_ref"))
+            a, r = both["flagged_at_s"].to_numpy(float), both["flagged_at_s_ref"].to_numpy(float)
+            same = len(both) > 0 and len(both) == len(g) and bool(
+                np.all((np.isnan(a) & np.isnan(r)) | np.isclose(a, r)))
+            rows.append((trace, method, same))
+    return pd.DataFrame(rows, columns=["trace", "method", "flags_equal_flag_all"])
+
+
+def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> str:
+    """One paragraph per trace answering "I can spend ``budget`` more machine time: what do I set,
+    and what does it buy?"; every number from ``budgets`` (``sweep.budget_table``, with
+    ``flags_equal_flag_all`` when known) and ``curves``."""
+    out = []
+    for trace, b in budgets.groupby("trace", sort=True):
+        at = b[b["budget"] == budget]
+        if at.empty:
+            continue
+        n = int(at["n_jobs"].max())
+        s = [f"**{trace}** ({n} jobs; operator's protocol; every setting tuned on the jobs that ended before each "
+             f"job). At {budget * 100:g}% extra machine time,"]
+        spark = at[at["method"] == SPARK]
+        if len(spark):
+            r = spark.iloc[0]
+            setting = ("turns speculation off (no setting kept earlier jobs within the budget) and"
+                       if r.point_mode == NO_COPY else f"with {spark_words(r.point_mode)} (its setting most chosen)")
+            s.append(f"Spark's speculation tuned on earlier jobs {setting} {jct_sentence(r.jct_reduction)} "
+                     f"[{pct(r.jct_lo)}, {pct(r.jct_hi)}] for {pct(r.extra_machine_share)} extra machine time;")
+        else:
+            s.append("Spark's rule was not evaluated on this trace;")
+        m = best_learned(b, budget)
+        if m is not None:
+            cmp = ""
+            if not pd.isna(m.diff_lo):
+                rel = "above" if m.diff_lo > 0 else "below" if m.diff_hi < 0 else "a tie with"
+                cmp = (f": {rel} the best free rule ({display_name(m.reference)}, {m['diff'] * 100:+.1f} pp "
+                       f"{pp_interval(m.diff_lo, m.diff_hi)})")
+            s.append(f"the best learned method, {display_name(m.method)} ({point_words(m.method, m.point_mode)}), "
+                     f"{jct_sentence(m.jct_reduction)} [{pct(m.jct_lo)}, {pct(m.jct_hi)}] for "
+                     f"{pct(m.extra_machine_share)}{cmp};")
+        orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
+        if len(orc):
+            o = orc.iloc[0]
+            s.append(f"the oracle's headroom is {pct(o.jct_reduction)} (every true straggler copied at the first "
+                     f"checkpoint, for {pct(o.extra_machine_share)} extra machine time).")
+        goal = b[b["method"].map(is_learned)]
+        if len(goal) and "spark_diff_lo" in goal and goal["spark_diff_lo"].notna().any():
+            n_budgets = b["budget"].nunique()
+            winners = [display_name(m) for m, g in goal.groupby("method", sort=True)
+                       if len(g) == n_budgets and bool((g["spark_diff_lo"] > 0).all())]
+            if winners:
+                s.append("Above the tuned Spark rule at every budget up to 5% (paired 95% intervals excluding a tie): "
+                         + ", ".join(winners) + ".")
+            else:   # the measured gap at each budget: the best learned method there minus the tuned rule
+                gaps = []
+                for bud, g in goal.groupby("budget", sort=True):
+                    top = g.loc[g["jct_reduction"].idxmax()]
+                    gaps.append(f"{bud * 100:g}%: {display_name(top.method)} {top.spark_diff * 100:+.1f} pp "
+                                f"{pp_interval(top.spark_diff_lo, top.spark_diff_hi)}")
+                s.append("No learned method lies above the tuned Spark rule at every budget up to 5% with a paired 95% "
+                         "interval excluding a tie; the best learned method minus the tuned rule at each budget: "
+                         + "; ".join(gaps) + ".")
+        same = (sorted(set(b[b["flags_equal_flag_all"].astype("boolean").fillna(False).astype(bool)]["method"]))
+                if "flags_equal_flag_all" in b else [])
+        if same:
+            s.append("Flags identical to flag-all's on every job (the same copies at the same checkpoints): "
+                     + ", ".join(display_name(x) for x in same) + ".")
+        out.append(" ".join(s))
+    return "\n\n".join(out)
+
+
+def answer_table(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> pd.DataFrame:
+    """The answer at ``budget``, per trace: the tuned Spark rule, the best learned method, the best
+    free rule when it is not Spark's, and the oracle (its own point: its cost is what it is)."""
+    rows = []
+    for trace, b in budgets[budgets["budget"] == budget].groupby("trace", sort=True):
+        picks = [("Spark tuned on earlier jobs", b[b["method"] == SPARK])]
+        m = best_learned(budgets[budgets["trace"] == trace], budget)
+        if m is not None:
+            picks.append(("best learned method", b[b["method"] == m.method]))
+        ref = b["reference"].dropna()
+        if len(ref) and ref.iloc[0] != SPARK:
+            picks.append(("best free rule", b[b["method"] == ref.iloc[0]]))
+        for role, r in picks:
+            if r.empty:
+                continue
+            r = r.iloc[0]
+            rows.append({"trace": trace, "who": f"{role} (at {budget * 100:g}%)",
+                         "method": display_name(r.method), "setting (most chosen)": point_words(r.method, r.point_mode),
+                         "jobs' completion time [95% CI]": f"{jct_words(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
+                         "extra machine": pct(r.extra_machine_share, 2),
+                         "vs tuned Spark [95% CI]": ("" if pd.isna(r.get("spark_diff", np.nan)) else
+                                                     f"{r.spark_diff * 100:+.1f} pp {pp_interval(r.spark_diff_lo, r.spark_diff_hi)}")})
+        orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
+        if len(orc):
+            o = orc.iloc[0]
+            rows.append({"trace": trace, "who": "headroom (its own point)", "method": display_name(ORACLE),
+                         "setting (most chosen)": "every true straggler at the first checkpoint",
+                         "jobs' completion time [95% CI]": jct_words(o.jct_reduction),
+                         "extra machine": pct(o.extra_machine_share, 2), "vs tuned Spark [95% CI]": ""})
+    return pd.DataFrame(rows)
+
+
+def budget_view(budgets: pd.DataFrame) -> pd.DataFrame:
+    """The matched-budget table for a reader: per trace and budget, each method tuned on earlier jobs
+    against the best free rule, the interval, the verdict, and the curve's in-sample best."""
+    rows = []
+    order = budgets.assign(learned=budgets["method"].map(is_learned))
+    order = order.sort_values(["trace", "budget", "learned", "jct_reduction"], ascending=[True, True, True, False])
+    for r in order.itertuples(index=False):
+        rows.append({
+            "trace": r.trace, "budget": f"{r.budget * 100:g}%",
+            "method": display_name(r.method) + ("" if r.learned else " (free rule)" if r.method in FREE_RULES
+                                                else " (reads labels)"),
+            "setting (most chosen)": point_words(r.method, r.point_mode),
+            "JCT, tuned on earlier jobs": f"{jct_words(r.jct_reduction) or 'no change'} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
+            "extra machine": pct(r.extra_machine_share, 2),
+            "vs best free rule": (verdict(r) if pd.isna(r.diff) else
+                                  f"{verdict(r)}: {r.diff * 100:+.2f} pp {pp_interval(r.diff_lo, r.diff_hi)}"),
+            "vs tuned Spark": ("" if pd.isna(getattr(r, "spark_diff", np.nan))
+                               else f"{r.spark_diff * 100:+.2f} pp {pp_interval(r.spark_diff_lo, r.spark_diff_hi)}"),
+            "curve's best (same jobs)": f"{jct_words(r.in_sample_jct_reduction) or 'no change'}",
+            "area to 5%": pct(r.area_to_5pct, 2),
+        })
+    return pd.DataFrame(rows)
+
+
+def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max: float = 0.1) -> Path:
+    """Per trace: each method's best JCT cut against extra machine time (the upper envelope of its
+    sweep, a step line up to ``x_max``); free rules dashed, the tuned Spark rule bold (its outcome at
+    each budget), the oracle a star. Named in the legend: the free rules, the tuned rule, the oracle
+    and the ``NAMED_LEARNED`` learned methods with the largest area to 5%; the others thin grey."""
+    plt = figures._plt()
+    traces = sorted(curves["trace"].unique())
+    fig, axes = plt.subplots(len(traces), 1, figsize=(11.0, 5.2 * max(1, len(traces))), squeeze=False)
+    for ax, trace in zip(axes[:, 0], traces):
+        c = curves[curves["trace"] == trace]
+        b = budgets[budgets["trace"] == trace]
+        area = b.groupby("method")["area_to_5pct"].first()
+        learned = [m for m in area.sort_values(ascending=False).index if is_learned(m)]
+        named = set(learned[:NAMED_LEARNED]) | {"nurd"}
+        xs = np.linspace(0, x_max, 201)
+        for method, g in c.groupby("method", sort=True):
+            if method == ORACLE:
+                continue
+            ex, jc = g["extra_machine_share"].to_numpy(), g["jct_reduction"].to_numpy()
+            env = [max([0.0] + [y for x, y in zip(ex, jc) if x <= v + 1e-12]) for v in xs]
+            st = style_for(method)
+            if method in FREE_RULES:
+                ax.plot(xs * 100, np.array(env) * 100, linestyle="--", color=st.color, linewidth=1.4,
+                        label=f"{display_name(method)} (free rule, its sweep)")
+            elif method in named:
+                ax.plot(xs * 100, np.array(env) * 100, color=st.color, linewidth=1.6, label=display_name(method))
+            else:
+                ax.plot(xs * 100, np.array(env) * 100, color="0.75", linewidth=0.7, zorder=1)
+        tuned = b[b["method"] == SPARK].sort_values("budget")
+        if len(tuned):
+            ax.plot(tuned["extra_machine_share"] * 100, tuned["jct_reduction"] * 100, color="black", linewidth=3.0,
+                    marker="o", label="Spark tuned on earlier jobs (at 0.5, 1, 2, 5%)", zorder=5)
+        orc = c[c["method"] == ORACLE]
+        if len(orc):
+            o = orc.iloc[0]
+            ax.scatter([min(o.extra_machine_share, x_max) * 100], [o.jct_reduction * 100], marker="*", s=220,
+                       color="gold", edgecolor="black", zorder=6,
+                       label=f"oracle ({o.extra_machine_share * 100:.1f}% extra)")
+        for bud in sorted(b["budget"].unique()):
+            ax.axvline(bud * 100, color="0.85", linewidth=0.8, zorder=0)
+        ax.set_xlim(0, x_max * 100)
+        ax.set_xlabel("extra machine time (% of the jobs' own)")
+        ax.set_ylabel("jobs' completion time shortened by (%)")
+        ax.set_title(f"{trace}: the best cut each method reaches within a budget of extra machine time "
+                     "(grey: other methods)", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return figures._save(plt, fig, path)
+
+
+def answer_text(budgets: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
+    """The paragraphs for the terminal (README command 1), Markdown bold removed."""
+    return [p.replace("**", "") for p in answer_paragraph(budgets, curves).split("\n\n") if p]

@@ -151,7 +151,7 @@ def test_setting_error_is_not_retried_and_missing_upstream_names_the_asset(tmp_p
     result = dg.materialize([traces.raw_trace], resources={"nurd": bad}, raise_on_error=False,
                             instance=dg.DagsterInstance.ephemeral())
     assert not result.success
-    assert "setting NURD_TRACE_PARTS='abc' is invalid: expected 'all' or a positive integer" in _failure_message(result)
+    assert "setting NURD_TRACE_PARTS='abc' is invalid: expected 'all', 'events' or a positive integer" in _failure_message(result)
     assert not [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]
 
     nurd = NurdSettings(data_dir=str(tmp_path / "fresh"), workers=1)

@@ -23,7 +23,7 @@ import duckdb
 
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
-from stragglers.warehouse.build import ALL_JOBS, render, stage_google
+from stragglers.warehouse.build import render, stage_google, table_params
 
 
 def _timed(fn, repeat: int) -> float:
@@ -47,8 +47,7 @@ def main() -> None:
     s = SelectionSettings(trace="google_2011")
     con = duckdb.connect()
     stage_google(con, raw, s)
-    params = s.sql_params()
-    new_sql = render("task_lifecycle", **(params | {"job_slice": ALL_JOBS}))
+    new_sql = render("task_lifecycle", **table_params(con, s, "task_lifecycle"))
     old_sql = args.old_sql.read_text().replace("${trace}", s.trace)
     rows = {}
     t_new = _timed(lambda: rows.update(new=con.execute(

@@ -31,8 +31,8 @@ from stragglers.prediction.clock import next_timed_decision, uses_online_clock
 from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
 from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings, Settings
-from stragglers.warehouse.build import (ALL_JOBS, GRID_TABLES, SETTINGS_TABLE, record_settings, render, sql_name,
-                                       step_tables)
+from stragglers.warehouse.build import (SETTINGS_TABLE, record_settings, render, sql_name, step_tables,
+                                       table_params)
 
 PROTOCOLS = ("ours", "authors", "operator")
 
@@ -243,8 +243,7 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
               if t != "task_attempts" and not t.startswith("operator_")]
     try:
         for table in tables:
-            params = selection.sql_params() | GRID_TABLES | {"job_slice": ALL_JOBS}   # shadow tables: unsliced
-            select = render(sql_name(table, selection), **params)
+            select = render(sql_name(table, selection), **table_params(con, selection, table))
             con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
             made.append(table)
         # the settings recorded with the shadow tables (read by the evaluation's consistency check)

@@ -90,8 +90,8 @@ def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
         lives = reexecution.job_first_lives(con, s.trace, pairs.job_id.unique())
         generated = None
         if FORMATS[s.trace].embedded:    # the generator's own re-runs, from its truth
-            _jobs, truth_tasks = load_truth(truth_dir(nurd.data_dir, s.trace))
-            generated = reexecution.generator_pairs(truth_tasks, min_finished=nurd.min_finished,
+            truth_jobs, truth_tasks = load_truth(truth_dir(nurd.data_dir, s.trace))
+            generated = reexecution.generator_pairs(truth_tasks, truth_jobs, min_finished=nurd.min_finished,
                                                     quantile=s.quantile, seed=nurd.seed)
         summary = reexecution.summarize(table, lives, trace=s.trace, n_boot=nurd.n_boot, seed=nurd.seed,
                                         copy_keeps=nurd.copy_keeps, generated=generated)
@@ -108,9 +108,33 @@ def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
     })
 
 
+@dg.asset_check(asset=trace_realism, name="reexecution_generator_within_real", blocking=False,
+                description="The generator's re-execution model (reexecution_summary of a generated trace) inside "
+                            "a real trace's 95% intervals on the correlation of the two lives' relative "
+                            "log-latencies and on P(second life straggles | first did) "
+                            "(stragglers/warehouse/realism.py generator_against_real); passes with a note when the "
+                            "warehouse lacks a generated or a real trace's re-executions.")
+def reexecution_generator_within_real(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        table = realism.generator_against_real(con)
+    if not len(table):
+        return dg.AssetCheckResult(passed=True, metadata={
+            "note": "no generated and real trace both with reexecution_summary in this warehouse: nothing to hold"})
+    outside = table[~table.within]
+    return dg.AssetCheckResult(passed=not len(outside), severity=dg.AssetCheckSeverity.ERROR, metadata={
+        "outside": len(outside), "table": md_table(table)},
+        description=None if not len(outside) else "; ".join(
+            f"{r.generated}'s {r.statistic} {r.value:.3f} outside {r.real}'s [{r.real_lo:.3f}, {r.real_hi:.3f}]"
+            for r in outside.itertuples()))
+
+
 checks = [
     _check(reexecutions, "reexecution_pairs_valid", "reexecution_pairs", "reexecution_pairs", google_only=True,
            params=lambda n: {"min_finished": n.min_finished},
            description="one row per rerun task with a known status (unique); every pair: two positive "
                        "latencies on two machines, its job's median and tau, >= min_finished timed first lives."),
 ]
+
+# on trace_realism, apart from ``checks`` (on reexecutions): a run of reexecutions alone need not build trace_realism
+realism_checks = [reexecution_generator_within_real]

@@ -51,7 +51,7 @@ defs = dg.Definitions(
             reports.comparison_tables, *diagnosis.assets,
             nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,
             failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning],
-    asset_checks=[*warehouse.checks, *realism.checks, *diagnosis.checks, *nodes.checks, *failures.checks],
+    asset_checks=[*warehouse.checks, *realism.checks, *realism.realism_checks, *diagnosis.checks, *nodes.checks, *failures.checks],
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation],

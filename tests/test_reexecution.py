@@ -179,23 +179,89 @@ def test_cause_aware_copies_redo_the_work_of_a_skewed_task_and_draw_otherwise():
     assert same.reduction_mean.iloc[0] == 0
 
 
-def test_generator_pairs_redo_each_task_s_work_on_a_machine_drawn_anew():
-    from stragglers.traces.synth.model import machine_slowdowns
+def _truth(causes, severity, machine_slowdown, noise=None, *, median_run_s=100.0, sigma=1e-9):
+    """A generated job's truth by hand: each finished task's work = the job's median run x its noise x its
+    cause's factor (model.latency_factor), run on its machine (no slow start)."""
+    from stragglers.traces.synth.model import latency_factor
+    n = len(causes)
+    noise = np.ones(n) if noise is None else np.asarray(noise, dtype=float)
+    work = median_run_s * noise * latency_factor(causes, severity)
+    latency_us = work * np.asarray(machine_slowdown, dtype=float) * 1e6
+    tasks = pd.DataFrame({"job_id": 9, "task_index": np.arange(n), "end_state": "FINISH", "latency_us": latency_us,
+                          "final_schedule_us": 0.0, "final_finish_us": latency_us, "slow_start_s": 0.0,
+                          "machine_slowdown": machine_slowdown, "cause": causes, "severity": severity})
+    jobs = pd.DataFrame({"job_id": [9], "median_run_s": [median_run_s], "noise_sigma": [sigma]})
+    return tasks, jobs
+
+
+def test_a_data_skew_straggler_stays_slow_elsewhere_and_a_slow_machine_s_does_not():
+    """Three first-life stragglers of 400 s in a job of 100 s tasks: data skew (4x the work), limited
+    processor (4x on a contended machine) and a task on a machine of slowdown 4. Run again elsewhere,
+    only the data-skew task does its 400 s of work again (times the new machine's slowdown >= 1)."""
     n = 25
-    work = 100.0 + np.arange(n)
-    truth = pd.DataFrame({
-        "job_id": 9, "task_index": np.arange(n), "end_state": "FINISH", "latency_us": work * 1e6 * 1.5,
-        "final_schedule_us": 0.0, "final_finish_us": work * 1e6 * 1.5, "slow_start_s": 0.0, "machine_slowdown": 1.5,
-        "cause": ["limited_processor"] + ["data_skew"] * 3 + ["none"] * (n - 4)})
-    pairs = reexecution.generator_pairs(truth, min_finished=20, quantile=0.9, seed=1)
-    assert len(pairs) == n and np.allclose(pairs.first_latency_s, work * 1.5)
-    slow = pairs.second_latency_s / work                       # the new machine's slowdown
-    assert (slow >= 1).all()
-    fifth = np.quantile(machine_slowdowns(np.random.default_rng(0), 100_000), 0.8)
-    assert slow.iloc[0] >= fifth * 0.99                          # limited processor: the slowest fifth
-    assert pairs.job_median_s.iloc[0] == pytest.approx(np.median(work * 1.5))
+    causes = ["data_skew", "limited_processor", "none"] + ["none"] * (n - 3)
+    severity = np.r_[3.0, 3.0, np.zeros(n - 2)]
+    slowdown = np.r_[1.0, 1.0, 4.0, np.ones(n - 3)]
+    tasks, jobs = _truth(causes, severity, slowdown)
+    pairs = reexecution.generator_pairs(tasks, jobs, min_finished=20, quantile=0.9, seed=1).set_index("task_id")
+    assert np.allclose(pairs.first_latency_s.loc[[0, 1, 2]], 400) and np.allclose(pairs.first_latency_s.loc[3:], 100)
+    tau = pairs.job_tau_s.iloc[0]
+    assert tau == pytest.approx(np.quantile([400.0] * 3 + [100.0] * (n - 3), 0.9))
+    assert (pairs.first_latency_s.loc[[0, 1, 2]] >= tau).all()
+    assert pairs.second_latency_s.loc[0] >= 400 >= tau                     # the skewed work goes along
+    assert (pairs.second_latency_s.loc[[1, 2]] < 2 * 100).all()            # the machine stays behind
+    assert (pairs.second_latency_s.loc[[1, 2]] < tau).all()
+    assert (pairs.second_latency_s >= 100 * np.r_[4.0, np.ones(n - 1)] - 1e-9).all()   # slowdowns are >= 1
+    assert pairs.job_median_s.iloc[0] == pytest.approx(100)
     # a job with fewer than min_finished finished tasks has no pairs
-    assert reexecution.generator_pairs(truth.head(10), min_finished=20, quantile=0.9).empty
+    assert reexecution.generator_pairs(tasks.head(10), jobs, min_finished=20, quantile=0.9).empty
+
+
+def test_the_noise_goes_along_as_far_as_its_correlation_between_lives_says():
+    """Tasks with no cause on equal machines differ only by their lognormal noise: with the noise
+    correlation 1 between lives the two relative log-latencies move together, with 0 they do not, and
+    a correlation outside [0, 1] is refused."""
+    n = 400
+    noise = np.exp(np.random.default_rng(5).normal(0.0, 0.5, size=n))
+    tasks, jobs = _truth(["none"] * n, np.zeros(n), np.ones(n), noise, sigma=0.5)
+    corr = {rho: reexecution.statistics(reexecution.generator_pairs(tasks, jobs, min_finished=20, quantile=0.9,
+                                                                     noise_corr=rho), n_boot=0)["corr"]
+            for rho in (0.0, 1.0)}
+    assert corr[1.0] > 0.9 and abs(corr[0.0]) < 0.15
+    with pytest.raises(ValueError, match="noise_corr"):
+        reexecution.generator_pairs(tasks, jobs, min_finished=20, quantile=0.9, noise_corr=1.5)
+
+
+def test_the_realism_check_fails_when_the_generator_leaves_the_real_interval(tmp_path):
+    """generator_against_real (the asset check reexecution_generator_within_real) on a real DuckDB file:
+    a 'real' trace whose second lives are independent of the first, and a generated one whose model is
+    set outside (noise correlation 1: every task keeps its noise) or inside (0) the real interval."""
+    from stragglers.warehouse.realism import generator_against_real
+    rng = np.random.default_rng(11)
+    rows = []
+    for job in range(30):
+        y1, y2 = 100 * np.exp(rng.normal(0, 0.3, 40)), 100 * np.exp(rng.normal(0, 0.3, 40))
+        rows.append(pd.DataFrame({"job_id": job, "task_id": np.arange(40), "first_latency_s": y1,
+                                  "second_latency_s": y2, "job_median_s": np.median(y1),
+                                  "job_tau_s": np.quantile(y1, 0.9), "status": "pair"}))
+    real = pd.concat(rows, ignore_index=True)
+    lives = {j: g.first_latency_s.to_numpy() for j, g in real.groupby("job_id")}
+    n = 400
+    tasks, jobs = _truth(["none"] * n, np.zeros(n), np.ones(n), np.exp(rng.normal(0, 0.3, n)), sigma=0.3)
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    for rho, want in ((1.0, False), (0.0, True)):
+        gen = reexecution.generator_pairs(tasks, jobs, min_finished=20, quantile=0.9, noise_corr=rho)
+        summary = pd.concat([
+            reexecution.summarize(real, lives, trace="real", n_boot=200, seed=0, seeds=[0]),
+            reexecution.summarize(real.head(0), {}, trace="gen", n_boot=200, seed=0, generated=gen)])
+        con.execute("CREATE OR REPLACE TABLE reexecution_summary AS SELECT * FROM summary")
+        table = generator_against_real(con).set_index("statistic")
+        assert list(table.index) == ["corr", "p_second_given_first"]
+        assert (table.generated == "gen").all() and (table.real == "real").all()
+        assert table.loc["corr", "within"] == want, (rho, table)
+    con.execute("DROP TABLE reexecution_summary")
+    assert generator_against_real(con).empty                        # nothing to hold: the check passes
+    con.close()
 
 
 def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
@@ -232,7 +298,8 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
         con.close()
     assert summary.loc["the trace's re-executions", "n_pairs"] == 0
     assert summary.loc["generator's model (every finished task re-run)", "n_pairs"] > 100
-    assert summary.loc["generator's model (every finished task re-run)", "corr"] > 0.5   # the task's work goes along
+    # only the travelling causes' work goes along: far from the 0.9 of a model where all the noise did
+    assert summary.loc["generator's model (every finished task re-run)", "corr"] < 0.5
     _jobs, truth_tasks = load_truth(truth_dir(str(tmp_path), "synthetic"))
     aware = tasks.merge(reexecution.cause_aware_copy_latency(truth_tasks), on=["job_id", "task_id"], how="left")
     assert aware.copy_latency_s.notna().any()

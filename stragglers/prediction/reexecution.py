@@ -26,8 +26,8 @@ import pandas as pd
 
 from stragglers.prediction.completion import copy_latencies, job_rng
 from stragglers.prediction.metrics import _boot_counts, _nanpercentile
-from stragglers.traces.synth.model import (COMPUTATION_SKEW, DATA_SKEW, IO_SKEW, LIMITED_PROCESSOR,
-                                           TYPICAL_SLOWDOWN, machine_slowdowns)
+from stragglers.traces.synth.model import (REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES, TYPICAL_SLOWDOWN,
+                                           latency_factor, reexecution_latency_s)
 from stragglers.warehouse.build import build_table
 from stragglers.warehouse.validation import SUITES, Frame, _between, _gxe, _has_columns, _not_null
 
@@ -174,7 +174,7 @@ def summarize(table: pd.DataFrame, job_latencies: dict, *, trace: str, n_boot: i
 
 #: causes the generator plants in the task's own work (more input, costlier records, more I/O): a copy
 #: elsewhere does the same work; the other causes are the machine's (contention) or the start's
-WORK_CAUSES = (DATA_SKEW, COMPUTATION_SKEW, IO_SKEW)
+WORK_CAUSES = TRAVELLING_CAUSES
 
 
 def _work_s(t: pd.DataFrame) -> pd.Series:
@@ -195,30 +195,35 @@ def cause_aware_copy_latency(truth_tasks: pd.DataFrame) -> pd.DataFrame:
                          "copy_latency_s": copy})
 
 
-def generator_pairs(truth_tasks: pd.DataFrame, *, min_finished: int, quantile: float, seed: int = 0) -> pd.DataFrame:
-    """Every finished task of the embedded trace run again on another machine, as the generator itself
-    re-runs a task after an eviction or a failure (stragglers/traces/synth/google.py, ``run_task``): the
-    same work (the job's median x the task's noise x its cause's latency factor: every planted cause's
-    factor stays with the task) on a machine drawn anew, from the slowest fifth for a limited-processor
-    task, without the first attempt's slow start. Work = the last attempt's run less its slow start,
-    over that machine's slowdown (truth_tasks). Jobs with at least ``min_finished`` finished tasks;
-    the frame ``statistics`` reads (its first lives are the truth's first SCHEDULE -> final FINISH)."""
+def generator_pairs(truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, *, min_finished: int, quantile: float,
+                    seed: int = 0, noise_corr: float = REEXECUTION_NOISE_CORR) -> pd.DataFrame:
+    """Every finished task of the embedded trace run again on another machine, with the generator's
+    re-execution model (stragglers.traces.synth.model.reexecution_latency_s): its travelling cause
+    (data, computation, I/O skew) at its severity and the work part of its noise (``noise_corr``) go
+    with it; the machine (drawn anew from the whole population), contention, the queueing wait and
+    the rest of the noise do not. The first life's noise is read back from the truth: its work on a
+    machine of slowdown 1 (the last attempt's run less its slow start, over that machine's slowdown)
+    over the job's median run (``truth_jobs``) and its cause's factor. Jobs with at least
+    ``min_finished`` finished tasks; the frame ``statistics`` reads (its first lives are the truth's
+    first SCHEDULE -> final FINISH); the first lives are the trace's, only the second ones are drawn."""
     t = truth_tasks[(truth_tasks["end_state"] == "FINISH") & truth_tasks["latency_us"].notna()].copy()
     t = t[t.groupby("job_id")["job_id"].transform("size") >= min_finished]
     if not len(t):
         return pd.DataFrame(columns=["job_id", "task_id", "first_latency_s", "second_latency_s",
                                      "job_median_s", "job_tau_s"])
-    rng = np.random.default_rng([int(seed), 36])
-    population = np.sort(machine_slowdowns(rng, 10_000))
-    contended = population[-len(population) // 5:]     # the generator's slow pool: the slowest fifth
-    work = _work_s(t)
-    limited = (t["cause"] == LIMITED_PROCESSOR).to_numpy()
-    slow = np.where(limited, rng.choice(contended, size=len(t)), rng.choice(population, size=len(t)))
+    jobs = truth_jobs.set_index("job_id")
+    median_run = t["job_id"].map(jobs["median_run_s"]).to_numpy(float)
+    sigma = t["job_id"].map(jobs["noise_sigma"]).to_numpy(float)
+    severity = t["severity"].to_numpy(float)
+    noise_ln = np.log(_work_s(t).to_numpy(float) / (median_run * latency_factor(t["cause"], severity)))
+    second = reexecution_latency_s(np.random.default_rng([int(seed), 36]), median_run_s=median_run,
+                                   noise_sigma=sigma, noise_ln=noise_ln, cause=t["cause"].to_numpy(),
+                                   severity=severity, noise_corr=noise_corr)
     y1 = t["latency_us"].to_numpy(float) / 1e6
     by_job = pd.Series(y1, index=t.index).groupby(t["job_id"])
     return pd.DataFrame({
         "job_id": t["job_id"].to_numpy(), "task_id": t["task_index"].to_numpy(),
-        "first_latency_s": y1, "second_latency_s": work.to_numpy(float) * slow,
+        "first_latency_s": y1, "second_latency_s": second,
         "job_median_s": by_job.transform("median").to_numpy(),
         "job_tau_s": by_job.transform(lambda v: np.quantile(v, quantile)).to_numpy(),
     })

@@ -10,9 +10,11 @@ for two traces in the warehouse, side by side, with a distance each.
   1/2 sum_k |p_a(k) - p_b(k)|, the KS analogue for unordered categories (it
   bounds the KS distance under any ordering of the categories);
 - re-execution persistence (table reexecution_summary, asset reexecutions, when both traces have
-  it): the correlation of a task's two lives' relative log-latencies, from the trace's own
-  re-executions or, where it has none, its generator's model; distance |corr_a - corr_b|, within
-  target when a's correlation lies inside b's 95 % bootstrap interval.
+  it): the correlation of a task's two lives' relative log-latencies and P(second life straggles |
+  first did), from the trace's own re-executions or, where it has none, its generator's model;
+  distance |a - b|, within target when a's value lies inside b's 95 % bootstrap interval.
+  ``generator_against_real`` is the same test one way only, the generator's model inside a real
+  trace's interval: the asset check ``reexecution_generator_within_real``.
 
 Dagster-free; ``assets/realism.py`` runs it.
 """
@@ -98,36 +100,65 @@ def compare(con: duckdb.DuckDBPyConnection, a: str, b: str) -> pd.DataFrame:
                     "critical_95": math.nan}
         row["within_target"] = bool(d < TARGET)
         rows.append(row)
-    persistence = reexecution_persistence(con, a, b)
-    if persistence is not None:
-        rows.append(persistence)
+    rows.extend(reexecution_persistence(con, a, b))
     cols = ["statistic", "measure", "distance", "critical_95", "within_target", f"n {a}", f"n {b}", a, b]
     return pd.DataFrame(rows)[cols]
 
 
 # a trace's re-executions when it has some, else its generator's model (stragglers.prediction.reexecution)
 _PERSISTENCE_SOURCES = ("the trace's re-executions", "generator's model (every finished task re-run)")
+#: the statistics of reexecution_summary held against the other trace (row name: reexecution_<statistic>)
+PERSISTENCE_STATISTICS = ("corr", "p_second_given_first")
 
 
-def reexecution_persistence(con: duckdb.DuckDBPyConnection, a: str, b: str) -> dict | None:
-    """The re-execution persistence row of ``compare`` (module doc), or None when a trace lacks it."""
+def _persistence(con: duckdb.DuckDBPyConnection, trace: str) -> tuple[str, pd.Series] | None:
+    """(source, row) of a trace's persistence numbers: its own re-executions when it has some, else
+    its generator's model; None when it has neither."""
+    cols = ", ".join(f"{c}, {c}_lo, {c}_hi" for c in PERSISTENCE_STATISTICS)
+    rows = con.execute(f"SELECT source, n_pairs, {cols} FROM reexecution_summary WHERE trace = ? AND n_pairs > 0",
+                       [trace]).df().set_index("source")
+    src = next((s for s in _PERSISTENCE_SOURCES if s in rows.index), None)
+    return None if src is None else (src, rows.loc[src])
+
+
+def reexecution_persistence(con: duckdb.DuckDBPyConnection, a: str, b: str) -> list[dict]:
+    """The re-execution persistence rows of ``compare`` (module doc); none when a trace lacks them."""
     if not wh.table_exists(con, "reexecution_summary"):
-        return None
-    found = {}
-    for trace in (a, b):
-        rows = con.execute("SELECT source, n_pairs, corr, corr_lo, corr_hi FROM reexecution_summary "
-                           "WHERE trace = ? AND n_pairs > 0", [trace]).df().set_index("source")
-        src = next((s for s in _PERSISTENCE_SOURCES if s in rows.index), None)
-        if src is None:
-            return None
-        found[trace] = rows.loc[src]
-    (ca, la, ha, na), (cb, lb, hb, nb) = ([float(found[t][c]) for c in ("corr", "corr_lo", "corr_hi", "n_pairs")]
-                                          for t in (a, b))
-    return {"statistic": "reexecution_corr", "kind": "numeric",
-            "measure": "corr difference (within: in b's 95% interval)",
-            "distance": abs(ca - cb), "critical_95": math.nan, "within_target": bool(lb <= ca <= hb),
-            f"n {a}": int(na), f"n {b}": int(nb),
-            a: f"{ca:.2f} [{la:.2f}, {ha:.2f}]", b: f"{cb:.2f} [{lb:.2f}, {hb:.2f}]"}
+        return []
+    found = [_persistence(con, t) for t in (a, b)]
+    if None in found:
+        return []
+    (_, ra), (_, rb) = found
+    out = []
+    for st in PERSISTENCE_STATISTICS:
+        (va, la, ha), (vb, lb, hb) = ([float(r[c]) for c in (st, f"{st}_lo", f"{st}_hi")] for r in (ra, rb))
+        out.append({"statistic": f"reexecution_{st}", "kind": "numeric",
+                    "measure": f"{st} difference (within: in b's 95% interval)",
+                    "distance": abs(va - vb), "critical_95": math.nan, "within_target": bool(lb <= va <= hb),
+                    f"n {a}": int(ra["n_pairs"]), f"n {b}": int(rb["n_pairs"]),
+                    a: f"{va:.2f} [{la:.2f}, {ha:.2f}]", b: f"{vb:.2f} [{lb:.2f}, {hb:.2f}]"})
+    return out
+
+
+def generator_against_real(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every (generated trace, real trace) of reexecution_summary: per persistence statistic, the
+    generator's model's value, the real re-executions' 95% interval, and whether it lies inside
+    (the realism check fails on any outside). Empty when the warehouse lacks either kind."""
+    cols = ["generated", "real", "statistic", "value", "real_lo", "real_hi", "within"]
+    if not wh.table_exists(con, "reexecution_summary"):
+        return pd.DataFrame(columns=cols)
+    traces = [t for (t,) in con.execute("SELECT DISTINCT trace FROM reexecution_summary ORDER BY trace").fetchall()]
+    found = {t: _persistence(con, t) for t in traces}
+    gen = [t for t, f in found.items() if f is not None and f[0] == _PERSISTENCE_SOURCES[1]]
+    real = [t for t, f in found.items() if f is not None and f[0] == _PERSISTENCE_SOURCES[0]]
+    rows = []
+    for g in gen:
+        for r in real:
+            for st in PERSISTENCE_STATISTICS:
+                v, lo, hi = float(found[g][1][st]), float(found[r][1][f"{st}_lo"]), float(found[r][1][f"{st}_hi"])
+                rows.append({"generated": g, "real": r, "statistic": st, "value": v, "real_lo": lo, "real_hi": hi,
+                             "within": bool(lo <= v <= hi)})
+    return pd.DataFrame(rows, columns=cols)
 
 
 def _quantiles(x: np.ndarray) -> str:

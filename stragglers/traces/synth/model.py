@@ -114,6 +114,48 @@ LOGLOGISTIC_SCALE = (CHRONIC_SLOWDOWN - 1.0) / (
 TYPICAL_SLOWDOWN = 1.0 + LOGLOGISTIC_SCALE
 
 # ---------------------------------------------------------------------------
+# Re-executions: what goes with a task's work to another machine.
+# ---------------------------------------------------------------------------
+# A task run again elsewhere after it FINISHed (a speculative copy, a rerun) does the same work: the
+# causes planted in its work (more input, costlier records, more I/O: Hound Table 4 E0-E4) go with it
+# at their severity. What belongs to the machine and the moment stays behind: the machine's slowdown
+# (drawn anew from the whole population), the contention causes (limited processor, memory, I/O, cache
+# misses: the machine's), the queueing wait and the eviction (the start's), and the part of the
+# per-task noise that is not work.
+TRAVELLING_CAUSES: tuple[str, ...] = (DATA_SKEW, COMPUTATION_SKEW, IO_SKEW)
+# FITTED (benchmarks/copy_model.py, docs/SYNTHETIC_TRACE.md "Re-executions") on the earlier half of the
+# real excerpt's re-executed jobs: the correlation of a task's lognormal noise between two lives
+# (1: all of it is work and travels; 0: all of it is the machine's and the moment's). The grid value
+# whose generated correlation of relative log-latencies is nearest the real one is 0.
+REEXECUTION_NOISE_CORR = 0.0
+
+
+def latency_factor(cause, severity) -> np.ndarray:
+    """Per task, the factor its planted cause multiplies its work by (``cause_effect(...).latency``):
+    1 + severity, except 1 for no cause, queueing (a wait, not work) and eviction."""
+    cause, severity = np.asarray(cause), np.asarray(severity, dtype=float)
+    return np.where(np.isin(cause, ["none", QUEUEING_DELAY, EVICTION]), 1.0, 1.0 + severity)
+
+
+def reexecution_latency_s(rng: np.random.Generator, *, median_run_s, noise_sigma, noise_ln, cause, severity,
+                          noise_corr: float = REEXECUTION_NOISE_CORR) -> np.ndarray:
+    """The latency (s) of a second life on another machine, per task: the job's median run x the
+    noise of the new life x the travelling cause's factor x a machine slowdown drawn anew. The
+    task's two noises, ln-normal with the job's sigma, are bivariate normal with correlation
+    ``noise_corr``: given the first life's ``noise_ln`` the second is
+    N(noise_corr * noise_ln, (1 - noise_corr^2) sigma^2) (the normal conditional). No slow start,
+    eviction or failure in the second life (it is timed SCHEDULE -> FINISH on one machine)."""
+    if not 0.0 <= noise_corr <= 1.0:
+        raise ValueError(f"noise_corr={noise_corr}: must lie in [0, 1]")
+    sigma = np.asarray(noise_sigma, dtype=float)
+    n = len(sigma)
+    second_ln = noise_corr * np.asarray(noise_ln, dtype=float) \
+        + np.sqrt(1.0 - noise_corr ** 2) * sigma * rng.standard_normal(n)
+    travel = np.where(np.isin(np.asarray(cause), TRAVELLING_CAUSES), 1.0 + np.asarray(severity, dtype=float), 1.0)
+    return np.asarray(median_run_s, dtype=float) * np.exp(second_ln) * travel * machine_slowdowns(rng, n)
+
+
+# ---------------------------------------------------------------------------
 # Failures and retries (El-Sayed et al., seed 001).
 # ---------------------------------------------------------------------------
 # Section IV-C: probability a Google task succeeds on its first attempt 98%,

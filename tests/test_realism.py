@@ -40,14 +40,19 @@ def test_reexecution_persistence_row_when_both_traces_have_it():
                     [(t, "lat", "numeric", v, None) for t in ("gen", "real") for v in (1.0, 2.0)])
     assert "reexecution_corr" not in set(compare(con, "gen", "real").statistic)     # no summary: no row
     con.execute("CREATE TABLE reexecution_summary (trace VARCHAR, source VARCHAR, n_pairs BIGINT, corr DOUBLE, "
-                "corr_lo DOUBLE, corr_hi DOUBLE)")
-    con.executemany("INSERT INTO reexecution_summary VALUES (?, ?, ?, ?, ?, ?)", [
-        ("gen", "the trace's re-executions", 0, None, None, None),          # none: the generator's model stands
-        ("gen", "generator's model (every finished task re-run)", 500, 0.93, 0.91, 0.95),
-        ("real", "the trace's re-executions", 300, -0.11, -0.24, 0.03),
-        ("real", "copy model, copy_keeps=0", 300, 0.2, 0.14, 0.3)])
-    row = compare(con, "gen", "real").set_index("statistic").loc["reexecution_corr"]
+                "corr_lo DOUBLE, corr_hi DOUBLE, p_second_given_first DOUBLE, p_second_given_first_lo DOUBLE, "
+                "p_second_given_first_hi DOUBLE)")
+    con.executemany("INSERT INTO reexecution_summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+        ("gen", "the trace's re-executions", 0, None, None, None, None, None, None),   # none: the model stands
+        ("gen", "generator's model (every finished task re-run)", 500, 0.93, 0.91, 0.95, 0.5, 0.45, 0.6),
+        ("real", "the trace's re-executions", 300, -0.11, -0.24, 0.03, 0.1, 0.01, 0.63),
+        ("real", "copy model, copy_keeps=0", 300, 0.2, 0.14, 0.3, 0.1, 0.05, 0.12)])
+    t = compare(con, "gen", "real").set_index("statistic")
+    row = t.loc["reexecution_corr"]
     assert row["distance"] == pytest.approx(1.04) and not row["within_target"]
     assert row["n gen"] == 500 and row["n real"] == 300 and row["real"] == "-0.11 [-0.24, 0.03]"
-    back = compare(con, "real", "gen").set_index("statistic").loc["reexecution_corr"]
-    assert not back["within_target"]                     # -0.11 is outside [0.91, 0.95]
+    p = t.loc["reexecution_p_second_given_first"]
+    assert p["distance"] == pytest.approx(0.4) and p["within_target"]              # 0.5 inside [0.01, 0.63]
+    back = compare(con, "real", "gen").set_index("statistic")
+    assert not back.loc["reexecution_corr", "within_target"]             # -0.11 is outside [0.91, 0.95]
+    assert not back.loc["reexecution_p_second_given_first", "within_target"]      # 0.1 outside [0.45, 0.6]

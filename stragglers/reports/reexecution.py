@@ -15,7 +15,10 @@ INTRO = ("Tasks that FINISHed, were scheduled again and FINISHed again on anothe
          "it, second life the next SCHEDULE -> FINISH; latencies relative to the job's median over its timed "
          "first lives; a straggler is a life at or above the job's latency quantile (the labels' tau). "
          "Intervals: 95% percentile bootstrap over jobs. The copy model is the simulator's (a copy's latency "
-         "is a fresh draw from the job's latencies), replayed on the same pairs over 10 seeds.")
+         "is a fresh draw from the job's latencies), replayed on the same pairs over 10 seeds. On a generated "
+         "trace, the generator's model runs every finished task again elsewhere: its data, computation or I/O "
+         "skew goes with its work; the machine, contention, the queueing wait and its noise (correlation 0 "
+         "between lives, fitted on the real excerpt's earlier jobs) stay behind.")
 
 
 def view(summary: pd.DataFrame) -> pd.DataFrame:

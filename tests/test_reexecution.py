@@ -283,8 +283,13 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
                 "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
     instance = dg.DagsterInstance.ephemeral()
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
-             warehouse.checkpoint_features, realism.reexecutions, *realism.checks]
-    assert dg.materialize(chain, resources=resources(), instance=instance).success
+             warehouse.checkpoint_features, realism.reexecutions, *realism.checks, realism.trace_realism,
+             *realism.realism_checks]
+    run = dg.materialize(chain, resources=resources(), instance=instance)
+    assert run.success
+    # one trace in the warehouse: nothing to hold the generator against, the realism check passes saying so
+    held = [c for c in run.get_asset_check_evaluations() if c.check_name == "reexecution_generator_within_real"]
+    assert len(held) == 1 and held[0].passed and "nothing to hold" in held[0].metadata["note"].value
     assert dg.materialize([prediction.baseline_eval], partition_key="oracle", resources=resources(),
                           instance=instance).success
     con = duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True)

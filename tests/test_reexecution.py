@@ -321,3 +321,42 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
         oracle[setting] = shown.loc["oracle", "jct_reduction"]
     assert oracle["on"] != pytest.approx(oracle["off"])    # the setting reaches the simulation
     assert "What a copy buys" in (tmp_path / "reports" / "report.md").read_text()
+
+
+def test_the_generator_writes_reexecutions_the_sql_reads_back_and_leaves_the_first_lives_alone(tmp_path):
+    """generate_google(reexecuted_share=...) runs a share of the finished tasks again on another machine
+    after their FINISH: sql/reexecution_pairs.sql finds exactly those (one life each, the written
+    latency, the written machines), and the first lives and the truth are those of the trace without."""
+    from stragglers.traces.synth.google import generate_google
+    kw = dict(seed=5, n_jobs=12, max_tasks=300, n_parts=3, n_machines=100)
+    plain = generate_google(tmp_path / "plain", **kw)
+    rerun = generate_google(tmp_path / "rerun", reexecuted_share=0.05, **kw)
+    assert plain.reexecutions is None and "reexecuted_tasks" not in plain.counts
+    pd.testing.assert_frame_equal(plain.truth_tasks, rerun.truth_tasks)      # first lives unchanged
+    pd.testing.assert_frame_equal(plain.truth_jobs, rerun.truth_jobs)
+    written = rerun.reexecutions
+    assert rerun.counts["reexecuted_tasks"] == len(written) > 20
+    assert (written.first_machine != written.second_machine).all()
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    settings = SelectionSettings()
+    stage_google(con, tmp_path / "rerun", settings)
+    build_selection(con, settings)
+    table = reexecution.build_pairs(con, settings, min_finished=20)
+    # every written re-execution is a rerun task of the table; the pairs are those whose job has enough lives
+    got = table.set_index(["job_id", "task_id"])
+    want = written.set_index(["job_id", "task_id"])
+    assert set(got.index) == set(want.index)
+    assert set(got.status) <= {"pair", "job_too_few_finished"} and (got.status == "pair").sum() > 10
+    pairs = got[got.status == "pair"].join(want, rsuffix="_written")
+    assert np.allclose(pairs.second_latency_s, pairs.second_latency_s_written, atol=1e-6)
+    assert (pairs.first_machine == pairs.first_machine_written).all()
+    assert (pairs.second_machine == pairs.second_machine_written).all()
+    # the trace without re-executions has no rerun task after a FINISH
+    con2 = duckdb.connect(str(tmp_path / "plain.duckdb"))
+    stage_google(con2, tmp_path / "plain", settings)
+    build_selection(con2, settings)
+    assert reexecution.build_pairs(con2, settings, min_finished=20).empty
+    with pytest.raises(ValueError, match="reexecuted_share"):
+        generate_google(tmp_path / "bad", reexecuted_share=1.5, **kw)
+    con.close()
+    con2.close()

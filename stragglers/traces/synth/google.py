@@ -215,7 +215,9 @@ class _Sim:
             ev.append([submit_us + int(rng.uniform(30, 600) * S), KILL, -1, cls])
             tr.end_state = "NEVER"
             return
-        work_s = job.median_run_s * float(rng.lognormal(0.0, job.noise_sigma)) * eff.latency
+        noise = float(rng.lognormal(0.0, job.noise_sigma))
+        tr.extra["noise"] = noise           # the re-execution writer's first-life noise
+        work_s = job.median_run_s * noise * eff.latency
         if job.median_wait_s is not None:   # waits are per job in the excerpt (generator 3)
             wait = job.median_wait_s * float(R.draw(rng, R.SCHEDULE_DELAY_OVER_JOB_MEDIAN))
         else:
@@ -306,6 +308,41 @@ class _Sim:
             attempt += 1
 
 
+def _write_reexecutions(rng, jobs, tasks_by_job, mslow, share: float) -> pd.DataFrame:
+    """Run again, after its FINISH, a share of the finished tasks of every in-window job not killed, as
+    the real trace does (sql/reexecution_pairs.sql reads them): SUBMIT just after the FINISH, SCHEDULE
+    on another machine after the excerpt's FINISH -> SCHEDULE gap, FINISH after the generator's
+    re-execution model's latency (model.reexecution_work_s x that machine's slowdown). Own random
+    stream ``rng``, after the first lives: those and the truth stay bit-identical. Returns one row per
+    task run again (job_id, task_id, first and second machine index, second_latency_s)."""
+    rows = []
+    for j in jobs:
+        if j.pre_trace or j.service or j.kill_job:
+            continue
+        for t in tasks_by_job[j.job_id]:
+            tr = t.truth
+            if tr.end_state != "FINISH" or rng.random() >= share:
+                continue
+            first_m = t.intervals[-1][0]
+            m = first_m
+            while m == first_m:
+                m = int(rng.integers(len(mslow)))
+            work = M.reexecution_work_s(rng, median_run_s=[j.median_run_s], noise_sigma=[j.noise_sigma],
+                                        noise_ln=[np.log(tr.extra["noise"])], cause=[tr.cause], severity=[tr.severity])
+            latency_us = max(int(float(work[0]) * mslow[m] * S), 1)
+            gap_us = max(int(float(R.draw(rng, R.REEXECUTION_GAP_S)) * S), 2)
+            cls = t.events[-1][3]
+            finish = tr.final_finish_us
+            start = finish + gap_us
+            t.events.append([finish + min(int(rng.uniform(0.0, 1.0) * S), gap_us // 2), SUBMIT, -1, cls])
+            t.events.append([start, SCHEDULE, m, cls])
+            t.events.append([start + latency_us, FINISH, m, cls])
+            t.intervals.append([m, start, start + latency_us, start])
+            rows.append((j.job_id, t.index, first_m, m, latency_us / S))
+    return pd.DataFrame(rows, columns=["job_id", "task_id", "first_machine_index", "second_machine_index",
+                                       "second_latency_s"])
+
+
 def _truncate(t: _Task, k_us: int) -> None:
     """Job killed at k_us: drop what happens after, KILL what is still alive."""
     tr = t.truth
@@ -347,8 +384,13 @@ def generate_google(
     submit_span_s: int = SUBMIT_SPAN_S,
     truth_dir: Path | None = None,
     other_jobs: int | None = None,
+    reexecuted_share: float = 0.0,
 ) -> M.GenerationSummary:
     """Write a synthetic clusterdata-2011-2 trace under out_dir (replacing it).
+
+    ``reexecuted_share`` > 0: that share of the finished tasks of the jobs not killed runs again on
+    another machine after its FINISH (``_write_reexecutions``; the real excerpt's rate is
+    ``real_excerpt.FINISHED_TASK_RERUN_P``); 0, the default, writes none (the embedded trace).
 
     Deterministic: same arguments -> byte-identical files. Returns the
     summary with ground-truth frames; writes them as parquet to truth_dir
@@ -359,6 +401,8 @@ def generate_google(
         truth_dir = Path(truth_dir)
         if truth_dir.resolve().is_relative_to(out_dir.resolve()):
             raise ValueError("truth_dir must not be inside the trace directory")
+    if not 0.0 <= reexecuted_share <= 1.0:
+        raise ValueError(f"reexecuted_share={reexecuted_share}: must lie in [0, 1]")
     if n_parts < 1 or n_machines < 2 or min_tasks < 2:
         raise ValueError("n_parts >= 1, n_machines >= 2, min_tasks >= 2 required")
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2011]))
@@ -443,6 +487,11 @@ def generate_google(
                 for t in tasks:
                     _truncate(t, k_us)
         tasks_by_job[j.job_id] = tasks
+
+    reexecutions = None
+    if reexecuted_share > 0:
+        reexecutions = _write_reexecutions(np.random.default_rng(np.random.SeedSequence([seed, 2011, 36])),
+                                           jobs, tasks_by_job, mslow, reexecuted_share)
 
     # at least one UPDATE_RUNNING row at every scale: mid-run of the longest
     # finished task of a non-selected job (if the random ones produced none)
@@ -558,8 +607,14 @@ def generate_google(
     )
     params = dict(seed=seed, n_jobs=n_jobs, min_tasks=min_tasks, max_tasks=max_tasks,
                   n_parts=n_parts, n_machines=n_machines, submit_span_s=submit_span_s)
+    if reexecutions is not None:
+        params["reexecuted_share"] = reexecuted_share
+        counts["reexecuted_tasks"] = len(reexecutions)
+        reexecutions = reexecutions.assign(
+            first_machine=machine_ids[reexecutions.first_machine_index.to_numpy(int)],
+            second_machine=machine_ids[reexecutions.second_machine_index.to_numpy(int)])
     summary = M.GenerationSummary("google_2011", out_dir, seed, M.GENERATOR_VERSION, params, files,
-                                  counts, truth_jobs, truth_tasks)
+                                  counts, truth_jobs, truth_tasks, reexecutions=reexecutions)
     if truth_dir is not None:
         _write_truth(truth_dir, summary)
     return summary

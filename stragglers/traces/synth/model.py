@@ -137,22 +137,27 @@ def latency_factor(cause, severity) -> np.ndarray:
     return np.where(np.isin(cause, ["none", QUEUEING_DELAY, EVICTION]), 1.0, 1.0 + severity)
 
 
-def reexecution_latency_s(rng: np.random.Generator, *, median_run_s, noise_sigma, noise_ln, cause, severity,
-                          noise_corr: float = REEXECUTION_NOISE_CORR) -> np.ndarray:
-    """The latency (s) of a second life on another machine, per task: the job's median run x the
-    noise of the new life x the travelling cause's factor x a machine slowdown drawn anew. The
-    task's two noises, ln-normal with the job's sigma, are bivariate normal with correlation
-    ``noise_corr``: given the first life's ``noise_ln`` the second is
-    N(noise_corr * noise_ln, (1 - noise_corr^2) sigma^2) (the normal conditional). No slow start,
-    eviction or failure in the second life (it is timed SCHEDULE -> FINISH on one machine)."""
+def reexecution_work_s(rng: np.random.Generator, *, median_run_s, noise_sigma, noise_ln, cause, severity,
+                       noise_corr: float = REEXECUTION_NOISE_CORR) -> np.ndarray:
+    """The work (s on a machine of slowdown 1) of a second life on another machine, per task: the
+    job's median run x the noise of the new life x the travelling cause's factor. The task's two
+    noises, ln-normal with the job's sigma, are bivariate normal with correlation ``noise_corr``:
+    given the first life's ``noise_ln`` the second is N(noise_corr * noise_ln, (1 - noise_corr^2)
+    sigma^2) (the normal conditional). No slow start, eviction or failure in the second life."""
     if not 0.0 <= noise_corr <= 1.0:
         raise ValueError(f"noise_corr={noise_corr}: must lie in [0, 1]")
     sigma = np.asarray(noise_sigma, dtype=float)
-    n = len(sigma)
     second_ln = noise_corr * np.asarray(noise_ln, dtype=float) \
-        + np.sqrt(1.0 - noise_corr ** 2) * sigma * rng.standard_normal(n)
+        + np.sqrt(1.0 - noise_corr ** 2) * sigma * rng.standard_normal(len(sigma))
     travel = np.where(np.isin(np.asarray(cause), TRAVELLING_CAUSES), 1.0 + np.asarray(severity, dtype=float), 1.0)
-    return np.asarray(median_run_s, dtype=float) * np.exp(second_ln) * travel * machine_slowdowns(rng, n)
+    return np.asarray(median_run_s, dtype=float) * np.exp(second_ln) * travel
+
+
+def reexecution_latency_s(rng: np.random.Generator, *, noise_corr: float = REEXECUTION_NOISE_CORR,
+                          **task) -> np.ndarray:
+    """``reexecution_work_s`` on a machine drawn anew from the whole population (``machine_slowdowns``)."""
+    work = reexecution_work_s(rng, noise_corr=noise_corr, **task)
+    return work * machine_slowdowns(rng, len(work))
 
 
 # ---------------------------------------------------------------------------
@@ -411,6 +416,7 @@ class GenerationSummary:
     truth_jobs: "object"            # pandas.DataFrame
     truth_tasks: "object"           # pandas.DataFrame
     truth_dir: "object" = None      # Path where the truth parquet files went
+    reexecutions: "object" = None   # pandas.DataFrame of the re-executions written (reexecuted_share > 0)
 
     @property
     def total_bytes(self) -> int:

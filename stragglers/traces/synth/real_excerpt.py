@@ -54,6 +54,12 @@ OTHER_TASK_FAIL_P = 0.027142
 # a tenth finished none. Generator 2 drew it uniformly from 0.27 to 1 (the pooled mean 0.64).
 KILLED_JOB_FINISHED_SHARE = (0.0, 0.0, 0.0, 0.85, 0.93, 0.97, 0.989194, 0.99375, 0.998047)
 
+# re-executions (sql/reexecution_pairs.sql on the excerpt; docs/EVALUATION.md, "What a copy buys"):
+# finished first lives scheduled again after their FINISH (3,841 of 311,526 finished tasks, every
+# job), and the FINISH -> next SCHEDULE gap of the 3,176 pairs
+FINISHED_TASK_RERUN_P = 3841 / 311526
+REEXECUTION_GAP_S = (2.4458, 10.344, 18.052, 29.319, 48.596, 329.04, 786.72, 1115.2, 4936.1)
+
 # per-job mean of the usage rows of the 10,000-row task_usage sample (one 5-minute window,
 # 593 jobs): one value per job, as the generator draws a job's usage level
 USAGE = {

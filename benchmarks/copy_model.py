@@ -15,7 +15,7 @@
    (today) and at each value found above; on the embedded trace also with cause_aware_copies=on.
 
     python benchmarks/copy_model.py --real REAL_DATA_DIR --embedded EMBEDDED_DATA_DIR [--real-trace google_2011]
-        [--seed 0]
+        [--seed 0] [--no-tables]
 
 A data dir holds warehouse.duckdb (and, for the embedded trace, truth/synthetic/).
 """

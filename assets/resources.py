@@ -67,7 +67,8 @@ class _SettingsViews:
 
     @property
     def scale(self) -> SyntheticScale:
-        return SyntheticScale(seed=self.synthetic_seed, n_jobs=self.synthetic_jobs, n_parts=self.synthetic_parts)
+        return SyntheticScale(seed=self.synthetic_seed, n_jobs=self.synthetic_jobs, n_parts=self.synthetic_parts,
+                              cause_mix=self.synthetic_cause_mix)
 
     # Each stage's typed settings, built here from the root model's values: the root settings module
     # imports no stage (tests/test_architecture.py), the glue may import them all.

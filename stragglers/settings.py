@@ -108,6 +108,11 @@ SYNTHETIC_SPECIAL_JOBS = 9
 
 synthetic_job_count = int_at_least(SYNTHETIC_SPECIAL_JOBS + 1)
 
+#: The embedded generator's cause mixes (the generator's CAUSE_MIXES gives each its skew share):
+#: 'hound' is Hound's published mix, the embedded trace; 'reexecution_fit' the variant whose skew share
+#: is fitted to the real re-executions (docs/SYNTHETIC_TRACE.md, "Cause mixes").
+SYNTHETIC_CAUSE_MIXES = ("hound", "reexecution_fit")
+
 
 def positive_number(v) -> str | None:
     return None if _number(v) and v > 0 else "a number > 0"
@@ -261,6 +266,9 @@ class Settings:
     synthetic_jobs: int = setting(48, env="NURD_SYNTHETIC_JOBS", check=synthetic_job_count,
                                   doc="jobs of the embedded trace")
     synthetic_parts: int = setting(8, check=int_at_least(1), doc="parts per table of the embedded trace")
+    synthetic_cause_mix: str = setting("hound", env="NURD_SYNTHETIC_CAUSE_MIX", check=one_of(*SYNTHETIC_CAUSE_MIXES),
+                                       doc="the embedded trace's cause mix: 'hound' (Hound's published mix) or "
+                                           "'reexecution_fit' (skew fitted to the real re-executions, a variant)")
     on_bad_rows: str = setting("fail", env="NURD_ON_BAD_ROWS", check=one_of(*ON_BAD_ROWS),
                                doc="a malformed trace row: 'fail' (stop, naming file and line) or "
                                    "'quarantine' (set aside in table quarantine, counted)")

@@ -29,6 +29,15 @@ class SyntheticScale:
     seed: int = 2011
     n_jobs: int = 48
     n_parts: int = 8
+    cause_mix: str = "hound"
+
+    def identity(self) -> dict:
+        """What names the generated content: the default cause mix is left out, so a trace generated
+        before there were mixes keeps its stamp and version."""
+        d = asdict(self)
+        if d["cause_mix"] == SyntheticScale.cause_mix:
+            del d["cause_mix"]
+        return d
 
 
 def raw_dir(data_dir: Path | str, trace: str) -> Path:
@@ -55,13 +64,14 @@ def _dir_stats(root: Path) -> tuple[int, int]:
 
 def _generate_google(fmt: TraceFormat, dest: Path, *, url, parts, workers, scale, log):
     stamp = dest / ".generated.json"
-    want = {"generator_version": GENERATOR_VERSION, "truth_version": TRUTH_VERSION, **asdict(scale)}
+    want = {"generator_version": GENERATOR_VERSION, "truth_version": TRUTH_VERSION, **scale.identity()}
     truth = truth_dir(dest.parent.parent, dest.name)
     generated = not (stamp.exists() and json.loads(stamp.read_text()) == want
                      and (truth / "truth_tasks.parquet").exists())
     if generated:
         log(f"generating the embedded trace at {dest} ({want})")
-        generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth)
+        generate_google(dest, seed=scale.seed, n_jobs=scale.n_jobs, n_parts=scale.n_parts, truth_dir=truth,
+                        cause_mix=scale.cause_mix)
         stamp.write_text(json.dumps(want))
 
     # The generated bucket is verified like a download: every file against SHA256SUM.
@@ -136,7 +146,7 @@ def source_version(trace: str, data_dir: Path | str, *, url: str = "",
     h = hashlib.sha256(trace.encode())
     fmt = trace_format(trace)
     if fmt.embedded:
-        h.update(json.dumps({"generator_version": GENERATOR_VERSION, **asdict(scale)}).encode())
+        h.update(json.dumps({"generator_version": GENERATOR_VERSION, **scale.identity()}).encode())
         return h.hexdigest()[:16]
     base = url or download.default_trace_url(trace)
     local = Path(base[7:] if base.startswith("file://") else base)

@@ -385,12 +385,16 @@ def generate_google(
     truth_dir: Path | None = None,
     other_jobs: int | None = None,
     reexecuted_share: float = 0.0,
+    cause_mix: str = "hound",
+    skew_share: float | None = None,
 ) -> M.GenerationSummary:
     """Write a synthetic clusterdata-2011-2 trace under out_dir (replacing it).
 
     ``reexecuted_share`` > 0: that share of the finished tasks of the jobs not killed runs again on
     another machine after its FINISH (``_write_reexecutions``; the real excerpt's rate is
     ``real_excerpt.FINISHED_TASK_RERUN_P``); 0, the default, writes none (the embedded trace).
+    ``cause_mix``: a name of ``model.CAUSE_MIXES`` (the jobs' cause mix; 'hound', the default, is the
+    embedded trace); ``skew_share`` overrides its share of the skew causes kept (the fit's grid).
 
     Deterministic: same arguments -> byte-identical files. Returns the
     summary with ground-truth frames; writes them as parquet to truth_dir
@@ -403,6 +407,10 @@ def generate_google(
             raise ValueError("truth_dir must not be inside the trace directory")
     if not 0.0 <= reexecuted_share <= 1.0:
         raise ValueError(f"reexecuted_share={reexecuted_share}: must lie in [0, 1]")
+    if cause_mix not in M.CAUSE_MIXES:
+        raise ValueError(f"cause_mix={cause_mix!r}: must be one of {', '.join(M.CAUSE_MIXES)}")
+    skew_share = M.CAUSE_MIXES[cause_mix] if skew_share is None else float(skew_share)
+    M.cause_mix_coverages(skew_share)   # bounds checked before anything is written
     if n_parts < 1 or n_machines < 2 or min_tasks < 2:
         raise ValueError("n_parts >= 1, n_machines >= 2, min_tasks >= 2 required")
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2011]))
@@ -434,7 +442,7 @@ def generate_google(
         j.user = M.hash_name("user", seed, j.kind == "service", int(rng.integers(40)))
         j.name = M.hash_name("job", seed, j.job_id)
         j.logical = M.hash_name("logical", seed, int(rng.integers(60)))
-        j.causes = M.draw_job_causes(rng)
+        j.causes = M.draw_job_causes(rng, skew_share=skew_share)
         if j.kind != "other":
             # REAL EXCERPT (generator 3): evictions and waits are properties of the job, drawn
             # per job; generator 2 drew them per task from the pooled rates
@@ -607,6 +615,8 @@ def generate_google(
     )
     params = dict(seed=seed, n_jobs=n_jobs, min_tasks=min_tasks, max_tasks=max_tasks,
                   n_parts=n_parts, n_machines=n_machines, submit_span_s=submit_span_s)
+    if skew_share != 1.0:   # the default's params (and generation.json) stay as they were
+        params.update(cause_mix=cause_mix, skew_share=skew_share)
     if reexecutions is not None:
         params["reexecuted_share"] = reexecuted_share
         counts["reexecuted_tasks"] = len(reexecutions)

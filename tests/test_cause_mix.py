@@ -81,3 +81,15 @@ def test_the_setting_reaches_the_generator_and_the_default_keeps_its_version(tmp
     assert source_version("synthetic", tmp_path) == before.hexdigest()[:16]
     assert source_version("synthetic", tmp_path, scale=SyntheticScale(cause_mix="reexecution_fit")) != \
         before.hexdigest()[:16]
+
+
+def test_switching_the_mix_regenerates_the_trace_and_the_default_is_stamped_as_before(tmp_path):
+    from stragglers.traces.fetch import fetch_trace, raw_dir
+    lines: list[str] = []
+    stamp = raw_dir(tmp_path, "synthetic") / ".generated.json"
+    fetch_trace("synthetic", tmp_path, scale=SyntheticScale(n_jobs=10, n_parts=2, cause_mix="reexecution_fit"),
+                log=lines.append)
+    assert json.loads(stamp.read_text())["cause_mix"] == "reexecution_fit"
+    fetch_trace("synthetic", tmp_path, scale=SyntheticScale(n_jobs=10, n_parts=2), log=lines.append)
+    assert "cause_mix" not in json.loads(stamp.read_text())   # a trace stamped before there were mixes is reused
+    assert sum(line.startswith("generating the embedded trace") for line in lines) == 2, lines

@@ -30,7 +30,10 @@ import numpy as np
 from stragglers.prediction.clock import next_timed_decision, uses_online_clock
 from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
-from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings, Settings
+from stragglers.prediction.settings import PROTOCOL_CHOICES, EvaluationSettings
+from stragglers.settings import Settings
+from stragglers.stage_settings import linked_values
+from stragglers.warehouse.settings import SelectionSettings
 from stragglers.warehouse.build import (SETTINGS_TABLE, record_settings, render, sql_name, step_tables,
                                        table_params)
 
@@ -90,10 +93,10 @@ def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: 
 
 
 def typed_settings(settings: Settings) -> tuple[EvaluationSettings, SelectionSettings]:
-    """The evaluation's and the selection's typed settings from the root values, with the protocol
-    preset applied (the root settings module builds no stage's settings: tests/test_architecture.py)."""
-    ev = EvaluationSettings(**{f.name: getattr(settings, f.name) for f in fields(EvaluationSettings)})
-    sel = SelectionSettings(**{f.name: getattr(settings, f.name) for f in fields(SelectionSettings)})
+    """The evaluation's and the selection's typed settings from the composed settings, with the
+    protocol preset applied."""
+    ev = EvaluationSettings(**linked_values(EvaluationSettings, settings))
+    sel = SelectionSettings(**linked_values(SelectionSettings, settings))
     return protocol_settings(settings.protocol, ev, sel)
 
 

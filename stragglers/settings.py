@@ -19,6 +19,7 @@ the closest allowed value.
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -118,11 +119,23 @@ def default(name: str):
     return Settings.model_fields[name].default
 
 
-def describe() -> str:
-    """A Markdown table of every setting, stage by stage: variable, default, meaning (the README's)."""
-    rows = ["| setting | variable | default | meaning |", "|---|---|---|---|"]
+def describe(every: bool = False) -> str:
+    """The README's settings table: every ``NURD_*`` variable, stage by stage, with its default and
+    meaning as the models declare them (tests/test_readme.py compares; scripts/settings_table.py writes
+    it); ``every``: every setting, with its bounds, whether or not a variable sets it."""
+    rows = (["| setting | variable | default | allowed | meaning |", "|---|---|---|---|---|"] if every else
+            ["| variable | default | meaning |", "|---|---|---|"])
     for stage in STAGES:
         for name, info in stage.model_fields.items():
             var = env_of(info)
-            rows.append(f"| `{name}` | {('`' + var + '`') if var else ''} | `{info.default!r}` | {info.description} |")
+            shown = f"`{info.default}`" if info.default != "" else "(empty)"
+            meaning = info.description
+            choices = typing.get_args(info.annotation) if typing.get_origin(info.annotation) is typing.Literal else ()
+            if choices and not all(f"'{c}'" in meaning for c in choices):
+                meaning += f"; one of {', '.join(f'`{c}`' for c in choices)}"
+            if every:
+                rows.append(f"| `{name}` | {f'`{var}`' if var else ''} | {shown} | "
+                            f"{expectation(info, None)[0]} | {meaning} |")
+            elif var:
+                rows.append(f"| `{var}` | {shown} | {meaning} (`{name}`) |")
     return "\n".join(rows)

@@ -53,7 +53,7 @@ class PredictionSettings(StageSettings):
                            doc="NURD calibration (the paper: 0.5; the authors' released code: 0)")
     eps: float = setting(0.05, gt=0, le=1, doc="NURD minimum weight")
     workers: int = setting(0, env="NURD_WORKERS", ge=0,
-                           doc="evaluation worker processes; 0 = one per core")
+                           doc="evaluation worker processes; 0 = one per core (the results do not depend on it)")
     min_finished: int = setting(20, ge=2,
                                 doc="jobs with fewer finished tasks are skipped (counted)")
     n_boot: int = setting(1000, ge=1, doc="bootstrap resamples over jobs")

@@ -85,7 +85,7 @@ class WarehouseSettings(StageSettings):
                                     "without task_usage in trace_realism, e.g. the real excerpt's sample")
     # DuckDB (out of core)
     duckdb_memory_limit: Annotated[str, Grammar(memory_size)] = setting(
-        "4GB", env="NURD_DUCKDB_MEMORY_LIMIT", doc="DuckDB spills to disk past this")
+        "4GB", env="NURD_DUCKDB_MEMORY_LIMIT", doc="DuckDB spills to disk (<data_dir>/duckdb_tmp) past this")
     duckdb_threads: int = setting(0, ge=0, doc="DuckDB threads; 0 = DuckDB's default")
     duckdb_slice_rows: int = setting(8_000_000, env="NURD_DUCKDB_SLICE_ROWS", ge=1000,
                                      doc="a step over the events whose SQL has a ${job_slice} condition runs in "

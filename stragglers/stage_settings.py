@@ -148,8 +148,9 @@ def describe_value(model: type[BaseModel], name: str, value) -> str:
     if info.annotation is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)   # shown as the number it is taken for
     expected, near = expectation(info, value)
+    # the variable first (what a user typed), the setting's name too (what the run config calls it)
     return (f"setting {var or name}={value!r} is invalid: expected {expected}{did_you_mean(near)} "
-            f"({info.description})")
+            f"({f'{name}: ' if var else ''}{info.description})")
 
 
 def setting_error(model: type[BaseModel], err: ValidationError) -> SettingError:

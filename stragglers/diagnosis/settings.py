@@ -28,7 +28,8 @@ PROFILE_WEIGHTS = ("strength", "share")
 
 @dataclass(frozen=True)
 class HoundSettings:
-    min_tasks: int = linked(DiagnosisSettings, "hound_min_tasks")      # Section 4.1: jobs with fewer finished tasks are left out
+    # Section 4.1: jobs with fewer finished tasks are left out
+    min_tasks: int = linked(DiagnosisSettings, "hound_min_tasks")
     seed: int = linked(PredictionSettings, "seed")
     replicas: int = linked(DiagnosisSettings, "hound_replicas")        # Algorithm 1: bootstrap replicas I of BAE
     l1_ratio: float = 0.5              # ElasticNet mix of L1 and L2 (paper: not given)
@@ -45,7 +46,8 @@ class HoundSettings:
     # "share", each learner's words weighted by the share of the job's stragglers that show them
     # (Section 5.1; learners.share_weighted). Issue 28: measured, not adopted (docs/HOUND.md).
     profile_weights: str = "strength"
-    straggler_quantile: float = linked(WarehouseSettings, "quantile", from_run=False)   # "share": a straggler's latency is above this quantile
+    # "share": a straggler's latency is above this quantile (the quantile's default, not the run's)
+    straggler_quantile: float = linked(WarehouseSettings, "quantile", from_run=False)
     # hound_with_nodes (machine_evidence): a machine is judged from at least this many tasks of other
     # jobs, the node ranking's minimum (Ouyang et al.; root setting node_min_tasks, written once there)
     node_min_tasks: int = linked(NodeRankingSettings, "node_min_tasks")

@@ -27,11 +27,13 @@ class FailureSettings:
     seed: int = linked(PredictionSettings, "seed")                          # split, forest and sampling seed
     thresholds: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)   # Figs. 7, 8, 10 (left)
     sampling_ratios: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0)   # positives per negative in training (0 = as is)
-    max_train_rows: int = linked(FailurePredictionSettings, "failure_max_train_rows")   # training rows per forest (seeded sample beyond)
+    # training rows per forest (seeded sample beyond)
+    max_train_rows: int = linked(FailurePredictionSettings, "failure_max_train_rows")
     usage_window_s: int = 300             # "first 5 minutes" of usage (Table IV)
     clone_retries: int = linked(FailurePredictionSettings, "clone_retries")        # R of Algorithm 1
     clones: int = linked(FailurePredictionSettings, "clones")                      # C of Algorithm 1
-    clone_tasks: int = linked(FailurePredictionSettings, "clone_tasks")            # tasks in each cloning train / evaluation set (VI-B)
+    # tasks in each cloning train / evaluation set (VI-B)
+    clone_tasks: int = linked(FailurePredictionSettings, "clone_tasks")
     clone_thresholds: tuple[float, ...] = (0.1, 0.5, 0.9, 0.95, 0.99)  # Table V rows
     clone_counts: tuple[int, ...] = (1, 2, 3)                          # Table V columns
 

@@ -20,18 +20,21 @@ class NodeRankingSettings(StageSettings):
     node_fit_sample: int = setting(132, ge=0,
                                    doc="node ranking: nodes whose 9 distributions are fitted, stratified by server "
                                        "type (the paper's sample of 132); 0 = every ranked node")
-    node_interval: Literal[INTERVALS] = setting("mean",
-                                 doc="node ranking: P-cores interval, 'mean' = 95% CI of the node's mean z, "
-                                     "'fitted' = central 95% of its fitted 3-parameter log-logistic")
+    node_interval: Literal[INTERVALS] = setting(
+        "mean", doc="node ranking: P-cores interval, 'mean' = 95% CI of the node's mean z, "
+                    "'fitted' = central 95% of its fitted 3-parameter log-logistic")
 
 
 
 @dataclass(frozen=True)
 class NodeSettings:
-    min_tasks_per_node: int = linked(NodeRankingSettings, "node_min_tasks")   # machines with fewer finished tasks are not ranked
-    fit_sample_nodes: int = linked(NodeRankingSettings, "node_fit_sample")    # nodes whose 9 distributions are fitted (Section IV-B)
+    # machines with fewer finished tasks are not ranked
+    min_tasks_per_node: int = linked(NodeRankingSettings, "node_min_tasks")
+    # nodes whose 9 distributions are fitted (Section IV-B)
+    fit_sample_nodes: int = linked(NodeRankingSettings, "node_fit_sample")
     confidence: float = 0.95         # confidence of the interval indicator (Table 1)
-    interval: str = linked(NodeRankingSettings, "node_interval")    # "mean": CI of the mean z; "fitted": central interval of the fit
+    # "mean": CI of the mean z; "fitted": central interval of the fit
+    interval: str = linked(NodeRankingSettings, "node_interval")
     quantile: float = 0.9            # quantile indicator (Table 1), of the fitted 3p log-logistic
     extreme_z: float = 1.0           # extreme-value possibility P(z > extreme_z), of the fitted 3p log-logistic
     seed: int = linked(PredictionSettings, "seed")     # sampling of the fitted nodes

@@ -13,7 +13,6 @@ and spill directory: overriding ``data_dir`` in the launchpad moves the warehous
 
 from __future__ import annotations
 
-import os
 import sys
 import typing
 from contextlib import contextmanager
@@ -25,24 +24,20 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import ValidationError, model_validator
 
-from stragglers.diagnosis.settings import DiagnosisSettings, HoundSettings
-from stragglers.failures.settings import FailurePredictionSettings, FailureSettings
-from stragglers.nodes.settings import NodeRankingSettings, NodeSettings
+from stragglers.diagnosis.settings import HoundSettings
+from stragglers.failures.settings import FailureSettings
+from stragglers.nodes.settings import NodeSettings
 from stragglers.prediction.protocol import typed_settings
-from stragglers.prediction.settings import PredictionSettings
-from stragglers.settings import (EngineSettings, EvaluationSettings, SelectionSettings, SettingError, Settings,
-                                 env_values)
+from stragglers.settings import (RUN_STAGES, EngineSettings, EvaluationSettings, SelectionSettings, SettingError,
+                                 Settings, env_values)
 from stragglers.stage_settings import linked_values, setting_error
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
-from stragglers.traces.settings import TraceSettings
 from stragglers.warehouse.build import storage_error
-from stragglers.warehouse.settings import WarehouseSettings
 from stragglers.warehouse.writer import writer_lock
 
 
-# the bases' fields are listed from the last base to the first: the trace's settings come first
-class PipelineSettings(dg.ConfigurableResource, FailurePredictionSettings, NodeRankingSettings, DiagnosisSettings,
-                       PredictionSettings, WarehouseSettings, TraceSettings):
+# the stages a run sets, composed (pydantic lists the bases' fields from the last base to the first)
+class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
     """Every setting of a run (stragglers.settings.RUN_STAGES): where data lives, which trace, the
     protocol (docs/PROTOCOL.md), the evaluation, Hound, the node ranking, failure prediction and DuckDB."""
 

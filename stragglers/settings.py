@@ -44,9 +44,8 @@ RUN_STAGES: tuple[type[StageSettings], ...] = (TraceSettings, WarehouseSettings,
 STAGES = RUN_STAGES + (ObservationSettings,)
 
 
-# pydantic orders the fields of a model with several bases from the last base to the first
-class Settings(ObservationSettings, FailurePredictionSettings, NodeRankingSettings, DiagnosisSettings,
-               PredictionSettings, WarehouseSettings, TraceSettings):
+# pydantic lists the fields of a model with several bases from the last base to the first
+class Settings(*reversed(STAGES)):
     """Every setting of every stage."""
 
     @model_validator(mode="after")

@@ -21,7 +21,7 @@ evaluation, which applies the settings defined here.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Iterator, Mapping, Sequence
 
 import duckdb
@@ -30,14 +30,12 @@ import numpy as np
 from stragglers.prediction.clock import next_timed_decision, uses_online_clock
 from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
-from stragglers.prediction.settings import PROTOCOL_CHOICES, EvaluationSettings
+from stragglers.prediction.settings import PROTOCOL_CHOICES, PROTOCOLS, EvaluationSettings
 from stragglers.settings import Settings
 from stragglers.stage_settings import linked_values
 from stragglers.warehouse.settings import SelectionSettings
 from stragglers.warehouse.build import (SETTINGS_TABLE, record_settings, render, sql_name, step_tables,
                                        table_params)
-
-PROTOCOLS = ("ours", "authors", "operator")
 
 #: The authors' protocol: setting -> the released code's value (docs/EVALUATION.md cites the lines).
 AUTHORS: dict[str, object] = {

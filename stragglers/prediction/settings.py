@@ -13,6 +13,8 @@ from stragglers.trace_formats import FEATURE_SETS
 from stragglers.warehouse.settings import WarehouseSettings, t0_before_threshold
 
 DECISION_CLOCKS = ("online", "legacy_grid")
+#: NURD_PROTOCOL: the presets (stragglers/prediction/protocol.py)
+PROTOCOLS = ("ours", "authors", "operator")
 # The values each protocol setting accepts (first: this pipeline's protocol, the default).
 PROTOCOL_CHOICES = {
     "latency_normalization": ("none", "job_minmax"),
@@ -62,7 +64,7 @@ class PredictionSettings(StageSettings):
     n_boot: int = setting(1000, ge=1, doc="bootstrap resamples over jobs")
     # the authors' protocol (stragglers/prediction/protocol.py; docs/EVALUATION.md cites the line of
     # their released code each setting mirrors); each default is this pipeline's protocol
-    protocol: Literal["ours", "authors", "operator"] = setting(
+    protocol: Literal[PROTOCOLS] = setting(
         "ours", env="NURD_PROTOCOL",
         doc="'authors' sets every protocol setting below, alpha, regressor and feature_mode "
             "to the authors' released code's values; 'operator' sets threshold='online', "

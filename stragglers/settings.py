@@ -29,7 +29,7 @@ from stragglers.diagnosis.settings import DiagnosisSettings
 from stragglers.failures.settings import FailurePredictionSettings
 from stragglers.nodes.settings import NodeRankingSettings
 from stragglers.prediction.settings import EngineSettings, EvaluationSettings, PredictionSettings
-from stragglers.stage_settings import SettingError, StageSettings, did_you_mean, env_of, expectation
+from stragglers.stage_settings import SettingError, StageSettings, did_you_mean, doc_of, env_of, expectation
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.settings import ObservationSettings, TraceSettings, parse_parts
 from stragglers.warehouse.settings import SelectionSettings, WarehouseSettings
@@ -110,7 +110,7 @@ def _parse(info, var: str, raw: str):
             except (ValueError, OverflowError):
                 near = None
         raise SettingError(f"setting {var}={raw!r} is invalid: expected {'an integer' if kind is int else 'a number'}"
-                           f"{did_you_mean(near)} ({info.description})") from None
+                           f"{did_you_mean(near)} ({doc_of(info)})") from None
 
 
 def default(name: str):
@@ -128,7 +128,7 @@ def describe(every: bool = False) -> str:
         for name, info in stage.model_fields.items():
             var = env_of(info)
             shown = f"`{info.default}`" if info.default != "" else "(empty)"
-            meaning = info.description
+            meaning = doc_of(info)
             choices = typing.get_args(info.annotation) if typing.get_origin(info.annotation) is typing.Literal else ()
             if choices and not all(f"'{c}'" in meaning for c in choices):
                 meaning += f"; one of {', '.join(f'`{c}`' for c in choices)}"

@@ -68,12 +68,20 @@ class Grammar:
 def setting(default, *, doc: str, env: str | None = None, **bounds) -> Any:
     """A settings field: its default, its bounds (pydantic's ``ge``, ``gt``, ``le``, ``lt``), its
     ``NURD_*`` variable and its meaning, each written here only."""
-    return Field(default, description=doc, json_schema_extra={"env": env}, **bounds)
+    # the description (shown by Dagster's launchpad) names the variable; errors and the README use the doc
+    described = doc + (f" (environment: {env})" if env else "")
+    return Field(default, description=described, json_schema_extra={"env": env, "doc": doc}, **bounds)
 
 
 def env_of(info: FieldInfo) -> str | None:
     extra = info.json_schema_extra
     return extra.get("env") if isinstance(extra, dict) else None
+
+
+def doc_of(info: FieldInfo) -> str:
+    """What the setting means (``setting``'s ``doc``)."""
+    extra = info.json_schema_extra
+    return extra.get("doc", info.description or "") if isinstance(extra, dict) else (info.description or "")
 
 
 class StageSettings(BaseModel):
@@ -150,7 +158,7 @@ def describe_value(model: type[BaseModel], name: str, value) -> str:
     expected, near = expectation(info, value)
     # the variable first (what a user typed), the setting's name too (what the run config calls it)
     return (f"setting {var or name}={value!r} is invalid: expected {expected}{did_you_mean(near)} "
-            f"({f'{name}: ' if var else ''}{info.description})")
+            f"({f'{name}: ' if var else ''}{doc_of(info)})")
 
 
 def setting_error(model: type[BaseModel], err: ValidationError) -> SettingError:

@@ -1,10 +1,10 @@
-"""The ``nurd`` resource (the settings, as Dagster config) and the ``duckdb`` warehouse resource.
+"""The ``nurd`` resource (the run's settings, as Dagster config) and the ``duckdb`` warehouse resource.
 
-``NurdSettings`` has one config field per run setting of ``stragglers.settings.Settings``,
-generated from it: the default, the variable and the description are written there
-only.  A field whose variable is set becomes an ``EnvVar`` (the UI shows where the
-value came from); the launchpad / run config overrides any field.  ``settings()``
-validates all of them at once, before any work.
+``PipelineSettings`` is the stages' settings composed (``stragglers.settings.RUN_STAGES``): its
+fields, their defaults, bounds, variables and descriptions are the stage models' (declared there
+only). A field left out of a run's config takes its ``NURD_...`` variable when that is set, else
+its default. The resource key stays ``nurd`` (docs/CONTRACT.md); ``NurdSettings``
+is the class's former name.
 
 ``WarehouseResource`` opens ``<data_dir>/warehouse.duckdb`` of the *run's* settings
 (not of the environment at load time), with the run's DuckDB memory limit, threads
@@ -13,37 +13,53 @@ and spill directory: overriding ``data_dir`` in the launchpad moves the warehous
 
 from __future__ import annotations
 
-import os
 import sys
 import typing
 from contextlib import contextmanager
-from dataclasses import fields
 from pathlib import Path
 
 import click
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
-from pydantic import Field
+from pydantic import ValidationError, model_validator
 
 from stragglers.diagnosis.settings import HoundSettings
 from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.settings import NodeSettings
 from stragglers.prediction.protocol import typed_settings
-from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings, SettingError, Settings
+from stragglers.settings import (RUN_STAGES, EngineSettings, EvaluationSettings, SelectionSettings, SettingError,
+                                 Settings, env_values)
+from stragglers.stage_settings import linked_values, setting_error
+from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 from stragglers.warehouse.build import storage_error
 from stragglers.warehouse.writer import writer_lock
-from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
-
-RUN_SETTINGS = [f for f in fields(Settings) if f.metadata["run"]]
 
 
-class _SettingsViews:
-    """Derived values; every field is a setting of ``Settings``."""
+# the stages a run sets, composed (pydantic lists the bases' fields from the last base to the first)
+class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
+    """Every setting of a run (stragglers.settings.RUN_STAGES): where data lives, which trace, the
+    protocol (docs/PROTOCOL.md), the evaluation, Hound, the node ranking, failure prediction and DuckDB."""
+
+    def __init__(self, **values):
+        try:
+            super().__init__(**values)
+        except ValidationError as err:
+            raise setting_error(Settings, err) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _environment_for_the_fields_left_out(cls, values):
+        # A run config that sets some fields rebuilds the resource from those alone: the others take
+        # the environment's values (setting synthetic_seed in the launchpad must not send data_dir back
+        # to "data" when NURD_DATA_DIR is set).
+        if isinstance(values, dict):
+            return {k: v for k, v in env_values(Settings).items() if k in cls.model_fields} | values
+        return values
 
     def settings(self) -> Settings:
         """The validated settings of this run (raises SettingError naming the first bad one)."""
-        return Settings(**{f.name: getattr(self, f.name) for f in RUN_SETTINGS})
+        return Settings(**{name: getattr(self, name) for name in type(self).model_fields})
 
     @property
     def data_path(self) -> Path:
@@ -70,8 +86,7 @@ class _SettingsViews:
         return SyntheticScale(seed=self.synthetic_seed, n_jobs=self.synthetic_jobs, n_parts=self.synthetic_parts,
                               cause_mix=self.synthetic_cause_mix)
 
-    # Each stage's typed settings, built here from the root model's values: the root settings module
-    # imports no stage (tests/test_architecture.py), the glue may import them all.
+    # Each stage's typed settings, filled from this run's settings by their linked fields.
     def selection(self) -> SelectionSettings:
         return self._with_protocol()[1]
 
@@ -87,59 +102,29 @@ class _SettingsViews:
     def hound(self) -> HoundSettings:
         """Hound's settings (stragglers/diagnosis/settings.py holds the ones not exposed here)."""
         s = self.settings()
-        return HoundSettings(min_tasks=s.hound_min_tasks, seed=s.seed, replicas=s.hound_replicas,
-                             adaboost_rounds=s.hound_adaboost_rounds, words=s.hound_words,
-                             node_min_tasks=s.node_min_tasks, workers=s.resolved_workers)
+        return HoundSettings(**linked_values(HoundSettings, s), workers=s.resolved_workers)
 
     def nodes(self) -> NodeSettings:
         """Node-ranking settings (stragglers/nodes/settings.py holds the ones not exposed here)."""
-        s = self.settings()
-        return NodeSettings(min_tasks_per_node=s.node_min_tasks, fit_sample_nodes=s.node_fit_sample,
-                            interval=s.node_interval, seed=s.seed)
+        return NodeSettings(**linked_values(NodeSettings, self.settings()))
 
     def failures(self) -> FailureSettings:
         """Failure-prediction settings (stragglers/failures/settings.py holds the ones not exposed here)."""
-        s = self.settings()
-        return FailureSettings(trees=s.failure_trees, max_train_rows=s.failure_max_train_rows,
-                               clone_retries=s.clone_retries, clones=s.clones, clone_tasks=s.clone_tasks,
-                               seed=s.seed)
+        return FailureSettings(**linked_values(FailureSettings, self.settings()))
 
 
-def _resource_class(defaults: Settings | None = None,
-                    bases: tuple = (_SettingsViews, dg.ConfigurableResource)) -> type:
-    """The resource class; ``defaults``: the values a field takes when a run's config leaves it
-    out (the code defaults, or the environment's values, see ``settings_from_env``)."""
-    hints = typing.get_type_hints(Settings)
-    namespace: dict = {"__module__": __name__, "__annotations__": {}}
-    for f in RUN_SETTINGS:
-        namespace["__annotations__"][f.name] = hints[f.name]
-        var = f.metadata["env"]
-        namespace[f.name] = Field(default=f.default if defaults is None else getattr(defaults, f.name),
-                                  description=f.metadata["doc"] + (f" (environment: {var})" if var else ""))
-    namespace["__doc__"] = ("Every setting of the pipeline (stragglers.settings.Settings): where data lives, "
-                            "which trace, the protocol (docs/PROTOCOL.md), the evaluation and DuckDB.")
-    return type("NurdSettings", bases, namespace)
+#: the class's former name (tests, scripts and other branches use it)
+NurdSettings = PipelineSettings
 
 
-NurdSettings = _resource_class()
-
-
-def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> NurdSettings:
+def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> PipelineSettings:
     """The resource as the environment configures it; every value is validated now (fail fast:
-    a bad NURD_... stops the code location from loading, naming the variable)."""
-    environ = os.environ if environ is None else environ
-    from_env = Settings.from_env(environ)
-    values = {}
-    for f in RUN_SETTINGS:
-        var = f.metadata["env"]
-        if var and environ.get(var, "") != "":
-            kind = typing.get_type_hints(Settings)[f.name]
-            values[f.name] = dg.EnvVar.int(var) if kind is int else (
-                dg.EnvVar.float(var) if kind is float else dg.EnvVar(var))
-    # A run config that sets some fields of `nurd` rebuilds the resource from the class defaults,
-    # so those defaults are the environment's values: setting synthetic_seed in the launchpad must
-    # not send data_dir back to "data" when NURD_DATA_DIR is set.
-    return _resource_class(from_env, bases=(NurdSettings,))(**values)
+    a bad NURD_... stops the code location from loading, naming the variable). The values are given
+    as values, not ``EnvVar``: an ``EnvVar.int`` is 0 until the run resolves it, which the fields'
+    bounds reject; a run's worker reads the same variables for the fields its config leaves out."""
+    values = env_values(Settings, environ)
+    Settings(**values)
+    return PipelineSettings(**{k: v for k, v in values.items() if k in PipelineSettings.model_fields})
 
 
 #: words of the Dagster commands that serve or execute runs for others (`dagster api grpc`, `dagster
@@ -174,7 +159,7 @@ class WarehouseResource(DuckDBResource):
     A run that uses it holds the warehouse's writer lock (stragglers/warehouse/writer.py) from
     start to end: a second writer fails at once, naming the run that holds it."""
 
-    nurd: NurdSettings
+    nurd: PipelineSettings
     database: str = ""     # "" = the run's <data_dir>/warehouse.duckdb
 
     def _path(self) -> Path:

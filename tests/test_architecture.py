@@ -31,10 +31,13 @@ ALLOWED: dict[str, set[str]] = {
 
 def layer(module: str) -> str:
     """``stragglers.x.y`` -> its layer (``stragglers``, ``stragglers.faults`` and
-    ``stragglers.trace_formats`` are ``base``)."""
+    ``stragglers.trace_formats`` are ``base``; ``stragglers.stage_settings`` and every stage's
+    ``settings`` module are ``settings``)."""
     parts = module.split(".")
     if len(parts) == 1 or parts[1] in ("faults", "trace_formats", "__init__"):
         return "base"
+    if parts[1] == "stage_settings" or parts[2:] == ["settings"]:
+        return "settings"   # each stage's settings module: the root composes them
     return parts[1]
 
 

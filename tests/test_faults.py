@@ -27,6 +27,7 @@ import pytest
 
 from assets import prediction, traces
 from assets.resources import NurdSettings, WarehouseResource
+from stragglers.settings import SettingError
 
 REPO = Path(__file__).resolve().parent.parent
 SELECT = "*tasks"   # staging, jobs, tasks and their checks: every kind of write, kept short
@@ -143,13 +144,18 @@ def test_download_killed_mid_file_then_resumed(tmp_path):
 
 
 def _failure_message(result) -> str:
-    return "\n".join(str(e.event_specific_data.error) for e in result.all_events if e.is_step_failure)
+    """The errors of the run's failed steps and failed resource initializations."""
+    return "\n".join(str(e.event_specific_data.error) for e in result.all_events
+                     if e.is_step_failure or e.event_type_value == "RESOURCE_INIT_FAILURE")
 
 
 def test_setting_error_is_not_retried_and_missing_upstream_names_the_asset(tmp_path):
-    bad = NurdSettings(data_dir=str(tmp_path), trace_parts="abc")
-    result = dg.materialize([traces.raw_trace], resources={"nurd": bad}, raise_on_error=False,
-                            instance=dg.DagsterInstance.ephemeral())
+    with pytest.raises(SettingError, match="NURD_TRACE_PARTS='abc'"):
+        NurdSettings(data_dir=str(tmp_path), trace_parts="abc")   # in Python: at once
+    # from a run config (the launchpad): the run fails, naming the value, and is not retried
+    result = dg.materialize([traces.raw_trace], resources={"nurd": NurdSettings(data_dir=str(tmp_path))},
+                            run_config={"resources": {"nurd": {"config": {"trace_parts": "abc"}}}},
+                            raise_on_error=False, instance=dg.DagsterInstance.ephemeral())
     assert not result.success
     assert "setting NURD_TRACE_PARTS='abc' is invalid: expected 'all', 'events' or a positive integer" in _failure_message(result)
     assert not [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]

@@ -5,11 +5,10 @@ quotes are TIMINGS.md's; the settings table is one table listing every NURD_* va
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 from pathlib import Path
 
 from stragglers.prediction.methods import REFERENCE_RULES
-from stragglers.settings import Settings
+from stragglers.settings import Settings, describe
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -88,4 +87,12 @@ def test_the_settings_table_is_one_table_of_every_variable():
     assert not section[start + len("\n".join(table)):].lstrip("\n").startswith("|")   # no split-off half
     assert all(line.startswith("|") for line in table)
     listed = {m for line in table for m in re.findall(r"^\| `(NURD_\w+)`", line)}
-    assert listed == {f.metadata["env"] for f in fields(Settings)} - {None}
+    assert listed == set(Settings.variables().values())
+
+
+def test_the_settings_table_is_generated_from_the_models():
+    """The README's table is stragglers.settings.describe() of the stages' models, as written by
+    scripts/settings_table.py (a changed default or meaning must be regenerated, not edited twice)."""
+    section = _section("Settings")
+    start = section.index("| variable | default | meaning |")
+    assert section[start:section.index("\n\n", start)] == describe()

@@ -10,7 +10,11 @@ import pytest
 
 from assets import traces, warehouse
 from assets.resources import NurdSettings, WarehouseResource, settings_from_env
-from stragglers.settings import EvaluationSettings, SelectionSettings, Settings, SettingError
+from stragglers.diagnosis.settings import HoundSettings
+from stragglers.failures.settings import FailureSettings
+from stragglers.nodes.settings import NodeSettings
+from stragglers.settings import (RUN_STAGES, STAGES, EngineSettings, EvaluationSettings, SelectionSettings, Settings,
+                                 SettingError)
 from stragglers.warehouse.build import recorded_settings
 from stragglers.warehouse.validation import DEFAULT_PARAMS
 
@@ -18,9 +22,9 @@ from stragglers.warehouse.validation import DEFAULT_PARAMS
 def test_every_default_is_the_models():
     model = Settings()
     resource = NurdSettings()
-    for f in fields(Settings):
-        if f.metadata["run"]:
-            assert getattr(resource, f.name) == getattr(model, f.name), f.name
+    assert set(NurdSettings.model_fields) == set(Settings.model_fields) - {"automation", "observe_cron"}
+    for name in NurdSettings.model_fields:
+        assert getattr(resource, name) == getattr(model, name), name
     for sub in (SelectionSettings(), EvaluationSettings(workers=1)):
         for f in fields(sub):
             if f.name != "workers":
@@ -30,7 +34,7 @@ def test_every_default_is_the_models():
 
 
 def test_public_variables_are_kept():
-    env = {f.metadata["env"] for f in fields(Settings)} - {None}
+    env = set(Settings.variables().values())
     assert {"NURD_DATA_DIR", "NURD_TRACE", "NURD_TRACE_URL", "NURD_TRACE_PARTS", "NURD_SEED", "NURD_WORKERS",
             "NURD_FEATURE_MODE", "NURD_SYNTHETIC_JOBS", "NURD_DUCKDB_MEMORY_LIMIT", "NURD_AUTOMATION",
             "NURD_OBSERVE_CRON", "NURD_ON_BAD_ROWS"} <= env
@@ -104,3 +108,41 @@ def test_feature_set_the_trace_lacks_is_a_setting_error():
         Settings(trace="alibaba_2018", feature_set="events")
     with pytest.raises(SettingError, match="NURD_FEATURE_SET"):
         settings_from_env({"NURD_FEATURE_SET": "both"})
+
+
+def test_each_stage_owns_its_settings_and_the_root_only_composes_them():
+    """Every setting is declared by exactly one stage's model; the root model and the Dagster resource
+    have exactly the stages' fields (the resource: those a run sets)."""
+    declared = [name for stage in STAGES for name in stage.model_fields]
+    assert len(declared) == len(set(declared))
+    assert set(Settings.model_fields) == set(declared)
+    assert set(NurdSettings.model_fields) == {name for stage in RUN_STAGES for name in stage.model_fields}
+    for stage in STAGES:
+        assert stage.__module__.startswith("stragglers.") and stage.__module__.endswith(".settings")
+        assert stage.__module__ != "stragglers.settings"
+
+
+@pytest.mark.parametrize("typed", [SelectionSettings, EvaluationSettings, EngineSettings, HoundSettings,
+                                   NodeSettings, FailureSettings])
+def test_typed_settings_take_defaults_and_bounds_from_the_models(typed):
+    """A typed setting of a stage's code that a run sets is linked to its model's field: the same
+    default, and a bad value is the model's one-line error naming the variable."""
+    linked = [f for f in fields(typed) if "setting" in f.metadata]
+    assert linked
+    for f in linked:
+        model, setting = f.metadata["setting"]
+        assert f.default == model.model_fields[setting].default, f.name
+        assert setting in Settings.model_fields
+
+
+def test_a_bound_is_checked_by_the_declaration_wherever_the_value_comes_from():
+    line = "setting NURD_HOUND_MIN_TASKS=3 is invalid: expected an integer >= 5; did you mean 5?"
+    for make in (lambda: HoundSettings(min_tasks=3), lambda: Settings(hound_min_tasks=3),
+                 lambda: NurdSettings(hound_min_tasks=3), lambda: Settings.from_env({"NURD_HOUND_MIN_TASKS": "3"})):
+        with pytest.raises(SettingError) as e:
+            make()
+        assert str(e.value).startswith(line) and "\n" not in str(e.value)
+    with pytest.raises(SettingError, match=r"NURD_PROTOCOL='operatr' is invalid: .*did you mean 'operator'\?"):
+        NurdSettings(protocol="operatr")   # a launchpad value
+    with pytest.raises(SettingError, match=r"setting node_fit_sample=-1 is invalid: expected an integer >= 0"):
+        NodeSettings(fit_sample_nodes=-1)

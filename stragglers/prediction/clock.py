@@ -21,7 +21,8 @@ The paper's protocols (``threshold="oracle"``) keep the paper's grid (``job_chec
 
 from __future__ import annotations
 
-from stragglers.settings import EvaluationSettings, spec
+from stragglers.prediction.settings import EvaluationSettings
+from stragglers.warehouse.settings import WarehouseSettings
 
 #: (decision times, features) the replay reads: the paper's grid, the operator's clock
 PAPER_TABLES = ("job_checkpoints", "checkpoint_features")
@@ -57,7 +58,7 @@ def clock_caption(finished_percent: int | None = None, interval_s: int | None = 
                   doubling_after: int | None = None) -> str:
     """The online clock in words for the report (the settings' defaults where not given)."""
     def value(name, given):
-        return spec(name).default if given is None else given
+        return WarehouseSettings.model_fields[name].default if given is None else given
 
     pct, every, double = (value("clock_finished_percent", finished_percent), value("clock_interval_s", interval_s),
                           value("clock_doubling_after", doubling_after))

@@ -21,7 +21,7 @@ evaluation, which applies the settings defined here.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Iterator, Mapping, Sequence
 
 import duckdb
@@ -30,11 +30,12 @@ import numpy as np
 from stragglers.prediction.clock import next_timed_decision, uses_online_clock
 from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
-from stragglers.settings import PROTOCOL_CHOICES, EvaluationSettings, SelectionSettings, Settings
+from stragglers.prediction.settings import PROTOCOL_CHOICES, PROTOCOLS, EvaluationSettings
+from stragglers.settings import Settings
+from stragglers.stage_settings import linked_values
+from stragglers.warehouse.settings import SelectionSettings
 from stragglers.warehouse.build import (SETTINGS_TABLE, record_settings, render, sql_name, step_tables,
                                        table_params)
-
-PROTOCOLS = ("ours", "authors", "operator")
 
 #: The authors' protocol: setting -> the released code's value (docs/EVALUATION.md cites the lines).
 AUTHORS: dict[str, object] = {
@@ -90,10 +91,10 @@ def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: 
 
 
 def typed_settings(settings: Settings) -> tuple[EvaluationSettings, SelectionSettings]:
-    """The evaluation's and the selection's typed settings from the root values, with the protocol
-    preset applied (the root settings module builds no stage's settings: tests/test_architecture.py)."""
-    ev = EvaluationSettings(**{f.name: getattr(settings, f.name) for f in fields(EvaluationSettings)})
-    sel = SelectionSettings(**{f.name: getattr(settings, f.name) for f in fields(SelectionSettings)})
+    """The evaluation's and the selection's typed settings from the composed settings, with the
+    protocol preset applied."""
+    ev = EvaluationSettings(**linked_values(EvaluationSettings, settings))
+    sel = SelectionSettings(**linked_values(SelectionSettings, settings))
     return protocol_settings(settings.protocol, ev, sel)
 
 

@@ -26,7 +26,8 @@ import duckdb
 
 from stragglers import SQL_DIR
 from stragglers.faults import failpoint
-from stragglers.settings import CHECKPOINT_GRIDS, SelectionSettings, Settings
+from stragglers.settings import Settings
+from stragglers.warehouse.settings import CHECKPOINT_GRIDS, SelectionSettings
 from stragglers.trace_formats import RAW_COLUMNS
 from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.warehouse import locate

@@ -46,7 +46,7 @@ os.environ["GX_ANALYTICS_ENABLED"] = "false"
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from stragglers.settings import default  # noqa: E402
+from stragglers.warehouse.settings import WarehouseSettings  # noqa: E402
 from stragglers.trace_formats import FORMATS, GOOGLE_FEATURES, RAW_COLUMNS  # noqa: E402
 
 try:  # POSIX file lock for the shared docs_dir (several Dagster processes).
@@ -64,8 +64,8 @@ __all__ = [
 
 DEFAULT_PARAMS: dict[str, Any] = {
     # the pipeline's settings (stragglers/settings.py); the checks pass the run's values
-    "min_tasks": default("min_tasks"),  # jobs: n_tasks >= min_tasks; tasks: sizes the global share tolerance
-    "quantile": default("quantile"),  # straggler = latency above the per-job q-quantile
+    "min_tasks": WarehouseSettings.model_fields["min_tasks"].default,  # jobs: n_tasks >= min_tasks; tasks: sizes the global share tolerance
+    "quantile": WarehouseSettings.model_fields["quantile"].default,  # straggler = latency above the per-job q-quantile
     "share_tol": 0.03,  # floor of the straggler-share tolerance
     "share_slack_tasks": 2,  # per-job tolerance is max(share_tol, slack / n_tasks)
     "straggler_share_mostly": 1.0,  # fraction of jobs that must be within tolerance

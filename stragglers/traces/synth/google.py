@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.settings import SYNTHETIC_SPECIAL_JOBS
+from stragglers.traces.settings import SYNTHETIC_SPECIAL_JOBS
 
 from . import model as M
 from . import real_excerpt as R

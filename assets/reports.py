@@ -111,7 +111,7 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                               "reexecution_summary")}
         op_predictions = (con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions")
                           .df() if table_exists(con, "operator_predictions") else None)
-        sweep = (con.execute("SELECT * FROM operator_sweep_outcomes").df()
+        sweep = (con.execute("SELECT * FROM operator_sweep_outcomes ORDER BY ALL").df()
                  if table_exists(con, "operator_sweep_outcomes") else None)
         earlier = earlier_by_trace(con, sorted(sweep["trace"].unique())) if sweep is not None and len(sweep) else {}
         if extra["operator_job_metrics"] is not None and len(extra["operator_job_metrics"]):

@@ -28,13 +28,6 @@ class SettingError(ValueError):
     """A setting has a value the pipeline cannot use."""
 
 
-def require(cond: bool, name: str, value, expected: str) -> None:
-    """Raise a SettingError naming the setting, its value and what was expected unless ``cond``: the
-    check of the systems' internal constants (those no variable or run config sets)."""
-    if not cond:
-        raise SettingError(f"setting {name}={value!r} is invalid: expected {expected}")
-
-
 def closest_word(value, words, cutoff: float = 0.0) -> str | None:
     """The word of ``words`` nearest ``value`` by difflib's ratio (None when none reaches ``cutoff``)."""
     found = difflib.get_close_matches(str(value).strip().lower(), list(words), n=1, cutoff=cutoff)
@@ -184,6 +177,53 @@ def linked(model: type[BaseModel], name: str, *, from_run: bool = True) -> Any:
                              metadata={"setting": (model, name), "from_run": from_run})
 
 
+def constant(default, *, setting: str, choices: tuple | None = None, **bounds) -> Any:
+    """A typed settings' internal constant (no variable or run config sets it): its default and its
+    bounds (pydantic's ``ge``, ``gt``, ``le``, ``lt``; ``choices`` for a word), declared here once and
+    checked by ``check_linked`` against the field's type (a tuple's bounds hold for each element,
+    ``None`` passes where the type allows it). ``setting`` names it in the error's line."""
+    return dataclasses.field(default=default, metadata={"constant": setting, "choices": choices, "bounds": bounds})
+
+
+def _bounded(tp, bounds: dict, choices: tuple | None):
+    """``tp`` with ``bounds`` on its numbers (each element of a tuple; the value of an optional)."""
+    if choices is not None:
+        return typing.Literal[choices]
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is tuple:
+        return tuple[_bounded(args[0], bounds, None), ...]
+    if type(None) in args:
+        (inner,) = [a for a in args if a is not type(None)]
+        return typing.Optional[_bounded(inner, bounds, None)]
+    # strict: an integer constant takes no 2.0 nor True, as the stages' settings
+    return typing.Annotated[tp, Field(strict=tp is int, **bounds)]
+
+
+def _constant_words(tp, bounds: dict, choices: tuple | None) -> str:
+    if choices is not None:
+        return f"one of {', '.join(repr(c) for c in choices)}"
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is tuple:
+        return _constant_words(args[0], bounds, None).replace("an integer", "integers").replace("a number", "numbers")
+    if type(None) in args:
+        (inner,) = [a for a in args if a is not type(None)]
+        return "None or " + _constant_words(inner, bounds, None)
+    kind = "an integer" if tp is int else "a number"
+    if {"le", "lt"} & set(bounds) and {"ge", "gt"} & set(bounds):
+        lo, hi = bounds.get("ge", bounds.get("gt")), bounds.get("le", bounds.get("lt"))
+        return f"{kind} in {'(' if 'gt' in bounds else '['}{lo}, {hi}{')' if 'lt' in bounds else ']'}"
+    ops = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+    return " and ".join(f"{kind} {ops[k]} {v}" for k, v in bounds.items()) or kind
+
+
+@functools.cache
+def _constant_adapter(cls: type, name: str) -> tuple[TypeAdapter, str]:
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    tp = typing.get_type_hints(cls)[name]
+    bounds, choices = f.metadata["bounds"], f.metadata["choices"]
+    return TypeAdapter(_bounded(tp, bounds, choices)), _constant_words(tp, bounds, choices)
+
+
 @functools.cache
 def _adapter(model: type[BaseModel], name: str) -> TypeAdapter:
     info = model.model_fields[name]
@@ -192,12 +232,19 @@ def _adapter(model: type[BaseModel], name: str) -> TypeAdapter:
 
 def check_linked(obj) -> None:
     """Check every linked field of dataclass ``obj`` by its setting's declaration (a float setting
-    given an integer becomes that float, as the models do)."""
+    given an integer becomes that float, as the models do), and every ``constant`` by its bounds."""
     for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if "constant" in f.metadata:
+            adapter, words = _constant_adapter(type(obj), f.name)
+            try:
+                adapter.validate_python(value)
+            except ValidationError:
+                raise SettingError(f"setting {f.metadata['constant']}={value!r} is invalid: expected {words}") from None
+            continue
         if "setting" not in f.metadata:
             continue
         model, name = f.metadata["setting"]
-        value = getattr(obj, f.name)
         try:
             checked = _adapter(model, name).validate_python(value)
         except ValidationError:

@@ -146,3 +146,23 @@ def test_a_bound_is_checked_by_the_declaration_wherever_the_value_comes_from():
         NurdSettings(protocol="operatr")   # a launchpad value
     with pytest.raises(SettingError, match=r"setting node_fit_sample=-1 is invalid: expected an integer >= 0"):
         NodeSettings(fit_sample_nodes=-1)
+
+
+@pytest.mark.parametrize("typed, values, line", [
+    (HoundSettings, {"trim": 0.5}, "setting hound_trim=0.5 is invalid: expected a number in [0, 0.5)"),
+    (HoundSettings, {"ssw_min_grid": 2.0}, "setting hound_ssw_min_grid=2.0 is invalid: expected an integer >= 2"),
+    (HoundSettings, {"ssw_sign_tol": -1}, "setting hound_ssw_sign_tol=-1 is invalid: expected None or a number >= 0"),
+    (HoundSettings, {"profile_weights": "sharee"},
+     "setting hound_profile_weights='sharee' is invalid: expected one of 'strength', 'share'"),
+    (NodeSettings, {"confidence": 1.0}, "setting node_confidence=1.0 is invalid: expected a number in [0.5, 1)"),
+    (FailureSettings, {"thresholds": (0.1, 1.0)},
+     "setting thresholds=(0.1, 1.0) is invalid: expected numbers in (0, 1)"),
+])
+def test_a_constant_is_checked_by_the_bounds_on_its_field(typed, values, line):
+    """The typed settings' internal constants declare their bounds on the field (``constant``), like the
+    stages' settings: one line names the constant, and values inside the bounds pass."""
+    with pytest.raises(SettingError) as err:
+        typed(**values)
+    assert str(err.value) == line
+    name = next(iter(values))
+    assert getattr(typed(**{name: getattr(typed(), name)}), name) == getattr(typed(), name)

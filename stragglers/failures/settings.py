@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from stragglers.prediction.settings import PredictionSettings
-from stragglers.stage_settings import StageSettings, check_linked, linked, require, setting
+from stragglers.stage_settings import StageSettings, check_linked, constant, linked, setting
 
 
 class FailurePredictionSettings(StageSettings):
@@ -23,10 +23,11 @@ class FailurePredictionSettings(StageSettings):
 @dataclass(frozen=True)
 class FailureSettings:
     trees: int = linked(FailurePredictionSettings, "failure_trees")                # random-forest trees (Section V-A)
-    train_fraction: float = 0.7           # share of jobs in the training set (split by job)
+    train_fraction: float = constant(0.7, setting="failure_train_fraction", gt=0, lt=1)   # share of jobs in the training set (split by job)
     seed: int = linked(PredictionSettings, "seed")                          # split, forest and sampling seed
-    thresholds: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)   # Figs. 7, 8, 10 (left)
-    sampling_ratios: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0)   # positives per negative in training (0 = as is)
+    thresholds: tuple[float, ...] = constant((0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), setting="thresholds",
+                                             gt=0, lt=1)   # Figs. 7, 8, 10 (left)
+    sampling_ratios: tuple[float, ...] = constant((0.0, 0.25, 0.5, 1.0), setting="sampling_ratios", ge=0)   # positives per negative in training (0 = as is)
     # training rows per forest (seeded sample beyond)
     max_train_rows: int = linked(FailurePredictionSettings, "failure_max_train_rows")
     usage_window_s: int = 300             # "first 5 minutes" of usage (Table IV)
@@ -38,10 +39,7 @@ class FailureSettings:
     clone_counts: tuple[int, ...] = (1, 2, 3)                          # Table V columns
 
     def __post_init__(self) -> None:
-        check_linked(self)   # the run's settings, by their declarations
-        require(0 < self.train_fraction < 1, "failure_train_fraction", self.train_fraction, "a number in (0, 1)")
-        require(all(0 < t < 1 for t in self.thresholds), "thresholds", self.thresholds, "numbers in (0, 1)")
-        require(all(r >= 0 for r in self.sampling_ratios), "sampling_ratios", self.sampling_ratios, "numbers >= 0")
+        check_linked(self)   # the run's settings by their declarations, the constants by their bounds
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from stragglers.prediction.settings import PredictionSettings
-from stragglers.stage_settings import StageSettings, check_linked, linked, require, setting
+from stragglers.stage_settings import StageSettings, check_linked, constant, linked, setting
 
 INTERVALS = ("mean", "fitted")
 
@@ -32,17 +32,15 @@ class NodeSettings:
     min_tasks_per_node: int = linked(NodeRankingSettings, "node_min_tasks")
     # nodes whose 9 distributions are fitted (Section IV-B)
     fit_sample_nodes: int = linked(NodeRankingSettings, "node_fit_sample")
-    confidence: float = 0.95         # confidence of the interval indicator (Table 1)
+    confidence: float = constant(0.95, setting="node_confidence", ge=0.5, lt=1)   # confidence of the interval indicator (Table 1)
     # "mean": CI of the mean z; "fitted": central interval of the fit
     interval: str = linked(NodeRankingSettings, "node_interval")
-    quantile: float = 0.9            # quantile indicator (Table 1), of the fitted 3p log-logistic
+    quantile: float = constant(0.9, setting="node_quantile", gt=0, lt=1)   # quantile indicator (Table 1), of the fitted 3p log-logistic
     extreme_z: float = 1.0           # extreme-value possibility P(z > extreme_z), of the fitted 3p log-logistic
     seed: int = linked(PredictionSettings, "seed")     # sampling of the fitted nodes
 
     def __post_init__(self) -> None:
-        check_linked(self)   # the run's settings, by their declarations
-        require(0.5 <= self.confidence < 1, "node_confidence", self.confidence, "a number in [0.5, 1)")
-        require(0 < self.quantile < 1, "node_quantile", self.quantile, "a number in (0, 1)")
+        check_linked(self)   # the run's settings by their declarations, the constants by their bounds
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -320,6 +320,7 @@ PRODUCED_BY = {
     "task_lifecycle": "jobs", "jobs": "jobs", "usage_windows": "tasks", "task_outcomes": "tasks", "tasks": "tasks",
     "selection_funnel": "selection_funnel", "job_checkpoints": "checkpoint_features",
     "event_features": "checkpoint_features", "task_attempts": "checkpoint_features",
+    "job_runs": "checkpoint_features", "machine_streams": "checkpoint_features",
     "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
     "reexecution_pairs": "reexecutions",
     "operator_checkpoints": "checkpoint_features", "operator_event_features": "checkpoint_features",
@@ -658,8 +659,9 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
     return {"jobs": ("task_lifecycle", "jobs") if google else ("jobs",),
             "tasks": ("usage_windows", "task_outcomes", "tasks") if google else ("task_outcomes", "tasks"),
             "selection_funnel": ("selection_funnel",),
-            "checkpoint_features": ("job_checkpoints", "task_attempts", "event_features", "checkpoint_features",
-                                    "operator_checkpoints", "operator_event_features", "operator_checkpoint_features")
+            "checkpoint_features": ("job_checkpoints", "task_attempts", *EVENT_STREAM_TABLES, "event_features",
+                                    "checkpoint_features", "operator_checkpoints", "operator_event_features",
+                                    "operator_checkpoint_features")
             if google else ("job_checkpoints", "checkpoint_features", "operator_checkpoints",
                             "operator_checkpoint_features")}[step]
 
@@ -748,6 +750,20 @@ def build_task_attempts(con: duckdb.DuckDBPyConnection, settings: SelectionSetti
         return build_table(con, "task_attempts", settings)
 
 
+#: The streams event_features reads that need every job (built once, before its slices).
+EVENT_STREAM_TABLES = ("job_runs", "machine_streams")
+
+
+def build_event_streams(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
+    """``job_runs`` (per job: submit, end, name, latencies; sliced by job ids, job_events read once)
+    then ``machine_streams`` (per machine: load, bad endings, history), the streams of every job
+    that event_features (and its operator twin) read slice by slice."""
+    with sliced_source(con, settings.trace, "job_runs", view="stg_job_events"):
+        counts = {"job_runs": build_table(con, "job_runs", settings)}
+    counts["machine_streams"] = build_table(con, "machine_streams", settings)
+    return counts
+
+
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """job_checkpoints -> (Google: task_attempts -> event_features) -> checkpoint_features, from
     ``tasks``. On a trace without usage the usage features have no value (0 after imputation);
@@ -755,6 +771,7 @@ def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) 
     counts = {"job_checkpoints": build_table(con, "job_checkpoints", settings)}
     if settings.is_google_format:
         counts["task_attempts"] = build_task_attempts(con, settings)
+        counts |= build_event_streams(con, settings)
         counts["event_features"] = build_table(con, "event_features", settings)
     counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
     # the same features on the operator's decision clock, until each job's last task ends

@@ -90,3 +90,16 @@ def test_a_sliced_step_says_how_far_it_is_and_how_long_is_left(tmp_path):
     assert con.execute("SELECT count(DISTINCT job_id) FROM numbers").fetchone()[0] == 40
     assert lines[0].startswith("numbers: slice 1/4 of job ids (25%)") and "s left" in lines[0]
     assert lines[-1].startswith("numbers: slice 4/4") and lines[-1].endswith("done")
+
+
+def test_a_long_unsliced_statement_says_how_far_it_is(tmp_path):
+    """One long statement (an unsliced table, a scan of every part): DuckDB's progress counter,
+    read beside the running query, goes to the run's log with the time left at that pace."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("CREATE TABLE numbers AS SELECT range AS x FROM range(30000000)")
+    lines: list[str] = []
+    with wh.progress_to(lines.append), wh.statement_progress(con, "grouped", every_s=0.05):
+        n = con.execute("SELECT count(*) FROM (SELECT x % 100003 AS g, median(x) FROM numbers GROUP BY g)").fetchone()[0]
+    assert n == 100003
+    assert lines and all(line.startswith("grouped: ") and "% of the query in" in line and line.endswith(
+        "s left at this pace") for line in lines), lines

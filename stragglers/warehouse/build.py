@@ -284,8 +284,11 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
                 if name not in have:
                     con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {dtype}')
         con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
+        if len(slices) == 1:
+            with statement_progress(con, table):
+                con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
         progress = SliceProgress(table, len(slices))
-        for i, sql in enumerate(slices):
+        for i, sql in enumerate(slices if len(slices) > 1 else []):
             con.execute(f"INSERT INTO {table} BY NAME {sql}")
             progress(i + 1)
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
@@ -388,7 +391,10 @@ def count_staged_rows(con: duckdb.DuckDBPyConnection, trace: str, views) -> tupl
     if inputs is not None and recorded_inputs(con, "staged_trace:rows", trace) == inputs:
         return recorded_settings(con, "staged_trace:rows", trace), False
     with located_errors(con, "staged_trace"):
-        counts = {f"rows_{v}": count_rows(con, v) for v in views}
+        counts = {}
+        for v in views:
+            with statement_progress(con, f"staged_trace: counting {v}"):
+                counts[f"rows_{v}"] = count_rows(con, v)
     with transaction(con):
         record_settings(con, "staged_trace:rows", trace, counts, inputs)
     return counts, True
@@ -439,7 +445,7 @@ def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: s
     (_progress_log.get() or _LOG.info)(f"{what}: {n} slices of job ids (duckdb_slice_rows="
                                        f"{slice_rows(con)}); {view} read once into table sliced_{view} first")
     copy = f'"{database}".main.sliced_{view}'
-    with located_errors(con, what):
+    with located_errors(con, what), statement_progress(con, f"{what}: reading {view} once"):
         con.execute(f'CREATE OR REPLACE TABLE {copy} AS SELECT * FROM "{database}".main.{view}')
     con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {copy}")
     try:
@@ -483,6 +489,40 @@ class SliceProgress:
         (_progress_log.get() or _LOG.info)(
             f"{self.table}: slice {done}/{self.total} of job ids ({100 * done / self.total:.0f}%) "
             f"in {elapsed:.0f} s; {left}")
+
+
+@contextmanager
+def statement_progress(con: duckdb.DuckDBPyConnection, what: str, every_s: float = 10.0):
+    """While the block runs one long statement on ``con`` (a step of one query: an unsliced table,
+    a scan of every part), say every ``every_s`` how far DuckDB's own progress counter is and
+    about how long is left at that pace, to the run's log or this module's logger. A thread reads
+    ``query_progress()`` (made to be read beside a running query); the bar itself is not printed."""
+    import threading
+
+    log = _progress_log.get() or _LOG.info
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    stop = threading.Event()
+    started = time.perf_counter()
+
+    def watch() -> None:
+        while not stop.wait(every_s):
+            try:
+                done = con.query_progress()
+            except duckdb.Error:
+                return
+            elapsed = time.perf_counter() - started
+            if done and 0 < done < 100:
+                log(f"{what}: {done:.0f}% of the query in {elapsed:.0f} s; about "
+                    f"{elapsed * (100 - done) / done:.0f} s left at this pace")
+
+    watcher = threading.Thread(target=watch, name=f"progress:{what}", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
 
 
 REQUIRED_GOOGLE_TABLES = ("job_events", "task_events")   # the selection needs only events

@@ -51,6 +51,8 @@ def test_sliced_under_a_tight_limit_equals_one_unlimited_run(tiled, tmp_path):
     sliced = _build(tiled, tmp_path / "sliced.duckdb", memory_limit="300MB", slice_rows=300_000)
     slices = wh.job_slices(sliced, "google_2011")
     assert len(slices) >= 4 and slices[-1] == "job_id IS NULL"
+    machines = wh.machine_slices(sliced, "google_2011")   # machine_streams: ranges of machine ids
+    assert len(machines) == len(slices) and machines[-1] == "machine_id IS NULL"
     sliced.execute(f"ATTACH '{tmp_path / 'whole.duckdb'}' AS whole (READ_ONLY)")
     for table in TABLES:
         n = sliced.execute(f"SELECT count(*) FROM {table}").fetchone()[0]

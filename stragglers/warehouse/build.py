@@ -215,7 +215,7 @@ def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, ta
     return settings.sql_params() | grid | {
         "has_usage": "false" if usage_absent_reason(con, settings.trace) else "true",
         "task_event_parts_missing": missing_parts(con, settings.trace, "task_events"),
-        "job_slice": ALL_JOBS} | extra
+        "job_slice": ALL_JOBS, "machine_slice": ALL_JOBS} | extra
 
 
 def table_inputs(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> str:
@@ -265,7 +265,7 @@ def require_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, exp
 
 
 def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str | list[str], trace: str,
-                       settings: dict | None = None, inputs: str | None = None) -> int:
+                       settings: dict | None = None, inputs: str | None = None, unit: str = "job ids") -> int:
     """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction,
     recording the ``settings`` they were built with (table ``table_settings``). A list: the
     slices of one query (build_table), inserted one after the other in the same transaction."""
@@ -287,7 +287,7 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
         if len(slices) == 1:
             with statement_progress(con, table):
                 con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
-        progress = SliceProgress(table, len(slices))
+        progress = SliceProgress(table, len(slices), unit=unit)
         for i, sql in enumerate(slices if len(slices) > 1 else []):
             con.execute(f"INSERT INTO {table} BY NAME {sql}")
             progress(i + 1)
@@ -349,11 +349,14 @@ def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionS
     one transaction: the same rows, in the same order, in memory bounded by the slice."""
     params = table_params(con, settings, table, **extra)
     name = sql_name(table, settings)
-    slices = job_slices(con, settings.trace) if "${job_slice}" in sql_text(name) else [ALL_JOBS]
+    text = sql_text(name)
+    key, unit = ("job_slice", "job ids") if "${job_slice}" in text else ("machine_slice", "machine ids")
+    slices = (job_slices(con, settings.trace) if key == "job_slice"
+              else machine_slices(con, settings.trace) if "${machine_slice}" in text else [ALL_JOBS])
     with located_errors(con, table):
-        return replace_trace_rows(con, table, [render(name, **(params | {"job_slice": c})) for c in slices],
+        return replace_trace_rows(con, table, [render(name, **(params | {key: c})) for c in slices],
                                   settings.trace, settings=settings.as_dict(),
-                                  inputs=table_inputs(con, table, settings, **extra))
+                                  inputs=table_inputs(con, table, settings, **extra), unit=unit)
 
 
 # --------------------------------------------------------------------------- bounded memory: slices of jobs
@@ -426,6 +429,24 @@ def job_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
     return slices
 
 
+def machine_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
+    """Conditions on ``machine_id`` that split the trace's attempts (task_attempts) into as many
+    consecutive ranges of machine ids as job_slices has slices (approximate quantiles: a machine
+    never straddles two ranges), then the attempts without a machine; [ALL_JOBS] when the trace
+    fits one slice. A query whose state is per machine (a window partitioned by machine) gives
+    the same rows range by range."""
+    n = slice_count(con, trace)
+    if n <= 1:
+        return [ALL_JOBS]
+    fractions = ", ".join(f"{i / n!r}" for i in range(1, n))
+    cuts = con.execute(f"SELECT approx_quantile(machine_id, [{fractions}]) FROM task_attempts WHERE trace = ?",
+                       [trace]).fetchone()[0]
+    bounds = [None, *sorted(set(int(c) for c in cuts or [] if c is not None)), None]
+    return [" AND ".join(([f"machine_id >= {lo}"] if lo is not None else [])
+                         + ([f"machine_id < {hi}"] if hi is not None else [])) or ALL_JOBS
+            for lo, hi in zip(bounds, bounds[1:])] + ["machine_id IS NULL"]
+
+
 @contextmanager
 def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: str = "stg_task_events"):
     """Inside the block, staging view ``view`` (gzip CSV parts) is read from a table holding its
@@ -473,8 +494,8 @@ class SliceProgress:
     """``table: slice i/n done in s; about s left``, after each slice once the step has run
     ``every_s`` (short steps stay quiet), to the run's log or this module's logger."""
 
-    def __init__(self, table: str, total: int, every_s: float = 10.0) -> None:
-        self.table, self.total, self.every_s = table, total, every_s
+    def __init__(self, table: str, total: int, every_s: float = 10.0, unit: str = "job ids") -> None:
+        self.table, self.total, self.every_s, self.unit = table, total, every_s, unit
         self.started = self.last = time.perf_counter()
 
     def __call__(self, done: int) -> None:
@@ -487,7 +508,7 @@ class SliceProgress:
         elapsed = now - self.started
         left = f"about {elapsed / done * (self.total - done):.0f} s left" if done < self.total else "done"
         (_progress_log.get() or _LOG.info)(
-            f"{self.table}: slice {done}/{self.total} of job ids ({100 * done / self.total:.0f}%) "
+            f"{self.table}: slice {done}/{self.total} of {self.unit} ({100 * done / self.total:.0f}%) "
             f"in {elapsed:.0f} s; {left}")
 
 

@@ -36,6 +36,9 @@ import duckdb
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scale import loopback_cluster  # noqa: E402
 
 from stragglers.prediction.evaluation import evaluate, selected_jobs  # noqa: E402
 from stragglers.prediction.methods import METHODS  # noqa: E402
@@ -92,13 +95,9 @@ def sample_warehouse(base: Path, dest: Path, n_jobs: int, seed: int) -> tuple[li
 def run_engine(sample: Path, work: Path, label: str, methods: list[str], workers: int,
                dask_workers: int | None) -> dict:
     """Both views of every method on a fresh copy of the sample, on one engine: wall seconds."""
-    from distributed import LocalCluster
     db = work / "engine.duckdb"
     shutil.copy(sample, db)
-    cluster = None
-    if dask_workers:
-        cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               protocol="tcp", dashboard_address=None)
+    cluster = loopback_cluster(dask_workers) if dask_workers else None
     row = {"engine": label, "load_before": " ".join(f"{x:.1f}" for x in os.getloadavg())}
     try:
         engine = EngineSettings(dask_address=cluster.scheduler_address if cluster else "")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import multiprocessing as mp
 import shutil
 import tempfile
@@ -46,6 +47,7 @@ def _peak_rss_mb() -> float:
 
 def _step(db: str, raw: str, memory_limit: str, slice_rows: int | None, step: str, out) -> None:
     """One step in this (fresh) process: seconds, rows written and the process's peak RSS."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")   # the steps' progress lines
     con = duckdb.connect(db)
     wh.configure(con, memory_limit=memory_limit, temp_directory=str(Path(db).parent / "duckdb_tmp"),
                  slice_rows=slice_rows)

@@ -109,16 +109,9 @@ capacity AS (
     QUALIFY row_number() OVER (PARTITION BY machine_id, time ORDER BY event_type DESC, cpus DESC, memory DESC,
                                                                       platform_id DESC) = 1
 ),
-slice_span AS (
-    -- the as-of times of this slice's rows (an hour earlier: machine_bad's hour-ago join)
-    SELECT min(at_us) - 3600000000 AS lo_us, max(at_us) AS hi_us FROM grid
-),
 machine_stream AS (
-    -- the machine streams (machine_streams.sql: every job's attempts, built once), only the
-    -- rows an as-of time of the slice can take: an ASOF join takes a row valid at at_us
-    -- (t_us <= at_us < next_us), so the others leave every row unchanged
-    SELECT m.* FROM machine_streams m, slice_span s
-    WHERE m.trace = '${trace}' AND m.t_us <= s.hi_us AND (m.next_us IS NULL OR m.next_us > s.lo_us)
+    -- the machine streams (machine_streams.sql: every job's attempts, built once)
+    SELECT * FROM machine_streams WHERE trace = '${trace}'
 ),
 machine_load AS (SELECT machine_id, t_us, running, cpu_sum, mem_sum FROM machine_stream WHERE stream = 'load'),
 machine_bad AS (SELECT machine_id, t_us, bad FROM machine_stream WHERE stream = 'bad'),

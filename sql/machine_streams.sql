@@ -5,9 +5,6 @@
 -- attempts (a machine's load counts every job on it), apart from event_features so that it
 -- can run per slice of job ids without recomputing these streams for each slice.
 --
--- next_us: the stream's next time on the machine (NULL: none), the end of the row's validity,
--- which lets event_features keep only the rows a slice's as-of times can take.
---
 --   load     running (attempts on the machine), cpu_sum and mem_sum (their requests)
 --   bad      EVICT, FAIL and LOST endings on the machine so far
 --   history  ended: finished first lives of ended jobs that finished on it, from their
@@ -36,23 +33,20 @@ machine_deltas AS (
 machine_load AS (
     -- one row per (machine, time): the deltas of a time are summed first, so ties have one value
     SELECT machine_id, t_us,
-        sum(sum(d)) OVER w AS running, sum(sum(cpu)) OVER w / 1e9 AS cpu_sum, sum(sum(mem)) OVER w / 1e9 AS mem_sum,
-        lead(t_us) OVER w AS next_us
+        sum(sum(d)) OVER w AS running, sum(sum(cpu)) OVER w / 1e9 AS cpu_sum, sum(sum(mem)) OVER w / 1e9 AS mem_sum
     FROM machine_deltas GROUP BY machine_id, t_us
     WINDOW w AS (PARTITION BY machine_id ORDER BY t_us ROWS UNBOUNDED PRECEDING)
 ),
 machine_bad AS (
     SELECT machine_id, end_us AS t_us,
-        row_number() OVER w AS bad, lead(end_us) OVER w AS next_us
+        row_number() OVER (PARTITION BY machine_id ORDER BY end_us, job_id, task_id, attempt) AS bad
     FROM attempts WHERE end_event IN (2, 3, 6) AND end_us IS NOT NULL
-    WINDOW w AS (PARTITION BY machine_id ORDER BY end_us, job_id, task_id, attempt)
     QUALIFY row_number() OVER (PARTITION BY machine_id, end_us ORDER BY job_id DESC, task_id DESC, attempt DESC) = 1
 ),
 machine_history AS (
     SELECT m.machine_id, e.end_us AS t_us,
         count(*) OVER w AS ended,
-        median((l.final_finish_us - l.first_schedule_us) / nullif(e.p50_us, 0)) OVER w AS slowness,
-        lead(e.end_us) OVER w AS next_us
+        median((l.final_finish_us - l.first_schedule_us) / nullif(e.p50_us, 0)) OVER w AS slowness
     FROM task_lifecycle l
     JOIN attempts m ON m.job_id = l.job_id AND m.task_id = l.task_id AND m.end_event = 4
                    AND m.end_us = l.final_finish_us
@@ -62,11 +56,11 @@ machine_history AS (
     WINDOW w AS (PARTITION BY m.machine_id ORDER BY e.end_us, l.job_id, l.task_id ROWS UNBOUNDED PRECEDING)
     QUALIFY row_number() OVER (PARTITION BY m.machine_id, e.end_us ORDER BY l.job_id DESC, l.task_id DESC) = 1
 )
-SELECT '${trace}' AS trace, machine_id, 'load' AS stream, t_us, next_us, running, cpu_sum, mem_sum,
+SELECT '${trace}' AS trace, machine_id, 'load' AS stream, t_us, running, cpu_sum, mem_sum,
     NULL::BIGINT AS bad, NULL::BIGINT AS ended, NULL::DOUBLE AS slowness
 FROM machine_load
 UNION ALL
-SELECT '${trace}', machine_id, 'bad', t_us, next_us, NULL, NULL, NULL, bad, NULL, NULL FROM machine_bad
+SELECT '${trace}', machine_id, 'bad', t_us, NULL, NULL, NULL, bad, NULL, NULL FROM machine_bad
 UNION ALL
-SELECT '${trace}', machine_id, 'history', t_us, next_us, NULL, NULL, NULL, NULL, ended, slowness FROM machine_history
+SELECT '${trace}', machine_id, 'history', t_us, NULL, NULL, NULL, NULL, ended, slowness FROM machine_history
 ORDER BY machine_id, stream, t_us

@@ -40,7 +40,8 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
         absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
         usage_note = wh.usage_absent_reason(con, s.trace)
         inputs = wh.recorded_inputs(con, "staged_trace", s.trace)
-        counts, counted = wh.count_staged_rows(con, s.trace, views)   # same files: not counted again
+        with wh.progress_to(context.log.info):   # counting every part: its progress in the run's log
+            counts, counted = wh.count_staged_rows(con, s.trace, views)   # same files: not counted again
         if not counted:
             context.log.info("staged_trace: raw files unchanged since the last count")
         quarantined = _rows(con, locate.QUARANTINE, s.trace)

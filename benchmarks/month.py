@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import multiprocessing as mp
 import shutil
 import tempfile
@@ -33,7 +34,7 @@ from stragglers.warehouse import build as wh
 SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
 PARTS = 14
 STEPS = ("scan", "staged_trace", "jobs", "tasks", "selection_funnel",
-         "job_checkpoints", "task_attempts", "event_features", "checkpoint_features")
+         "job_checkpoints", "task_attempts", "event_streams", "event_features", "checkpoint_features")
 TRACE = "google_2011"
 
 
@@ -46,6 +47,7 @@ def _peak_rss_mb() -> float:
 
 def _step(db: str, raw: str, memory_limit: str, slice_rows: int | None, step: str, out) -> None:
     """One step in this (fresh) process: seconds, rows written and the process's peak RSS."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")   # the steps' progress lines
     con = duckdb.connect(db)
     wh.configure(con, memory_limit=memory_limit, temp_directory=str(Path(db).parent / "duckdb_tmp"),
                  slice_rows=slice_rows)
@@ -65,6 +67,8 @@ def _step(db: str, raw: str, memory_limit: str, slice_rows: int | None, step: st
         rows = wh.build_tasks(con, s)
     elif step == "selection_funnel":
         rows = wh.build_funnel(con, s)
+    elif step == "event_streams":   # job_runs and machine_streams: what event_features' slices read
+        rows = sum(wh.build_event_streams(con, s).values())
     else:
         rows = wh.build_table(con, step, s)
     out.put({"step": step, "seconds": time.perf_counter() - started, "rows": int(rows),
@@ -83,13 +87,14 @@ def _in_process(*args) -> dict:
 
 
 def run(realdata: Path, work: Path, copies: int, memory_limit: str, slice_rows: int | None,
-        steps=STEPS) -> list[dict]:
+        steps=STEPS, resume: bool = False) -> list[dict]:
     raw = work / f"tiled_{copies}" / TRACE
     t = time.perf_counter()
     tile(realdata / TRACE, raw, copies, PARTS, SPAN_US)
     print(json.dumps({"copies": copies, "tiled_s": round(time.perf_counter() - t, 1)}), flush=True)
     db = work / f"month_{copies}.duckdb"
-    db.unlink(missing_ok=True)
+    if not resume:   # resume: the later steps on the warehouse an earlier run left (its tables)
+        db.unlink(missing_ok=True)
     shutil.rmtree(work / "duckdb_tmp", ignore_errors=True)
     rows = []
     for step in steps:
@@ -125,6 +130,10 @@ def main() -> None:
     ap.add_argument("--memory-limit", default=Settings().duckdb_memory_limit)
     ap.add_argument("--slice-rows", type=int, default=None, help="default: the setting's (duckdb_slice_rows)")
     ap.add_argument("--steps", nargs="+", default=list(STEPS))
+    ap.add_argument("--resume", action="store_true",
+                    help="run --steps on the warehouse an earlier run left in --work (its staged views and tables)")
+    ap.add_argument("--json-in", type=Path, nargs="*", default=[],
+                    help="rows of earlier runs (--json) to print in the table with this run's")
     ap.add_argument("--work", type=Path, default=None, help="where the tiled trace and warehouse go (default: a temp dir)")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = ap.parse_args()
@@ -132,9 +141,9 @@ def main() -> None:
         raise SystemExit(f"the real excerpt is absent: {args.realdata / TRACE} (set --realdata)")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-month-"))
     work.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows = [r for path in args.json_in for r in json.loads(path.read_text())]
     for copies in args.copies:
-        rows += run(args.realdata, work, copies, args.memory_limit, args.slice_rows, args.steps)
+        rows += run(args.realdata, work, copies, args.memory_limit, args.slice_rows, args.steps, args.resume)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))
     print()

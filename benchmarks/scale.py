@@ -111,12 +111,19 @@ def memory(work: Path, replicas: list[int], method: str, batch_jobs: int, memory
     return rows
 
 
+def loopback_cluster(workers: int):
+    """A Dask cluster on this machine as a real one is reached: ``workers`` worker processes of one
+    thread, TCP on 127.0.0.1, no dashboard (benchmarks/month_methods.py uses it too)."""
+    from distributed import LocalCluster
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                        protocol="tcp", dashboard_address=None)
+
+
 def engines(work: Path, method: str, batch_jobs: int, replicas: int = 1, repeats: int = 1) -> list[dict]:
     """Every engine once per repeat (the engines interleaved, so a change of the machine's load
     hits all of them), on the 41 jobs replicated ``replicas`` times."""
     import duckdb
     import shutil
-    from distributed import LocalCluster
     from stragglers.prediction.evaluation import evaluate
     from stragglers.settings import EngineSettings, EvaluationSettings
     base = warehouse(work)
@@ -130,8 +137,7 @@ def engines(work: Path, method: str, batch_jobs: int, replicas: int = 1, repeats
         shutil.copy(base, db)
         cluster = None
         if dask_workers:
-            cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   protocol="tcp", dashboard_address=None)
+            cluster = loopback_cluster(dask_workers)
         try:
             engine = EngineSettings(batch_jobs=batch_jobs, dask_address=cluster.scheduler_address if cluster else "")
             c0 = os.times()

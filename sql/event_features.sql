@@ -12,12 +12,16 @@
 -- its stream at the time that event happened. tests/test_event_features.py cuts the
 -- trace at a time T and asserts bit-identical rows for every at_us <= T.
 --
+-- State per job: runs per slice of job ids (${job_slice}, bounded memory); the streams that
+-- read every job (a machine's load and history, earlier runs of a logical name) are built
+-- once before, in machine_streams and job_runs.
+--
 -- Inputs: tasks, ${checkpoints} (the grid: job_checkpoints, or operator_checkpoints for
--- operator_event_features), task_lifecycle (first lives of every
--- task), task_attempts (every attempt of every job, with its machine and requests),
--- stg_machine_events (capacities), stg_job_events (submits, ends, logical names).
+-- operator_event_features), task_lifecycle (first lives of every task), task_attempts (the
+-- attempts of the slice's jobs), machine_streams (machine_streams.sql), job_runs (submits,
+-- ends, logical names and latencies of every job: job_runs.sql), stg_machine_events (capacities).
 WITH sel AS (
-    SELECT job_id, task_id, first_schedule_us, latency_us FROM tasks WHERE trace = '${trace}'
+    SELECT job_id, task_id, first_schedule_us, latency_us FROM tasks WHERE trace = '${trace}' AND ${job_slice}
 ),
 sel_jobs AS (SELECT DISTINCT job_id FROM sel),
 grid AS (
@@ -30,7 +34,7 @@ attempts AS (
     SELECT job_id, task_id, attempt, start_us, machine_id,
         CASE WHEN end_us < 9223372036854775807 THEN end_us END AS end_us, end_event,
         cpu_request, memory_request, disk_request, priority, different_machine
-    FROM task_attempts WHERE trace = '${trace}'
+    FROM task_attempts WHERE trace = '${trace}' AND ${job_slice}
 ),
 -- ---- the task: its attempts so far ------------------------------------------------
 task_stream AS (
@@ -52,8 +56,8 @@ first_attempt AS (
 -- ---- the job's tasks, in the order their values became known ---------------------------
 job_tasks AS (
     SELECT l.job_id, l.task_id, l.first_submit_us, l.first_schedule_us, l.final_finish_us, l.end_state
-    FROM task_lifecycle l SEMI JOIN sel_jobs j ON j.job_id = l.job_id
-    WHERE l.trace = '${trace}'
+    FROM (SELECT * FROM task_lifecycle WHERE trace = '${trace}' AND ${job_slice}) l
+    SEMI JOIN sel_jobs j ON j.job_id = l.job_id
 ),
 job_submits AS (
     -- tasks submitted so far, and the highest task index among them (the index rank's scale)
@@ -105,75 +109,25 @@ capacity AS (
     QUALIFY row_number() OVER (PARTITION BY machine_id, time ORDER BY event_type DESC, cpus DESC, memory DESC,
                                                                       platform_id DESC) = 1
 ),
-machine_deltas AS (
-    -- every attempt of every job: +1 and its requests at its start, -1 at its end. Requests in
-    -- integer units of 1e-9 so that running sums are exact (the same bits whatever the order)
-    SELECT machine_id, start_us AS t_us, 1 AS d,
-        round(coalesce(cpu_request, 0) * 1e9)::BIGINT AS cpu, round(coalesce(memory_request, 0) * 1e9)::BIGINT AS mem
-    FROM attempts WHERE machine_id IS NOT NULL
-    UNION ALL
-    SELECT machine_id, end_us, -1, -round(coalesce(cpu_request, 0) * 1e9)::BIGINT,
-        -round(coalesce(memory_request, 0) * 1e9)::BIGINT
-    FROM attempts WHERE machine_id IS NOT NULL AND end_us IS NOT NULL
+machine_stream AS (
+    -- the machine streams (machine_streams.sql: every job's attempts, built once)
+    SELECT * FROM machine_streams WHERE trace = '${trace}'
 ),
-machine_load AS (
-    -- one row per (machine, time): the deltas of a time are summed first, so ties have one value
-    SELECT machine_id, t_us,
-        sum(sum(d)) OVER w AS running, sum(sum(cpu)) OVER w / 1e9 AS cpu_sum, sum(sum(mem)) OVER w / 1e9 AS mem_sum
-    FROM machine_deltas GROUP BY machine_id, t_us
-    WINDOW w AS (PARTITION BY machine_id ORDER BY t_us ROWS UNBOUNDED PRECEDING)
-),
-machine_bad AS (
-    -- EVICT, FAIL and LOST endings on the machine, counted in time order
-    SELECT machine_id, end_us AS t_us,
-        row_number() OVER (PARTITION BY machine_id ORDER BY end_us, job_id, task_id, attempt) AS bad
-    FROM attempts WHERE machine_id IS NOT NULL AND end_event IN (2, 3, 6) AND end_us IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY machine_id, end_us ORDER BY job_id DESC, task_id DESC, attempt DESC) = 1
-),
-job_info AS (
-    -- every job of job_events (one scan): its first submit, its end (NULL: not ended), its logical name
-    SELECT job_id,
-        min(time) FILTER (WHERE event_type BETWEEN 2 AND 6 AND time < 9223372036854775807) AS end_us,
-        min(time) FILTER (WHERE event_type = 0)                                         AS submit_us,
-        any_value(logical_job_name)                                                     AS logical_job_name
-    FROM stg_job_events GROUP BY job_id
-),
-job_ends AS (SELECT * FROM job_info WHERE end_us IS NOT NULL),
-job_latency AS (
-    -- an ended job's task latencies, over its tasks finished by its end (all known then)
-    SELECT l.job_id, quantile_cont(l.final_finish_us - l.first_schedule_us, 0.5) AS p50_us,
-        quantile_cont(l.final_finish_us - l.first_schedule_us, 0.9) AS p90_us
-    FROM task_lifecycle l JOIN job_ends e USING (job_id)
-    WHERE l.trace = '${trace}' AND l.end_state = 'finished' AND l.first_schedule_us > 0
-      AND l.final_finish_us <= e.end_us
-    GROUP BY l.job_id
-),
-machine_history AS (
-    -- every finished first life of an ended job, on the machine it finished on, from its
-    -- job's end: how many so far and the median of latency over the job's median latency
-    SELECT m.machine_id, e.end_us AS t_us,
-        count(*) OVER w AS ended,
-        median((l.final_finish_us - l.first_schedule_us) / nullif(q.p50_us, 0)) OVER w AS slowness
-    FROM task_lifecycle l
-    JOIN attempts m ON m.job_id = l.job_id AND m.task_id = l.task_id AND m.end_event = 4
-                   AND m.end_us = l.final_finish_us
-    JOIN job_ends e ON e.job_id = l.job_id
-    JOIN job_latency q ON q.job_id = l.job_id
-    WHERE l.trace = '${trace}' AND l.end_state = 'finished' AND l.first_schedule_us > 0
-      AND m.machine_id IS NOT NULL AND l.final_finish_us <= e.end_us
-    WINDOW w AS (PARTITION BY m.machine_id ORDER BY e.end_us, l.job_id, l.task_id ROWS UNBOUNDED PRECEDING)
-    QUALIFY row_number() OVER (PARTITION BY m.machine_id, e.end_us ORDER BY l.job_id DESC, l.task_id DESC) = 1
-),
+machine_load AS (SELECT machine_id, t_us, running, cpu_sum, mem_sum FROM machine_stream WHERE stream = 'load'),
+machine_bad AS (SELECT machine_id, t_us, bad FROM machine_stream WHERE stream = 'bad'),
+machine_history AS (SELECT machine_id, t_us, ended, slowness FROM machine_stream WHERE stream = 'history'),
 -- ---- recurring jobs: earlier runs of the same logical name -----------------------------------
+job_info AS (SELECT * FROM job_runs WHERE trace = '${trace}'),
 recurring_stream AS (
-    SELECT e.logical_job_name, e.end_us AS t_us,
+    -- every ended job of the trace (job_runs.sql), from its end
+    SELECT logical_job_name, end_us AS t_us,
         count(*) OVER w AS runs,
-        e.end_us - e.submit_us AS last_duration_us,
-        q.p50_us AS last_p50_us, q.p90_us AS last_p90_us
-    FROM job_ends e LEFT JOIN job_latency q USING (job_id)
-    WHERE e.logical_job_name IS NOT NULL AND e.submit_us > 0
-    WINDOW w AS (PARTITION BY e.logical_job_name ORDER BY e.end_us, e.job_id ROWS UNBOUNDED PRECEDING)
-    QUALIFY row_number() OVER (PARTITION BY e.logical_job_name, e.end_us ORDER BY e.job_id DESC) = 1
+        end_us - submit_us AS last_duration_us,
+        p50_us AS last_p50_us, p90_us AS last_p90_us
+    FROM job_info
+    WHERE end_us IS NOT NULL AND logical_job_name IS NOT NULL AND submit_us > 0
+    WINDOW w AS (PARTITION BY logical_job_name ORDER BY end_us, job_id ROWS UNBOUNDED PRECEDING)
+    QUALIFY row_number() OVER (PARTITION BY logical_job_name, end_us ORDER BY job_id DESC) = 1
 ),
 job_recurring AS (
     SELECT j.job_id, r.runs, r.last_duration_us, r.last_p50_us, r.last_p90_us
@@ -264,7 +218,8 @@ SELECT
     r.last_p50_us / 1e6                                              AS recurring_last_p50,
     r.last_p90_us / 1e6                                              AS recurring_last_p90
 FROM g10 g
-JOIN task_lifecycle l ON l.trace = '${trace}' AND l.job_id = g.job_id AND l.task_id = g.task_id
+JOIN (SELECT * FROM task_lifecycle WHERE trace = '${trace}' AND ${job_slice}) l
+  ON l.job_id = g.job_id AND l.task_id = g.task_id
 LEFT JOIN first_attempt fa ON fa.job_id = g.job_id AND fa.task_id = g.task_id
 LEFT JOIN job_recurring r ON r.job_id = g.job_id
 ORDER BY g.job_id, g.k, g.task_id

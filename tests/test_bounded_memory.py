@@ -19,7 +19,8 @@ from stragglers.warehouse import build as wh
 COPIES, PARTS = 6, 1
 SPAN_US = 70_740 * 1_000_000   # >= the span of the parts copied: the copies never overlap
 TABLES = ("task_lifecycle", "jobs", "task_outcomes", "tasks", "selection_funnel", "job_checkpoints",
-          "task_attempts", "event_features", "checkpoint_features", "quarantine")
+          "task_attempts", "job_runs", "machine_streams", "event_features", "checkpoint_features",
+          "operator_checkpoints", "operator_event_features", "operator_checkpoint_features", "quarantine")
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +51,8 @@ def test_sliced_under_a_tight_limit_equals_one_unlimited_run(tiled, tmp_path):
     sliced = _build(tiled, tmp_path / "sliced.duckdb", memory_limit="300MB", slice_rows=300_000)
     slices = wh.job_slices(sliced, "google_2011")
     assert len(slices) >= 4 and slices[-1] == "job_id IS NULL"
+    machines = wh.machine_slices(sliced, "google_2011")   # machine_streams: ranges of machine ids
+    assert len(machines) == len(slices) and machines[-1] == "machine_id IS NULL"
     sliced.execute(f"ATTACH '{tmp_path / 'whole.duckdb'}' AS whole (READ_ONLY)")
     for table in TABLES:
         n = sliced.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
@@ -89,3 +92,16 @@ def test_a_sliced_step_says_how_far_it_is_and_how_long_is_left(tmp_path):
     assert con.execute("SELECT count(DISTINCT job_id) FROM numbers").fetchone()[0] == 40
     assert lines[0].startswith("numbers: slice 1/4 of job ids (25%)") and "s left" in lines[0]
     assert lines[-1].startswith("numbers: slice 4/4") and lines[-1].endswith("done")
+
+
+def test_a_long_unsliced_statement_says_how_far_it_is(tmp_path):
+    """One long statement (an unsliced table, a scan of every part): DuckDB's progress counter,
+    read beside the running query, goes to the run's log with the time left at that pace."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("CREATE TABLE numbers AS SELECT range AS x FROM range(30000000)")
+    lines: list[str] = []
+    with wh.progress_to(lines.append), wh.statement_progress(con, "grouped", every_s=0.05):
+        n = con.execute("SELECT count(*) FROM (SELECT x % 100003 AS g, median(x) FROM numbers GROUP BY g)").fetchone()[0]
+    assert n == 100003
+    assert lines and all(line.startswith("grouped: ") and "% of the query in" in line and line.endswith(
+        "s left at this pace") for line in lines), lines

@@ -12,7 +12,8 @@ import pytest
 
 from stragglers.settings import SelectionSettings
 from stragglers.trace_formats import EVENT_FEATURES
-from stragglers.warehouse.build import build_features, build_jobs, build_selection, build_table, stage_google
+from stragglers.warehouse.build import (build_event_streams, build_features, build_jobs, build_selection, build_table,
+                                        stage_google)
 from tests.minitrace import EVICT, FAIL, FINISH, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 J, R = 6_300_000_000, 6_200_000_000         # the selected job and an earlier run of its logical name
@@ -172,6 +173,7 @@ def _cut_build(raw: Path, settings: SelectionSettings, full: duckdb.DuckDBPyConn
         frame = full.execute(f"SELECT * FROM {table}").df()
         con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM frame")
     build_table(con, "task_attempts", settings)
+    build_event_streams(con, settings)   # the machine and recurring-name streams, from the cut events too
     build_table(con, "event_features", settings)
     return con.execute("SELECT * FROM event_features ORDER BY job_id, task_id, k").df()
 

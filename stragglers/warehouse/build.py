@@ -216,7 +216,7 @@ def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, ta
     return settings.sql_params() | grid | {
         "has_usage": "false" if usage_absent_reason(con, settings.trace) else "true",
         "task_event_parts_missing": missing_parts(con, settings.trace, "task_events"),
-        "job_slice": ALL_JOBS} | extra
+        "job_slice": ALL_JOBS, "machine_slice": ALL_JOBS} | extra
 
 
 def table_inputs(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionSettings, **extra) -> str:
@@ -266,7 +266,7 @@ def require_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, exp
 
 
 def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: str | list[str], trace: str,
-                       settings: dict | None = None, inputs: str | None = None) -> int:
+                       settings: dict | None = None, inputs: str | None = None, unit: str = "job ids") -> int:
     """Replace ``table``'s rows of ``trace`` by the rows of ``select_sql`` in one transaction,
     recording the ``settings`` they were built with (table ``table_settings``). A list: the
     slices of one query (build_table), inserted one after the other in the same transaction."""
@@ -285,8 +285,11 @@ def replace_trace_rows(con: duckdb.DuckDBPyConnection, table: str, select_sql: s
                 if name not in have:
                     con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {dtype}')
         con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
-        progress = SliceProgress(table, len(slices))
-        for i, sql in enumerate(slices):
+        if len(slices) == 1:
+            with statement_progress(con, table):
+                con.execute(f"INSERT INTO {table} BY NAME {select_sql}")
+        progress = SliceProgress(table, len(slices), unit=unit)
+        for i, sql in enumerate(slices if len(slices) > 1 else []):
             con.execute(f"INSERT INTO {table} BY NAME {sql}")
             progress(i + 1)
         n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
@@ -321,6 +324,7 @@ PRODUCED_BY = {
     "task_lifecycle": "jobs", "jobs": "jobs", "usage_windows": "tasks", "task_outcomes": "tasks", "tasks": "tasks",
     "selection_funnel": "selection_funnel", "job_checkpoints": "checkpoint_features",
     "event_features": "checkpoint_features", "task_attempts": "checkpoint_features",
+    "job_runs": "checkpoint_features", "machine_streams": "checkpoint_features",
     "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
     "reexecution_pairs": "reexecutions",
     "operator_checkpoints": "checkpoint_features", "operator_event_features": "checkpoint_features",
@@ -346,11 +350,14 @@ def build_table(con: duckdb.DuckDBPyConnection, table: str, settings: SelectionS
     one transaction: the same rows, in the same order, in memory bounded by the slice."""
     params = table_params(con, settings, table, **extra)
     name = sql_name(table, settings)
-    slices = job_slices(con, settings.trace) if "${job_slice}" in sql_text(name) else [ALL_JOBS]
+    text = sql_text(name)
+    key, unit = ("job_slice", "job ids") if "${job_slice}" in text else ("machine_slice", "machine ids")
+    slices = (job_slices(con, settings.trace) if key == "job_slice"
+              else machine_slices(con, settings.trace) if "${machine_slice}" in text else [ALL_JOBS])
     with located_errors(con, table):
-        return replace_trace_rows(con, table, [render(name, **(params | {"job_slice": c})) for c in slices],
+        return replace_trace_rows(con, table, [render(name, **(params | {key: c})) for c in slices],
                                   settings.trace, settings=settings.as_dict(),
-                                  inputs=table_inputs(con, table, settings, **extra))
+                                  inputs=table_inputs(con, table, settings, **extra), unit=unit)
 
 
 # --------------------------------------------------------------------------- bounded memory: slices of jobs
@@ -388,7 +395,10 @@ def count_staged_rows(con: duckdb.DuckDBPyConnection, trace: str, views) -> tupl
     if inputs is not None and recorded_inputs(con, "staged_trace:rows", trace) == inputs:
         return recorded_settings(con, "staged_trace:rows", trace), False
     with located_errors(con, "staged_trace"):
-        counts = {f"rows_{v}": count_rows(con, v) for v in views}
+        counts = {}
+        for v in views:
+            with statement_progress(con, f"staged_trace: counting {v}"):
+                counts[f"rows_{v}"] = count_rows(con, v)
     with transaction(con):
         record_settings(con, "staged_trace:rows", trace, counts, inputs)
     return counts, True
@@ -420,6 +430,24 @@ def job_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
     return slices
 
 
+def machine_slices(con: duckdb.DuckDBPyConnection, trace: str) -> list[str]:
+    """Conditions on ``machine_id`` that split the trace's attempts (task_attempts) into as many
+    consecutive ranges of machine ids as job_slices has slices (approximate quantiles: a machine
+    never straddles two ranges), then the attempts without a machine; [ALL_JOBS] when the trace
+    fits one slice. A query whose state is per machine (a window partitioned by machine) gives
+    the same rows range by range."""
+    n = slice_count(con, trace)
+    if n <= 1:
+        return [ALL_JOBS]
+    fractions = ", ".join(f"{i / n!r}" for i in range(1, n))
+    cuts = con.execute(f"SELECT approx_quantile(machine_id, [{fractions}]) FROM task_attempts WHERE trace = ?",
+                       [trace]).fetchone()[0]
+    bounds = [None, *sorted(set(int(c) for c in cuts or [] if c is not None)), None]
+    return [" AND ".join(([f"machine_id >= {lo}"] if lo is not None else [])
+                         + ([f"machine_id < {hi}"] if hi is not None else [])) or ALL_JOBS
+            for lo, hi in zip(bounds, bounds[1:])] + ["machine_id IS NULL"]
+
+
 @contextmanager
 def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: str = "stg_task_events"):
     """Inside the block, staging view ``view`` (gzip CSV parts) is read from a table holding its
@@ -439,7 +467,7 @@ def sliced_source(con: duckdb.DuckDBPyConnection, trace: str, what: str, view: s
     (_progress_log.get() or _LOG.info)(f"{what}: {n} slices of job ids (duckdb_slice_rows="
                                        f"{slice_rows(con)}); {view} read once into table sliced_{view} first")
     copy = f'"{database}".main.sliced_{view}'
-    with located_errors(con, what):
+    with located_errors(con, what), statement_progress(con, f"{what}: reading {view} once"):
         con.execute(f'CREATE OR REPLACE TABLE {copy} AS SELECT * FROM "{database}".main.{view}')
     con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {copy}")
     try:
@@ -467,8 +495,8 @@ class SliceProgress:
     """``table: slice i/n done in s; about s left``, after each slice once the step has run
     ``every_s`` (short steps stay quiet), to the run's log or this module's logger."""
 
-    def __init__(self, table: str, total: int, every_s: float = 10.0) -> None:
-        self.table, self.total, self.every_s = table, total, every_s
+    def __init__(self, table: str, total: int, every_s: float = 10.0, unit: str = "job ids") -> None:
+        self.table, self.total, self.every_s, self.unit = table, total, every_s, unit
         self.started = self.last = time.perf_counter()
 
     def __call__(self, done: int) -> None:
@@ -481,8 +509,42 @@ class SliceProgress:
         elapsed = now - self.started
         left = f"about {elapsed / done * (self.total - done):.0f} s left" if done < self.total else "done"
         (_progress_log.get() or _LOG.info)(
-            f"{self.table}: slice {done}/{self.total} of job ids ({100 * done / self.total:.0f}%) "
+            f"{self.table}: slice {done}/{self.total} of {self.unit} ({100 * done / self.total:.0f}%) "
             f"in {elapsed:.0f} s; {left}")
+
+
+@contextmanager
+def statement_progress(con: duckdb.DuckDBPyConnection, what: str, every_s: float = 10.0):
+    """While the block runs one long statement on ``con`` (a step of one query: an unsliced table,
+    a scan of every part), say every ``every_s`` how far DuckDB's own progress counter is and
+    about how long is left at that pace, to the run's log or this module's logger. A thread reads
+    ``query_progress()`` (made to be read beside a running query); the bar itself is not printed."""
+    import threading
+
+    log = _progress_log.get() or _LOG.info
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    stop = threading.Event()
+    started = time.perf_counter()
+
+    def watch() -> None:
+        while not stop.wait(every_s):
+            try:
+                done = con.query_progress()
+            except duckdb.Error:
+                return
+            elapsed = time.perf_counter() - started
+            if done and 0 < done < 100:
+                log(f"{what}: {done:.0f}% of the query in {elapsed:.0f} s; about "
+                    f"{elapsed * (100 - done) / done:.0f} s left at this pace")
+
+    watcher = threading.Thread(target=watch, name=f"progress:{what}", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
 
 
 REQUIRED_GOOGLE_TABLES = ("job_events", "task_events")   # the selection needs only events
@@ -659,8 +721,9 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
     return {"jobs": ("task_lifecycle", "jobs") if google else ("jobs",),
             "tasks": ("usage_windows", "task_outcomes", "tasks") if google else ("task_outcomes", "tasks"),
             "selection_funnel": ("selection_funnel",),
-            "checkpoint_features": ("job_checkpoints", "task_attempts", "event_features", "checkpoint_features",
-                                    "operator_checkpoints", "operator_event_features", "operator_checkpoint_features")
+            "checkpoint_features": ("job_checkpoints", "task_attempts", *EVENT_STREAM_TABLES, "event_features",
+                                    "checkpoint_features", "operator_checkpoints", "operator_event_features",
+                                    "operator_checkpoint_features")
             if google else ("job_checkpoints", "checkpoint_features", "operator_checkpoints",
                             "operator_checkpoint_features")}[step]
 
@@ -749,6 +812,20 @@ def build_task_attempts(con: duckdb.DuckDBPyConnection, settings: SelectionSetti
         return build_table(con, "task_attempts", settings)
 
 
+#: The streams event_features reads that need every job (built once, before its slices).
+EVENT_STREAM_TABLES = ("job_runs", "machine_streams")
+
+
+def build_event_streams(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
+    """``job_runs`` (per job: submit, end, name, latencies; sliced by job ids, job_events read once)
+    then ``machine_streams`` (per machine: load, bad endings, history), the streams of every job
+    that event_features (and its operator twin) read slice by slice."""
+    with sliced_source(con, settings.trace, "job_runs", view="stg_job_events"):
+        counts = {"job_runs": build_table(con, "job_runs", settings)}
+    counts["machine_streams"] = build_table(con, "machine_streams", settings)
+    return counts
+
+
 def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """job_checkpoints -> (Google: task_attempts -> event_features) -> checkpoint_features, from
     ``tasks``. On a trace without usage the usage features have no value (0 after imputation);
@@ -756,6 +833,7 @@ def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) 
     counts = {"job_checkpoints": build_table(con, "job_checkpoints", settings)}
     if settings.is_google_format:
         counts["task_attempts"] = build_task_attempts(con, settings)
+        counts |= build_event_streams(con, settings)
         counts["event_features"] = build_table(con, "event_features", settings)
     counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
     # the same features on the operator's decision clock, until each job's last task ends

@@ -1,4 +1,5 @@
-"""Tests for stragglers.warehouse.validation: GX suites on small hand-made DuckDB tables."""
+"""Tests for the warehouse's GX suites (stragglers.warehouse.suites, run by validation.validate_table) on small
+hand-made DuckDB tables."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pandas as pd
 import pytest
 
 from stragglers.trace_formats import GOOGLE_FEATURES
-from stragglers.warehouse.validation import WAREHOUSE_SUITES, ValidationOutcome, validate_table
+from stragglers.warehouse.suites import WAREHOUSE_SUITES
+from stragglers.warehouse.validation import ValidationOutcome, validate_table
 
 FEATURES = ["mcu", "maxcpu", "ev"]
 PARAMS = {"min_tasks": 10, "quantile": 0.9, "features": FEATURES}

@@ -15,7 +15,7 @@ from dagster_duckdb import DuckDBResource
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import build as wh
 from stragglers.warehouse import locate
-from stragglers.warehouse import validation as validation_module
+from stragglers.warehouse import suites
 from stragglers.warehouse.validation import validate_table
 from .resources import NurdSettings
 
@@ -23,7 +23,7 @@ from .common import AUTOMATION, md_table, prepare, preview
 from .traces import raw_trace
 
 # the suites' code is part of what a cached pass depends on
-SUITES_VERSION = wh.digest(Path(validation_module.__file__).read_text())
+SUITES_VERSION = wh.digest(Path(suites.__file__).read_text())
 RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
 
 

@@ -16,7 +16,7 @@ from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import (RUN_STAGES, STAGES, EngineSettings, EvaluationSettings, SelectionSettings, Settings,
                                  SettingError)
 from stragglers.warehouse.build import recorded_settings
-from stragglers.warehouse.validation import DEFAULT_PARAMS
+from stragglers.warehouse.suites import DEFAULT_PARAMS
 
 
 def test_every_default_is_the_models():

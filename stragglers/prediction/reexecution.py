@@ -29,7 +29,8 @@ from stragglers.prediction.metrics import _boot_counts, _nanpercentile
 from stragglers.traces.synth.model import (REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES, TYPICAL_SLOWDOWN,
                                            latency_factor, reexecution_latency_s)
 from stragglers.warehouse.build import build_table
-from stragglers.warehouse.validation import SUITES, Frame, _between, _gxe, _has_columns, _not_null
+from stragglers.warehouse.gx_context import _gxe
+from stragglers.warehouse.suites import SUITES, Frame, _between, _has_columns, _not_null
 
 #: why a rerun task is not a pair (sql/reexecution_pairs.sql), in the order the SQL tests them
 LEFT_OUT = ("first_life_not_timed", "second_life_unfinished", "second_life_spans_gap", "zero_latency",

@@ -8,6 +8,9 @@ running) are dropped before fitting: they carry no information, make the
 design singular, and, since the candidates are running tasks and so
 training rows, they are constant over the candidates too. The dropped
 columns of the last fit are in ``dropped_columns_``.
+
+The censored normal likelihood, its fitters (``TobitFitter``, ``TobitMapFitter``) and Grabit's
+boosting loss are in censored.py; here each method builds its design and applies its flag rule.
 """
 
 from __future__ import annotations

@@ -213,7 +213,7 @@ def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
 
 def _best_baseline(con, trace: str) -> str:
     """The baseline with the best mean F1 on ``trace`` in job_metrics (PU-EN if none was evaluated)."""
-    models = [m for m, cls in BASELINES.items() if cls.band == "baseline"]
+    models = [m for m, cls in BASELINES.items() if not cls.tags.reference_rule]
     row = con.execute("""SELECT method FROM job_metrics WHERE trace = ? AND method IN (SELECT unnest(?))
                          GROUP BY method ORDER BY avg(f1) DESC, method LIMIT 1""", [trace, models]).fetchone()
     return row[0] if row else "pu_en"

@@ -34,7 +34,7 @@ from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.warehouse.build import build_features, build_selection, stage_google
 
 #: given the true labels by design (the upper bound and the paper's Wrangler): they read the future
-LABEL_READERS = {name for name, cls in METHODS.items() if cls.oracle}
+LABEL_READERS = {name for name, cls in METHODS.items() if cls.tags.reads_labels}
 METHODS_UNDER_TEST = sorted(set(METHODS) - LABEL_READERS)
 STRETCH = 3          # events after T happen this many times as late after T
 FOREVER = 9223372036854775807   # the trace's "no time" sentinel
@@ -134,7 +134,7 @@ def replay(pair: Pair, which: int, label: str, name: str, n: int):
                   steps=None if job.steps is None else job.steps[:n])
     s = operator() if label == "online" else operator(decision_clock="legacy_grid")
     factory = partial(method_factory(name, s), **CHEAP.get(name, {}))
-    if METHODS[name].learns_from_earlier_jobs:
+    if METHODS[name].tags.learns_from_earlier_jobs:
         # every threshold of the cost-aware choice, each job with the history of the jobs before it
         sel = CostAwareSelection.from_warehouse(con, pair.trace, job.feature_names, [job.job_id],
                                                 {name: factory}, s.cost_lambda, s.history_min_jobs)

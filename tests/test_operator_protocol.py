@@ -114,8 +114,8 @@ class ProbeTau(Method):
         self.t_ = t
         self.seen.append((t, self.job.tau))
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
-        return np.full(len(candidates), self.t_ >= self.at, dtype=bool)
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        return {self.name: np.full(len(candidates), self.t_ >= self.at, dtype=bool)}
 
 
 def test_an_online_method_is_given_tau_hat_at_each_checkpoint_and_not_the_grid():

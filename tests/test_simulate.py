@@ -83,7 +83,7 @@ class Recorder(Method):
         self.seen.append(candidates.task_ids.copy())
         out = np.zeros(len(candidates), bool)
         out[:2] = True
-        return out
+        return {self.name: out}
 
 
 def test_flagged_task_is_never_scored_again():

@@ -32,7 +32,7 @@ def same(a, b) -> bool:
 
 
 # every method but the survival family (its own threshold grid, tests/test_survival_family.py)
-SWEPT = [m for m, cls in METHODS.items() if not cls.learns_from_earlier_jobs]
+SWEPT = [m for m, cls in METHODS.items() if not cls.tags.learns_from_earlier_jobs]
 
 
 @pytest.mark.parametrize("name", SWEPT)

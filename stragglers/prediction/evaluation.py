@@ -19,6 +19,7 @@ import duckdb
 import pandas as pd
 
 from stragglers.prediction.methods import METHODS, Method
+from stragglers.prediction.methods.base import variant_names
 from stragglers.prediction.metrics import table3
 from stragglers.prediction.clock import grid_tables, uses_online_clock
 from stragglers.prediction.protocol import is_operator, job_transform
@@ -61,7 +62,7 @@ def create_result_table(con: duckdb.DuckDBPyConnection, table: str, name: str) -
 def result_rows(con: duckdb.DuckDBPyConnection, trace: str, method: str, settings: EvaluationSettings) -> dict:
     """How many rows ``method``'s variants have in each result table of ``settings``' view (what an
     up-to-date check compares with the record: a record alone does not prove the rows are there)."""
-    names = [v.name for v in METHODS[method].catalog()]
+    names = list(variant_names(METHODS[method]))
     out = {}
     for table in ("predictions", "job_metrics", "f1_over_time"):
         name = result_table(table, settings)

@@ -87,8 +87,7 @@ class SweepGrid(Method):
         self.own = self.inner.variant_names
         self.points = self.inner.sweep_points()
         self.variants = self.own + self.points
-        self.oracle = self.inner.oracle
-        self.learns_from_earlier_jobs = self.inner.learns_from_earlier_jobs
+        self.tags = self.inner.tags
         self.name = self.inner.name
 
     def reset(self, job) -> None:
@@ -118,7 +117,6 @@ class SweepGrid(Method):
             if self.error_ is not None:
                 raise self.error_            # a fallback, as alone
             got = self.inner.flag(candidates.take(own_open))
-            got = got if isinstance(got, dict) else {self.own[0]: got}
             for v in self.own:
                 out[v][own_open] = np.asarray(got[v], dtype=bool)
                 self.flagged_[v].update(np.asarray(ids)[out[v]].tolist())

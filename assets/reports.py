@@ -7,7 +7,7 @@ import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.clock import grid_tables
-from stragglers.prediction.completion import completion_table, speculation_jobs, speculation_table
+from stragglers.prediction.completion_tables import completion_table, speculation_jobs, speculation_table
 from stragglers.prediction.reexecution import cause_aware_copy_latency
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.evaluation import replace_table

@@ -343,14 +343,3 @@ def _delete(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             tables: Sequence[str] = RESULT_TABLES) -> None:
     for table in tables:
         con.execute(f"DELETE FROM {table} WHERE trace = ? AND method IN (SELECT unnest(?))", [trace, list(methods)])
-
-
-def write_results(con: duckdb.DuckDBPyConnection, frames: dict[str, pd.DataFrame], trace: str,
-                  methods: Sequence[str]) -> None:
-    """Replace ``methods``' rows of ``trace`` in every result table, in one transaction."""
-    for table in RESULT_TABLES:
-        create_view(con, table)
-    with transaction(con):
-        _delete(con, trace, methods)
-        for table in RESULT_TABLES:
-            insert_frame(con, table, frames.get(table))

@@ -8,6 +8,7 @@ import dagster as dg
 import duckdb
 import pandas as pd
 
+from stragglers.reports.evaluation_summary import Markdown
 from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.warehouse.build import GOOGLE_VIEWS, configure, stage_trace
 from .resources import NurdSettings
@@ -39,6 +40,13 @@ def md_image(image, alt: str) -> dg.MetadataValue:
 def md_image_file(path) -> dg.MetadataValue:
     """A PNG file embedded in Markdown metadata, its name as the alt text."""
     return md_image(path, Path(path).stem)
+
+
+def as_metadata(values: dict) -> dict:
+    """Plain metadata (stragglers.reports.evaluation_summary) as Dagster's: Markdown text as Markdown,
+    dicts as JSON, other values as they are."""
+    return {k: dg.MetadataValue.md(v) if isinstance(v, Markdown) else dg.MetadataValue.json(v) if isinstance(v, dict)
+            else v for k, v in values.items()}
 
 
 def report_metadata(result: dict, tables_left_out: tuple[str, ...] = ()) -> dict:

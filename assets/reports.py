@@ -7,10 +7,10 @@ import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.clock import grid_tables
-from stragglers.prediction.completion import completion_table, speculation_jobs, speculation_table
+from stragglers.prediction.completion_tables import completion_table, speculation_jobs, speculation_table
 from stragglers.prediction.reexecution import cause_aware_copy_latency
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
-from stragglers.prediction.evaluation import replace_table
+from stragglers.warehouse.results import replace_table
 from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.sweep import budget_table, curve_table, earlier_by_trace
 from stragglers.reports.budgets import answer_paragraph, flags_equal

@@ -31,7 +31,7 @@ import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction import reexecution as rx
-from stragglers.prediction.completion import speculation_table
+from stragglers.prediction.completion_tables import speculation_table
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.metrics import table3
 from stragglers.reports.operator import ORACLE, operator_table

@@ -8,7 +8,7 @@ their build time is reported separately), then evaluates ``methods`` under the o
 (``NURD_PROTOCOL=operator``) twice in the same run: on the legacy grid (``decision_clock=legacy_grid``,
 cut from the true tau, features repeated past it) and on the online clock (the default). Per clock
 and method: the JCT cut with a speculative copy per flag (a machine always free; mean over jobs and
-10 seeds, stragglers.prediction.completion.speculation_table), the extra machine time (share of the
+10 seeds, stragglers.prediction.completion_tables.speculation_table), the extra machine time (share of the
 job's machine time), copies per job, mean F1 over jobs and decisions per job; and each clock's
 evaluation wall time as a ratio online / legacy, measured in this one run (``--repeat N``
 alternates the clocks N times and keeps each one's fastest run: the machine is shared, compare
@@ -28,7 +28,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stragglers.prediction.completion import speculation_table  # noqa: E402
+from stragglers.prediction.completion_tables import speculation_table  # noqa: E402
 from stragglers.prediction.engine import ProgressLog  # noqa: E402
 from stragglers.prediction.evaluation import evaluate  # noqa: E402
 from stragglers.prediction.methods import METHODS  # noqa: E402

@@ -20,7 +20,7 @@ import time
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.completion import speculation_jobs, speculation_table
+from stragglers.prediction.completion_tables import speculation_jobs, speculation_table
 from stragglers.prediction.evaluation import evaluate
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.metrics import table3

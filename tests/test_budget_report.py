@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import SPECULATION_COLUMNS
+from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.sweep import budget_table, curve_table
 from stragglers.reports.budgets import answer_paragraph, flags_equal, is_learned

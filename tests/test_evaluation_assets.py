@@ -143,3 +143,24 @@ def test_deleted_result_rows_are_not_up_to_date(warehouse_ready):
         con.execute("DELETE FROM job_metrics WHERE method = 'wait_for_tau'")
     assert run() is True
     assert read(data, "SELECT count(*) FROM job_metrics WHERE method = 'wait_for_tau'")[0][0] == before
+
+
+def test_sensitivity_is_kept_while_current_and_rerun_when_its_settings_change(warehouse_ready):
+    # the ablations keep their books like the evaluations (stragglers/warehouse/results.py): the same
+    # inputs run nothing and leave the rows; another max_jobs re-runs and records it
+    data, instance = warehouse_ready
+
+    def run(max_jobs: int) -> bool:
+        r = dg.materialize([prediction.nurd_sensitivity], resources=resources(data, ablation_max_jobs=max_jobs),
+                           instance=instance)
+        assert r.success
+        return r.asset_materializations_for_node("nurd_sensitivity")[0].metadata["rebuilt"].value
+
+    assert run(2) is True
+    rows = read(data, "SELECT * FROM nurd_sensitivity ORDER BY ALL")
+    assert rows and run(2) is False
+    assert read(data, "SELECT * FROM nurd_sensitivity ORDER BY ALL") == rows
+    assert run(1) is True
+    assert {n for (n,) in read(data, "SELECT DISTINCT n_jobs FROM nurd_sensitivity")} == {1}
+    assert json.loads(read(data, "SELECT settings FROM table_settings WHERE table_name = 'nurd_sensitivity'")[0][0]
+                      )["max_jobs"] == 1

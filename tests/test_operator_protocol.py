@@ -10,7 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from stragglers.prediction.completion import speculate_limited, speculate_unlimited, speculation_table
+from stragglers.prediction.completion_tables import speculation_table
+from stragglers.prediction.speculation import speculate_limited, speculate_unlimited
 from stragglers.prediction.methods import METHODS, Method, TaskSet
 from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator, typed_settings
 from stragglers.prediction.simulate import JobData, replay_job

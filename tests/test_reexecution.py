@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from stragglers.prediction import reexecution
-from stragglers.prediction.completion import copy_latencies
+from stragglers.prediction.speculation import copy_latencies
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_selection, stage_google
 from tests.minitrace import EVICT, FINISH, KILL, S, SCHEDULE, SUBMIT, T0, MiniTrace
@@ -154,7 +154,7 @@ def test_copy_model_replay_is_a_fresh_draw_and_copy_keeps_one_is_the_original(wa
 
 
 def test_cause_aware_copies_redo_the_work_of_a_skewed_task_and_draw_otherwise():
-    from stragglers.prediction.completion import speculation_table
+    from stragglers.prediction.completion_tables import speculation_table
     from stragglers.traces.synth.model import TYPICAL_SLOWDOWN
     truth = pd.DataFrame({
         "job_id": [1, 1, 1], "task_index": [0, 1, 2], "end_state": ["FINISH"] * 3,
@@ -274,7 +274,7 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
     from assets import prediction, realism, reports, traces, warehouse
     from assets.resources import NurdSettings
     from stragglers.diagnosis.truth import load_truth
-    from stragglers.prediction.completion import speculation_table
+    from stragglers.prediction.completion_tables import speculation_table
     from stragglers.traces.fetch import truth_dir
 
     def resources(**extra):

@@ -10,7 +10,7 @@ import pytest
 from stragglers.reports import comparison as reports
 from stragglers.reports.render import markdown_table as to_markdown
 from stragglers.reports.style import band
-from stragglers.prediction.completion import completion_table
+from stragglers.prediction.completion_tables import completion_table
 from stragglers.reports.comparison import (
     METHOD_ORDER,
     PAPER_TABLE3,

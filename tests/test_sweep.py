@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculate_unlimited
+from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
+from stragglers.prediction.speculation import speculate_unlimited
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_setting
 from stragglers.prediction.protocol import OPERATOR, adapt_job

@@ -33,7 +33,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculation_outcome
+from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
+from stragglers.prediction.speculation import speculation_outcome
 from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet

@@ -37,7 +37,8 @@ import pandas as pd
 
 import duckdb
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculation_outcome
+from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
+from stragglers.prediction.speculation import speculation_outcome
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
 from stragglers.prediction.simulate import JobResult

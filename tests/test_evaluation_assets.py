@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import prediction, reports, traces, warehouse
+from assets import completion, prediction, reports, traces, warehouse
 from assets.resources import NurdSettings
 from stragglers.prediction.ablation import protocol_ablation
 from stragglers.prediction.protocol import AUTHORS, ours_value
@@ -46,8 +46,9 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
     for rule in RULES:
         assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res,
                               instance=instance).success
-    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
-                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    r = dg.materialize([completion.completion_times, reports.comparison_tables, prediction.nurd_eval,
+                        prediction.baseline_eval],
+                       selection=[completion.completion_times, reports.comparison_tables], resources=res, instance=instance)
     assert r.success
     # job_metrics: every rule on every job, with f1_auc in [0, 1]; wait_for_tau flags at the last
     # checkpoint before tau, so its F1 over time is F1 from the first k/10 point at or after that

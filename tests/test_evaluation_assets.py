@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pandas as pd
 import pytest
 from dagster_duckdb import DuckDBResource
 
@@ -48,7 +49,8 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
                               instance=instance).success
     r = dg.materialize([completion.completion_times, reports.comparison_tables, prediction.nurd_eval,
                         prediction.baseline_eval],
-                       selection=[completion.completion_times, reports.comparison_tables], resources=res, instance=instance)
+                       selection=[completion.completion_times, reports.comparison_tables], resources=res,
+                       instance=instance)
     assert r.success
     # job_metrics: every rule on every job, with f1_auc in [0, 1]; wait_for_tau flags at the last
     # checkpoint before tau, so its F1 over time is F1 from the first k/10 point at or after that
@@ -76,6 +78,14 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
     assert "Spearman correlation" in report
     assert "reference" in report and "Spark speculation" in report
     assert (data / "reports" / "accuracy_vs_earliness.png").stat().st_size > 1000
+    # the report's completion table is the simulation asset's table, row for row
+    with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+        sim = con.table("completion_times").df()
+    pd.testing.assert_frame_equal(pd.read_csv(data / "reports" / "completion.csv"), sim, check_dtype=False)
+    # nothing changed upstream: the simulations are not run again
+    again = dg.materialize([completion.completion_times, prediction.nurd_eval, prediction.baseline_eval],
+                           selection=[completion.completion_times], resources=res, instance=instance)
+    assert again.asset_materializations_for_node("completion_times")[0].metadata["rebuilt"].value is False
 
 
 def test_protocol_ablation_rows_record_their_settings(warehouse_ready):

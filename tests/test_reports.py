@@ -283,3 +283,22 @@ def test_completion_time_reads_in_words():
     assert jct_words(float("nan")) == jct_words(None) == ""
     from stragglers.reports.views import jct_sentence
     assert jct_sentence(0.16) == "shortens jobs by 16.0%" and jct_sentence(-0.357) == "lengthens jobs by 35.7%"
+
+
+def test_the_report_is_its_list_of_sections(tmp_path, jm):
+    from stragglers.reports import comparison
+
+    def counts(c):      # a section of one's own: a table read by name, its caption
+        df = c.get("job_metrics").groupby("trace", as_index=False).size()
+        return comparison.part("jobs_per_trace", df, caption=("Jobs per trace", "Rows of job_metrics."))
+
+    report = build_report(tmp_path / "r", {"job_metrics": jm}, (counts, comparison.table3, comparison.paper_table3),
+                          n_boot=20)
+    assert list(report.tables) == ["jobs_per_trace", "table3", "paper_table3"] and report.plots == {}
+    md = report.path.read_text()
+    heads = [line for line in md.splitlines() if line.startswith("## ")]
+    assert heads[1:] == ["## Jobs per trace", "## Table 1. Prediction accuracy (the paper's Table 3)",
+                         "## Appendix. The paper's Table 3"]
+    # a section whose table is absent adds nothing; the default list holds every section once
+    assert comparison.f1_over_time(comparison.Comparison({"job_metrics": jm}, tmp_path)) is None
+    assert len(set(comparison.SECTIONS)) == len(comparison.SECTIONS) == 17

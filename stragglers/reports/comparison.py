@@ -271,21 +271,20 @@ def completion(c: Comparison) -> Part | None:
     return Part(tables={"completion": completion})
 
 
-# optional tables of their own assets: shown with their plot when they were materialized
-def protocol_ablation(c: Comparison) -> Part | None:
-    df = c.given("protocol_ablation")
-    if df is None:
-        return None
-    return part("protocol_ablation", df, df.drop(columns=["settings"], errors="ignore"),
-                ("protocol_ablation", figs.plot_ablation(df, c.png("pa.png"))), caption=cap.ABLATION_CAPTION)
+def _study(name: str, caption: tuple[str, str], plot, png: str) -> Section:
+    """The section of an optional table of its own asset: shown with its plot when it was materialized."""
+    def section(c: Comparison) -> Part | None:
+        df = c.given(name)
+        if df is None:
+            return None
+        return part(name, df, df.drop(columns=["settings"], errors="ignore"), (name, plot(df, c.png(png))),
+                    caption=caption)
+    section.__name__ = name
+    return section
 
 
-def nurd_sensitivity(c: Comparison) -> Part | None:
-    df = c.given("nurd_sensitivity")
-    if df is None:
-        return None
-    return part("nurd_sensitivity", df, df.drop(columns=["settings"], errors="ignore"),
-                ("nurd_sensitivity", figs.plot_sensitivity(df, c.png("ns.png"))), caption=cap.SENSITIVITY_CAPTION)
+protocol_ablation = _study("protocol_ablation", cap.ABLATION_CAPTION, figs.plot_ablation, "pa.png")
+nurd_sensitivity = _study("nurd_sensitivity", cap.SENSITIVITY_CAPTION, figs.plot_sensitivity, "ns.png")
 
 
 def reexecutions(c: Comparison) -> Part | None:

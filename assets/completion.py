@@ -28,6 +28,11 @@ SIMULATION_INPUTS = ("job_metrics", "predictions", "tasks", "job_checkpoints", "
                      "operator_job_metrics", "operator_predictions")
 
 
+def simulation_inputs(con, nurd: NurdSettings) -> str:
+    """A digest of the simulations' input tables and settings: equal digests, equal simulations."""
+    return table_contents(con, SIMULATION_INPUTS, [list(COMPLETION_SEEDS), nurd.copy_keeps, nurd.cause_aware_copies])
+
+
 def with_cause_aware_copies(tasks, nurd: NurdSettings, log):
     """Setting cause_aware_copies='on': each generated trace's tasks get the copy latency its truth gives
     (stragglers.prediction.reexecution.cause_aware_copy_latency); real traces have no truth and draw."""
@@ -62,8 +67,7 @@ def completion_times(context: dg.AssetExecutionContext, nurd: NurdSettings,
         if not table_exists(con, "job_metrics"):
             raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
                               "(and baseline_eval partitions) first")
-        inputs = table_contents(con, SIMULATION_INPUTS,
-                                [list(COMPLETION_SEEDS), nurd.copy_keeps, nurd.cause_aware_copies])
+        inputs = simulation_inputs(con, nurd)
         if (recorded_inputs(con, "completion_times", "*") == inputs
                 and all(table_exists(con, t) for t in SIMULATION_TABLES)):
             context.log.info("completion_times: up to date (same evaluations, tables and settings): not rebuilt")

@@ -19,7 +19,7 @@ from stragglers.warehouse.build import record_settings, recorded_inputs, render,
 from .resources import NurdSettings
 
 from .common import AUTOMATION, md_image, md_table, prepare, table_contents
-from .completion import COMPLETION_SEEDS, completion_times
+from .completion import COMPLETION_SEEDS, completion_times, simulation_inputs
 from .prediction import baseline_eval, nurd_eval
 
 # what the report is computed from: when none of these changed, neither does the report
@@ -65,9 +65,10 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         if not table_exists(con, "job_metrics"):
             raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
                               "(and baseline_eval partitions) first")
-        if not table_exists(con, "completion_times"):
-            raise LookupError("table completion_times does not exist in the warehouse: materialize asset "
-                              "completion_times first (--select completion_times,comparison_tables)")
+        # the simulations must be of these evaluations and settings: never a report that mixes two runs
+        if recorded_inputs(con, "completion_times", "*") != simulation_inputs(con, nurd):
+            raise LookupError("table completion_times is missing or older than the evaluations or settings: "
+                              "materialize asset completion_times with it (--select completion_times,comparison_tables)")
         inputs = report_inputs(con, nurd)
         if recorded_inputs(con, "comparison", "*") == inputs and (out / "report.html").exists():
             context.log.info("comparison_tables: up to date (same evaluations, tables and settings): not rebuilt")

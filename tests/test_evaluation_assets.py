@@ -4,6 +4,7 @@ an ephemeral instance, a real DuckDB file)."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -86,6 +87,21 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
     again = dg.materialize([completion.completion_times, prediction.nurd_eval, prediction.baseline_eval],
                            selection=[completion.completion_times], resources=res, instance=instance)
     assert again.asset_materializations_for_node("completion_times")[0].metadata["rebuilt"].value is False
+    # the evaluations changed since the simulations ran: the report alone refuses, naming the asset to run
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        con.execute("CREATE TABLE kept AS SELECT * FROM job_metrics; DELETE FROM job_metrics WHERE method = 'flag_all'")
+    try:
+        stale = dg.materialize([completion.completion_times, reports.comparison_tables, prediction.nurd_eval,
+                                prediction.baseline_eval], selection=[reports.comparison_tables], resources=res,
+                               instance=instance, raise_on_error=False)
+        assert not stale.success
+        message = stale.get_step_failure_events()[0].event_specific_data.error.to_string()
+        assert "materialize asset completion_times" in message
+        del stale
+        gc.collect()      # the failed step's frames held its DuckDB connection
+    finally:
+        with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+            con.execute("DELETE FROM job_metrics; INSERT INTO job_metrics SELECT * FROM kept; DROP TABLE kept")
 
 
 def test_protocol_ablation_rows_record_their_settings(warehouse_ready):

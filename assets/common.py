@@ -10,7 +10,7 @@ import pandas as pd
 
 from stragglers.reports.evaluation_summary import Markdown
 from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.warehouse.build import GOOGLE_VIEWS, configure, stage_trace
+from stragglers.warehouse.build import GOOGLE_VIEWS, configure, digest, render, stage_trace, table_exists
 from .resources import NurdSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every
@@ -86,3 +86,12 @@ def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: NurdSettings)
 
 def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10) -> dg.MetadataValue:
     return md_table(con.execute(f"SELECT * FROM {table} WHERE trace = ? LIMIT {n}", [trace]).df())
+
+
+def table_contents(con: duckdb.DuckDBPyConnection, tables, settings: list) -> str:
+    """A digest of the contents of those of ``tables`` that exist (a hash aggregate in DuckDB,
+    sql/table_contents.sql: cheap next to the simulations and the bootstrap that read them) and of
+    the ``settings`` that shape what is computed from them."""
+    contents = [(name, con.execute(render("table_contents", table=name)).fetchone())
+                for name in tables if table_exists(con, name)]
+    return digest([contents, *settings])

@@ -4,15 +4,17 @@ an ephemeral instance, a real DuckDB file)."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pandas as pd
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import prediction, reports, traces, warehouse
+from assets import completion, prediction, reports, traces, warehouse
 from assets.resources import NurdSettings
 from stragglers.prediction.ablation import protocol_ablation
 from stragglers.prediction.protocol import AUTHORS, ours_value
@@ -46,8 +48,10 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
     for rule in RULES:
         assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res,
                               instance=instance).success
-    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
-                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    r = dg.materialize([completion.completion_times, reports.comparison_tables, prediction.nurd_eval,
+                        prediction.baseline_eval],
+                       selection=[completion.completion_times, reports.comparison_tables], resources=res,
+                       instance=instance)
     assert r.success
     # job_metrics: every rule on every job, with f1_auc in [0, 1]; wait_for_tau flags at the last
     # checkpoint before tau, so its F1 over time is F1 from the first k/10 point at or after that
@@ -75,6 +79,29 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
     assert "Spearman correlation" in report
     assert "reference" in report and "Spark speculation" in report
     assert (data / "reports" / "accuracy_vs_earliness.png").stat().st_size > 1000
+    # the report's completion table is the simulation asset's table, row for row
+    with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+        sim = con.table("completion_times").df()
+    pd.testing.assert_frame_equal(pd.read_csv(data / "reports" / "completion.csv"), sim, check_dtype=False)
+    # nothing changed upstream: the simulations are not run again
+    again = dg.materialize([completion.completion_times, prediction.nurd_eval, prediction.baseline_eval],
+                           selection=[completion.completion_times], resources=res, instance=instance)
+    assert again.asset_materializations_for_node("completion_times")[0].metadata["rebuilt"].value is False
+    # the evaluations changed since the simulations ran: the report alone refuses, naming the asset to run
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        con.execute("CREATE TABLE kept AS SELECT * FROM job_metrics; DELETE FROM job_metrics WHERE method = 'flag_all'")
+    try:
+        stale = dg.materialize([completion.completion_times, reports.comparison_tables, prediction.nurd_eval,
+                                prediction.baseline_eval], selection=[reports.comparison_tables], resources=res,
+                               instance=instance, raise_on_error=False)
+        assert not stale.success
+        message = stale.get_step_failure_events()[0].event_specific_data.error.to_string()
+        assert "materialize asset completion_times" in message
+        del stale
+        gc.collect()      # the failed step's frames held its DuckDB connection
+    finally:
+        with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+            con.execute("DELETE FROM job_metrics; INSERT INTO job_metrics SELECT * FROM kept; DROP TABLE kept")
 
 
 def test_protocol_ablation_rows_record_their_settings(warehouse_ready):

@@ -13,7 +13,7 @@ from sklearn.metrics import confusion_matrix, f1_score, recall_score
 from stragglers.prediction.methods.base import JobContext, Method, TaskSet
 from stragglers.prediction.methods.nurd import NurdFamily, calibration_delta
 from stragglers.prediction.metrics import job_scores
-from stragglers.reports.comparison import table3
+from stragglers.prediction.metrics import table3
 from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.simulate import JobData, replay_job, results_frames
 from tests.jobs import make_job

@@ -1,6 +1,6 @@
 """What the legacy operator grid's look-ahead did, and what the online clock costs.
 
-    python benchmarks/operator_clock.py WORK_DIR [--trace synthetic|google_2011] [--url DIR]
+    python studies/operator/operator_clock.py WORK_DIR [--trace synthetic|google_2011] [--url DIR]
         [--parts SPEC] [--methods a,b,...|all] [--workers 2] [--out result.json]
 
 Builds the warehouse of the trace once (the paper's features and the operator's clock tables:
@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from stragglers.prediction.completion import speculation_table  # noqa: E402
 from stragglers.prediction.engine import ProgressLog  # noqa: E402

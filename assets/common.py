@@ -9,7 +9,9 @@ import duckdb
 import pandas as pd
 
 from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.warehouse.build import GOOGLE_VIEWS, configure, stage_trace
+from stragglers.warehouse.sql_files import GOOGLE_VIEWS
+from stragglers.warehouse.staging import stage_trace
+from stragglers.warehouse.storage import configure
 from .resources import NurdSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every

@@ -18,9 +18,9 @@ from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.settings import EvaluationSettings
 from stragglers.prediction.methods import BASELINES
-from stragglers.warehouse import build as wh
+from stragglers.warehouse import ledger, storage
 from stragglers.prediction.methods import REFERENCE_RULES
-from stragglers.warehouse.build import usage_absent_reason
+from stragglers.warehouse.staged_parts import usage_absent_reason
 from .resources import NurdSettings
 
 from .common import AUTOMATION, md_image, md_table, prepare
@@ -137,7 +137,7 @@ def _evaluation_inputs(con, nurd: NurdSettings, method: str, evaluation: Evaluat
     code, e.g. NURD's boosting rounds, re-runs the evaluation instead of keeping stale rows)."""
     settings = {k: v for k, v in evaluation.as_dict().items() if k != "workers"}  # results do not depend on it
     hyperparameters = method_factory(method, evaluation)().hyperparameters()
-    return wh.digest([wh.recorded_inputs(con, grid_tables(evaluation)[1], nurd.trace), settings, method,
+    return ledger.digest([ledger.recorded_inputs(con, grid_tables(evaluation)[1], nurd.trace), settings, method,
                       hyperparameters])
 
 
@@ -152,11 +152,11 @@ def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource
         key = "operator_evaluation" if is_operator(evaluation) else "evaluation"
         with duckdb.get_connection() as con:
             wanted = {m: _evaluation_inputs(con, nurd, m, evaluation) for m in methods}
-            current = all(wh.recorded_inputs(con, f"{key}:{m}", nurd.trace) == v for m, v in wanted.items())
-            current = current and wh.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None
+            current = all(ledger.recorded_inputs(con, f"{key}:{m}", nurd.trace) == v for m, v in wanted.items())
+            current = current and ledger.recorded_inputs(con, "checkpoint_features", nurd.trace) is not None
             # results, not records: the rows the record counted must still be there
             current = current and all(
-                (wh.recorded_settings(con, f"{key}:{m}", nurd.trace) or {}).get("result_rows")
+                (ledger.recorded_settings(con, f"{key}:{m}", nurd.trace) or {}).get("result_rows")
                 == result_rows(con, nurd.trace, m, evaluation) for m in methods)
         versions.append(sorted(wanted.items()))
         if current:
@@ -166,16 +166,16 @@ def _evaluate_unless_current(context, nurd: NurdSettings, duckdb: DuckDBResource
                 meta = {"rebuilt": False, "methods": ", ".join(methods)}
             continue
         outcome = _run(context, nurd, duckdb, methods, evaluation)
-        with duckdb.get_connection() as con, wh.transaction(con):
+        with duckdb.get_connection() as con, storage.transaction(con):
             # recorded after the results' own transaction: a crash in between only re-runs the evaluation
             for m, v in wanted.items():
-                wh.record_settings(con, f"{key}:{m}", nurd.trace, evaluation.as_dict() | {
+                ledger.record_settings(con, f"{key}:{m}", nurd.trace, evaluation.as_dict() | {
                     "result_rows": result_rows(con, nurd.trace, m, evaluation)}, v)
         if i == 0:
             meta = _metadata(outcome, nurd) | {"rebuilt": True}
         else:
             meta[f"metrics_{'operator' if is_operator(evaluation) else 'paper'}"] = md_table(summary_table(outcome))
-    return meta, wh.digest(versions)
+    return meta, ledger.digest(versions)
 
 
 @dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},

@@ -19,7 +19,8 @@ from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
-from stragglers.warehouse.build import digest, record_settings, recorded_inputs, table_exists, transaction
+from stragglers.warehouse.ledger import digest, record_settings, recorded_inputs
+from stragglers.warehouse.storage import table_exists, transaction
 from .resources import NurdSettings
 
 from .common import AUTOMATION, md_image, md_table, prepare

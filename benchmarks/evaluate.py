@@ -52,7 +52,9 @@ def build_warehouse(work: Path) -> tuple[str, dict]:
     import duckdb
     from stragglers.settings import SelectionSettings
     from stragglers.traces.synth import GENERATOR_VERSION, generate_google
-    from stragglers.warehouse.build import build_features, build_selection, configure, stage_google
+    from stragglers.warehouse.build import build_features, build_selection
+    from stragglers.warehouse.staging import stage_google
+    from stragglers.warehouse.storage import configure
     raw = work / "trace"
     stamp = work / "trace.json"
     want = {"generator_version": GENERATOR_VERSION, "seed": 2011, "n_jobs": 48, "n_parts": 8}

@@ -32,7 +32,9 @@ from pathlib import Path
 import duckdb
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_selection, build_table, stage_google
+from stragglers.warehouse.build import build_selection
+from stragglers.warehouse.runner import build_table
+from stragglers.warehouse.staging import stage_google
 
 SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
 

@@ -206,7 +206,9 @@ def run_floor(files: list[str]) -> dict:
 def child_pipeline(trace: str, db: str, tmp: str, memory_limit: str, threads: int) -> dict:
     import duckdb
     from stragglers.settings import SelectionSettings
-    from stragglers.warehouse.build import build_features, build_selection, configure, stage_google
+    from stragglers.warehouse.build import build_features, build_selection
+    from stragglers.warehouse.staging import stage_google
+    from stragglers.warehouse.storage import configure
     for p in (db, db + ".wal"):
         if os.path.exists(p):
             os.remove(p)
@@ -232,7 +234,8 @@ def child_scan(trace: str, memory_limit: str, threads: int) -> dict:
     """Reference: DuckDB reading every column of the same files once (no SQL logic)."""
     import duckdb
     from stragglers.settings import SelectionSettings
-    from stragglers.warehouse.build import configure, stage_google
+    from stragglers.warehouse.staging import stage_google
+    from stragglers.warehouse.storage import configure
     con = duckdb.connect()
     configure(con, memory_limit=memory_limit, threads=threads)
     stage_google(con, Path(trace), SelectionSettings(trace="synthetic"))

@@ -32,7 +32,9 @@ from stragglers.prediction.methods import BASELINES  # noqa: E402
 from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
 from stragglers.prediction.simulate import JobData, replay_job  # noqa: E402
 from stragglers.traces.synth import generate_google  # noqa: E402
-from stragglers.warehouse.build import build_features, build_selection, configure, stage_google  # noqa: E402
+from stragglers.warehouse.build import build_features, build_selection  # noqa: E402
+from stragglers.warehouse.staging import stage_google
+from stragglers.warehouse.storage import configure
 
 
 def big_job(n: int, K: int, d: int = 15, seed: int = 0) -> JobData:

@@ -100,7 +100,9 @@ def reference_warehouse(work: Path) -> Path:
     import duckdb
     from evaluate import build_warehouse
     from stragglers.settings import SelectionSettings
-    from stragglers.warehouse.build import build_features, build_selection, configure, stage_google
+    from stragglers.warehouse.build import build_features, build_selection
+    from stragglers.warehouse.staging import stage_google
+    from stragglers.warehouse.storage import configure
     build_warehouse(work)                                   # generates the raw trace if needed
     db = work / "eval_reference.duckdb"
     if not db.exists():

@@ -23,7 +23,9 @@ import duckdb
 
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
-from stragglers.warehouse.build import render, stage_google, table_params
+from stragglers.warehouse.sql_files import render
+from stragglers.warehouse.staging import stage_google
+from stragglers.warehouse.table_sql import table_params
 
 
 def _timed(fn, repeat: int) -> float:

@@ -28,7 +28,7 @@ from stragglers.prediction.completion import copy_latencies, job_rng
 from stragglers.prediction.metrics import _boot_counts, _nanpercentile
 from stragglers.traces.synth.model import (REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES, TYPICAL_SLOWDOWN,
                                            latency_factor, reexecution_latency_s)
-from stragglers.warehouse.build import build_table
+from stragglers.warehouse.runner import build_table
 from stragglers.warehouse.validation import SUITES, Frame, _between, _gxe, _has_columns, _not_null
 
 #: why a rerun task is not a pair (sql/reexecution_pairs.sql), in the order the SQL tests them

@@ -35,8 +35,9 @@ from stragglers.prediction.methods import METHODS  # noqa: E402
 from stragglers.prediction.protocol import OPERATOR  # noqa: E402
 from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
 from stragglers.traces.fetch import fetch_trace  # noqa: E402
-from stragglers.warehouse.build import (build_features, build_selection, is_current, stage_google,  # noqa: E402
-                                       step_tables)
+from stragglers.warehouse.build import build_features, build_selection, step_tables  # noqa: E402
+from stragglers.warehouse.ledger import is_current  # noqa: E402
+from stragglers.warehouse.staging import stage_google  # noqa: E402
 
 CLOCKS = ("legacy_grid", "online")
 SEEDS = range(10)

@@ -30,6 +30,7 @@ import duckdb
 from stragglers.settings import Settings, SelectionSettings
 from stragglers.traces.synth.tiled import tile
 from stragglers.warehouse import build, runner, sql_files, staging, storage
+from stragglers.warehouse.assemble import build_warehouse
 
 SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
 PARTS = 14
@@ -55,11 +56,11 @@ def _step(db: str, raw: str, memory_limit: str, slice_rows: int | None, step: st
     s = SelectionSettings(trace=TRACE)
     started = time.perf_counter()
     if step == "scan":
-        staging.stage_google(con, Path(raw), s)
+        build_warehouse(con, Path(raw), s, until="staging")
         rows = sum(con.execute(f"SELECT count(*), sum(hash(job_id, time)) FROM {v}").fetchone()[0]
                    for v in ("stg_task_events", "stg_job_events"))
     elif step == "staged_trace":   # the asset: the typed views, then every view's rows counted
-        staging.stage_google(con, Path(raw), s)
+        build_warehouse(con, Path(raw), s, until="staging")
         rows = sum(staging.count_staged_rows(con, s.trace, sql_files.GOOGLE_VIEWS)[0].values())
     elif step == "jobs":
         rows = build.build_jobs(con, s)

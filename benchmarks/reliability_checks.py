@@ -24,7 +24,7 @@ import duckdb
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
 from stragglers.warehouse.sql_files import render
-from stragglers.warehouse.staging import stage_google
+from stragglers.warehouse.assemble import build_warehouse
 from stragglers.warehouse.table_sql import table_params
 
 
@@ -48,7 +48,7 @@ def main() -> None:
         raise SystemExit(f"the real excerpt is absent: {raw} (set --realdata)")
     s = SelectionSettings(trace="google_2011")
     con = duckdb.connect()
-    stage_google(con, raw, s)
+    build_warehouse(con, raw, s, until="staging")
     new_sql = render("task_lifecycle", **table_params(con, s, "task_lifecycle"))
     old_sql = args.old_sql.read_text().replace("${trace}", s.trace)
     rows = {}

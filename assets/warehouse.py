@@ -13,7 +13,8 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse import build as steps, ledger, progress, read_errors, sql_files, staged_parts, staging, storage
+from stragglers.warehouse.build import build_features, build_funnel, build_jobs, build_tasks, grid_coverage, step_tables
+from stragglers.warehouse import ledger, progress, read_errors, sql_files, staged_parts, staging, storage
 from stragglers.warehouse import locate
 from stragglers.warehouse import validation as validation_module
 from stragglers.warehouse.validation import validate_table
@@ -73,7 +74,7 @@ def _built(context, nurd: NurdSettings, duckdb: DuckDBResource, step: str, build
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        tables = steps.step_tables(step, s)
+        tables = step_tables(step, s)
         rebuilt = not ledger.is_current(con, tables, s)
         if rebuilt:
             with progress.progress_to(context.log.info):   # a sliced step's progress in the run's log
@@ -138,7 +139,7 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_p
           description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
                       "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
 def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with _built(context, nurd, duckdb, "jobs", steps.build_jobs) as step:
+    with _built(context, nurd, duckdb, "jobs", build_jobs) as step:
         con, s = step.con, step.selection
         meta = {"dagster/row_count": _rows(con, "jobs", s.trace), "preview": preview(con, "jobs", s.trace),
                 "quarantined_rows": _rows(con, locate.QUARANTINE, s.trace)}
@@ -151,7 +152,7 @@ def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
                       "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
                       "Excluded tasks are counted by reason in task_outcomes.")
 def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with _built(context, nurd, duckdb, "tasks", steps.build_tasks) as step:
+    with _built(context, nurd, duckdb, "tasks", build_tasks) as step:
         con, s = step.con, step.selection
         outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
                                "GROUP BY outcome ORDER BY tasks DESC", [s.trace]).df()
@@ -165,7 +166,7 @@ def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBR
           description="Jobs and tasks before and after every filter of the selection, by reason.")
 def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with _built(context, nurd, duckdb, "selection_funnel", steps.build_funnel) as step:
+    with _built(context, nurd, duckdb, "selection_funnel", build_funnel) as step:
         funnel = step.con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
                                   "ORDER BY step, reason", [step.selection.trace]).df()
     return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel),
@@ -181,13 +182,13 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
 def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
                         duckdb: DuckDBResource) -> dg.MaterializeResult:
     started = time.perf_counter()
-    with _built(context, nurd, duckdb, "checkpoint_features", steps.build_features) as step:
+    with _built(context, nurd, duckdb, "checkpoint_features", build_features) as step:
         con, s = step.con, step.selection
         no_usage = staged_parts.usage_absent_reason(con, s.trace)
         per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
             max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
             GROUP BY job_id)""", [s.trace]).df()
-        grids = steps.grid_coverage(con, s)
+        grids = grid_coverage(con, s)
         meta = {"dagster/row_count": _rows(con, "checkpoint_features", s.trace), "feature_mode": s.feature_mode,
                 "checkpoint_grid": s.checkpoint_grid if s.is_google_format else "equal (Alibaba)",
                 "jobs_per_grid": md_table(grids),

@@ -12,8 +12,6 @@ from contextvars import ContextVar
 import duckdb
 
 _LOG = logging.getLogger(__name__)
-
-
 #: Where a long step says how far it is (assets point it at the run's log: ``progress_to``).
 progress_log: ContextVar[Callable[[str], None] | None] = ContextVar("progress_log", default=None)
 

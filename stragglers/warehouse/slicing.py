@@ -16,8 +16,6 @@ from stragglers.warehouse.storage import SLICE_ROWS_VARIABLE, database_path
 from stragglers.warehouse.table_sql import ALL_JOBS
 
 _LOG = logging.getLogger(__name__)
-
-
 _slices_cache: dict[tuple, list[str]] = {}
 
 

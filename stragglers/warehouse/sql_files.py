@@ -17,11 +17,7 @@ from stragglers.trace_formats import RAW_COLUMNS
 
 
 GOOGLE_VIEW_TABLES = ("job_events", "task_events", "task_usage", "machine_events")   # the raw table of each view
-
-
 GOOGLE_VIEWS = tuple(f"stg_{table}" for table in GOOGLE_VIEW_TABLES)
-
-
 ALIBABA_VIEWS = ("alibaba_instances", "job_candidates__alibaba")
 
 

@@ -56,8 +56,6 @@ def count_staged_rows(con: duckdb.DuckDBPyConnection, trace: str, views) -> tupl
 
 
 REQUIRED_GOOGLE_TABLES = ("job_events", "task_events")   # the selection needs only events
-
-
 OPTIONAL_GOOGLE_TABLES = ("task_usage", "machine_events")  # usage / machine features need them; absent on a partial mirror
 
 

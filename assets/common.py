@@ -10,7 +10,10 @@ import pandas as pd
 
 from stragglers.reports.evaluation_summary import Markdown
 from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.warehouse.build import GOOGLE_VIEWS, configure, digest, render, stage_trace, table_exists
+from stragglers.warehouse.ledger import digest
+from stragglers.warehouse.sql_files import GOOGLE_VIEWS, render
+from stragglers.warehouse.staging import stage_trace
+from stragglers.warehouse.storage import configure, table_exists
 from .resources import NurdSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every

@@ -15,7 +15,9 @@ from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.reexecution import cause_aware_copy_latency
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
-from stragglers.warehouse.build import record_settings, recorded_inputs, render, table_exists, transaction
+from stragglers.warehouse.ledger import record_settings, recorded_inputs
+from stragglers.warehouse.sql_files import render
+from stragglers.warehouse.storage import table_exists, transaction
 from .resources import NurdSettings
 
 from .common import AUTOMATION, md_table, prepare, table_contents

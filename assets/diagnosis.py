@@ -15,7 +15,7 @@ from stragglers.diagnosis import run as hound
 from stragglers.diagnosis import truth as hound_truth
 from stragglers.reports.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
-from stragglers.warehouse import build as wh
+from stragglers.warehouse import ledger, runner, storage
 from stragglers.warehouse.validation import validate_table
 from .resources import NurdSettings
 
@@ -41,7 +41,7 @@ def write_rows(con, table: str, df: pd.DataFrame, trace: str, settings: dict | N
     df.insert(0, "trace", trace)
     con.register("_hound_rows", df)
     try:
-        return wh.replace_trace_rows(con, table, "SELECT * FROM _hound_rows", trace, settings=settings)
+        return runner.replace_trace_rows(con, table, "SELECT * FROM _hound_rows", trace, settings=settings)
     finally:
         con.unregister("_hound_rows")
 
@@ -55,7 +55,7 @@ def _node_answers(con, trace: str, causes: pd.DataFrame, jobs: list, hs) -> tupl
     node_ranking: ({name: answer rows} for ``hound_truth.validate``, metadata). Without rows for the
     trace, no answer and a note: Hound is scored without it."""
     name = machine_evidence.METHOD
-    if not wh.table_exists(con, "node_task_durations"):
+    if not storage.table_exists(con, "node_task_durations"):
         return {}, {"node_evidence": f"table node_task_durations does not exist: materialize node_ranking; {name} "
                                      f"is not scored"}
     durations = _read(con, f"SELECT {', '.join(machine_evidence.DURATION_COLUMNS)} FROM node_task_durations "
@@ -94,7 +94,7 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
     started = time.perf_counter()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n_inputs = wh.build_table(con, "hound_inputs", s, hound_min_tasks=hs.min_tasks)
+        n_inputs = runner.build_table(con, "hound_inputs", s, hound_min_tasks=hs.min_tasks)
         inputs = _read(con, "SELECT * FROM hound_inputs WHERE trace = ?", s.trace)
     n_jobs = inputs.job_id.nunique()
     context.log.info(f"Hound: profiling {n_jobs} jobs ({n_inputs} tasks) with {hs.workers} workers")
@@ -220,8 +220,8 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
     with duckdb.get_connection() as con:
         for table, asset in (("predictions", "nurd_eval"), ("hound_job_causes", "hound_job_causes"),
                              ("hound_inputs", "hound_profiles")):
-            if not wh.table_exists(con, table):
-                raise wh.StaleTableError(f"table {table} does not exist in the warehouse: materialize asset "
+            if not storage.table_exists(con, table):
+                raise ledger.StaleTableError(f"table {table} does not exist in the warehouse: materialize asset "
                                          f"{asset} (and its upstream assets) first")
         flagged = con.execute("""SELECT job_id, task_id, flagged_at_s FROM predictions
             WHERE trace = ? AND method = ? AND flagged_at_s IS NOT NULL""", [s.trace, EXPLAINED_METHOD]).df()

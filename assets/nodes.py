@@ -18,7 +18,7 @@ from .resources import NurdSettings
 from .prediction import baseline_eval, nurd_eval
 from .warehouse import _check, jobs, staged_trace
 from stragglers.prediction.completion_tables import completion_table
-from stragglers.warehouse.build import table_exists
+from stragglers.warehouse.storage import table_exists
 
 RELAUNCH_SEEDS = range(10)    # as comparison_tables
 

@@ -15,7 +15,7 @@ from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.methods import BASELINES
 from stragglers.prediction.methods import REFERENCE_RULES
 from stragglers.reports.evaluation_summary import views_summary
-from stragglers.warehouse.build import usage_absent_reason
+from stragglers.warehouse.staged_parts import usage_absent_reason
 from stragglers.warehouse.results import current_or_compute, trace_rows
 from .resources import NurdSettings
 

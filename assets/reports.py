@@ -15,7 +15,9 @@ from stragglers.reports.comparison import build_report
 from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
 from stragglers.trace_formats import FORMATS
-from stragglers.warehouse.build import record_settings, recorded_inputs, render, sql_text, table_exists, transaction
+from stragglers.warehouse.ledger import record_settings, recorded_inputs
+from stragglers.warehouse.sql_files import render, sql_text
+from stragglers.warehouse.storage import table_exists, transaction
 from .resources import NurdSettings
 
 from .common import AUTOMATION, md_image, md_table, prepare, table_contents

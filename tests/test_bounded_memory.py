@@ -14,7 +14,7 @@ import pytest
 
 from stragglers.settings import SelectionSettings
 from stragglers.traces.synth.tiled import tile
-from stragglers.warehouse import build as wh
+from stragglers.warehouse import build, progress, runner, slicing, staging, storage, table_sql
 
 COPIES, PARTS = 6, 1
 SPAN_US = 70_740 * 1_000_000   # >= the span of the parts copied: the copies never overlap
@@ -32,12 +32,12 @@ def tiled(realdata, tmp_path_factory) -> Path:
 
 def _build(raw: Path, db: Path, *, memory_limit: str | None, slice_rows: int) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(db))
-    wh.configure(con, memory_limit=memory_limit, temp_directory=str(db.parent / f"{db.stem}_tmp"),
+    storage.configure(con, memory_limit=memory_limit, temp_directory=str(db.parent / f"{db.stem}_tmp"),
                  slice_rows=slice_rows)
     s = SelectionSettings(trace="google_2011")
-    wh.stage_google(con, raw, s)
-    wh.build_selection(con, s)
-    wh.build_features(con, s)
+    staging.stage_google(con, raw, s)
+    build.build_selection(con, s)
+    build.build_features(con, s)
     return con
 
 
@@ -45,13 +45,13 @@ def test_sliced_under_a_tight_limit_equals_one_unlimited_run(tiled, tmp_path):
     whole = _build(tiled, tmp_path / "whole.duckdb", memory_limit=None, slice_rows=10**9)
     rows = whole.execute("SELECT count(*) FROM stg_task_events").fetchone()[0]
     assert rows > 1_000_000
-    assert wh.job_slices(whole, "google_2011") == [wh.ALL_JOBS]
+    assert slicing.job_slices(whole, "google_2011") == [table_sql.ALL_JOBS]
     whole.close()
 
     sliced = _build(tiled, tmp_path / "sliced.duckdb", memory_limit="300MB", slice_rows=300_000)
-    slices = wh.job_slices(sliced, "google_2011")
+    slices = slicing.job_slices(sliced, "google_2011")
     assert len(slices) >= 4 and slices[-1] == "job_id IS NULL"
-    machines = wh.machine_slices(sliced, "google_2011")   # machine_streams: ranges of machine ids
+    machines = slicing.machine_slices(sliced, "google_2011")   # machine_streams: ranges of machine ids
     assert len(machines) == len(slices) and machines[-1] == "machine_id IS NULL"
     sliced.execute(f"ATTACH '{tmp_path / 'whole.duckdb'}' AS whole (READ_ONLY)")
     for table in TABLES:
@@ -66,9 +66,9 @@ def test_sliced_under_a_tight_limit_equals_one_unlimited_run(tiled, tmp_path):
 
 def test_slices_split_the_jobs_without_overlap(tiled, tmp_path):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
-    wh.configure(con, slice_rows=250_000)
-    wh.stage_google(con, tiled, SelectionSettings(trace="google_2011"))
-    slices = wh.job_slices(con, "google_2011")
+    storage.configure(con, slice_rows=250_000)
+    staging.stage_google(con, tiled, SelectionSettings(trace="google_2011"))
+    slices = slicing.job_slices(con, "google_2011")
     counts = [con.execute(f"SELECT count(*) FROM stg_task_events WHERE {c}").fetchone()[0] for c in slices]
     total = con.execute("SELECT count(*) FROM stg_task_events").fetchone()[0]
     assert sum(counts) == total                       # every row in exactly one slice
@@ -83,12 +83,12 @@ def test_a_sliced_step_says_how_far_it_is_and_how_long_is_left(tmp_path):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     lines: list[str] = []
     slices = [f"job_id >= {lo} AND job_id < {lo + 10}" for lo in range(0, 40, 10)]
-    with wh.progress_to(lines.append):
-        wh.replace_trace_rows(con, "numbers", [f"SELECT 't' AS trace, range AS job_id FROM range(40) WHERE {c}"
+    with progress.progress_to(lines.append):
+        runner.replace_trace_rows(con, "numbers", [f"SELECT 't' AS trace, range AS job_id FROM range(40) WHERE {c}"
                                                for c in slices], "t")
-        progress = wh.SliceProgress("numbers", 4, every_s=0)
+        slice_progress = progress.SliceProgress("numbers", 4, every_s=0)
         for done in range(1, 5):
-            progress(done)
+            slice_progress(done)
     assert con.execute("SELECT count(DISTINCT job_id) FROM numbers").fetchone()[0] == 40
     assert lines[0].startswith("numbers: slice 1/4 of job ids (25%)") and "s left" in lines[0]
     assert lines[-1].startswith("numbers: slice 4/4") and lines[-1].endswith("done")
@@ -100,7 +100,7 @@ def test_a_long_unsliced_statement_says_how_far_it_is(tmp_path):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     con.execute("CREATE TABLE numbers AS SELECT range AS x FROM range(30000000)")
     lines: list[str] = []
-    with wh.progress_to(lines.append), wh.statement_progress(con, "grouped", every_s=0.05):
+    with progress.progress_to(lines.append), progress.statement_progress(con, "grouped", every_s=0.05):
         n = con.execute("SELECT count(*) FROM (SELECT x % 100003 AS g, median(x) FROM numbers GROUP BY g)").fetchone()[0]
     assert n == 100003
     assert lines and all(line.startswith("grouped: ") and "% of the query in" in line and line.endswith(

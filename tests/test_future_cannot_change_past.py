@@ -31,7 +31,8 @@ from stragglers.prediction.methods import METHODS
 from stragglers.prediction.protocol import OPERATOR, adapt_job
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.settings import EvaluationSettings, SelectionSettings
-from stragglers.warehouse.build import build_features, build_selection, stage_google
+from stragglers.warehouse.build import build_features, build_selection
+from stragglers.warehouse.staging import stage_google
 
 #: given the true labels by design (the upper bound and the paper's Wrangler): they read the future
 LABEL_READERS = {name for name, cls in METHODS.items() if cls.tags.reads_labels}

@@ -15,7 +15,9 @@ from stragglers.nodes.fitting import anderson_darling, rank_candidates
 from stragglers.nodes.ranking import node_indicators, pcores_levels
 from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_jobs, build_table, stage_google
+from stragglers.warehouse.build import build_jobs
+from stragglers.warehouse.runner import build_table
+from stragglers.warehouse.staging import stage_google
 from tests.minitrace import FAIL, FINISH, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 JOB, SMALL = 6_100_000_001, 6_100_000_002

@@ -11,7 +11,8 @@ import pytest
 from stragglers.prediction import reexecution
 from stragglers.prediction.speculation import copy_latencies
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_selection, stage_google
+from stragglers.warehouse.build import build_selection
+from stragglers.warehouse.staging import stage_google
 from tests.minitrace import EVICT, FINISH, KILL, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 A, B, C = 7001, 7002, 7003

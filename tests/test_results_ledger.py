@@ -8,7 +8,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from stragglers.warehouse.build import record_settings, recorded_inputs, recorded_settings
+from stragglers.warehouse.ledger import record_settings, recorded_inputs, recorded_settings
 from stragglers.warehouse.results import current_or_compute, replace_table, trace_rows
 
 TABLE = "nurd_sensitivity"   # a result table with its own SQL file (sql/nurd_sensitivity.sql)

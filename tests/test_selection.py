@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_features, build_selection, stage_google
+from stragglers.warehouse.build import build_features, build_selection
+from stragglers.warehouse.staging import stage_google
 from stragglers.warehouse.build import grid_coverage as build_grid_coverage
 from tests.minitrace import END, EVICT, FAIL, FINISH, KILL, LOST, S, SCHEDULE, SUBMIT, T0, UPDATE_PENDING, MiniTrace
 
@@ -151,7 +152,7 @@ def test_features_normalized_and_complete(warehouse):
 def test_malformed_row_is_an_error_naming_file_and_line(tmp_path):
     import gzip
 
-    from stragglers.warehouse.build import TraceFormatError
+    from stragglers.warehouse.locate import TraceFormatError
 
     m = MiniTrace()
     m.job(1, 1)

@@ -32,9 +32,10 @@ from stragglers.prediction.history import (
 from stragglers.prediction.sweep import SweepCollector, SweepGrid
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
-from stragglers.warehouse.build import (
-    create_view, digest, recorded_inputs, require_settings, transaction, usage_absent_reason,
-)
+from stragglers.warehouse.ledger import digest, recorded_inputs, require_settings
+from stragglers.warehouse.sql_files import create_view
+from stragglers.warehouse.staged_parts import usage_absent_reason
+from stragglers.warehouse.storage import transaction
 from stragglers.warehouse.results import Kept, current_or_compute, insert_frame
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",

@@ -29,7 +29,7 @@ from stragglers.prediction.speculation import copy_latencies
 from stragglers.prediction.metrics import _boot_counts, _nanpercentile
 from stragglers.traces.synth.model import (REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES, TYPICAL_SLOWDOWN,
                                            latency_factor, reexecution_latency_s)
-from stragglers.warehouse.build import build_table
+from stragglers.warehouse.runner import build_table
 from stragglers.warehouse.gx_context import _gxe
 from stragglers.warehouse.suites import SUITES, Frame, _between, _has_columns, _not_null
 

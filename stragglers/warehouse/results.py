@@ -17,9 +17,9 @@ from typing import Callable, Generic, Mapping, Sequence, TypeVar
 import duckdb
 import pandas as pd
 
-from stragglers.warehouse.build import (
-    create_view, record_settings, recorded_inputs, recorded_settings, transaction,
-)
+from stragglers.warehouse.ledger import record_settings, recorded_inputs, recorded_settings
+from stragglers.warehouse.sql_files import create_view
+from stragglers.warehouse.storage import transaction
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ checkpoint_features, min-max normalized per job and checkpoint) for "this task i
 --seed). An AUC below 0.5 means larger values go with shorter tasks. A feature constant within
 each job (e.g. the recurring ones) has AUC 0.5 here by construction: per-job methods cannot use it.
 
-    python benchmarks/event_feature_auc.py WAREHOUSE.duckdb [--trace google_2011] [--boot 200] [--seed 0]
+    python studies/event_features/event_feature_auc.py WAREHOUSE.duckdb [--trace google_2011] [--boot 200] [--seed 0]
 """
 
 from __future__ import annotations

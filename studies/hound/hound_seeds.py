@@ -11,7 +11,7 @@ baseline and the best constant answer in hindsight.
 (``HoundSettings.profile_weights = "share"``, issue 28), computed from the stored profiles and
 inputs (``run.share_weighted_profiles``; the same rows as re-running the learners with it).
 
-    python benchmarks/hound_seeds.py [--data-dir data] [--seeds 0,1,2,3,4] [--weights strength,share]
+    python studies/hound/hound_seeds.py [--data-dir data] [--seeds 0,1,2,3,4] [--weights strength,share]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 # started by hand (a `dask scheduler` and two `dask worker` processes on 127.0.0.1), then the
 # result tables of the two DuckDB files compared row for row.
 #
-#   benchmarks/cluster_check.sh [PORT] [SELECTION...]
+#   scripts/cluster_check.sh [PORT] [SELECTION...]
 #
 # PORT defaults to 8797; each SELECTION is one `dagster asset materialize` call: "ASSETS" or
 # "ASSETS@PARTITION_RANGE" (default: '*nurd_eval' and baseline_eval flag_all...hbos and

@@ -5,8 +5,11 @@ Runs the CLI chain on the embedded trace in a fresh data directory:
 ``completion_times,comparison_tables``; then writes one digest line per warehouse table (rows
 sorted, volatile columns dropped) and per text report file.
 
-    python benchmarks/behaviour_snapshot.py OUT.json [--data-dir DIR] [--methods hbos,tobit]
-    python benchmarks/behaviour_snapshot.py --compare A.json B.json
+    python pipeline/behaviour_snapshot.py OUT.json [--data-dir DIR] [--methods hbos,tobit]
+    python pipeline/behaviour_snapshot.py --compare A.json B.json
+
+(``python -m pipeline.behaviour_snapshot ...`` is the same; the tests import it as
+``pipeline.behaviour_snapshot``.)
 
 Two snapshots of the same settings must be identical (``--compare`` exits 1
 and lists the differing entries otherwise).

@@ -10,7 +10,7 @@ log-latencies is nearest the real one on the EARLIER half is the fit (``model.CA
 ['reexecution_fit']``). Then the fitted mix is checked on the later half and on all the jobs, both
 statistics against the real 95% intervals, and its causes are counted (dominant cause per job).
 
-    python benchmarks/cause_mix_fit.py --real REAL_DATA_DIR --work SCRATCH_DIR [--seed 0]
+    python studies/reexecution/cause_mix_fit.py --real REAL_DATA_DIR --work SCRATCH_DIR [--seed 0]
 
 REAL_DATA_DIR holds warehouse.duckdb with asset ``reexecutions`` materialized on the real excerpt.
 """

@@ -1,6 +1,6 @@
 """What the legacy operator grid's look-ahead did, and what the online clock costs.
 
-    python benchmarks/operator_clock.py WORK_DIR [--trace synthetic|google_2011] [--url DIR]
+    python studies/operator/operator_clock.py WORK_DIR [--trace synthetic|google_2011] [--url DIR]
         [--parts SPEC] [--methods a,b,...|all] [--workers 2] [--out result.json]
 
 Builds the warehouse of the trace once (the paper's features and the operator's clock tables:
@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from stragglers.prediction.completion_tables import speculation_table  # noqa: E402
 from stragglers.prediction.engine import ProgressLog  # noqa: E402
@@ -35,8 +35,9 @@ from stragglers.prediction.methods import METHODS  # noqa: E402
 from stragglers.prediction.protocol import OPERATOR  # noqa: E402
 from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
 from stragglers.traces.fetch import fetch_trace  # noqa: E402
-from stragglers.warehouse.build import (build_features, build_selection, is_current, stage_google,  # noqa: E402
-                                       step_tables)
+from stragglers.warehouse.assemble import build_warehouse  # noqa: E402
+from stragglers.warehouse.build import step_tables  # noqa: E402
+from stragglers.warehouse.ledger import is_current  # noqa: E402
 
 CLOCKS = ("legacy_grid", "online")
 SEEDS = range(10)
@@ -56,11 +57,9 @@ def build(work: Path, trace: str, url: str | None, parts: str | None, finished_p
     con = duckdb.connect(str(work / "warehouse.duckdb"))
     if is_current(con, step_tables("checkpoint_features", settings), settings):
         return con, {"features_build_s": None, "rows": "built by an earlier run"}
-    stage_google(con, raw, settings)
-    build_selection(con, settings)
-    started = time.perf_counter()
-    counts = build_features(con, settings)
-    return con, {"features_build_s": round(time.perf_counter() - started, 1), "rows": counts}
+    seconds: dict[str, float] = {}
+    counts = build_warehouse(con, raw, settings, seconds=seconds)["features"]
+    return con, {"features_build_s": round(seconds["features"], 1), "rows": counts}
 
 
 def measure(con: duckdb.DuckDBPyConnection, trace: str, methods: list[str], workers: int, repeat: int = 1) -> dict:

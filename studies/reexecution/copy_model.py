@@ -14,7 +14,7 @@
 3. The operator's table (free rules, oracle, NURD family) on both warehouses with copy_keeps = 0
    (today) and at each value found above; on the embedded trace also with cause_aware_copies=on.
 
-    python benchmarks/copy_model.py --real REAL_DATA_DIR --embedded EMBEDDED_DATA_DIR [--real-trace google_2011]
+    python studies/reexecution/copy_model.py --real REAL_DATA_DIR --embedded EMBEDDED_DATA_DIR [--real-trace google_2011]
         [--seed 0] [--no-tables]
 
 A data dir holds warehouse.duckdb (and, for the embedded trace, truth/synthetic/).

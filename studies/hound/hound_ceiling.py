@@ -24,7 +24,7 @@ Answers compared on each evaluation trace (dominant-cause accuracy against the s
   without the evaluation truth);
 - ``best constant in hindsight`` and Hound (LDA seed 0), as in hound_validation.
 
-    PYTHONPATH=$PWD:$PWD/benchmarks python benchmarks/hound_ceiling.py \
+    PYTHONPATH=$PWD python studies/hound/hound_ceiling.py \
         --train /tmp/d101,/tmp/d102 --eval /tmp/d7,/tmp/d13
 """
 

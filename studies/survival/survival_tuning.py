@@ -7,7 +7,7 @@ survival_job) it prints the development jobs' JCT reduction, extra machine time 
 JCT reduction - lambda x extra machine time (lambda = the setting cost_lambda). The later half is
 never read. docs/EVALUATION.md records the table and the choice.
 
-    python benchmarks/survival_tuning.py WAREHOUSE.duckdb [--traces synthetic,google_2011]
+    python studies/survival/survival_tuning.py WAREHOUSE.duckdb [--traces synthetic,google_2011]
         [--strengths 0,2,5,10,20,50,100] [--dev-fraction 0.5] [--workers 2]
 """
 

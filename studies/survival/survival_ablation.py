@@ -7,7 +7,7 @@ read with the feature set 'all' (usage and events), the real excerpt with its ev
 task_usage). Each row: JCT reduction, extra machine time (speculative copies, unlimited machines,
 mean over 10 relaunch seeds), JCT reduction - lambda x extra, mean F1 over jobs.
 
-    python benchmarks/survival_ablation.py WAREHOUSE.duckdb [--traces synthetic:all,google_2011:events]
+    python studies/survival/survival_ablation.py WAREHOUSE.duckdb [--traces synthetic:all,google_2011:events]
         [--workers 2]
 """
 

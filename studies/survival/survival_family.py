@@ -8,7 +8,7 @@ oracle, the family's intervals against each free rule and its sentence (what the
 the cost curve. The free rules and the oracle must have been evaluated under the operator's protocol
 (``baseline_eval`` partitions, README).
 
-    python benchmarks/survival_family.py WAREHOUSE.duckdb [--traces synthetic,google_2011]
+    python studies/survival/survival_family.py WAREHOUSE.duckdb [--traces synthetic,google_2011]
         [--methods survival_job,survival_history] [--workers 2] [--skip-eval]
 """
 

@@ -1,6 +1,6 @@
 """Measure, on the real Google 2011 excerpt, the numbers the embedded trace is calibrated to.
 
-    python benchmarks/measure_real_excerpt.py [REALDATA_DIR]   (default $NURD_REALDATA_DIR)
+    python studies/realism/measure_real_excerpt.py [REALDATA_DIR]   (default $NURD_REALDATA_DIR)
 
 Prints a Python dict: quantile knots (inverse-CDF points) and rates, read straight from
 the raw files with DuckDB. stragglers/traces/synth/real_excerpt.py holds its output
@@ -25,7 +25,7 @@ def load_events(root: str) -> duckdb.DuckDBPyConnection:
     """A connection with the raw events (views `te`, `je`), one row per task (`t`: first SUBMIT
     and SCHEDULE, last FINISH, final end event, evictions, failures), per job (`j`, `jt`), the
     selected jobs (`sel`) and the jobs killed inside the window (`killed_in_window`).
-    benchmarks/per_job_realism.py reads the same tables."""
+    studies/realism/per_job_realism.py reads the same tables."""
     con = duckdb.connect()
     con.execute(f"""CREATE VIEW te AS SELECT * FROM read_csv('{root}/task_events/*.csv.gz', header=false,
         auto_detect=false, nullstr='', columns={{'time':'BIGINT','missing_info':'INTEGER','job_id':'BIGINT',

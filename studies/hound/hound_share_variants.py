@@ -14,7 +14,7 @@ against the stragglers truth. Variants, joined with '+' (e.g. ``share+mult_all``
 - ``vocab``: a bound, not a method: each word's share divided by the number of words of its Table 4
   cause, so each named cause counts once (Hound's LDA does not know the names).
 
-    PYTHONPATH=$PWD:$PWD/benchmarks python benchmarks/hound_share_variants.py --data-dir /tmp/d7 \
+    PYTHONPATH=$PWD python studies/hound/hound_share_variants.py --data-dir /tmp/d7 \
         --variants strength,share,share+mult_all [--seeds 0,1,2,3,4]
 """
 
@@ -34,7 +34,7 @@ from stragglers.diagnosis.truth import (BEST_CONSTANT, PRIMARY_TRUTH, STRAGGLER_
                                        recall_by_cause, straggler_mixtures, validate)
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRIC_COLUMNS, METRICS, WORD_CAUSE
 
-from hound_seeds import read_run  # benchmarks/ is on the path when run as a script
+from hound_seeds import read_run  # this directory is on the path when run as a script
 
 NAMES = [METRICS[c] for c in METRIC_COLUMNS]
 

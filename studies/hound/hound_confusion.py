@@ -8,7 +8,7 @@ cause explains: the task would not straggle had the cause taken its typical time
 weights estimate, Section 5.1), Hound's mixture, each learner's top profile metrics and its named
 topics, and a one-word verdict. Then a summary of where the errors come from.
 
-    PYTHONPATH=$PWD python benchmarks/hound_confusion.py --data-dir data [--seed 0] [--per-job]
+    PYTHONPATH=$PWD python studies/hound/hound_confusion.py --data-dir data [--seed 0] [--per-job]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from stragglers.diagnosis.run import diagnose
 from stragglers.diagnosis.truth import cause_added_s, dominant, majority, parse_causes, straggler_mixtures
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRICS, METRIC_COLUMNS, WORDS, name_topic, words_of
 
-from hound_seeds import read_run  # benchmarks/ is on the path when run as a script
+from hound_seeds import read_run  # this directory is on the path when run as a script
 
 
 def fmt(m: dict, n: int = 4) -> str:

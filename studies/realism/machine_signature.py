@@ -17,7 +17,7 @@ a (job, window) with >= 20 tasks, the residual is log(metric) - the (job, window
 
 The generated trace is read the same way, over its first two task_usage parts and full windows.
 
-    python benchmarks/machine_signature.py [REALDATA_DIR] GENERATED_RAW_DIR
+    python studies/realism/machine_signature.py [REALDATA_DIR] GENERATED_RAW_DIR
     (REALDATA_DIR: default $NURD_REALDATA_DIR or ../shared/realdata; GENERATED_RAW_DIR: e.g.
      $NURD_DATA_DIR/raw/synthetic)
 """

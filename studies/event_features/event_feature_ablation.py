@@ -5,7 +5,7 @@ Sets: all 32; without the clock features (elapsed, since_schedule, job_elapsed_r
 task's value is its latency, the target); only the features that do not move with the row's time
 (the task's static ones, machine capacity and platform).
 
-    python benchmarks/event_feature_ablation.py WAREHOUSE.duckdb [--trace google_2011]
+    python studies/event_features/event_feature_ablation.py WAREHOUSE.duckdb [--trace google_2011]
         [--methods nurd,pu_en,iforest,tobit] [--seed 0] [--workers 2]
 """
 

@@ -62,15 +62,9 @@ def build_trace() -> MiniTrace:
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    root = tmp_path_factory.mktemp("reexec")
-    build_trace().write(root / "raw", n_parts=1)
-    con = duckdb.connect(str(root / "warehouse.duckdb"))
+def warehouse(mini_warehouse):
     settings = SelectionSettings()
-    stage_google(con, root / "raw", settings)
-    build_selection(con, settings)
-    yield con, settings
-    con.close()
+    return mini_warehouse(build_trace(), settings, until="selection"), settings
 
 
 def expected_pairs() -> pd.DataFrame:

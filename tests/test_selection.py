@@ -69,16 +69,8 @@ def build_trace() -> MiniTrace:
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    root = tmp_path_factory.mktemp("mini")
-    build_trace().write(root / "raw", n_parts=3)
-    con = duckdb.connect(str(root / "warehouse.duckdb"))
-    settings = SelectionSettings()
-    stage_google(con, root / "raw", settings)
-    build_selection(con, settings)
-    build_features(con, settings)
-    yield con
-    con.close()
+def warehouse(mini_warehouse):
+    return mini_warehouse(build_trace(), SelectionSettings(), n_parts=3)
 
 
 def test_jobs_are_exactly_the_eligible_ones(warehouse):

@@ -183,18 +183,26 @@ def check_pair(pair: Pair) -> None:
     assert (b.latency > a.latency).any() and b.tau != a.tau     # tasks ran on after T, longer
 
 
+def fetched_pair(tmp: Path, settings: SelectionSettings, **fetch) -> Pair:
+    """The pair of ``settings.trace`` fetched into ``tmp`` (``fetch``: fetch_trace's options), checked
+    able to tell."""
+    from stragglers.traces.fetch import fetch_trace
+
+    fetch_trace(settings.trace, tmp, log=lambda _: None, **fetch)
+    raw = next(p for p in tmp.rglob("task_events")).parent
+    pair = make_pair(raw, settings)
+    check_pair(pair)
+    return pair
+
+
 # ---------------------------------------------------------------- the embedded trace
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory) -> Pair:
-    from stragglers.traces.fetch import SyntheticScale, fetch_trace
+    from stragglers.traces.fetch import SyntheticScale
 
-    tmp = tmp_path_factory.mktemp("future")
-    fetch_trace("synthetic", tmp, scale=SyntheticScale(n_jobs=12, n_parts=4), log=lambda _: None)
-    raw = next(p for p in tmp.rglob("task_events")).parent
-    pair = make_pair(raw, SelectionSettings())
-    check_pair(pair)
-    return pair
+    return fetched_pair(tmp_path_factory.mktemp("future"), SelectionSettings(),
+                        scale=SyntheticScale(n_jobs=12, n_parts=4))
 
 
 @pytest.mark.parametrize("name", METHODS_UNDER_TEST)
@@ -213,15 +221,8 @@ def test_the_legacy_grid_lets_the_future_change_the_past_embedded(embedded):
 def real(realdata, tmp_path_factory) -> Pair:
     """The real excerpt's first ~2.7 h of task events (test_realdata.py's subset: no task_usage, so
     the event features), its smallest evaluable job."""
-    from stragglers.traces.fetch import fetch_trace
-
-    tmp = tmp_path_factory.mktemp("future_real")
-    fetch_trace("google_2011", tmp, url=str(realdata / "google_2011"),
-                parts="job_events=0-19,task_events=0-1,machine_events=all", log=lambda _: None)
-    raw = next(p for p in tmp.rglob("task_events")).parent
-    pair = make_pair(raw, SelectionSettings(trace="google_2011"))
-    check_pair(pair)
-    return pair
+    return fetched_pair(tmp_path_factory.mktemp("future_real"), SelectionSettings(trace="google_2011"),
+                        url=str(realdata / "google_2011"), parts="job_events=0-19,task_events=0-1,machine_events=all")
 
 
 @pytest.mark.parametrize("name", METHODS_UNDER_TEST)

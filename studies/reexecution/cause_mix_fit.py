@@ -17,7 +17,6 @@ REAL_DATA_DIR holds warehouse.duckdb with asset ``reexecutions`` materialized on
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -52,12 +51,7 @@ def generated(work: Path, share: float, seed: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--real", type=Path, required=True)
-    ap.add_argument("--work", type=Path, required=True)
-    ap.add_argument("--real-trace", default="google_2011")
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args()
+    a = cm.arguments(__doc__, "--work").parse_args()
     halves, _lives = cm.real_halves(a.real, a.real_trace)
     early = rx.statistics(halves["earlier (fit)"], seed=a.seed)
     print(f"real earlier half (fit): {cm.fmt(early)}", flush=True)

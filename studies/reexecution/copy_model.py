@@ -165,12 +165,19 @@ def operator_tables(data: Path, trace: str, keeps: list[float], seed: int, cause
     print(wide.to_string(float_format=lambda v: f"{100 * v:.1f}%"))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(doc: str, second_dir: str) -> argparse.ArgumentParser:
+    """The command line the re-execution studies share: --real (the real excerpt's data directory),
+    ``second_dir`` (a second directory, required), --real-trace and --seed."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--real", type=Path, required=True)
-    ap.add_argument("--embedded", type=Path, required=True)
+    ap.add_argument(second_dir, type=Path, required=True)
     ap.add_argument("--real-trace", default="google_2011")
     ap.add_argument("--seed", type=int, default=0)
+    return ap
+
+
+def main() -> None:
+    ap = arguments(__doc__, "--embedded")
     ap.add_argument("--no-tables", action="store_true", help="the fits only, not the operator's tables")
     a = ap.parse_args()
     halves, lives = real_halves(a.real, a.real_trace)

@@ -4,6 +4,7 @@ Thin glue: the domain code is Dagster-free; every table has a blocking GX check.
 
 
 import time
+from typing import NamedTuple
 
 import dagster as dg
 import pandas as pd
@@ -75,10 +76,32 @@ def _node_answers(con, trace: str, causes: pd.DataFrame, jobs: list, hs) -> tupl
         "node_shares": md_table(shares.reset_index(), max_rows=60)}
 
 
-def _cause_added(con, truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, trace: str) -> pd.DataFrame:
-    """The embedded trace's counterfactual truth (``hound_truth.cause_added_s``) over hound_inputs."""
-    inputs = _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?", trace)
-    return hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
+def _truth_inputs(con, trace: str) -> pd.DataFrame:
+    """What the embedded trace's counterfactual truth (``hound_truth.cause_added_s``) reads of hound_inputs."""
+    return _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?", trace)
+
+
+class _Scored(NamedTuple):
+    """Hound (and its answers beside it) against the embedded trace's truth."""
+    truth_jobs: pd.DataFrame
+    truth_tasks: pd.DataFrame
+    added: pd.DataFrame          # per task, the seconds each cause added (hound_truth.cause_added_s)
+    stragglers: pd.DataFrame     # the stragglers' mixture per job (hound_truth.straggler_mixtures)
+    answers: dict                # name -> answer rows beside Hound's (_node_answers)
+    node_meta: dict
+    per_job: pd.DataFrame        # hound_truth.validate's rows (table hound_validation)
+    summary: pd.DataFrame
+
+
+def _scored(con, nurd: NurdSettings, s, hs, causes: pd.DataFrame, jobs: list, inputs: pd.DataFrame) -> _Scored:
+    """The one scoring of ``causes`` against the truth that hound_validation records and hound_report shows
+    (``inputs``: hound_inputs' rows, at least those of ``_truth_inputs``)."""
+    truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
+    added = hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
+    stragglers = hound_truth.straggler_mixtures(added)
+    answers, node_meta = _node_answers(con, s.trace, causes, jobs, hs)
+    per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, stragglers, answers)
+    return _Scored(truth_jobs, truth_tasks, added, stragglers, answers, node_meta, per_job, summary)
 
 
 @dg.asset(deps=[tasks], group_name="diagnosis", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
@@ -177,15 +200,13 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
     s, hs = nurd.selection(), nurd.hound()
     if s.trace != "synthetic":
         return dg.MaterializeResult(metadata={"note": f"no ground truth for {s.trace}: only the embedded trace has one"})
-    truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
     with duckdb.get_connection() as con:
         causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
         jobs = sorted(con.execute("SELECT DISTINCT job_id FROM hound_profiles WHERE trace = ?",
                                   [s.trace]).df().job_id)
-        stragglers = hound_truth.straggler_mixtures(_cause_added(con, truth_tasks, truth_jobs, s.trace))
-        answers, node_meta = _node_answers(con, s.trace, causes, jobs, hs)
-        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, stragglers, answers)
-        n = write_rows(con, "hound_validation", per_job, s.trace)
+        scored = _scored(con, nurd, s, hs, causes, jobs, _truth_inputs(con, s.trace))
+        n = write_rows(con, "hound_validation", scored.per_job, s.trace)
+    answers, per_job, summary, truth_jobs = scored.answers, scored.per_job, scored.summary, scored.truth_jobs
     methods = (("dominant_accuracy", "hound"),
                *((f"{name}_dominant_accuracy", name) for name in answers),
                ("baseline_dominant_accuracy", f"always_{hound_truth.BASELINE_CAUSE}"),
@@ -198,9 +219,9 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
         "recall_by_cause": md_table(hound_truth.recall_by_cause(per_job)),
         **{f"recall_by_cause_{name}": md_table(hound_truth.recall_by_cause(hound_truth.answer_per_job(per_job, a)))
            for name, a in answers.items()},
-        **node_meta,
+        **scored.node_meta,
         "table6": md_table(hound_truth.n_causes_table(causes, truth_jobs, jobs)),
-        "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)),
+        "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs, scored.stragglers)),
         "per_job": md_table(per_job, max_rows=60)})
 
 
@@ -252,7 +273,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
     if s.trace == "synthetic":
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
         with duckdb.get_connection() as con:
-            added = _cause_added(con, truth_tasks, truth_jobs, s.trace)
+            added = hound_truth.cause_added_s(truth_tasks, truth_jobs, _truth_inputs(con, s.trace))
         acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
         meta["accuracy"] = md_table(acc)
         top = acc[acc.answer == "task's top signal"].set_index("truth").accuracy
@@ -280,13 +301,11 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
     jobs = sorted(inputs.job_id.unique())
     truth_jobs = validation = per_job = acc = n_causes = stragglers = None
     if s.trace == "synthetic":
-        truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
-        added = hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
-        stragglers = hound_truth.straggler_mixtures(added)
         with duckdb.get_connection() as con:
-            answers, _ = _node_answers(con, s.trace, causes, jobs, hs)
-        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs, stragglers, answers)
-        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
+            scored = _scored(con, nurd, s, hs, causes, jobs, inputs)
+        truth_jobs, stragglers = scored.truth_jobs, scored.stragglers
+        per_job, validation = scored.per_job, scored.summary
+        acc = hound_truth.explanation_accuracy(expl, scored.truth_tasks, causes, scored.added)
         n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
     coverage = hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)
     out = build_hound_report(nurd.data_path / "reports", trace=s.trace, inputs=inputs, topics=topics,

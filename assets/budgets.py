@@ -15,7 +15,7 @@ from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table, prepare, table_contents
+from .common import AUTOMATION, md_table, prepare, require_evaluations, table_contents
 from .prediction import baseline_eval, nurd_eval
 
 BUDGET_TABLES = ("matched_budgets", "sweep_curve")
@@ -62,9 +62,7 @@ def operator_budgets(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        if not table_exists(con, "job_metrics"):
-            raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
-                              "(and baseline_eval partitions) first")
+        require_evaluations(con)
         inputs = budget_inputs(con, nurd)
 
         def compute() -> tuple[pd.DataFrame | None, pd.DataFrame | None]:

@@ -19,7 +19,7 @@ from stragglers.warehouse.sql_files import sql_text
 from stragglers.warehouse.storage import table_exists, transaction
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_image, md_table, prepare, table_contents
+from .common import AUTOMATION, md_image, md_table, prepare, require_evaluations, table_contents
 from .budgets import budget_inputs, operator_budgets
 from .completion import COMPLETION_SEEDS, completion_times, simulation_inputs
 from .prediction import baseline_eval, nurd_eval
@@ -47,7 +47,8 @@ def read_table(con: duckdb.DuckDBPyConnection, name: str) -> pd.DataFrame | None
 
 # protocol_ablation and nurd_sensitivity are read when present, not deps: they are costly and run on
 # request, and an eager automation condition waits for every dep to exist.
-@dg.asset(deps=[nurd_eval, baseline_eval, completion_times, operator_budgets], group_name="reports", kinds={"python", "duckdb"},
+@dg.asset(deps=[nurd_eval, baseline_eval, completion_times, operator_budgets], group_name="reports",
+          kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
           description="The comparison with the NURD paper for every trace in the warehouse: its Table 3 "
                       "(per method TPR/FPR/FNR/F1, means over jobs with 95% bootstrap intervals, the earliness "
@@ -65,9 +66,7 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     out = nurd.data_path / "reports"
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        if not table_exists(con, "job_metrics"):
-            raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
-                              "(and baseline_eval partitions) first")
+        require_evaluations(con)
         # the simulations must be of these evaluations and settings: never a report that mixes two runs
         if recorded_inputs(con, "completion_times", "*") != simulation_inputs(con, nurd):
             raise LookupError("table completion_times is missing or older than the evaluations or settings: "
@@ -96,7 +95,8 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
             df = read_table(con, name)
             tables[name] = df if df is not None and len(df) else None
         # every method at every budget (asset operator_budgets), as computed: empty without the sweep
-        budgets, curves = read_back(con, "matched_budgets", BUDGET_DTYPES), read_back(con, "sweep_curve", CURVE_DTYPES)
+        budgets = read_back(con, "matched_budgets", BUDGET_DTYPES)
+        curves = read_back(con, "sweep_curve", CURVE_DTYPES)
         if budgets is None or not len(budgets):
             budgets = curves = None
     tables |= {"matched_budgets": budgets, "sweep_curve": curves}

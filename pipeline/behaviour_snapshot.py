@@ -2,8 +2,8 @@
 
 Runs the CLI chain on the embedded trace in a fresh data directory:
 ``*nurd_eval``, a few ``baseline_eval`` partitions (one run) and
-``completion_times,operator_budgets,comparison_tables``; then writes one digest line per warehouse table (rows
-sorted, volatile columns dropped) and per text report file.
+``completion_times,operator_budgets,comparison_tables``; then writes one digest line per warehouse
+table (rows sorted, volatile columns dropped) and per text report file.
 
     python pipeline/behaviour_snapshot.py OUT.json [--data-dir DIR] [--methods hbos,tobit]
     python pipeline/behaviour_snapshot.py --compare A.json B.json

@@ -3,7 +3,8 @@
 
 import dagster as dg
 
-from nurd_pipeline.assets import budgets, completion, diagnosis, failures, nodes, prediction, realism, reports, traces, warehouse
+from nurd_pipeline.assets import (budgets, completion, diagnosis, failures, nodes, prediction, realism, reports,
+                                  traces, warehouse)
 from nurd_pipeline.assets.resources import InvalidSettings, WarehouseResource, settings_from_env, stop_on_bad_setting
 from stragglers.settings import Settings, SettingError
 

@@ -45,6 +45,24 @@ def warehouse_ready(tmp_path_factory):
     return data, instance
 
 
+def assert_report_alone_refuses(data: Path, instance, res: dict, table: str, asset: str) -> None:
+    """With flag_all's rows of ``table`` deleted (restored after), comparison_tables alone fails
+    with a message naming ``asset``, the one to materialize with it."""
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        con.execute(f"CREATE TABLE kept AS SELECT * FROM {table}; DELETE FROM {table} WHERE method = 'flag_all'")
+    try:
+        stale = dg.materialize(REPORT_STEPS + UPSTREAM, selection=[reports.comparison_tables], resources=res,
+                               instance=instance, raise_on_error=False)
+        assert not stale.success
+        message = stale.get_step_failure_events()[0].event_specific_data.error.to_string()
+        assert f"materialize asset {asset}" in message
+        del stale
+        gc.collect()      # the failed step's frames held its DuckDB connection
+    finally:
+        with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+            con.execute(f"DELETE FROM {table}; INSERT INTO {table} SELECT * FROM kept; DROP TABLE kept")
+
+
 def test_rules_partitions_and_comparison_tables(warehouse_ready):
     data, instance = warehouse_ready
     res = resources(data)
@@ -88,19 +106,7 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
                            selection=[completion.completion_times], resources=res, instance=instance)
     assert again.asset_materializations_for_node("completion_times")[0].metadata["rebuilt"].value is False
     # the evaluations changed since the simulations ran: the report alone refuses, naming the asset to run
-    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
-        con.execute("CREATE TABLE kept AS SELECT * FROM job_metrics; DELETE FROM job_metrics WHERE method = 'flag_all'")
-    try:
-        stale = dg.materialize(REPORT_STEPS + UPSTREAM, selection=[reports.comparison_tables], resources=res,
-                               instance=instance, raise_on_error=False)
-        assert not stale.success
-        message = stale.get_step_failure_events()[0].event_specific_data.error.to_string()
-        assert "materialize asset completion_times" in message
-        del stale
-        gc.collect()      # the failed step's frames held its DuckDB connection
-    finally:
-        with duckdb.connect(str(data / "warehouse.duckdb")) as con:
-            con.execute("DELETE FROM job_metrics; INSERT INTO job_metrics SELECT * FROM kept; DROP TABLE kept")
+    assert_report_alone_refuses(data, instance, res, "job_metrics", "completion_times")
 
 
 def test_budgets_are_read_by_the_report_as_computed(warehouse_ready, tmp_path):
@@ -126,21 +132,7 @@ def test_budgets_are_read_by_the_report_as_computed(warehouse_ready, tmp_path):
                            resources=res, instance=instance)
     assert again.asset_materializations_for_node("operator_budgets")[0].metadata["rebuilt"].value is False
     # the operator's sweep changed since the budgets were computed: the report alone refuses, naming the asset
-    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
-        con.execute("CREATE TABLE kept AS SELECT * FROM operator_sweep_outcomes; "
-                    "DELETE FROM operator_sweep_outcomes WHERE method = 'flag_all'")
-    try:
-        stale = dg.materialize(REPORT_STEPS + UPSTREAM, selection=[reports.comparison_tables], resources=res,
-                               instance=instance, raise_on_error=False)
-        assert not stale.success
-        message = stale.get_step_failure_events()[0].event_specific_data.error.to_string()
-        assert "materialize asset operator_budgets" in message
-        del stale
-        gc.collect()      # the failed step's frames held its DuckDB connection
-    finally:
-        with duckdb.connect(str(data / "warehouse.duckdb")) as con:
-            con.execute("DELETE FROM operator_sweep_outcomes; INSERT INTO operator_sweep_outcomes SELECT * FROM kept; "
-                        "DROP TABLE kept")
+    assert_report_alone_refuses(data, instance, res, "operator_sweep_outcomes", "operator_budgets")
 
 
 def test_protocol_ablation_rows_record_their_settings(warehouse_ready):

@@ -91,6 +91,13 @@ def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10)
     return md_table(con.execute(f"SELECT * FROM {table} WHERE trace = ? LIMIT {n}", [trace]).df())
 
 
+def require_evaluations(con: duckdb.DuckDBPyConnection) -> None:
+    """Stop with one line when no evaluation has run yet: what the simulations and the report read."""
+    if not table_exists(con, "job_metrics"):
+        raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
+                          "(and baseline_eval partitions) first")
+
+
 def table_contents(con: duckdb.DuckDBPyConnection, tables, settings: list) -> str:
     """A digest of the contents of those of ``tables`` that exist (a hash aggregate in DuckDB,
     sql/table_contents.sql: cheap next to the simulations and the bootstrap that read them) and of

@@ -20,7 +20,7 @@ from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists, transaction
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table, prepare, table_contents
+from .common import AUTOMATION, md_table, prepare, require_evaluations, table_contents
 from .prediction import baseline_eval, nurd_eval
 
 COMPLETION_SEEDS = range(10)
@@ -66,9 +66,7 @@ def completion_times(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        if not table_exists(con, "job_metrics"):
-            raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
-                              "(and baseline_eval partitions) first")
+        require_evaluations(con)
         inputs = simulation_inputs(con, nurd)
         if (recorded_inputs(con, "completion_times", "*") == inputs
                 and all(table_exists(con, t) for t in SIMULATION_TABLES)):

@@ -7,28 +7,28 @@ from dagster_duckdb import DuckDBResource
 
 import pandas as pd
 
-from stragglers.warehouse.results import replace_table
-from stragglers.prediction.methods import FREE_RULES
-from stragglers.prediction.sweep import budget_table, curve_table, earlier_by_trace
-from stragglers.reports.budgets import answer_paragraph, flags_equal
+from stragglers.warehouse.results import read_back, replace_table
+from stragglers.prediction.sweep import BUDGET_DTYPES, CURVE_DTYPES
+from stragglers.reports.budgets import answer_paragraph
 from stragglers.reports.comparison import build_report
 from stragglers.reports.operator import operator_view
 from stragglers.reports.story import headline_markdown
 from stragglers.trace_formats import FORMATS
 from stragglers.warehouse.ledger import record_settings, recorded_inputs
-from stragglers.warehouse.sql_files import render, sql_text
+from stragglers.warehouse.sql_files import sql_text
 from stragglers.warehouse.storage import table_exists, transaction
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_image, md_table, prepare, table_contents
+from .common import AUTOMATION, md_image, md_table, prepare, require_evaluations, table_contents
+from .budgets import budget_inputs, operator_budgets
 from .completion import COMPLETION_SEEDS, completion_times, simulation_inputs
 from .prediction import baseline_eval, nurd_eval
 
 # what the report is computed from: when none of these changed, neither does the report
 REPORT_INPUTS = ("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
                  "protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_predictions",
-                 "operator_sweep_outcomes", "reexecution_summary", "completion_times", "speculation_times",
-                 "speculation_job_times")
+                 "reexecution_summary", "completion_times", "speculation_times", "speculation_job_times",
+                 "matched_budgets", "sweep_curve")
 # read when present: protocol_ablation and nurd_sensitivity are costly and run on request
 OPTIONAL_TABLES = ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve",
                    "reexecution_summary")
@@ -47,14 +47,16 @@ def read_table(con: duckdb.DuckDBPyConnection, name: str) -> pd.DataFrame | None
 
 # protocol_ablation and nurd_sensitivity are read when present, not deps: they are costly and run on
 # request, and an eager automation condition waits for every dep to exist.
-@dg.asset(deps=[nurd_eval, baseline_eval, completion_times], group_name="reports", kinds={"python", "duckdb"},
+@dg.asset(deps=[nurd_eval, baseline_eval, completion_times, operator_budgets], group_name="reports",
+          kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
           description="The comparison with the NURD paper for every trace in the warehouse: its Table 3 "
                       "(per method TPR/FPR/FNR/F1, means over jobs with 95% bootstrap intervals, the earliness "
                       "of the flags (f1_auc, median_lead) and the completion-time reduction of every method, the "
                       "paper's numbers beside ours for the real traces), F1 over normalized time (its Figures 2-3) "
                       "and the reduction in job completion time when flagged tasks are relaunched (its Figures "
-                      f"4-9, mean over {len(COMPLETION_SEEDS)} simulation seeds: asset completion_times), with the "
+                      f"4-9, mean over {len(COMPLETION_SEEDS)} simulation seeds: asset completion_times), every "
+                      "method at every budget of extra machine time (asset operator_budgets), with the "
                       "free reference rules in their own band; the protocol ablation and NURD's sensitivity when "
                       "those assets were materialized. Metadata starts with the headline numbers and the key "
                       "figure; the whole report is one self-contained page, report.html, under "
@@ -64,13 +66,16 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     out = nurd.data_path / "reports"
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        if not table_exists(con, "job_metrics"):
-            raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
-                              "(and baseline_eval partitions) first")
+        require_evaluations(con)
         # the simulations must be of these evaluations and settings: never a report that mixes two runs
         if recorded_inputs(con, "completion_times", "*") != simulation_inputs(con, nurd):
             raise LookupError("table completion_times is missing or older than the evaluations or settings: "
-                              "materialize asset completion_times with it (--select completion_times,comparison_tables)")
+                              "materialize asset completion_times with it "
+                              "(--select completion_times,operator_budgets,comparison_tables)")
+        if recorded_inputs(con, "matched_budgets", "*") != budget_inputs(con, nurd):
+            raise LookupError("table matched_budgets is missing or older than the operator's sweep or settings: "
+                              "materialize asset operator_budgets with it "
+                              "(--select completion_times,operator_budgets,comparison_tables)")
         inputs = report_inputs(con, nurd)
         if recorded_inputs(con, "comparison", "*") == inputs and (out / "report.html").exists():
             context.log.info("comparison_tables: up to date (same evaluations, tables and settings): not rebuilt")
@@ -84,24 +89,16 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                                   for t in traces["trace"]])
         tables = {"job_metrics": job_metrics, "traces": traces, "f1_over_time": read_table(con, "f1_over_time"),
                   **{name: read_table(con, name) for name in OPTIONAL_TABLES}}
-        op_predictions = (con.execute(render("flag_times", predictions="operator_predictions")).df()
-                          if table_exists(con, "operator_predictions") else None)
         # the simulations (asset completion_times); the operator's are empty without its predictions
         tables["completion_times"] = read_table(con, "completion_times")
         for name in ("speculation_times", "speculation_job_times"):
             df = read_table(con, name)
             tables[name] = df if df is not None and len(df) else None
-        sweep = (con.table("operator_sweep_outcomes").order("ALL").df()
-                 if table_exists(con, "operator_sweep_outcomes") else None)
-        earlier = earlier_by_trace(con, sorted(sweep["trace"].unique())) if sweep is not None and len(sweep) else {}
-    budgets = curves = None
-    if sweep is not None and len(sweep):
-        context.log.info("every method at every budget (operator's sweep, tuned on earlier jobs)")
-        budgets = budget_table(sweep, earlier, FREE_RULES, nurd.evaluation().history_min_jobs,
-                               n_boot=nurd.n_boot, seed=nurd.seed)
-        curves = curve_table(sweep)
-        if op_predictions is not None and len(op_predictions):
-            budgets = budgets.merge(flags_equal(op_predictions), on=["trace", "method"], how="left")
+        # every method at every budget (asset operator_budgets), as computed: empty without the sweep
+        budgets = read_back(con, "matched_budgets", BUDGET_DTYPES)
+        curves = read_back(con, "sweep_curve", CURVE_DTYPES)
+        if budgets is None or not len(budgets):
+            budgets = curves = None
     tables |= {"matched_budgets": budgets, "sweep_curve": curves}
     report = build_report(out, tables, n_boot=nurd.n_boot, seed=nurd.seed, completion_seeds=COMPLETION_SEEDS,
                           notes=f"Traces: {', '.join(sorted(job_metrics.trace.unique()))}. Bootstrap seed "
@@ -110,9 +107,6 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
     t3 = report.tables["table3"]
     with duckdb.get_connection() as con:
         replace_table(con, "comparison", t3)
-        if budgets is not None:
-            replace_table(con, "matched_budgets", budgets)
-            replace_table(con, "sweep_curve", curves)
         with transaction(con):   # after the table's own transaction: a crash in between only rebuilds
             record_settings(con, "comparison", "*", {"n_boot": nurd.n_boot, "seed": nurd.seed}, inputs)
     html = report.path.with_name("report.html")

@@ -2,8 +2,8 @@
 
 Runs the CLI chain on the embedded trace in a fresh data directory:
 ``*nurd_eval``, a few ``baseline_eval`` partitions (one run) and
-``completion_times,comparison_tables``; then writes one digest line per warehouse table (rows
-sorted, volatile columns dropped) and per text report file.
+``completion_times,operator_budgets,comparison_tables``; then writes one digest line per warehouse
+table (rows sorted, volatile columns dropped) and per text report file.
 
     python pipeline/behaviour_snapshot.py OUT.json [--data-dir DIR] [--methods hbos,tobit]
     python pipeline/behaviour_snapshot.py --compare A.json B.json
@@ -48,7 +48,7 @@ def run_chain(data_dir: Path, methods: list[str]) -> None:
     _run(["--select", "*nurd_eval"], env)
     for method in methods:  # one partition per run: partition ranges need contiguous keys
         _run(["--select", "baseline_eval", "--partition", method], env)
-    _run(["--select", "completion_times,comparison_tables"], env)
+    _run(["--select", "completion_times,operator_budgets,comparison_tables"], env)
 
 
 def _table_digest(con: duckdb.DuckDBPyConnection, table: str) -> dict:

@@ -225,7 +225,7 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     import duckdb
     from dagster_duckdb import DuckDBResource
 
-    from assets import completion, prediction, reports, traces, warehouse
+    from assets import budgets, completion, prediction, reports, traces, warehouse
     from assets.resources import NurdSettings
 
     res = {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20, protocol="operator"),
@@ -236,9 +236,10 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     assert dg.materialize(chain, resources=res, instance=instance).success
     for rule in (*OPERATOR_RULES, "survival_history"):
         assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res, instance=instance).success
-    r = dg.materialize([completion.completion_times, reports.comparison_tables, prediction.nurd_eval,
-                        prediction.baseline_eval],
-                       selection=[completion.completion_times, reports.comparison_tables], resources=res, instance=instance)
+    r = dg.materialize([completion.completion_times, budgets.operator_budgets, reports.comparison_tables,
+                        prediction.nurd_eval, prediction.baseline_eval],
+                       selection=[completion.completion_times, budgets.operator_budgets,
+                                  reports.comparison_tables], resources=res, instance=instance)
     assert r.success
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
         paper = {m for (m,) in con.execute("SELECT DISTINCT method FROM job_metrics").fetchall()}

@@ -266,7 +266,7 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
     import dagster as dg
     from dagster_duckdb import DuckDBResource
 
-    from assets import completion, prediction, realism, reports, traces, warehouse
+    from assets import budgets, completion, prediction, realism, reports, traces, warehouse
     from assets.resources import NurdSettings
     from stragglers.diagnosis.truth import load_truth
     from stragglers.prediction.completion_tables import speculation_table
@@ -305,9 +305,10 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
     assert aware.copy_latency_s.notna().any()
     oracle = {}
     for setting, t in (("off", tasks), ("on", aware)):
-        run = dg.materialize([completion.completion_times, reports.comparison_tables, prediction.nurd_eval,
-                              prediction.baseline_eval],
-                             selection=[completion.completion_times, reports.comparison_tables],
+        run = dg.materialize([completion.completion_times, budgets.operator_budgets, reports.comparison_tables,
+                              prediction.nurd_eval, prediction.baseline_eval],
+                             selection=[completion.completion_times, budgets.operator_budgets,
+                                        reports.comparison_tables],
                              resources=resources(cause_aware_copies=setting),
                              instance=instance)
         assert run.success

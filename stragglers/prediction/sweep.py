@@ -61,6 +61,10 @@ BUDGET_COLUMNS = ["trace", "method", "budget", "n_jobs", "jct_reduction", "jct_l
                   "jobs_no_copy", "reference", "diff", "diff_lo", "diff_hi", "in_sample_jct_reduction",
                   "in_sample_extra_machine_share", "in_sample_point", "area_to_5pct", "spark_diff", "spark_diff_lo",
                   "spark_diff_hi"]
+#: The integer columns' dtypes as the tables above are computed (DuckDB's INTEGER reads back
+#: int32): a table read back from the warehouse is cast to them (warehouse.results.read_back).
+CURVE_DTYPES = {"n_jobs": "int64"}
+BUDGET_DTYPES = {"n_jobs": "int64", "jobs_no_copy": "int64"}
 #: The rule every learned method must beat, tuned like them (its difference has its own columns).
 TUNED_RULE = "spark_speculation"
 

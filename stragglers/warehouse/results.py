@@ -19,7 +19,7 @@ import pandas as pd
 
 from stragglers.warehouse.ledger import record_settings, recorded_inputs, recorded_settings
 from stragglers.warehouse.sql_files import create_view
-from stragglers.warehouse.storage import transaction
+from stragglers.warehouse.storage import table_exists, transaction
 
 T = TypeVar("T")
 
@@ -87,6 +87,21 @@ def _replace(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, trace
     else:
         con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
     insert_frame(con, table, df.reindex(columns=cols))
+
+
+def read_back(con: duckdb.DuckDBPyConnection, table: str, dtypes: Mapping[str, str]) -> pd.DataFrame | None:
+    """Every row of ``table`` in stored order, as the frame ``replace_table`` stored (None when the
+    table does not exist). DuckDB reads INTEGER back as int32 and a BOOLEAN column with NULLs as
+    pandas' nullable "boolean": ``dtypes`` (column -> dtype, declared beside the computation) casts
+    the former back; the latter becomes object with NaN, what pandas itself gives a bool column with
+    gaps (a left merge). Without NULLs it stays bool, as computed."""
+    if not table_exists(con, table):
+        return None
+    df = con.table(table).df()
+    df = df.astype({c: t for c, t in dtypes.items() if c in df})
+    for c in df.columns[df.dtypes == "boolean"]:
+        df[c] = df[c].astype(object).where(df[c].notna(), float("nan"))
+    return df
 
 
 def replace_table(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, trace: str | None = None) -> None:

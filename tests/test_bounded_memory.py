@@ -14,7 +14,7 @@ import pytest
 
 from stragglers.settings import SelectionSettings
 from stragglers.traces.synth.tiled import tile
-from stragglers.warehouse import build, progress, runner, slicing, staging, storage, table_sql
+from stragglers.warehouse import build, locate, progress, runner, slicing, staging, storage, table_sql
 
 COPIES, PARTS = 6, 1
 SPAN_US = 70_740 * 1_000_000   # >= the span of the parts copied: the copies never overlap
@@ -105,3 +105,69 @@ def test_a_long_unsliced_statement_says_how_far_it_is(tmp_path):
     assert n == 100003
     assert lines and all(line.startswith("grouped: ") and "% of the query in" in line and line.endswith(
         "s left at this pace") for line in lines), lines
+
+
+def _with_repeats(tiled: Path, root: Path) -> dict[str, tuple[Path, int]]:
+    """A copy of the tiled trace with task events repeated in three slices (within a part twice, across
+    two parts once) and a job event repeated: {what: (file, line of the repeat)}."""
+    import gzip
+    import shutil
+
+    raw = root / "google_2011"
+    shutil.copytree(tiled, raw)
+    parts = sorted((raw / "task_events").glob("*.gz"))
+    job_part = sorted((raw / "job_events").glob("*.gz"))[3]
+
+    def lines(p):
+        return gzip.decompress(p.read_bytes()).decode().splitlines()
+
+    def write(p, ls):
+        p.write_bytes(gzip.compress(("\n".join(ls) + "\n").encode()))
+
+    repeats = {}
+    for what, part, i in (("within part 2", parts[2], 100), ("within part 5", parts[5], 200)):
+        ls = lines(part)
+        write(part, ls[:i + 1] + [ls[i]] + ls[i + 1:])          # line i+1 twice: the repeat is line i+2
+        repeats[what] = (part, i + 2)
+    later = lines(parts[4])
+    write(parts[4], later + [lines(parts[1])[50]])               # part 1's line 51 again at part 4's end
+    repeats["across parts 1 and 4"] = (parts[4], len(later) + 1)
+    ls = lines(job_part)
+    write(job_part, ls + [ls[10]])
+    repeats["job event"] = (job_part, len(ls) + 1)
+    return repeats
+
+
+def _selection(raw: Path, db: Path, on_bad_rows: str, sliced: bool):
+    con = duckdb.connect(str(db))
+    storage.configure(con, memory_limit="300MB" if sliced else None, temp_directory=str(db.parent / f"{db.stem}_tmp"),
+                 slice_rows=300_000 if sliced else 10**9)
+    s = SelectionSettings(trace="google_2011", on_bad_rows=on_bad_rows)
+    staging.stage_google(con, raw, s)
+    assert (len(slicing.job_slices(con, s.trace)) >= 4) == sliced
+    try:
+        build.build_selection(con, s)
+    except locate.TraceFormatError as e:
+        return con, str(e)
+    return con, None
+
+
+def test_repeated_rows_are_the_same_sliced_or_not(tiled, tmp_path):
+    """The repeat checks (task events per slice of jobs, job events whole) quarantine the same rows and
+    stop at the same first row, in slices under a tight limit or in one run; each names its file and line."""
+    repeats = _with_repeats(tiled, tmp_path)
+    raw = tmp_path / "google_2011"
+    quarantined = {}
+    for sliced in (False, True):
+        con, error = _selection(raw, tmp_path / f"q{sliced}.duckdb", "quarantine", sliced)
+        assert error is None
+        quarantined[sliced] = con.execute("SELECT file, line, reason, row, job_id, task_id FROM quarantine "
+                                          "WHERE stage = 'jobs' ORDER BY ALL").fetchall()
+    assert quarantined[True] == quarantined[False]
+    assert sorted((f, n) for f, n, *_ in quarantined[True]) == sorted((str(f), n) for f, n in repeats.values())
+    assert sum("the same task event twice" in r[2] for r in quarantined[True]) == 3
+
+    first = {sliced: _selection(raw, tmp_path / f"f{sliced}.duckdb", "fail", sliced)[1] for sliced in (False, True)}
+    assert first[True] == first[False]
+    part, line = repeats["within part 2"]   # the first by file, then time
+    assert first[True].startswith(f"building jobs: {part}, line {line}: duplicate row (the same task event twice)")

@@ -8,8 +8,12 @@ import dagster as dg
 import duckdb
 import pandas as pd
 
+from stragglers.reports.evaluation_summary import Markdown
 from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.warehouse.build import GOOGLE_VIEWS, configure, stage_trace
+from stragglers.warehouse.ledger import digest
+from stragglers.warehouse.sql_files import GOOGLE_VIEWS, render
+from stragglers.warehouse.staging import stage_trace
+from stragglers.warehouse.storage import configure, table_exists
 from .resources import NurdSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every
@@ -39,6 +43,13 @@ def md_image(image, alt: str) -> dg.MetadataValue:
 def md_image_file(path) -> dg.MetadataValue:
     """A PNG file embedded in Markdown metadata, its name as the alt text."""
     return md_image(path, Path(path).stem)
+
+
+def as_metadata(values: dict) -> dict:
+    """Plain metadata (stragglers.reports.evaluation_summary) as Dagster's: Markdown text as Markdown,
+    dicts as JSON, other values as they are."""
+    return {k: dg.MetadataValue.md(v) if isinstance(v, Markdown) else dg.MetadataValue.json(v) if isinstance(v, dict)
+            else v for k, v in values.items()}
 
 
 def report_metadata(result: dict, tables_left_out: tuple[str, ...] = ()) -> dict:
@@ -78,3 +89,19 @@ def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: NurdSettings)
 
 def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10) -> dg.MetadataValue:
     return md_table(con.execute(f"SELECT * FROM {table} WHERE trace = ? LIMIT {n}", [trace]).df())
+
+
+def require_evaluations(con: duckdb.DuckDBPyConnection) -> None:
+    """Stop with one line when no evaluation has run yet: what the simulations and the report read."""
+    if not table_exists(con, "job_metrics"):
+        raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
+                          "(and baseline_eval partitions) first")
+
+
+def table_contents(con: duckdb.DuckDBPyConnection, tables, settings: list) -> str:
+    """A digest of the contents of those of ``tables`` that exist (a hash aggregate in DuckDB,
+    sql/table_contents.sql: cheap next to the simulations and the bootstrap that read them) and of
+    the ``settings`` that shape what is computed from them."""
+    contents = [(name, con.execute(render("table_contents", table=name)).fetchone())
+                for name in tables if table_exists(con, name)]
+    return digest([contents, *settings])

@@ -4,6 +4,7 @@ Thin glue: the domain code is Dagster-free; every table has a blocking GX check.
 
 
 import time
+from typing import NamedTuple
 
 import dagster as dg
 import pandas as pd
@@ -15,7 +16,7 @@ from stragglers.diagnosis import run as hound
 from stragglers.diagnosis import truth as hound_truth
 from stragglers.reports.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
-from stragglers.warehouse import build as wh
+from stragglers.warehouse import ledger, runner, storage
 from stragglers.warehouse.validation import validate_table
 from .resources import NurdSettings
 
@@ -41,7 +42,7 @@ def write_rows(con, table: str, df: pd.DataFrame, trace: str, settings: dict | N
     df.insert(0, "trace", trace)
     con.register("_hound_rows", df)
     try:
-        return wh.replace_trace_rows(con, table, "SELECT * FROM _hound_rows", trace, settings=settings)
+        return runner.replace_trace_rows(con, table, "SELECT * FROM _hound_rows", trace, settings=settings)
     finally:
         con.unregister("_hound_rows")
 
@@ -55,7 +56,7 @@ def _node_answers(con, trace: str, causes: pd.DataFrame, jobs: list, hs) -> tupl
     node_ranking: ({name: answer rows} for ``hound_truth.validate``, metadata). Without rows for the
     trace, no answer and a note: Hound is scored without it."""
     name = machine_evidence.METHOD
-    if not wh.table_exists(con, "node_task_durations"):
+    if not storage.table_exists(con, "node_task_durations"):
         return {}, {"node_evidence": f"table node_task_durations does not exist: materialize node_ranking; {name} "
                                      f"is not scored"}
     durations = _read(con, f"SELECT {', '.join(machine_evidence.DURATION_COLUMNS)} FROM node_task_durations "
@@ -75,10 +76,32 @@ def _node_answers(con, trace: str, causes: pd.DataFrame, jobs: list, hs) -> tupl
         "node_shares": md_table(shares.reset_index(), max_rows=60)}
 
 
-def _cause_added(con, truth_tasks: pd.DataFrame, truth_jobs: pd.DataFrame, trace: str) -> pd.DataFrame:
-    """The embedded trace's counterfactual truth (``hound_truth.cause_added_s``) over hound_inputs."""
-    inputs = _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?", trace)
-    return hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
+def _truth_inputs(con, trace: str) -> pd.DataFrame:
+    """What the embedded trace's counterfactual truth (``hound_truth.cause_added_s``) reads of hound_inputs."""
+    return _read(con, "SELECT job_id, task_id, latency_s, sched_delay FROM hound_inputs WHERE trace = ?", trace)
+
+
+class _Scored(NamedTuple):
+    """Hound (and its answers beside it) against the embedded trace's truth."""
+    truth_jobs: pd.DataFrame
+    truth_tasks: pd.DataFrame
+    added: pd.DataFrame          # per task, the seconds each cause added (hound_truth.cause_added_s)
+    stragglers: pd.DataFrame     # the stragglers' mixture per job (hound_truth.straggler_mixtures)
+    answers: dict                # name -> answer rows beside Hound's (_node_answers)
+    node_meta: dict
+    per_job: pd.DataFrame        # hound_truth.validate's rows (table hound_validation)
+    summary: pd.DataFrame
+
+
+def _scored(con, nurd: NurdSettings, s, hs, causes: pd.DataFrame, jobs: list, inputs: pd.DataFrame) -> _Scored:
+    """The one scoring of ``causes`` against the truth that hound_validation records and hound_report shows
+    (``inputs``: hound_inputs' rows, at least those of ``_truth_inputs``)."""
+    truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
+    added = hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
+    stragglers = hound_truth.straggler_mixtures(added)
+    answers, node_meta = _node_answers(con, s.trace, causes, jobs, hs)
+    per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, stragglers, answers)
+    return _Scored(truth_jobs, truth_tasks, added, stragglers, answers, node_meta, per_job, summary)
 
 
 @dg.asset(deps=[tasks], group_name="diagnosis", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
@@ -94,7 +117,7 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
     started = time.perf_counter()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n_inputs = wh.build_table(con, "hound_inputs", s, hound_min_tasks=hs.min_tasks)
+        n_inputs = runner.build_table(con, "hound_inputs", s, hound_min_tasks=hs.min_tasks)
         inputs = _read(con, "SELECT * FROM hound_inputs WHERE trace = ?", s.trace)
     n_jobs = inputs.job_id.nunique()
     context.log.info(f"Hound: profiling {n_jobs} jobs ({n_inputs} tasks) with {hs.workers} workers")
@@ -177,15 +200,13 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
     s, hs = nurd.selection(), nurd.hound()
     if s.trace != "synthetic":
         return dg.MaterializeResult(metadata={"note": f"no ground truth for {s.trace}: only the embedded trace has one"})
-    truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
     with duckdb.get_connection() as con:
         causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
         jobs = sorted(con.execute("SELECT DISTINCT job_id FROM hound_profiles WHERE trace = ?",
                                   [s.trace]).df().job_id)
-        stragglers = hound_truth.straggler_mixtures(_cause_added(con, truth_tasks, truth_jobs, s.trace))
-        answers, node_meta = _node_answers(con, s.trace, causes, jobs, hs)
-        per_job, summary = hound_truth.validate(causes, truth_jobs, jobs, stragglers, answers)
-        n = write_rows(con, "hound_validation", per_job, s.trace)
+        scored = _scored(con, nurd, s, hs, causes, jobs, _truth_inputs(con, s.trace))
+        n = write_rows(con, "hound_validation", scored.per_job, s.trace)
+    answers, per_job, summary, truth_jobs = scored.answers, scored.per_job, scored.summary, scored.truth_jobs
     methods = (("dominant_accuracy", "hound"),
                *((f"{name}_dominant_accuracy", name) for name in answers),
                ("baseline_dominant_accuracy", f"always_{hound_truth.BASELINE_CAUSE}"),
@@ -198,9 +219,9 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
         "recall_by_cause": md_table(hound_truth.recall_by_cause(per_job)),
         **{f"recall_by_cause_{name}": md_table(hound_truth.recall_by_cause(hound_truth.answer_per_job(per_job, a)))
            for name, a in answers.items()},
-        **node_meta,
+        **scored.node_meta,
         "table6": md_table(hound_truth.n_causes_table(causes, truth_jobs, jobs)),
-        "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)),
+        "table7": md_table(hound_truth.coverage_table(causes, truth_jobs, jobs, scored.stragglers)),
         "per_job": md_table(per_job, max_rows=60)})
 
 
@@ -220,8 +241,8 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
     with duckdb.get_connection() as con:
         for table, asset in (("predictions", "nurd_eval"), ("hound_job_causes", "hound_job_causes"),
                              ("hound_inputs", "hound_profiles")):
-            if not wh.table_exists(con, table):
-                raise wh.StaleTableError(f"table {table} does not exist in the warehouse: materialize asset "
+            if not storage.table_exists(con, table):
+                raise ledger.StaleTableError(f"table {table} does not exist in the warehouse: materialize asset "
                                          f"{asset} (and its upstream assets) first")
         flagged = con.execute("""SELECT job_id, task_id, flagged_at_s FROM predictions
             WHERE trace = ? AND method = ? AND flagged_at_s IS NOT NULL""", [s.trace, EXPLAINED_METHOD]).df()
@@ -252,7 +273,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
     if s.trace == "synthetic":
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
         with duckdb.get_connection() as con:
-            added = _cause_added(con, truth_tasks, truth_jobs, s.trace)
+            added = hound_truth.cause_added_s(truth_tasks, truth_jobs, _truth_inputs(con, s.trace))
         acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
         meta["accuracy"] = md_table(acc)
         top = acc[acc.answer == "task's top signal"].set_index("truth").accuracy
@@ -280,13 +301,11 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
     jobs = sorted(inputs.job_id.unique())
     truth_jobs = validation = per_job = acc = n_causes = stragglers = None
     if s.trace == "synthetic":
-        truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
-        added = hound_truth.cause_added_s(truth_tasks, truth_jobs, inputs)
-        stragglers = hound_truth.straggler_mixtures(added)
         with duckdb.get_connection() as con:
-            answers, _ = _node_answers(con, s.trace, causes, jobs, hs)
-        per_job, validation = hound_truth.validate(causes, truth_jobs, jobs, stragglers, answers)
-        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
+            scored = _scored(con, nurd, s, hs, causes, jobs, inputs)
+        truth_jobs, stragglers = scored.truth_jobs, scored.stragglers
+        per_job, validation = scored.per_job, scored.summary
+        acc = hound_truth.explanation_accuracy(expl, scored.truth_tasks, causes, scored.added)
         n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
     coverage = hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)
     out = build_hound_report(nurd.data_path / "reports", trace=s.trace, inputs=inputs, topics=topics,

@@ -17,8 +17,8 @@ from .common import AUTOMATION, md_table, prepare, report_metadata
 from .resources import NurdSettings
 from .prediction import baseline_eval, nurd_eval
 from .warehouse import _check, jobs, staged_trace
-from stragglers.prediction.completion import completion_table
-from stragglers.warehouse.build import table_exists
+from stragglers.prediction.completion_tables import completion_table
+from stragglers.warehouse.storage import table_exists
 
 RELAUNCH_SEEDS = range(10)    # as comparison_tables
 

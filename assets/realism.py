@@ -13,7 +13,7 @@ from stragglers.reports.reexecution import write_report as write_reexecution_rep
 from stragglers.warehouse import realism
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
-from stragglers.warehouse.build import replace_trace_frame
+from stragglers.warehouse.runner import replace_trace_frame
 from .resources import NurdSettings
 
 from .common import AUTOMATION, md_table, prepare

@@ -32,7 +32,7 @@ from stragglers.settings import (RUN_STAGES, EngineSettings, EvaluationSettings,
                                  Settings, env_values)
 from stragglers.stage_settings import linked_values, setting_error
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
-from stragglers.warehouse.build import storage_error
+from stragglers.warehouse.storage import storage_error
 from stragglers.warehouse.writer import writer_lock
 
 
@@ -189,7 +189,7 @@ class WarehouseResource(DuckDBResource):
 @contextmanager
 def _storage_errors(path: Path):
     """Opening the warehouse (its directory, its writer lock, the DuckDB file) on a full, read-only or
-    forbidden disk: the cause first, the file, and what to do (stragglers.warehouse.build.storage_error)."""
+    forbidden disk: the cause first, the file, and what to do (stragglers.warehouse.storage.storage_error)."""
     try:
         yield
     except (OSError, duckdb.IOException, duckdb.PermissionException) as e:

@@ -13,9 +13,10 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse import build as wh
+from stragglers.warehouse.build import build_features, build_funnel, build_jobs, build_tasks, grid_coverage, step_tables
+from stragglers.warehouse import ledger, progress, read_errors, sql_files, staged_parts, staging, storage
 from stragglers.warehouse import locate
-from stragglers.warehouse import validation as validation_module
+from stragglers.warehouse import suites
 from stragglers.warehouse.validation import validate_table
 from .resources import NurdSettings
 
@@ -23,7 +24,7 @@ from .common import AUTOMATION, md_table, prepare, preview
 from .traces import raw_trace
 
 # the suites' code is part of what a cached pass depends on
-SUITES_VERSION = wh.digest(Path(validation_module.__file__).read_text())
+SUITES_VERSION = ledger.digest(Path(suites.__file__).read_text())
 RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
 
 
@@ -35,17 +36,17 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        n_parts = wh.stage_trace(con, nurd.raw_path, s)
-        views = list(wh.GOOGLE_VIEWS) if s.is_google_format else ["stg_batch_instance"]
+        n_parts = staging.stage_trace(con, nurd.raw_path, s)
+        views = list(sql_files.GOOGLE_VIEWS) if s.is_google_format else ["stg_batch_instance"]
         absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
-        usage_note = wh.usage_absent_reason(con, s.trace)
-        inputs = wh.recorded_inputs(con, "staged_trace", s.trace)
-        with wh.progress_to(context.log.info):   # counting every part: its progress in the run's log
-            counts, counted = wh.count_staged_rows(con, s.trace, views)   # same files: not counted again
+        usage_note = staged_parts.usage_absent_reason(con, s.trace)
+        inputs = ledger.recorded_inputs(con, "staged_trace", s.trace)
+        with progress.progress_to(context.log.info):   # counting every part: its progress in the run's log
+            counts, counted = staging.count_staged_rows(con, s.trace, views)   # same files: not counted again
         if not counted:
             context.log.info("staged_trace: raw files unchanged since the last count")
         quarantined = _rows(con, locate.QUARANTINE, s.trace)
-        parts_note = wh.parts_note(con, s.trace)
+        parts_note = staged_parts.parts_note(con, s.trace)
     meta = counts | {"trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined,
                      "tables_absent": ", ".join(absent) or "none"}
     if parts_note:
@@ -73,14 +74,14 @@ def _built(context, nurd: NurdSettings, duckdb: DuckDBResource, step: str, build
     s = nurd.selection()
     with duckdb.get_connection() as con:
         prepare(con, nurd)
-        tables = wh.step_tables(step, s)
-        rebuilt = not wh.is_current(con, tables, s)
+        tables = step_tables(step, s)
+        rebuilt = not ledger.is_current(con, tables, s)
         if rebuilt:
-            with wh.progress_to(context.log.info):   # a sliced step's progress in the run's log
+            with progress.progress_to(context.log.info):   # a sliced step's progress in the run's log
                 build(con, s)
         else:
             context.log.info(f"{step}: up to date (same raw files, settings and SQL as its last build): not rebuilt")
-        yield BuiltStep(con, s, rebuilt, wh.digest([wh.recorded_inputs(con, t, s.trace) for t in tables]))
+        yield BuiltStep(con, s, rebuilt, ledger.digest([ledger.recorded_inputs(con, t, s.trace) for t in tables]))
 
 
 def _rows(con, table: str, trace: str) -> int:
@@ -99,22 +100,22 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_p
             return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
         trace = None if table.startswith("stg_") else s.trace
         with duckdb.get_connection() as con:
-            no_usage = needs_usage and wh.usage_absent_reason(con, s.trace)
+            no_usage = needs_usage and staged_parts.usage_absent_reason(con, s.trace)
             if no_usage:
                 return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable: {no_usage}"})
             p = _suite_params(params, warehouse_params, nurd, con)
             # a table validated before, unchanged since (same inputs digest), passes again without re-reading it
-            built_from = wh.recorded_inputs(con, "staged_trace" if table.startswith("stg_") else table, s.trace)
-            key = wh.digest([built_from, suite, p, max_rows, SUITES_VERSION])
-            if built_from is not None and wh.recorded_inputs(con, f"check:{name}", s.trace) == key:
+            built_from = ledger.recorded_inputs(con, "staged_trace" if table.startswith("stg_") else table, s.trace)
+            key = ledger.digest([built_from, suite, p, max_rows, SUITES_VERSION])
+            if built_from is not None and ledger.recorded_inputs(con, f"check:{name}", s.trace) == key:
                 return dg.AssetCheckResult(passed=True, severity=dg.AssetCheckSeverity.ERROR, metadata={
                     "note": "table unchanged since it passed this suite (same inputs digest): not re-validated"})
-            with wh.located_errors(con, f"check {name}"):   # a raw file that does not parse: where, what to do
+            with read_errors.located_errors(con, f"check {name}"):   # a raw file that does not parse: where, what to do
                 outcome = validate_table(suite, con, table, trace=trace, docs_dir=nurd.data_path / "validation",
                                          params=p, max_rows=max_rows)
             if outcome.success and built_from is not None:
-                with wh.transaction(con):
-                    wh.record_settings(con, f"check:{name}", s.trace, {"suite": suite}, key)
+                with storage.transaction(con):
+                    ledger.record_settings(con, f"check:{name}", s.trace, {"suite": suite}, key)
         explanation = outcome.explain()
         meta = {"expectations_evaluated": outcome.evaluated, "expectations_passed": outcome.passed,
                 "expectations_failed": outcome.failed, "explanation": explanation,
@@ -138,7 +139,7 @@ def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_p
           description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
                       "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
 def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with _built(context, nurd, duckdb, "jobs", wh.build_jobs) as step:
+    with _built(context, nurd, duckdb, "jobs", build_jobs) as step:
         con, s = step.con, step.selection
         meta = {"dagster/row_count": _rows(con, "jobs", s.trace), "preview": preview(con, "jobs", s.trace),
                 "quarantined_rows": _rows(con, locate.QUARANTINE, s.trace)}
@@ -151,7 +152,7 @@ def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
                       "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
                       "Excluded tasks are counted by reason in task_outcomes.")
 def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with _built(context, nurd, duckdb, "tasks", wh.build_tasks) as step:
+    with _built(context, nurd, duckdb, "tasks", build_tasks) as step:
         con, s = step.con, step.selection
         outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
                                "GROUP BY outcome ORDER BY tasks DESC", [s.trace]).df()
@@ -165,7 +166,7 @@ def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBR
           description="Jobs and tasks before and after every filter of the selection, by reason.")
 def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with _built(context, nurd, duckdb, "selection_funnel", wh.build_funnel) as step:
+    with _built(context, nurd, duckdb, "selection_funnel", build_funnel) as step:
         funnel = step.con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
                                   "ORDER BY step, reason", [step.selection.trace]).df()
     return dg.MaterializeResult(metadata={"funnel": md_table(funnel), "dagster/row_count": len(funnel),
@@ -181,13 +182,13 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
 def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
                         duckdb: DuckDBResource) -> dg.MaterializeResult:
     started = time.perf_counter()
-    with _built(context, nurd, duckdb, "checkpoint_features", wh.build_features) as step:
+    with _built(context, nurd, duckdb, "checkpoint_features", build_features) as step:
         con, s = step.con, step.selection
-        no_usage = wh.usage_absent_reason(con, s.trace)
+        no_usage = staged_parts.usage_absent_reason(con, s.trace)
         per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
             max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
             GROUP BY job_id)""", [s.trace]).df()
-        grids = wh.grid_coverage(con, s)
+        grids = grid_coverage(con, s)
         meta = {"dagster/row_count": _rows(con, "checkpoint_features", s.trace), "feature_mode": s.feature_mode,
                 "checkpoint_grid": s.checkpoint_grid if s.is_google_format else "equal (Alibaba)",
                 "jobs_per_grid": md_table(grids),

@@ -48,11 +48,12 @@ REAL_TASKS = 1_100_000
 PARETO_XM = 100.0
 
 
-def build_warehouse(work: Path) -> tuple[str, dict]:
+def embedded_warehouse(work: Path) -> tuple[str, dict]:
     import duckdb
     from stragglers.settings import SelectionSettings
     from stragglers.traces.synth import GENERATOR_VERSION, generate_google
-    from stragglers.warehouse.build import build_features, build_selection, configure, stage_google
+    from stragglers.warehouse.assemble import build_warehouse
+    from stragglers.warehouse.storage import configure
     raw = work / "trace"
     stamp = work / "trace.json"
     want = {"generator_version": GENERATOR_VERSION, "seed": 2011, "n_jobs": 48, "n_parts": 8}
@@ -63,10 +64,7 @@ def build_warehouse(work: Path) -> tuple[str, dict]:
             db.unlink()
         con = duckdb.connect(str(db))
         configure(con, memory_limit="4GB", threads=2, temp_directory=str(work / "duckdb_tmp"))
-        s = SelectionSettings(trace="synthetic")
-        stage_google(con, raw, s)
-        build_selection(con, s)
-        build_features(con, s)
+        build_warehouse(con, raw, SelectionSettings(trace="synthetic"))
         con.close()
         stamp.write_text(json.dumps(want))
     return str(db), want
@@ -405,7 +403,7 @@ def main(argv=None) -> int:
            "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
            "load_before": " ".join(f"{x:.1f}" for x in os.getloadavg())}
     print("building the warehouse of the embedded trace ...", flush=True)
-    db, res["trace"] = build_warehouse(work)
+    db, res["trace"] = embedded_warehouse(work)
 
     import duckdb
     from stragglers.prediction.evaluation import load_jobs

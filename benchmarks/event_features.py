@@ -32,7 +32,9 @@ from pathlib import Path
 import duckdb
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_selection, build_table, stage_google
+from stragglers.warehouse.assemble import build_warehouse
+from stragglers.warehouse.build import build_selection
+from stragglers.warehouse.runner import build_table
 
 SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
 
@@ -62,7 +64,7 @@ def _peak_rss_mb() -> float:
 def _stage(db: str, raw: str, copies: int, memory_limit: str, out) -> None:
     con = duckdb.connect(db)
     con.execute(f"SET memory_limit = '{memory_limit}'")
-    stage_google(con, Path(raw), SelectionSettings(trace="google_2011"))
+    build_warehouse(con, Path(raw), SelectionSettings(trace="google_2011"), until="staging")
     if copies > 1:
         _tile(con, copies)
     out.put({"task_events_rows": con.execute("SELECT count(*) FROM stg_task_events").fetchone()[0]})

@@ -6,8 +6,8 @@ On the same Google-format parts, in ONE run, for each part count N:
 
 (a) floor:    ``gzip -dc`` of all N parts' files (job_events, task_events,
               task_usage) to /dev/null, one process: I/O + decompression.
-(b) pipeline: stage_google + build_selection (jobs, task_outcomes, tasks,
-              selection_funnel) + build_features (job_checkpoints,
+(b) pipeline: build_warehouse: staging + selection (jobs, task_outcomes, tasks,
+              selection_funnel) + features (job_checkpoints,
               checkpoint_features) in a fresh DuckDB file, in a subprocess
               (peak RSS and CPU time from os.wait4).
 (c) row loop: the selection written the way the NURD authors' preprocessing
@@ -206,21 +206,18 @@ def run_floor(files: list[str]) -> dict:
 def child_pipeline(trace: str, db: str, tmp: str, memory_limit: str, threads: int) -> dict:
     import duckdb
     from stragglers.settings import SelectionSettings
-    from stragglers.warehouse.build import build_features, build_selection, configure, stage_google
+    from stragglers.warehouse.assemble import build_warehouse
+    from stragglers.warehouse.storage import configure
     for p in (db, db + ".wal"):
         if os.path.exists(p):
             os.remove(p)
     con = duckdb.connect(db)
     configure(con, memory_limit=memory_limit, threads=threads, temp_directory=tmp)
     s = SelectionSettings(trace="synthetic")
-    t = {}
-    t0 = time.perf_counter()
-    stage_google(con, Path(trace), s)
-    counts = build_selection(con, s)
-    t["selection_s"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    counts |= build_features(con, s)
-    t["features_s"] = time.perf_counter() - t1
+    seconds: dict[str, float] = {}
+    built = build_warehouse(con, Path(trace), s, seconds=seconds)
+    counts = built["selection"] | built["features"]
+    t = {"selection_s": seconds["staging"] + seconds["selection"], "features_s": seconds["features"]}
     n, lat, ev, fl = con.execute("SELECT count(*), sum(latency_us), sum(evictions), sum(failures) "
                                  "FROM tasks").fetchone()
     con.close()
@@ -232,10 +229,11 @@ def child_scan(trace: str, memory_limit: str, threads: int) -> dict:
     """Reference: DuckDB reading every column of the same files once (no SQL logic)."""
     import duckdb
     from stragglers.settings import SelectionSettings
-    from stragglers.warehouse.build import configure, stage_google
+    from stragglers.warehouse.assemble import build_warehouse
+    from stragglers.warehouse.storage import configure
     con = duckdb.connect()
     configure(con, memory_limit=memory_limit, threads=threads)
-    stage_google(con, Path(trace), SelectionSettings(trace="synthetic"))
+    build_warehouse(con, Path(trace), SelectionSettings(trace="synthetic"), until="staging")
     started = time.perf_counter()
     for view in ("stg_job_events", "stg_task_events", "stg_task_usage"):
         con.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {view}").fetchall()

@@ -32,7 +32,8 @@ from stragglers.prediction.methods import BASELINES  # noqa: E402
 from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
 from stragglers.prediction.simulate import JobData, replay_job  # noqa: E402
 from stragglers.traces.synth import generate_google  # noqa: E402
-from stragglers.warehouse.build import build_features, build_selection, configure, stage_google  # noqa: E402
+from stragglers.warehouse.assemble import build_warehouse  # noqa: E402
+from stragglers.warehouse.storage import configure  # noqa: E402
 
 
 def big_job(n: int, K: int, d: int = 15, seed: int = 0) -> JobData:
@@ -60,10 +61,7 @@ def embedded_jobs(n_jobs: int, select: str = "spread") -> list[JobData]:
     # imputation mean is ordered; before, the last bit moved SOS's mean F1 by 0.06:
     # docs/BENCHMARKS.md, "Method cost")
     configure(con, threads=1)
-    s = SelectionSettings()
-    stage_google(con, work / "raw", s)
-    build_selection(con, s)
-    build_features(con, s)
+    build_warehouse(con, work / "raw", SelectionSettings())
     jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=1))
     if select == "largest":
         return sorted(jobs, key=lambda j: len(j.task_ids))[-n_jobs:]

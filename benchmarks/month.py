@@ -5,7 +5,7 @@ job_events parts 0-13 = 19.65 h; stragglers/traces/synth/tiled.py), written as g
 as a mirror holds them; 36 copies = 504 parts of task_events, about the month's 500.
 Each step runs in a fresh process through the pipeline's own functions (the ones the assets
 call), under the DuckDB memory limit and spill directory the pipeline configures
-(stragglers.warehouse.build.configure); its peak RSS is that process's VmHWM. The baseline,
+(stragglers.warehouse.storage.configure); its peak RSS is that process's VmHWM. The baseline,
 measured in the same run on the same files: one gzip scan of task_events and job_events
 reading every row's key and time.
 
@@ -29,7 +29,8 @@ import duckdb
 
 from stragglers.settings import Settings, SelectionSettings
 from stragglers.traces.synth.tiled import tile
-from stragglers.warehouse import build as wh
+from stragglers.warehouse import build, runner, sql_files, staging, storage
+from stragglers.warehouse.assemble import build_warehouse
 
 SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
 PARTS = 14
@@ -49,28 +50,28 @@ def _step(db: str, raw: str, memory_limit: str, slice_rows: int | None, step: st
     """One step in this (fresh) process: seconds, rows written and the process's peak RSS."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")   # the steps' progress lines
     con = duckdb.connect(db)
-    wh.configure(con, memory_limit=memory_limit, temp_directory=str(Path(db).parent / "duckdb_tmp"),
+    storage.configure(con, memory_limit=memory_limit, temp_directory=str(Path(db).parent / "duckdb_tmp"),
                  slice_rows=slice_rows)
     con.execute("SET enable_progress_bar = false")
     s = SelectionSettings(trace=TRACE)
     started = time.perf_counter()
     if step == "scan":
-        wh.stage_google(con, Path(raw), s)
+        build_warehouse(con, Path(raw), s, until="staging")
         rows = sum(con.execute(f"SELECT count(*), sum(hash(job_id, time)) FROM {v}").fetchone()[0]
                    for v in ("stg_task_events", "stg_job_events"))
     elif step == "staged_trace":   # the asset: the typed views, then every view's rows counted
-        wh.stage_google(con, Path(raw), s)
-        rows = sum(wh.count_staged_rows(con, s.trace, wh.GOOGLE_VIEWS)[0].values())
+        build_warehouse(con, Path(raw), s, until="staging")
+        rows = sum(staging.count_staged_rows(con, s.trace, sql_files.GOOGLE_VIEWS)[0].values())
     elif step == "jobs":
-        rows = wh.build_jobs(con, s)
+        rows = build.build_jobs(con, s)
     elif step == "tasks":
-        rows = wh.build_tasks(con, s)
+        rows = build.build_tasks(con, s)
     elif step == "selection_funnel":
-        rows = wh.build_funnel(con, s)
+        rows = build.build_funnel(con, s)
     elif step == "event_streams":   # job_runs and machine_streams: what event_features' slices read
-        rows = sum(wh.build_event_streams(con, s).values())
+        rows = sum(build.build_event_streams(con, s).values())
     else:
-        rows = wh.build_table(con, step, s)
+        rows = runner.build_table(con, step, s)
     out.put({"step": step, "seconds": time.perf_counter() - started, "rows": int(rows),
              "peak_rss_mb": _peak_rss_mb()})
 

@@ -45,7 +45,8 @@ from stragglers.prediction.methods import METHODS  # noqa: E402
 from stragglers.prediction.protocol import both_views, is_operator  # noqa: E402
 from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings  # noqa: E402
 from stragglers.traces.synth.tiled import tile  # noqa: E402
-from stragglers.warehouse import build as wh  # noqa: E402
+from stragglers.warehouse import storage  # noqa: E402
+from stragglers.warehouse.assemble import build_warehouse  # noqa: E402
 
 TRACE = "google_2011"
 SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
@@ -67,10 +68,8 @@ def one_copy_warehouse(realdata: Path, work: Path) -> Path:
     db.unlink(missing_ok=True)
     s = SelectionSettings(trace=TRACE)
     with duckdb.connect(str(db)) as con:
-        wh.configure(con, memory_limit="4GB", temp_directory=str(work / "duckdb_tmp"))
-        wh.stage_google(con, raw, s)
-        wh.build_selection(con, s)
-        wh.build_features(con, s)
+        storage.configure(con, memory_limit="4GB", temp_directory=str(work / "duckdb_tmp"))
+        build_warehouse(con, raw, s)
     done.touch()
     return db
 

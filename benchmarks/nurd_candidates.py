@@ -98,20 +98,18 @@ def warm_fit(rounds: int):
 def reference_warehouse(work: Path) -> Path:
     """The embedded trace's warehouse with the authors' feature mode (normalized by the final row)."""
     import duckdb
-    from evaluate import build_warehouse
+    from evaluate import embedded_warehouse
     from stragglers.settings import SelectionSettings
-    from stragglers.warehouse.build import build_features, build_selection, configure, stage_google
-    build_warehouse(work)                                   # generates the raw trace if needed
+    from stragglers.warehouse.assemble import build_warehouse
+    from stragglers.warehouse.storage import configure
+    embedded_warehouse(work)                                # generates the raw trace if needed
     db = work / "eval_reference.duckdb"
     if not db.exists():
         tmp = db.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)
         con = duckdb.connect(str(tmp))
         configure(con, memory_limit="4GB", threads=2, temp_directory=str(work / "duckdb_tmp"))
-        s = SelectionSettings(trace="synthetic", feature_mode="reference")
-        stage_google(con, work / "trace", s)
-        build_selection(con, s)
-        build_features(con, s)
+        build_warehouse(con, work / "trace", SelectionSettings(trace="synthetic", feature_mode="reference"))
         con.close()
         tmp.rename(db)
     return db
@@ -180,11 +178,11 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", help="candidate names (default: all)")
     ap.add_argument("--profile", action="store_true", help="profile the current model instead")
     a = ap.parse_args(argv)
-    from evaluate import build_warehouse
+    from evaluate import embedded_warehouse
     from stragglers.prediction.protocol import AUTHORS, with_settings
     from stragglers.settings import EvaluationSettings, SelectionSettings
     work = a.work_dir.resolve()
-    ours_db = Path(build_warehouse(work)[0])
+    ours_db = Path(embedded_warehouse(work)[0])
     if a.profile:
         profile(ours_db)
         return 0

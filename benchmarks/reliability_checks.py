@@ -23,7 +23,9 @@ import duckdb
 
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
-from stragglers.warehouse.build import render, stage_google, table_params
+from stragglers.warehouse.sql_files import render
+from stragglers.warehouse.assemble import build_warehouse
+from stragglers.warehouse.table_sql import table_params
 
 
 def _timed(fn, repeat: int) -> float:
@@ -46,7 +48,7 @@ def main() -> None:
         raise SystemExit(f"the real excerpt is absent: {raw} (set --realdata)")
     s = SelectionSettings(trace="google_2011")
     con = duckdb.connect()
-    stage_google(con, raw, s)
+    build_warehouse(con, raw, s, until="staging")
     new_sql = render("task_lifecycle", **table_params(con, s, "task_lifecycle"))
     old_sql = args.old_sql.read_text().replace("${trace}", s.trace)
     rows = {}

@@ -7,7 +7,7 @@
 
 All on the embedded synthetic trace's warehouse (generate_google seed 2011, 48 jobs,
 8 parts, default settings; built once under --work-dir by benchmarks/evaluate.py's
-``build_warehouse``): 41 evaluable jobs of 93-1456 tasks, 4-24 checkpoints.
+``embedded_warehouse``): 41 evaluable jobs of 93-1456 tasks, 4-24 checkpoints.
 
 - memory: the warehouse's jobs replicated R times under new job ids (same job
   sizes, R x the jobs), ``evaluate`` in a fresh process per R (one worker in
@@ -46,8 +46,8 @@ PAPER_JOBS = 8425
 
 
 def warehouse(work: Path) -> Path:
-    from evaluate import build_warehouse
-    db, _ = build_warehouse(work)
+    from evaluate import embedded_warehouse
+    db, _ = embedded_warehouse(work)
     return Path(db)
 
 

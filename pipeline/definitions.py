@@ -3,7 +3,8 @@
 
 import dagster as dg
 
-from nurd_pipeline.assets import diagnosis, failures, nodes, prediction, realism, reports, traces, warehouse
+from nurd_pipeline.assets import (budgets, completion, diagnosis, failures, nodes, prediction, realism, reports,
+                                  traces, warehouse)
 from nurd_pipeline.assets.resources import InvalidSettings, WarehouseResource, settings_from_env, stop_on_bad_setting
 from stragglers.settings import Settings, SettingError
 
@@ -48,7 +49,7 @@ defs = dg.Definitions(
             warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, realism.reexecutions,
             prediction.nurd_eval,
             prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
-            reports.comparison_tables, *diagnosis.assets,
+            completion.completion_times, budgets.operator_budgets, reports.comparison_tables, *diagnosis.assets,
             nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,
             failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning],
     asset_checks=[*warehouse.checks, *realism.checks, *realism.realism_checks, *diagnosis.checks, *nodes.checks, *failures.checks],

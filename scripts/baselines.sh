@@ -25,5 +25,5 @@ started=$SECONDS
 source scripts/env.sh
 [ -x .venv/bin/dagster ] || bash scripts/setup.sh
 .venv/bin/dagster asset materialize -m pipeline --select baseline_eval --partition-range "$range"
-.venv/bin/dagster asset materialize -m pipeline --select comparison_tables
+.venv/bin/dagster asset materialize -m pipeline --select completion_times,operator_budgets,comparison_tables
 .venv/bin/python scripts/summary.py --elapsed $((SECONDS - started))

@@ -19,5 +19,5 @@ materialize --select '*nurd_eval'
 for rule in $("$PY" -c "from stragglers.prediction.methods import REFERENCE_RULES; print(*REFERENCE_RULES)"); do
   materialize --select baseline_eval --partition "$rule"
 done
-materialize --select comparison_tables
+materialize --select completion_times,operator_budgets,comparison_tables   # the simulations, the budgets, then the report
 "$PY" scripts/summary.py --elapsed $((SECONDS - started)) --since "$since"

@@ -22,7 +22,7 @@ Environment (see README "Settings"): NURD_DATA_DIR (default data), NURD_TRACE
   .venv/bin/dagster asset materialize -m pipeline --select '*nurd_eval'
   .venv/bin/dagster asset materialize -m pipeline --select baseline_eval --partition flag_all
   (the same for wait_for_tau, spark_speculation, spark4_speculation, km_survival and oracle)
-  .venv/bin/dagster asset materialize -m pipeline --select comparison_tables
+  .venv/bin/dagster asset materialize -m pipeline --select completion_times,operator_budgets,comparison_tables
 USAGE
 }
 case "${1:-}" in

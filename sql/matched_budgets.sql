@@ -2,7 +2,7 @@
 -- "matched_budgets"): per (trace, method, budget of extra machine time), the method's flag cut
 -- chosen per job on the jobs that ended before it, scored on that job; its difference with the best
 -- free rule at that budget with a 95% paired bootstrap interval over jobs; the curve's in-sample best
--- within budget; the area under the curve to 5%. Built by comparison_tables from operator_sweep_outcomes.
+-- within budget; the area under the curve to 5%. Built by asset operator_budgets from operator_sweep_outcomes.
 CREATE TABLE IF NOT EXISTS matched_budgets (
     trace VARCHAR NOT NULL, method VARCHAR NOT NULL, budget DOUBLE NOT NULL, n_jobs INTEGER,
     jct_reduction DOUBLE, jct_lo DOUBLE, jct_hi DOUBLE, extra_machine_share DOUBLE, point_mode VARCHAR,

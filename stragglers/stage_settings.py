@@ -253,6 +253,21 @@ def check_linked(obj) -> None:
             object.__setattr__(obj, f.name, checked)
 
 
+@dataclasses.dataclass(frozen=True)
+class LinkedSettings:
+    """The typed settings a stage's code takes: a frozen dataclass whose fields are ``linked`` settings
+    (or ``constant``s). Once made, every field is checked by its declaration (``check_linked``: the
+    run's settings by their models, the constants by their bounds), then every one of ``rules``, the
+    rules between fields (functions of the settings that raise ``SettingError``), in their order."""
+
+    rules: typing.ClassVar[tuple[Callable[[Any], None], ...]] = ()
+
+    def __post_init__(self) -> None:
+        check_linked(self)
+        for rule in self.rules:
+            rule(self)
+
+
 def linked_values(cls, source) -> dict[str, Any]:
     """The values of ``cls``'s linked fields, taken from ``source`` (the composed settings)."""
     return {f.name: getattr(source, f.metadata["setting"][1]) for f in dataclasses.fields(cls)

@@ -25,3 +25,27 @@ def realdata() -> Path:
         pytest.skip("real trace excerpt not found: set NURD_REALDATA_DIR or put shared/realdata beside the "
                     "repository (CI does; a user's clone has none)")
     return found
+
+
+@pytest.fixture(scope="module")
+def mini_warehouse(tmp_path_factory):
+    """Builds a hand-made trace (tests/minitrace.py) into a warehouse of its own, in the staging order
+    (``build_warehouse``): ``mini_warehouse(trace, settings, n_parts=1, until="features")`` -> an open
+    connection, closed once the module's tests are done."""
+    import duckdb
+
+    from stragglers.warehouse.assemble import build_warehouse
+
+    opened = []
+
+    def build(trace, settings, *, n_parts: int = 1, until: str = "features"):
+        root = tmp_path_factory.mktemp("mini_warehouse")
+        trace.write(root / "raw", n_parts=n_parts)
+        con = duckdb.connect(str(root / "warehouse.duckdb"))
+        opened.append(con)
+        build_warehouse(con, root / "raw", settings, until=until)
+        return con
+
+    yield build
+    for con in opened:
+        con.close()

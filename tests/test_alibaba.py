@@ -11,7 +11,8 @@ import pytest
 
 from stragglers.settings import SelectionSettings
 from stragglers.traces.fetch import alibaba_csv, fetch_trace
-from stragglers.warehouse.build import build_features, build_selection, stage_alibaba
+from stragglers.warehouse.build import build_features, build_selection
+from stragglers.warehouse.staging import stage_alibaba
 
 
 def write_batch_instance(path, rows):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import SPECULATION_COLUMNS
+from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.sweep import budget_table, curve_table
 from stragglers.reports.budgets import answer_paragraph, flags_equal, is_learned
@@ -72,8 +72,8 @@ def test_report_opens_with_the_answer_and_fits_1280_px_in_chromium(tmp_path):
     out = sweep_outcomes()
     b = budget_table(out, earlier(), FREE_RULES, min_jobs=2, n_boot=100)
     d = tmp_path / "reports"
-    build_report(d, jm, n_boot=50, operator_job_metrics=jm, speculation_df=spec, budgets_df=b,
-                 sweep_curve_df=curve_table(out))
+    build_report(d, {"job_metrics": jm, "operator_job_metrics": jm, "speculation_times": spec, "matched_budgets": b,
+                     "sweep_curve": curve_table(out)}, n_boot=50)
     md = (d / "report.md").read_text()
     heads = [line for line in md.splitlines() if line.startswith("## ")]
     assert heads[:3] == ["## What this run shows", "## The answer: what 2% extra machine time buys (operator's protocol)",

@@ -9,14 +9,12 @@ import pandas as pd
 import pytest
 
 from stragglers.prediction.completion import (
-    TABLE_COLUMNS,
-    completion_jobs,
     completion_limited,
-    completion_table,
     completion_unlimited,
     draw_relaunch_latencies,
     job_rng,
 )
+from stragglers.prediction.completion_tables import TABLE_COLUMNS, completion_jobs, completion_table
 
 NAN = np.nan
 

@@ -26,7 +26,8 @@ from stragglers.settings import EngineSettings
 from stragglers.prediction.evaluation import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.synth import generate_google
-from stragglers.warehouse.build import build_features, build_selection, stage_google
+from stragglers.warehouse.build import build_features, build_selection
+from stragglers.warehouse.staging import stage_google
 
 REPO = Path(__file__).resolve().parent.parent
 TABLES = {  # result table -> sort key (row order in a table means nothing)

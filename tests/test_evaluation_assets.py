@@ -4,15 +4,17 @@ an ephemeral instance, a real DuckDB file)."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pandas as pd
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import prediction, reports, traces, warehouse
+from assets import budgets, completion, prediction, reports, traces, warehouse
 from assets.resources import NurdSettings
 from stragglers.prediction.ablation import protocol_ablation
 from stragglers.prediction.protocol import AUTHORS, ours_value
@@ -20,6 +22,9 @@ from stragglers.prediction.protocol import AUTHORS, ours_value
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
          warehouse.checkpoint_features]
 RULES = ("flag_all", "wait_for_tau", "spark_speculation")
+# what the report needs, in the order a run materializes it, and what it depends on
+REPORT_STEPS = [completion.completion_times, budgets.operator_budgets, reports.comparison_tables]
+UPSTREAM = [prediction.nurd_eval, prediction.baseline_eval]
 
 
 def read(data: Path, sql: str) -> list[tuple]:
@@ -40,14 +45,31 @@ def warehouse_ready(tmp_path_factory):
     return data, instance
 
 
+def assert_report_alone_refuses(data: Path, instance, res: dict, table: str, asset: str) -> None:
+    """With flag_all's rows of ``table`` deleted (restored after), comparison_tables alone fails
+    with a message naming ``asset``, the one to materialize with it."""
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        con.execute(f"CREATE TABLE kept AS SELECT * FROM {table}; DELETE FROM {table} WHERE method = 'flag_all'")
+    try:
+        stale = dg.materialize(REPORT_STEPS + UPSTREAM, selection=[reports.comparison_tables], resources=res,
+                               instance=instance, raise_on_error=False)
+        assert not stale.success
+        message = stale.get_step_failure_events()[0].event_specific_data.error.to_string()
+        assert f"materialize asset {asset}" in message
+        del stale
+        gc.collect()      # the failed step's frames held its DuckDB connection
+    finally:
+        with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+            con.execute(f"DELETE FROM {table}; INSERT INTO {table} SELECT * FROM kept; DROP TABLE kept")
+
+
 def test_rules_partitions_and_comparison_tables(warehouse_ready):
     data, instance = warehouse_ready
     res = resources(data)
     for rule in RULES:
         assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res,
                               instance=instance).success
-    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
-                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    r = dg.materialize(REPORT_STEPS + UPSTREAM, selection=REPORT_STEPS, resources=res, instance=instance)
     assert r.success
     # job_metrics: every rule on every job, with f1_auc in [0, 1]; wait_for_tau flags at the last
     # checkpoint before tau, so its F1 over time is F1 from the first k/10 point at or after that
@@ -75,6 +97,42 @@ def test_rules_partitions_and_comparison_tables(warehouse_ready):
     assert "Spearman correlation" in report
     assert "reference" in report and "Spark speculation" in report
     assert (data / "reports" / "accuracy_vs_earliness.png").stat().st_size > 1000
+    # the report's completion table is the simulation asset's table, row for row
+    with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+        sim = con.table("completion_times").df()
+    pd.testing.assert_frame_equal(pd.read_csv(data / "reports" / "completion.csv"), sim, check_dtype=False)
+    # nothing changed upstream: the simulations are not run again
+    again = dg.materialize([completion.completion_times, prediction.nurd_eval, prediction.baseline_eval],
+                           selection=[completion.completion_times], resources=res, instance=instance)
+    assert again.asset_materializations_for_node("completion_times")[0].metadata["rebuilt"].value is False
+    # the evaluations changed since the simulations ran: the report alone refuses, naming the asset to run
+    assert_report_alone_refuses(data, instance, res, "job_metrics", "completion_times")
+
+
+def test_budgets_are_read_by_the_report_as_computed(warehouse_ready, tmp_path):
+    """operator_budgets computes every method at every budget once; comparison_tables reads the tables
+    back with the computation's dtypes (its report files are the computation's, byte for byte), and
+    alone refuses budgets older than the operator's sweep."""
+    data, instance = warehouse_ready
+    res = resources(data)
+    for rule in RULES:
+        assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res,
+                              instance=instance).success
+    assert dg.materialize(REPORT_STEPS + UPSTREAM, selection=REPORT_STEPS, resources=res, instance=instance).success
+    with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+        computed = dict(zip(budgets.BUDGET_TABLES, budgets.budget_tables(con, res["nurd"])))
+    assert len(computed["matched_budgets"]) and len(computed["sweep_curve"])
+    for name, df in computed.items():
+        df.to_parquet(tmp_path / f"{name}.parquet", index=False)
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+        for suffix in (".parquet", ".csv"):
+            assert (data / "reports" / f"{name}{suffix}").read_bytes() == (tmp_path / f"{name}{suffix}").read_bytes()
+    # current: not computed again
+    again = dg.materialize([budgets.operator_budgets, *UPSTREAM], selection=[budgets.operator_budgets],
+                           resources=res, instance=instance)
+    assert again.asset_materializations_for_node("operator_budgets")[0].metadata["rebuilt"].value is False
+    # the operator's sweep changed since the budgets were computed: the report alone refuses, naming the asset
+    assert_report_alone_refuses(data, instance, res, "operator_sweep_outcomes", "operator_budgets")
 
 
 def test_protocol_ablation_rows_record_their_settings(warehouse_ready):
@@ -143,3 +201,24 @@ def test_deleted_result_rows_are_not_up_to_date(warehouse_ready):
         con.execute("DELETE FROM job_metrics WHERE method = 'wait_for_tau'")
     assert run() is True
     assert read(data, "SELECT count(*) FROM job_metrics WHERE method = 'wait_for_tau'")[0][0] == before
+
+
+def test_sensitivity_is_kept_while_current_and_rerun_when_its_settings_change(warehouse_ready):
+    # the ablations keep their books like the evaluations (stragglers/warehouse/results.py): the same
+    # inputs run nothing and leave the rows; another max_jobs re-runs and records it
+    data, instance = warehouse_ready
+
+    def run(max_jobs: int) -> bool:
+        r = dg.materialize([prediction.nurd_sensitivity], resources=resources(data, ablation_max_jobs=max_jobs),
+                           instance=instance)
+        assert r.success
+        return r.asset_materializations_for_node("nurd_sensitivity")[0].metadata["rebuilt"].value
+
+    assert run(2) is True
+    rows = read(data, "SELECT * FROM nurd_sensitivity ORDER BY ALL")
+    assert rows and run(2) is False
+    assert read(data, "SELECT * FROM nurd_sensitivity ORDER BY ALL") == rows
+    assert run(1) is True
+    assert {n for (n,) in read(data, "SELECT DISTINCT n_jobs FROM nurd_sensitivity")} == {1}
+    assert json.loads(read(data, "SELECT settings FROM table_settings WHERE table_name = 'nurd_sensitivity'")[0][0]
+                      )["max_jobs"] == 1

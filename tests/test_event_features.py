@@ -12,8 +12,9 @@ import pytest
 
 from stragglers.settings import SelectionSettings
 from stragglers.trace_formats import EVENT_FEATURES
-from stragglers.warehouse.build import (build_event_streams, build_features, build_jobs, build_selection, build_table,
-                                        stage_google)
+from stragglers.warehouse.build import build_event_streams, build_features, build_jobs, build_selection
+from stragglers.warehouse.runner import build_table
+from stragglers.warehouse.staging import stage_google
 from tests.minitrace import EVICT, FAIL, FINISH, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 J, R = 6_300_000_000, 6_200_000_000         # the selected job and an earlier run of its logical name

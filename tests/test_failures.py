@@ -14,7 +14,7 @@ from stragglers.failures.predict import TARGET_BY_NAME, evaluate, oversample, sp
 from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.build import build_attempts
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import stage_google
+from stragglers.warehouse.staging import stage_google
 from tests.minitrace import FAIL, FINISH, KILL, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 J_FAIL, J_KILL = 6_200_000_001, 6_200_000_002

@@ -12,7 +12,6 @@ Failpoints (stragglers/faults.py) place the kills deterministically.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -27,13 +26,11 @@ import pytest
 
 from assets import prediction, traces
 from assets.resources import NurdSettings, WarehouseResource
+from pipeline import behaviour_snapshot
 from stragglers.settings import SettingError
 
 REPO = Path(__file__).resolve().parent.parent
 SELECT = "*tasks"   # staging, jobs, tasks and their checks: every kind of write, kept short
-_spec = importlib.util.spec_from_file_location("behaviour_snapshot", REPO / "benchmarks" / "behaviour_snapshot.py")
-behaviour_snapshot = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(behaviour_snapshot)
 
 
 def _env(data: Path, **extra) -> dict:

@@ -7,7 +7,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_features, build_selection, stage_google
+from stragglers.warehouse.build import build_features, build_selection
+from stragglers.warehouse.staging import stage_google
 from tests.minitrace import EVICT, FAIL, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 JOB = 6_251_000_000

@@ -31,10 +31,11 @@ from stragglers.prediction.methods import METHODS
 from stragglers.prediction.protocol import OPERATOR, adapt_job
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.settings import EvaluationSettings, SelectionSettings
-from stragglers.warehouse.build import build_features, build_selection, stage_google
+from stragglers.warehouse.build import build_features, build_selection
+from stragglers.warehouse.staging import stage_google
 
 #: given the true labels by design (the upper bound and the paper's Wrangler): they read the future
-LABEL_READERS = {name for name, cls in METHODS.items() if cls.oracle}
+LABEL_READERS = {name for name, cls in METHODS.items() if cls.tags.reads_labels}
 METHODS_UNDER_TEST = sorted(set(METHODS) - LABEL_READERS)
 STRETCH = 3          # events after T happen this many times as late after T
 FOREVER = 9223372036854775807   # the trace's "no time" sentinel
@@ -134,7 +135,7 @@ def replay(pair: Pair, which: int, label: str, name: str, n: int):
                   steps=None if job.steps is None else job.steps[:n])
     s = operator() if label == "online" else operator(decision_clock="legacy_grid")
     factory = partial(method_factory(name, s), **CHEAP.get(name, {}))
-    if METHODS[name].learns_from_earlier_jobs:
+    if METHODS[name].tags.learns_from_earlier_jobs:
         # every threshold of the cost-aware choice, each job with the history of the jobs before it
         sel = CostAwareSelection.from_warehouse(con, pair.trace, job.feature_names, [job.job_id],
                                                 {name: factory}, s.cost_lambda, s.history_min_jobs)
@@ -182,18 +183,26 @@ def check_pair(pair: Pair) -> None:
     assert (b.latency > a.latency).any() and b.tau != a.tau     # tasks ran on after T, longer
 
 
+def fetched_pair(tmp: Path, settings: SelectionSettings, **fetch) -> Pair:
+    """The pair of ``settings.trace`` fetched into ``tmp`` (``fetch``: fetch_trace's options), checked
+    able to tell."""
+    from stragglers.traces.fetch import fetch_trace
+
+    fetch_trace(settings.trace, tmp, log=lambda _: None, **fetch)
+    raw = next(p for p in tmp.rglob("task_events")).parent
+    pair = make_pair(raw, settings)
+    check_pair(pair)
+    return pair
+
+
 # ---------------------------------------------------------------- the embedded trace
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory) -> Pair:
-    from stragglers.traces.fetch import SyntheticScale, fetch_trace
+    from stragglers.traces.fetch import SyntheticScale
 
-    tmp = tmp_path_factory.mktemp("future")
-    fetch_trace("synthetic", tmp, scale=SyntheticScale(n_jobs=12, n_parts=4), log=lambda _: None)
-    raw = next(p for p in tmp.rglob("task_events")).parent
-    pair = make_pair(raw, SelectionSettings())
-    check_pair(pair)
-    return pair
+    return fetched_pair(tmp_path_factory.mktemp("future"), SelectionSettings(),
+                        scale=SyntheticScale(n_jobs=12, n_parts=4))
 
 
 @pytest.mark.parametrize("name", METHODS_UNDER_TEST)
@@ -212,15 +221,8 @@ def test_the_legacy_grid_lets_the_future_change_the_past_embedded(embedded):
 def real(realdata, tmp_path_factory) -> Pair:
     """The real excerpt's first ~2.7 h of task events (test_realdata.py's subset: no task_usage, so
     the event features), its smallest evaluable job."""
-    from stragglers.traces.fetch import fetch_trace
-
-    tmp = tmp_path_factory.mktemp("future_real")
-    fetch_trace("google_2011", tmp, url=str(realdata / "google_2011"),
-                parts="job_events=0-19,task_events=0-1,machine_events=all", log=lambda _: None)
-    raw = next(p for p in tmp.rglob("task_events")).parent
-    pair = make_pair(raw, SelectionSettings(trace="google_2011"))
-    check_pair(pair)
-    return pair
+    return fetched_pair(tmp_path_factory.mktemp("future_real"), SelectionSettings(trace="google_2011"),
+                        url=str(realdata / "google_2011"), parts="job_events=0-19,task_events=0-1,machine_events=all")
 
 
 @pytest.mark.parametrize("name", METHODS_UNDER_TEST)

@@ -14,7 +14,9 @@ from stragglers.prediction.evaluation import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.trace_formats import GOOGLE_FEATURES
 from stragglers.traces.synth import generate_google
-from stragglers.warehouse.build import StaleTableError, build_features, build_selection, stage_google
+from stragglers.warehouse.build import build_features, build_selection
+from stragglers.warehouse.ledger import StaleTableError
+from stragglers.warehouse.staging import stage_google
 
 
 def independent_nurd(con, trace: str, alpha=0.5, eps=0.05, min_finished=20) -> dict[int, float]:

@@ -11,7 +11,8 @@ import duckdb
 import pytest
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_selection, stage_alibaba, stage_google
+from stragglers.warehouse.build import build_selection
+from stragglers.warehouse.staging import stage_alibaba, stage_google
 from stragglers.warehouse.locate import TraceFormatError, check_gzip
 from tests.minitrace import FINISH, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
@@ -229,7 +230,7 @@ def test_a_part_with_no_rows_in_a_mirror_stops_naming_it_unless_accepted(tmp_pat
     """A valid gzip with no rows among parts with rows (a third of the trace silently gone, before):
     the run stops naming the part, unless NURD_EMPTY_PARTS=accept, which counts it."""
     from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
-    from stragglers.warehouse.build import parts_note
+    from stragglers.warehouse.staged_parts import parts_note
 
     root = _two_part_mirror(tmp_path / "mirror")
     emptied = root / "task_events" / "part-00001-of-00001.csv.gz"
@@ -250,7 +251,7 @@ def test_a_part_with_no_rows_in_a_mirror_stops_naming_it_unless_accepted(tmp_pat
 
 
 def test_a_gap_in_part_numbers_is_counted_and_said(tmp_path):
-    from stragglers.warehouse.build import parts_note
+    from stragglers.warehouse.staged_parts import parts_note
     from stragglers.warehouse.locate import part_gaps
 
     root = _trace(tmp_path, n_parts=4)

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from stragglers.prediction.methods import BASELINES, METHOD_CLASSES, METHODS, VARIANTS, CannotFit, JobContext, TaskSet
-from stragglers.prediction.methods.survival import CoxPH, Grabit, fit_tobit, tobit_negloglik, tobit_nll, tobit_objective
+from stragglers.prediction.methods import BASELINES, METHOD_CLASSES, METHODS, VARIANTS, CannotFit, JobContext, MethodTags, TaskSet
+from stragglers.prediction.methods.censored import TobitFitter, tobit_negloglik, tobit_nll, tobit_objective
+from stragglers.prediction.methods.survival import CoxPH, Grabit
 from stragglers.prediction.methods.wrangler import Wrangler
 
 EXPECTED = ("abod cblof hbos iforest knn lof mcd ocsvm pca sos lscp cof sod xgbod "
@@ -49,7 +50,7 @@ def fit_flag(name: str, job, fin, run, t, **params):
     m = BASELINES[name](**params)
     m.reset(job)
     m.fit(fin, run, t)
-    return m, m.flag(run)
+    return m, m.flag(run)[name]
 
 
 # ---------------------------------------------------------------- registry / smoke
@@ -61,11 +62,23 @@ def test_registry_has_the_20_baselines_and_the_reference_rules():
     assert sorted(BASELINES) == sorted([*EXPECTED, *RULES, "survival_job", "survival_history"])
     for name, cls in BASELINES.items():
         assert cls.name == name
-        assert cls.oracle == (name in ("wrangler", "oracle"))
-        assert (cls.band == "reference") == (name not in (*EXPECTED, "survival_job", "survival_history"))
+        assert cls.tags.reads_labels == (name in ("wrangler", "oracle"))
+        assert cls.tags.reference_rule == (name not in (*EXPECTED, "survival_job", "survival_history"))
     assert list(METHODS) == [cls.name for cls in METHOD_CLASSES]
-    # the paper's Table 3 has a row for each of the 20 baselines and the 3 NURD variants
-    assert sorted(n for n, v in VARIANTS.items() if v.paper_table3) == sorted([*EXPECTED, "nurd", "nurd_nc", "gbtr"])
+    # every variant a replay reports belongs to one class; the NURD family's three share one
+    assert sorted(VARIANTS) == sorted([*BASELINES, "nurd", "nurd_nc", "gbtr"])
+    assert {VARIANTS[v] for v in ("nurd", "nurd_nc", "gbtr")} == {METHODS["nurd"]}
+
+
+def test_a_method_class_declares_what_it_is_not_how_it_is_shown():
+    # identity and capabilities on the class (tags: one frozen MethodTags each); no presentation
+    for cls in METHOD_CLASSES:
+        assert cls.family in ("rules", "outliers", "pu", "survival", "wrangler", "nurd"), cls
+        assert isinstance(cls.tags, MethodTags)
+        for shown in ("display_name", "band", "paper_table3", "oracle", "learns_from_earlier_jobs", "params_"):
+            assert not hasattr(cls, shown), (cls.name, shown)
+    with pytest.raises(AttributeError):
+        METHODS["oracle"].tags.reads_labels = False      # declared once, frozen
 
 
 @pytest.mark.parametrize("name", [*EXPECTED, "nurd", "spark_speculation", "spark4_speculation", "km_survival"])
@@ -85,11 +98,12 @@ def test_fit_flag_tiny_job(name):
     job, fin, run, t, _ = make_job()
     m, flags = fit_flag(name, job, fin, run, t)
     assert isinstance(flags, np.ndarray) and flags.dtype == bool and flags.shape == (len(run),)
+    assert list(m.flag(run)) == [name]      # flag returns one type: {variant: flags}
     hp = m.hyperparameters()
     assert hp and json.dumps(hp, default=str)
     # a subset of the running tasks as candidates
     sub = run.take(np.arange(len(run)) < 30)
-    f2 = m.flag(sub)
+    f2 = m.flag(sub)[name]
     assert f2.dtype == bool and f2.shape == (30,)
     # same seed, same flags
     _, again = fit_flag(name, job, fin, run, t)
@@ -131,7 +145,7 @@ def test_transductive_detectors_need_enough_candidates(name):
     m, _ = fit_flag(name, job, fin, run, t)
     with pytest.raises(CannotFit):
         m.flag(run.take(np.arange(len(run)) < 2))
-    assert m.flag(run.take(np.zeros(len(run), bool))).shape == (0,)
+    assert m.flag(run.take(np.zeros(len(run), bool)))[name].shape == (0,)
 
 
 @pytest.mark.parametrize("name", ["abod", "lof", "sos", "pu_en", "pu_bg", "xgbod"])
@@ -162,7 +176,8 @@ def test_tobit_recovers_coefficients_and_sigma():
     cens = y_star >= c
     y = np.where(cens, c, y_star)
     assert 0.25 < cens.mean() < 0.35
-    b_hat, s_hat = fit_tobit(X, y, cens)
+    fit = TobitFitter().fit(X, y, cens)
+    b_hat, s_hat = fit.beta_, fit.sigma_
     np.testing.assert_allclose(b_hat, beta, atol=0.1)
     assert abs(s_hat - sigma) < 0.1
     # naive OLS on censored data is biased: the censoring matters
@@ -263,7 +278,7 @@ def test_coxph_conditional_survival_by_hand():
     H = cph.predict_cumulative_hazard(df, times=[t, job.tau]).to_numpy()
     np.testing.assert_allclose(r, np.exp(-(H[1] - H[0])), rtol=1e-9)
     assert np.all((r > 0) & (r < 1))
-    np.testing.assert_array_equal(m.flag(run), r >= 0.5)
+    np.testing.assert_array_equal(m.flag(run)["coxph"], r >= 0.5)
 
 
 def test_coxph_breslow_baseline_is_flat_after_t():
@@ -273,7 +288,7 @@ def test_coxph_breslow_baseline_is_flat_after_t():
     m.reset(job)
     m.fit(fin, run, t)
     np.testing.assert_allclose(m.conditional_survival(run.X), 1.0)
-    assert m.flag(run).all()
+    assert m.flag(run)["coxph"].all()
 
 
 # ---------------------------------------------------------------- Wrangler
@@ -315,7 +330,7 @@ def test_wrangler_never_reads_test_third_labels():
         f = TaskSet(ids[:n_fin], X[:n_fin], y[:n_fin])
         r = TaskSet(ids[n_fin:], X[n_fin:])
         m.fit(f, r, float(y[n_fin - 1]))
-        flags = m.flag(r)
+        flags = m.flag(r)["wrangler"]
         assert flags.dtype == bool and flags.shape == (len(r),)
         assert not flags[~np.isin(r.task_ids, test_ids)].any()   # train tasks never flagged
     assert guarded.read and guarded.read <= set(train_ids.tolist())
@@ -348,7 +363,7 @@ def test_every_baseline_through_replay_job():
                            feature_names=tuple(f"f{j}" for j in range(d)))
     for name, cls in BASELINES.items():
         res = simulate.replay_job(job, cls(), seed=1)
-        if cls.band == "reference":
+        if cls.tags.reference_rule:
             continue        # the rules have tests worked by hand (test_evaluation_rules.py)
         (v,) = res.variants
         assert v.method == name

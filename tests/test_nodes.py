@@ -15,7 +15,9 @@ from stragglers.nodes.fitting import anderson_darling, rank_candidates
 from stragglers.nodes.ranking import node_indicators, pcores_levels
 from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_jobs, build_table, stage_google
+from stragglers.warehouse.build import build_jobs
+from stragglers.warehouse.runner import build_table
+from stragglers.warehouse.staging import stage_google
 from tests.minitrace import FAIL, FINISH, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 JOB, SMALL = 6_100_000_001, 6_100_000_002
@@ -110,7 +112,8 @@ def test_zscores_within_the_job_by_hand(tmp_path):
 
 
 def test_relaunches_avoid_excluded_machines():
-    from stragglers.prediction.completion import completion_table, draw_relaunch_latencies
+    from stragglers.prediction.completion import draw_relaunch_latencies
+    from stragglers.prediction.completion_tables import completion_table
     y = np.array([10.0, 20.0, 100.0])
     draws = draw_relaunch_latencies(y, np.random.default_rng(0), pool=np.array([True, True, False]))
     assert len(draws) == 3 and set(draws) <= {10.0, 20.0}

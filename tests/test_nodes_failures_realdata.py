@@ -14,7 +14,9 @@ from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.build import build_attempts, build_node_ranking
 from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_jobs, create_google_view, create_view, sql_path_literal
+from stragglers.warehouse.build import build_jobs
+from stragglers.warehouse.sql_files import create_view, sql_path_literal
+from stragglers.warehouse.staging import create_google_view
 
 SENTINEL = 2**63 - 1
 

@@ -10,7 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from stragglers.prediction.completion import speculate_limited, speculate_unlimited, speculation_table
+from stragglers.prediction.completion_tables import speculation_table
+from stragglers.prediction.speculation import speculate_limited, speculate_unlimited
 from stragglers.prediction.methods import METHODS, Method, TaskSet
 from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator, typed_settings
 from stragglers.prediction.simulate import JobData, replay_job
@@ -114,8 +115,8 @@ class ProbeTau(Method):
         self.t_ = t
         self.seen.append((t, self.job.tau))
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
-        return np.full(len(candidates), self.t_ >= self.at, dtype=bool)
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        return {self.name: np.full(len(candidates), self.t_ >= self.at, dtype=bool)}
 
 
 def test_an_online_method_is_given_tau_hat_at_each_checkpoint_and_not_the_grid():
@@ -224,7 +225,7 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     import duckdb
     from dagster_duckdb import DuckDBResource
 
-    from assets import prediction, reports, traces, warehouse
+    from assets import budgets, completion, prediction, reports, traces, warehouse
     from assets.resources import NurdSettings
 
     res = {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20, protocol="operator"),
@@ -235,8 +236,10 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     assert dg.materialize(chain, resources=res, instance=instance).success
     for rule in (*OPERATOR_RULES, "survival_history"):
         assert dg.materialize([prediction.baseline_eval], partition_key=rule, resources=res, instance=instance).success
-    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
-                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    r = dg.materialize([completion.completion_times, budgets.operator_budgets, reports.comparison_tables,
+                        prediction.nurd_eval, prediction.baseline_eval],
+                       selection=[completion.completion_times, budgets.operator_budgets,
+                                  reports.comparison_tables], resources=res, instance=instance)
     assert r.success
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
         paper = {m for (m,) in con.execute("SELECT DISTINCT method FROM job_metrics").fetchall()}

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from assets import prediction, reports, traces, warehouse
+from assets import budgets, completion, prediction, reports, traces, warehouse
 from pipeline import defs
 from assets.resources import NurdSettings
 from stragglers.reports.style import display_name
@@ -80,8 +80,11 @@ def test_baseline_partition_and_comparison_over_two_traces(evaluated):
     # a second trace in the same warehouse: the embedded Alibaba-format trace
     ali = resources(data, trace="synthetic_alibaba", alibaba_steps=8)
     assert dg.materialize(CHAIN + warehouse.checks, resources=ali, instance=instance).success
-    r = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
-                       selection=[reports.comparison_tables], resources=res, instance=instance)
+    r = dg.materialize([completion.completion_times, budgets.operator_budgets, reports.comparison_tables,
+                        prediction.nurd_eval, prediction.baseline_eval],
+                       selection=[completion.completion_times, budgets.operator_budgets,
+                                  reports.comparison_tables], resources=res,
+                       instance=instance)
     assert r.success
     rows = set(read(data, "SELECT trace, method FROM comparison"))
     assert rows == {("synthetic", m) for m in ("nurd", "nurd_nc", "gbtr", "hbos")} | \

@@ -17,14 +17,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.reports.comparison import METHOD_ORDER, build_report, compare_with_paper, table3
+from stragglers.prediction.methods import VARIANTS
+from stragglers.prediction.metrics import table3
+from stragglers.reports.comparison import build_report
+from stragglers.reports.paper import compare_with_paper
 from stragglers.reports.story import headline, terminal_summary, what_this_run_shows
 from stragglers.reports.style import FAMILIES, display_name, family_of, style_for
 from tests.test_reports import fake_completion
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = FAMILIES["reference rules"]
-ALL_METHODS = tuple(dict.fromkeys((*METHOD_ORDER, *RULES)))   # 26 methods: the legibility case
+ALL_METHODS = tuple(dict.fromkeys((*VARIANTS, *RULES)))   # 26 methods: the legibility case
 
 
 def _job_metrics(methods, traces=("synthetic", "google_2011"), n_jobs=12, seed=0) -> pd.DataFrame:
@@ -175,7 +178,8 @@ def report_dir(tmp_path_factory):
     ft = pd.DataFrame([{"trace": t, "method": m, "job_id": j, "k": k, "f1": float(rng.uniform(0, k / 10))}
                        for t in ("synthetic", "google_2011") for m in ALL_METHODS for j in range(2)
                        for k in range(1, 11)])
-    build_report(d / "reports", jm, ft, fake_completion(), n_boot=50, completion_seeds=range(2))
+    build_report(d / "reports", {"job_metrics": jm, "f1_over_time": ft, "completion_times": fake_completion()},
+                 n_boot=50, completion_seeds=range(2))
     return d / "reports"
 
 

@@ -34,7 +34,8 @@ def _selections(text: str) -> list[str]:
 def test_command1_block_runs_what_main_job_runs():
     block = _command1_block()
     script = (REPO / "scripts" / "main_job.sh").read_text()
-    assert _selections(block) == _selections(script) == ["'*nurd_eval'", "baseline_eval", "comparison_tables"]
+    assert _selections(block) == _selections(script) == ["'*nurd_eval'", "baseline_eval",
+                                                         "completion_times,operator_budgets,comparison_tables"]
     loop = re.search(r"for rule in ([^;]+); do", block)
     assert loop and tuple(loop.group(1).split()) == REFERENCE_RULES
     assert "REFERENCE_RULES" in script        # the script takes the rules from the registry

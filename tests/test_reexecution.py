@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from stragglers.prediction import reexecution
-from stragglers.prediction.completion import copy_latencies
+from stragglers.prediction.speculation import copy_latencies
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_selection, stage_google
+from stragglers.warehouse.build import build_selection
+from stragglers.warehouse.staging import stage_google
 from tests.minitrace import EVICT, FINISH, KILL, S, SCHEDULE, SUBMIT, T0, MiniTrace
 
 A, B, C = 7001, 7002, 7003
@@ -61,15 +62,9 @@ def build_trace() -> MiniTrace:
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    root = tmp_path_factory.mktemp("reexec")
-    build_trace().write(root / "raw", n_parts=1)
-    con = duckdb.connect(str(root / "warehouse.duckdb"))
+def warehouse(mini_warehouse):
     settings = SelectionSettings()
-    stage_google(con, root / "raw", settings)
-    build_selection(con, settings)
-    yield con, settings
-    con.close()
+    return mini_warehouse(build_trace(), settings, until="selection"), settings
 
 
 def expected_pairs() -> pd.DataFrame:
@@ -154,7 +149,7 @@ def test_copy_model_replay_is_a_fresh_draw_and_copy_keeps_one_is_the_original(wa
 
 
 def test_cause_aware_copies_redo_the_work_of_a_skewed_task_and_draw_otherwise():
-    from stragglers.prediction.completion import speculation_table
+    from stragglers.prediction.completion_tables import speculation_table
     from stragglers.traces.synth.model import TYPICAL_SLOWDOWN
     truth = pd.DataFrame({
         "job_id": [1, 1, 1], "task_index": [0, 1, 2], "end_state": ["FINISH"] * 3,
@@ -271,10 +266,10 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
     import dagster as dg
     from dagster_duckdb import DuckDBResource
 
-    from assets import prediction, realism, reports, traces, warehouse
+    from assets import budgets, completion, prediction, realism, reports, traces, warehouse
     from assets.resources import NurdSettings
     from stragglers.diagnosis.truth import load_truth
-    from stragglers.prediction.completion import speculation_table
+    from stragglers.prediction.completion_tables import speculation_table
     from stragglers.traces.fetch import truth_dir
 
     def resources(**extra):
@@ -310,8 +305,11 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
     assert aware.copy_latency_s.notna().any()
     oracle = {}
     for setting, t in (("off", tasks), ("on", aware)):
-        run = dg.materialize([reports.comparison_tables, prediction.nurd_eval, prediction.baseline_eval],
-                             selection=[reports.comparison_tables], resources=resources(cause_aware_copies=setting),
+        run = dg.materialize([completion.completion_times, budgets.operator_budgets, reports.comparison_tables,
+                              prediction.nurd_eval, prediction.baseline_eval],
+                             selection=[completion.completion_times, budgets.operator_budgets,
+                                        reports.comparison_tables],
+                             resources=resources(cause_aware_copies=setting),
                              instance=instance)
         assert run.success
         shown = pd.read_csv(tmp_path / "reports" / "operator_view.csv").set_index("method")

@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-from stragglers.prediction.methods import VARIANTS
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.reports import comparison as reports
 from stragglers.reports.render import markdown_table as to_markdown
-from stragglers.reports.style import band
-from stragglers.prediction.completion import completion_table
-from stragglers.reports.comparison import (
-    METHOD_ORDER,
-    PAPER_TABLE3,
-    build_report,
-    compare_with_paper,
-    completion_summary,
-    f1_over_time_table,
+from stragglers.reports.style import band, display_name
+from stragglers.prediction.completion_tables import completion_table
+from stragglers.prediction.methods import VARIANTS
+from stragglers.prediction.metrics import table3
+from stragglers.reports.comparison import build_report
+from stragglers.reports.comparison_figures import (
     plot_completion_limited,
     plot_completion_limited_avg,
     plot_completion_unlimited,
     plot_f1_over_time,
-    table3,
-    write_report,
 )
+from stragglers.reports.paper import PAPER_TABLE3, compare_with_paper
+from stragglers.reports.publish import write_report
+from stragglers.reports.tables import completion_summary, f1_over_time_table
+
+METHOD_ORDER = tuple(VARIANTS)   # registry names in table order
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TRACES = ("synthetic", "google_2011")
@@ -98,7 +96,9 @@ def t3(jm):
 def test_paper_table3_complete():
     assert len(PAPER_TABLE3) == 2 * 23
     # every method the paper reports (the reference rules and the survival family, issue 27, are not in it)
-    assert set(PAPER_TABLE3["method"]) == {m for m in METHOD_ORDER if VARIANTS[m].paper_table3}
+    paper = list(dict.fromkeys(PAPER_TABLE3["method"]))
+    assert paper == [m for m in METHOD_ORDER if m in paper]        # ours, in the comparison's order
+    assert PAPER_TABLE3[["tpr", "fpr", "fnr", "f1"]].dtypes.eq(float).all()    # numbers, not strings
     assert {m for m in METHOD_ORDER if band(m) != "reference"} - set(PAPER_TABLE3["method"]) == {
         "survival_job", "survival_history"}
     nurd = PAPER_TABLE3.set_index(["method", "paper_trace"]).loc[("nurd", "google")]
@@ -153,7 +153,7 @@ def test_compare_with_paper(t3):
     cmp = compare_with_paper(t3)
     g = cmp[cmp["trace"] == "google_2011"].set_index("method")
     # every method of the paper has its numbers beside ours; the reference rules are not in the paper
-    assert (g["paper_f1"].notna() == [bool(VARIANTS[m].paper_table3) for m in g.index]).all()
+    assert (g["paper_f1"].notna() == g.index.isin(PAPER_TABLE3["method"])).all()
     assert g.loc["nurd", "paper_f1"] == 0.81
     assert g.loc["gbtr", "paper_fpr"] == 0.01
     assert g.loc["nurd", "f1_diff"] == pytest.approx(g.loc["nurd", "f1"] - 0.81)
@@ -253,8 +253,9 @@ def test_build_report_end_to_end(tmp_path, jm):
     sens = pd.DataFrame([{"method": m, "alpha": a, "quantile": q, "f1": 0.4, "f1_auc": 0.2}
                          for m, alphas in (("nurd", (0.0, 0.5)), ("wait_for_tau", (np.nan,)))
                          for a in alphas for q in (0.7, 0.9)])
-    report = build_report(tmp_path / "r", jm, fake_f1_time(), fake_completion(), n_boot=50,
-                          ablation_df=ablation, sensitivity_df=sens)
+    report = build_report(tmp_path / "r", {"job_metrics": jm, "f1_over_time": fake_f1_time(),
+                                           "completion_times": fake_completion(), "protocol_ablation": ablation,
+                                           "nurd_sensitivity": sens}, n_boot=50)
     md_path = report.path
     md = md_path.read_text()
     # the tables and plots come back to the caller (no reading files back)
@@ -262,7 +263,7 @@ def test_build_report_end_to_end(tmp_path, jm):
     assert {"completion_unlimited", "completion_limited_avg"} <= set(report.tables["table3"].columns)
     assert all(_is_png(p) for p in report.plots.values())
     for m in METHOD_ORDER:
-        assert f"| {reports.display_name(m)} " in md    # tables show display names, grouped by family
+        assert f"| {display_name(m)} " in md    # tables show display names, grouped by family
     d = md_path.parent
     assert "Spearman correlation" in md      # how the f1_auc ranking differs from the F1 ranking
     for name in ("f1_over_time", "completion_unlimited", "completion_limited", "completion_limited_avg",
@@ -272,7 +273,7 @@ def test_build_report_end_to_end(tmp_path, jm):
     for name in ("table3", "paper_table3", "f1_over_time", "completion", "completion_summary"):
         assert (d / f"{name}.csv").exists() and (d / f"{name}.parquet").exists()
     assert "0.81" in md          # paper's NURD F1 on Google beside ours
-    assert reports.display_name("pu_en") == "PU-EN"
+    assert display_name("pu_en") == "PU-EN"
 
 
 def test_completion_time_reads_in_words():
@@ -284,3 +285,22 @@ def test_completion_time_reads_in_words():
     assert jct_words(float("nan")) == jct_words(None) == ""
     from stragglers.reports.views import jct_sentence
     assert jct_sentence(0.16) == "shortens jobs by 16.0%" and jct_sentence(-0.357) == "lengthens jobs by 35.7%"
+
+
+def test_the_report_is_its_list_of_sections(tmp_path, jm):
+    from stragglers.reports import comparison
+
+    def counts(c):      # a section of one's own: a table read by name, its caption
+        df = c.get("job_metrics").groupby("trace", as_index=False).size()
+        return comparison.part("jobs_per_trace", df, caption=("Jobs per trace", "Rows of job_metrics."))
+
+    report = build_report(tmp_path / "r", {"job_metrics": jm}, (counts, comparison.table3, comparison.paper_table3),
+                          n_boot=20)
+    assert list(report.tables) == ["jobs_per_trace", "table3", "paper_table3"] and report.plots == {}
+    md = report.path.read_text()
+    heads = [line for line in md.splitlines() if line.startswith("## ")]
+    assert heads[1:] == ["## Jobs per trace", "## Table 1. Prediction accuracy (the paper's Table 3)",
+                         "## Appendix. The paper's Table 3"]
+    # a section whose table is absent adds nothing; the default list holds every section once
+    assert comparison.f1_over_time(comparison.Comparison({"job_metrics": jm}, tmp_path)) is None
+    assert len(set(comparison.SECTIONS)) == len(comparison.SECTIONS) == 17

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_features, build_selection, stage_google
+from stragglers.warehouse.build import build_features, build_selection
+from stragglers.warehouse.staging import stage_google
 from stragglers.warehouse.build import grid_coverage as build_grid_coverage
 from tests.minitrace import END, EVICT, FAIL, FINISH, KILL, LOST, S, SCHEDULE, SUBMIT, T0, UPDATE_PENDING, MiniTrace
 
@@ -68,16 +69,8 @@ def build_trace() -> MiniTrace:
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    root = tmp_path_factory.mktemp("mini")
-    build_trace().write(root / "raw", n_parts=3)
-    con = duckdb.connect(str(root / "warehouse.duckdb"))
-    settings = SelectionSettings()
-    stage_google(con, root / "raw", settings)
-    build_selection(con, settings)
-    build_features(con, settings)
-    yield con
-    con.close()
+def warehouse(mini_warehouse):
+    return mini_warehouse(build_trace(), SelectionSettings(), n_parts=3)
 
 
 def test_jobs_are_exactly_the_eligible_ones(warehouse):
@@ -151,7 +144,7 @@ def test_features_normalized_and_complete(warehouse):
 def test_malformed_row_is_an_error_naming_file_and_line(tmp_path):
     import gzip
 
-    from stragglers.warehouse.build import TraceFormatError
+    from stragglers.warehouse.locate import TraceFormatError
 
     m = MiniTrace()
     m.job(1, 1)

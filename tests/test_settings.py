@@ -15,8 +15,8 @@ from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import (RUN_STAGES, STAGES, EngineSettings, EvaluationSettings, SelectionSettings, Settings,
                                  SettingError)
-from stragglers.warehouse.build import recorded_settings
-from stragglers.warehouse.validation import DEFAULT_PARAMS
+from stragglers.warehouse.ledger import recorded_settings
+from stragglers.warehouse.suites import DEFAULT_PARAMS
 
 
 def test_every_default_is_the_models():

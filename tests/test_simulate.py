@@ -13,7 +13,7 @@ from sklearn.metrics import confusion_matrix, f1_score, recall_score
 from stragglers.prediction.methods.base import JobContext, Method, TaskSet
 from stragglers.prediction.methods.nurd import NurdFamily, calibration_delta
 from stragglers.prediction.metrics import job_scores
-from stragglers.reports.comparison import table3
+from stragglers.prediction.metrics import table3
 from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.simulate import JobData, replay_job, results_frames
 from tests.jobs import make_job
@@ -83,7 +83,7 @@ class Recorder(Method):
         self.seen.append(candidates.task_ids.copy())
         out = np.zeros(len(candidates), bool)
         out[:2] = True
-        return out
+        return {self.name: out}
 
 
 def test_flagged_task_is_never_scored_again():

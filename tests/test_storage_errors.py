@@ -11,7 +11,9 @@ import duckdb
 import pytest
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import WarehouseStorageError, build_selection, stage_google, transaction
+from stragglers.warehouse.build import build_selection
+from stragglers.warehouse.staging import stage_google
+from stragglers.warehouse.storage import transaction, WarehouseStorageError
 from tests.minitrace import S, T0, MiniTrace
 
 

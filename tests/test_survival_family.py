@@ -11,9 +11,10 @@ import pytest
 
 from stragglers.prediction.history import (CostAwareSelection, PriorFitter, ThresholdGrid, build_histories,
                                            choose_threshold, job_times, prior_rows)
-from stragglers.prediction.methods import METHODS, JobContext, TaskSet
+from stragglers.prediction.methods import METHODS, CannotFit, JobContext, TaskSet
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory
-from stragglers.prediction.methods.survival import SurvivalHistory, SurvivalJob, fit_tobit, fit_tobit_map
+from stragglers.prediction.methods.censored import TobitFitter, TobitMapFitter
+from stragglers.prediction.methods.survival import SurvivalHistory, SurvivalJob
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.prediction.threshold import conditional_survival
 
@@ -37,11 +38,16 @@ def test_the_censored_log_normal_fit_is_lifelines_aft():
     c = np.quantile(y, 0.7)
     cens = y > c
     obs = np.minimum(y, c)
-    beta, sigma = fit_tobit(x[:, None], np.log(obs), cens)
+    fit = TobitFitter().fit(x[:, None], np.log(obs), cens)
+    beta, sigma = fit.beta_, fit.sigma_
     ref = LogNormalAFTFitter().fit(pd.DataFrame({"x": x, "T": obs, "E": ~cens}), "T", "E")
     assert beta[0] == pytest.approx(ref.params_["mu_"]["Intercept"], abs=1e-3)
     assert beta[1] == pytest.approx(ref.params_["mu_"]["x"], abs=1e-3)
     assert sigma == pytest.approx(np.exp(ref.params_["sigma_"]["Intercept"]), abs=1e-3)
+    # the base's Wald intervals are lifelines' (both from the Hessian at the optimum)
+    ci = ref.confidence_intervals_.loc[[("mu_", "Intercept"), ("mu_", "x"), ("sigma_", "Intercept")]].to_numpy()
+    ours = fit.confidence_intervals(alpha=0.05)
+    np.testing.assert_allclose(ours, ci, atol=2e-3)
 
 
 def test_a_feature_that_doubles_latency_is_flagged_first():
@@ -60,7 +66,7 @@ def test_a_feature_that_doubles_latency_is_flagged_first():
     assert len(plain) > 0 and len(doubled) > 0
     assert doubled.min() > plain.max()                         # every x=1 task ranks above every x=0 one
     m.threshold = float(plain.max() + doubled.min()) / 2      # any threshold between them flags x=1 only
-    assert np.array_equal(m.flag(running), running.X[:, 0] == 1)
+    assert np.array_equal(m.flag(running)[m.name], running.X[:, 0] == 1)
     assert m.beta_[1] == pytest.approx(np.log(2.0), abs=0.15)  # the model sees the doubling
 
 
@@ -81,7 +87,7 @@ def test_without_an_informative_feature_it_is_the_kaplan_meier_rule():
         km_rule = METHODS["km_survival"]()
         km_rule.reset(_job(n, tau, names=("a", "b")))
         km_rule.fit(finished, running, float(t))
-        assert np.array_equal(m.flag(running), km_rule.flag(running))
+        assert np.array_equal(m.flag(running)[m.name], km_rule.flag(running)["km_survival"])
 
 
 def test_survival_job_is_a_registered_baseline_with_explicit_hyperparameters():
@@ -135,6 +141,20 @@ def test_a_prior_from_earlier_jobs_flags_the_doubling_feature_before_the_job_can
     assert np.allclose(first.conditional_survival(running.X), p_alone)
 
 
+def test_the_censored_fitters_refuse_what_they_cannot_fit_with_the_recorded_reasons():
+    # the reasons land in method_fallbacks: each model's own words, the base's checks
+    x = np.arange(6.0)
+    with pytest.raises(CannotFit, match=r"^tobit: 1 exact observations, needs >= 2$"):
+        TobitFitter().fit(x[:, None], x, np.arange(6) > 0)
+    with pytest.raises(CannotFit, match=r"^tobit map: no exact observation, the level is not identified$"):
+        TobitMapFitter([0.0], 1.0, np.zeros(1), 0.0).fit(x[:, None], x, np.ones(6, bool))
+    # exact rows on a line, the rest censored below it: sigma -> 0, the likelihood is unbounded
+    y = 1.0 + 2.0 * x
+    cens = np.r_[np.zeros(3, bool), np.ones(3, bool)]
+    with pytest.raises(CannotFit, match=r"^tobit: sigma -> 0 \(likelihood unbounded: exact rows fitted exactly\)$"):
+        TobitFitter().fit(x[:, None], np.where(cens, y - 50.0, y), cens)
+
+
 def test_the_map_fit_without_prior_precision_is_the_maximum_likelihood_fit():
     rng = np.random.default_rng(2)
     x = rng.normal(size=300)
@@ -142,14 +162,14 @@ def test_the_map_fit_without_prior_precision_is_the_maximum_likelihood_fit():
     c = np.quantile(ly, 0.8)
     cens = ly > c
     obs = np.minimum(ly, c)
-    b_ml, s_ml = fit_tobit(x[:, None], obs, cens)
-    b_map, s_map = fit_tobit_map(x[:, None], obs, cens, prior_beta=[0.0], prior_sigma=1.0,
-                                 precision=np.zeros(1), sigma_precision=0.0)
-    assert np.allclose(b_map, b_ml, atol=1e-4) and s_map == pytest.approx(s_ml, abs=1e-4)
+    ml = TobitFitter().fit(x[:, None], obs, cens)
+    flat = TobitMapFitter(prior_beta=[0.0], prior_sigma=1.0, precision=np.zeros(1), sigma_precision=0.0
+                          ).fit(x[:, None], obs, cens)
+    assert np.allclose(flat.beta_, ml.beta_, atol=1e-4) and flat.sigma_ == pytest.approx(ml.sigma_, abs=1e-4)
     # a very strong prior pins the slope to it
-    b_pin, _ = fit_tobit_map(x[:, None], obs, cens, prior_beta=[2.0], prior_sigma=0.4,
-                             precision=np.full(1, 1e9), sigma_precision=0.0)
-    assert b_pin[1] == pytest.approx(2.0, abs=1e-4)
+    pinned = TobitMapFitter(prior_beta=[2.0], prior_sigma=0.4, precision=np.full(1, 1e9), sigma_precision=0.0
+                            ).fit(x[:, None], obs, cens)
+    assert pinned.beta_[1] == pytest.approx(2.0, abs=1e-4)
 
 
 def _history_warehouse(path) -> duckdb.DuckDBPyConnection:

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculate_unlimited
+from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
+from stragglers.prediction.speculation import speculate_unlimited
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_setting
 from stragglers.prediction.protocol import OPERATOR, adapt_job
@@ -32,7 +33,7 @@ def same(a, b) -> bool:
 
 
 # every method but the survival family (its own threshold grid, tests/test_survival_family.py)
-SWEPT = [m for m, cls in METHODS.items() if not cls.learns_from_earlier_jobs]
+SWEPT = [m for m, cls in METHODS.items() if not cls.tags.learns_from_earlier_jobs]
 
 
 @pytest.mark.parametrize("name", SWEPT)

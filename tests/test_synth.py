@@ -397,7 +397,7 @@ def test_truth_records_background_evictions_and_the_effective_mixture(google):
 
 
 def test_evictions_and_waits_are_per_job_like_the_real_excerpt(google):
-    """Generator 3 (real_excerpt.py, measured by benchmarks/measure_real_excerpt.py): waits are a
+    """Generator 3 (real_excerpt.py, measured by studies/realism/measure_real_excerpt.py): waits are a
     property of the job (within a job, p90/p50 of SUBMIT -> SCHEDULE is 1.2 in the excerpt;
     generator 2 drew every task's wait from the pooled quantiles: 5.3), and evicted tasks rarely
     finish (excerpt: 3.0 % of the evicted, 0.29 % of the finished tasks of selected jobs; generator

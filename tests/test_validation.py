@@ -1,4 +1,5 @@
-"""Tests for stragglers.warehouse.validation: GX suites on small hand-made DuckDB tables."""
+"""Tests for the warehouse's GX suites (stragglers.warehouse.suites, run by validation.validate_table) on small
+hand-made DuckDB tables."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pandas as pd
 import pytest
 
 from stragglers.trace_formats import GOOGLE_FEATURES
-from stragglers.warehouse.validation import WAREHOUSE_SUITES, ValidationOutcome, validate_table
+from stragglers.warehouse.suites import WAREHOUSE_SUITES
+from stragglers.warehouse.validation import ValidationOutcome, validate_table
 
 FEATURES = ["mcu", "maxcpu", "ev"]
 PARAMS = {"min_tasks": 10, "quantile": 0.9, "features": FEATURES}
@@ -350,3 +352,26 @@ def test_failed_check_explains_itself(con, tmp_path):
     assert ("expect_column_values_to_be_between(latency_s, min_value=0.0, strict_min=True): 2 offending row(s) "
             "of 65, e.g. latency_s -5.0/job_id 1/task_id 3; latency_s 0.0/job_id 1/task_id 7") in text
     assert f"Data Docs: file://{o.docs_path}" in text and o.docs_path.exists()
+
+
+def test_the_suites_build_gx_expectations_with_gx_analytics_off():
+    """A fresh process that only builds a suite's expectations (no validation run, no context) has
+    imported GX after the analytics switch: the switch travels with the GX import, not with
+    validate_table."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "os.environ.pop('GX_ANALYTICS_ENABLED', None)\n"
+        "from stragglers.warehouse.suites import DEFAULT_PARAMS, SUITES\n"
+        "assert 'great_expectations' not in sys.modules\n"
+        "frames = SUITES['jobs'](DEFAULT_PARAMS, [])\n"
+        "assert 'great_expectations' in sys.modules and frames[0].expectations\n"
+        "print(os.environ.get('GX_ANALYTICS_ENABLED'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "GX_ANALYTICS_ENABLED"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "false"

@@ -1,5 +1,5 @@
 """Great Expectations suites for Hound's tables, in the style of
-``stragglers.warehouse.validation`` (and registered in its ``SUITES``, so
+``stragglers.warehouse.suites`` (and registered in its ``SUITES``, so
 ``validate_table("hound_profiles", con, "hound_profiles", ...)`` works once this
 module is imported; ``assets/diagnosis.py`` does)."""
 
@@ -9,8 +9,8 @@ import pandas as pd
 
 from stragglers.diagnosis.vocabulary import METRICS
 from stragglers.traces.synth.model import CAUSES
-from stragglers.warehouse.validation import (SUITES, Frame, _between, _gxe, _has_columns, _not_null,
-                                             _rows_nonempty)
+from stragglers.warehouse.gx_context import _gxe
+from stragglers.warehouse.suites import SUITES, Frame, _between, _has_columns, _not_null, _rows_nonempty
 
 TOL = 1e-6
 

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from stragglers.nodes.settings import NodeRankingSettings
 from stragglers.prediction.settings import PredictionSettings
-from stragglers.stage_settings import StageSettings, check_linked, constant, linked, setting
+from stragglers.stage_settings import LinkedSettings, StageSettings, constant, linked, setting
 from stragglers.warehouse.settings import WarehouseSettings
 
 
@@ -27,7 +27,7 @@ PROFILE_WEIGHTS = ("strength", "share")
 
 
 @dataclass(frozen=True)
-class HoundSettings:
+class HoundSettings(LinkedSettings):
     # Section 4.1: jobs with fewer finished tasks are left out
     min_tasks: int = linked(DiagnosisSettings, "hound_min_tasks")
     seed: int = linked(PredictionSettings, "seed")
@@ -52,9 +52,6 @@ class HoundSettings:
     # jobs, the node ranking's minimum (Ouyang et al.; root setting node_min_tasks, written once there)
     node_min_tasks: int = linked(NodeRankingSettings, "node_min_tasks")
     workers: int = constant(1, setting="hound_workers", ge=1)   # processes over jobs
-
-    def __post_init__(self) -> None:
-        check_linked(self)   # the run's settings by their declarations, the constants by their bounds
 
     def as_dict(self) -> dict:
         return asdict(self)

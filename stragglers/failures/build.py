@@ -11,7 +11,8 @@ from stragglers.failures.cloning import attempt_lists, evaluate_cloning, replaya
 from stragglers.failures.predict import TARGET_BY_NAME, evaluate, fit_model, usage_present
 from stragglers.failures.settings import FailureSettings
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_table, replace_trace_frame, replace_trace_rows, table_exists
+from stragglers.warehouse.runner import build_table, replace_trace_frame, replace_trace_rows
+from stragglers.warehouse.storage import table_exists
 
 EARLY_USAGE_COLUMNS = {"job_id": "BIGINT", "task_id": "BIGINT", "early_cpu": "DOUBLE", "early_memory": "DOUBLE",
                        "early_io": "DOUBLE", "early_windows": "BIGINT"}

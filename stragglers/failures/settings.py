@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from stragglers.prediction.settings import PredictionSettings
-from stragglers.stage_settings import StageSettings, check_linked, constant, linked, setting
+from stragglers.stage_settings import LinkedSettings, StageSettings, constant, linked, setting
 
 
 class FailurePredictionSettings(StageSettings):
@@ -21,7 +21,7 @@ class FailurePredictionSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class FailureSettings:
+class FailureSettings(LinkedSettings):
     trees: int = linked(FailurePredictionSettings, "failure_trees")                # random-forest trees (Section V-A)
     train_fraction: float = constant(0.7, setting="failure_train_fraction", gt=0, lt=1)   # share of jobs in the training set (split by job)
     seed: int = linked(PredictionSettings, "seed")                          # split, forest and sampling seed
@@ -37,9 +37,6 @@ class FailureSettings:
     clone_tasks: int = linked(FailurePredictionSettings, "clone_tasks")
     clone_thresholds: tuple[float, ...] = (0.1, 0.5, 0.9, 0.95, 0.99)  # Table V rows
     clone_counts: tuple[int, ...] = (1, 2, 3)                          # Table V columns
-
-    def __post_init__(self) -> None:
-        check_linked(self)   # the run's settings by their declarations, the constants by their bounds
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -13,10 +13,12 @@ from stragglers.nodes.ranking import node_fits, node_indicators, sample_nodes
 from stragglers.nodes.settings import NodeSettings
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
-from stragglers.warehouse.build import (
-    TraceFormatError, build_table, build_task_attempts, create_google_view, located_errors, replace_trace_frame,
-    table_exists, transaction,
-)
+from stragglers.warehouse.build import build_task_attempts
+from stragglers.warehouse.locate import TraceFormatError
+from stragglers.warehouse.read_errors import located_errors
+from stragglers.warehouse.runner import build_table, replace_trace_frame
+from stragglers.warehouse.staging import create_google_view
+from stragglers.warehouse.storage import table_exists, transaction
 
 
 def stage_machine_events(con: duckdb.DuckDBPyConnection, raw_dir: Path, settings: SelectionSettings) -> bool:

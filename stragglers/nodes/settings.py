@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from stragglers.prediction.settings import PredictionSettings
-from stragglers.stage_settings import StageSettings, check_linked, constant, linked, setting
+from stragglers.stage_settings import LinkedSettings, StageSettings, constant, linked, setting
 
 INTERVALS = ("mean", "fitted")
 
@@ -27,7 +27,7 @@ class NodeRankingSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class NodeSettings:
+class NodeSettings(LinkedSettings):
     # machines with fewer finished tasks are not ranked
     min_tasks_per_node: int = linked(NodeRankingSettings, "node_min_tasks")
     # nodes whose 9 distributions are fitted (Section IV-B)
@@ -38,9 +38,6 @@ class NodeSettings:
     quantile: float = constant(0.9, setting="node_quantile", gt=0, lt=1)   # quantile indicator (Table 1), of the fitted 3p log-logistic
     extreme_z: float = 1.0           # extreme-value possibility P(z > extreme_z), of the fitted 3p log-logistic
     seed: int = linked(PredictionSettings, "seed")     # sampling of the fitted nodes
-
-    def __post_init__(self) -> None:
-        check_linked(self)   # the run's settings by their declarations, the constants by their bounds
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.traces.synth import model as M
-from stragglers.traces.synth.google import _machines
+from stragglers.traces.synth.google_jobs import _machines
 
 
 def planted_machines(seed: int = 2011, n_machines: int = 600) -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """GX suites of the node-ranking tables, registered in the warehouse's suite registry
-(stragglers/warehouse/validation.py SUITES) under their table names."""
+(stragglers/warehouse/suites.py SUITES) under their table names."""
 
 from __future__ import annotations
 
-from stragglers.warehouse.validation import SUITES, Frame, _between, _gxe, _has_columns, _not_null, _rows_nonempty
+from stragglers.warehouse.gx_context import _gxe
+from stragglers.warehouse.suites import SUITES, Frame, _between, _has_columns, _not_null, _rows_nonempty
 
 
 def suite_task_attempts(params: dict, columns: list[str]) -> list[Frame]:

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable, Sequence
 
 import duckdb
 import numpy as np
 import pandas as pd
 
+from stragglers import SQL_DIR
+from stragglers.prediction import protocol as protocol_module
+from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.methods import REFERENCE_RULES
@@ -27,6 +31,7 @@ from stragglers.prediction.protocol import (
 )
 from stragglers.prediction.simulate import results_frames
 from stragglers.settings import EvaluationSettings, SelectionSettings
+from stragglers.warehouse.ledger import digest, recorded_inputs
 
 
 def run_variant(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
@@ -106,3 +111,38 @@ def nurd_sensitivity(con: duckdb.DuckDBPyConnection, trace: str, evaluation: Eva
                 rows.append(s.assign(quantile=q))
     out = pd.concat(rows, ignore_index=True).assign(trace=trace)
     return out[["trace", "method", "alpha", "quantile", "n_jobs", "f1", "tpr", "fpr", "f1_auc", "median_lead"]]
+
+
+def _code_version() -> str:
+    """This module, the protocol's presets and the SQL files: the variants and the features they are
+    built from (a change re-runs the ablations, as a method's changed hyperparameters re-run its
+    evaluation)."""
+    return digest([Path(__file__).read_text(), Path(protocol_module.__file__).read_text(),
+                   [[p.name, p.read_text()] for p in sorted(SQL_DIR.glob("*.sql"))]])
+
+
+def _inputs(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
+            selection: SelectionSettings, max_jobs: int | None, extra) -> str:
+    settings = {k: v for k, v in evaluation.as_dict().items() if k != "workers"}  # results do not depend on it
+    built = [recorded_inputs(con, t, trace) for t in ("staged_trace", "tasks", grid_tables(evaluation)[1])]
+    return digest([built, settings, selection.as_dict(), max_jobs, _code_version(), extra])
+
+
+def ablation_inputs(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
+                    selection: SelectionSettings, best_baseline: str, max_jobs: int | None = None) -> str:
+    """What ``protocol_ablation``'s rows are computed from: the staged trace and the tables built from
+    it (their inputs digests), the settings, the best baseline, every method's hyperparameters under
+    every variant, and the code (``_code_version``)."""
+    methods = ["nurd", best_baseline, *REFERENCE_RULES]
+    hyper = []
+    for label, values in ablation_variants():
+        ev, _ = with_settings(evaluation, selection, values)
+        hyper.append([label, [method_factory(m, ev)().hyperparameters() for m in methods]])
+    return _inputs(con, trace, evaluation, selection, max_jobs, [best_baseline, hyper])
+
+
+def sensitivity_inputs(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,
+                       selection: SelectionSettings, max_jobs: int | None = None) -> str:
+    """What ``nurd_sensitivity``'s rows are computed from (as ``ablation_inputs``; its grid is code)."""
+    hyper = [method_factory(m, evaluation)().hyperparameters() for m in ["nurd", *REFERENCE_RULES]]
+    return _inputs(con, trace, evaluation, selection, max_jobs, hyper)

@@ -19,19 +19,24 @@ import duckdb
 import pandas as pd
 
 from stragglers.prediction.methods import METHODS, Method
+from stragglers.prediction.methods.base import variant_names
 from stragglers.prediction.metrics import table3
 from stragglers.prediction.clock import grid_tables, uses_online_clock
 from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
-from stragglers.prediction.engine import EngineSettings, ReplayStats, replay_batches
+from stragglers.prediction.engine import EngineSettings, ProgressLog, ReplayStats, replay_batches
 from stragglers.prediction.history import (
     AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods, task_latencies,
 )
 from stragglers.prediction.sweep import SweepCollector, SweepGrid
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
-from stragglers.warehouse.build import create_view, require_settings, transaction, usage_absent_reason
+from stragglers.warehouse.ledger import digest, recorded_inputs, require_settings
+from stragglers.warehouse.sql_files import create_view
+from stragglers.warehouse.staged_parts import usage_absent_reason
+from stragglers.warehouse.storage import transaction
+from stragglers.warehouse.results import Kept, current_or_compute, insert_frame
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",
                  "sweep_outcomes")
@@ -61,7 +66,7 @@ def create_result_table(con: duckdb.DuckDBPyConnection, table: str, name: str) -
 def result_rows(con: duckdb.DuckDBPyConnection, trace: str, method: str, settings: EvaluationSettings) -> dict:
     """How many rows ``method``'s variants have in each result table of ``settings``' view (what an
     up-to-date check compares with the record: a record alone does not prove the rows are there)."""
-    names = [v.name for v in METHODS[method].catalog()]
+    names = list(variant_names(METHODS[method]))
     out = {}
     for table in ("predictions", "job_metrics", "f1_over_time"):
         name = result_table(table, settings)
@@ -146,6 +151,52 @@ class EvaluationOutcome:
     seconds: float
     replay: ReplayStats | None = None    # engine, batches, replay seconds
     feature_set: str = "usage"           # the resolved feature set the methods saw
+
+
+def evaluation_inputs(con: duckdb.DuckDBPyConnection, trace: str, method: str, settings: EvaluationSettings) -> str:
+    """What an evaluation of ``method`` is computed from: the features (their own inputs digest),
+    the evaluation settings, the method's name and its hyperparameters (a changed default in the
+    code, e.g. NURD's boosting rounds, re-runs the evaluation instead of keeping stale rows)."""
+    kept = {k: v for k, v in settings.as_dict().items() if k != "workers"}  # results do not depend on it
+    hyperparameters = method_factory(method, settings)().hyperparameters()
+    return digest([recorded_inputs(con, grid_tables(settings)[1], trace), kept, method, hyperparameters])
+
+
+def _view(settings: EvaluationSettings) -> str:
+    return "operator's protocol" if is_operator(settings) else "paper's protocol"
+
+
+def evaluate_unless_current(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
+                            views: Sequence[EvaluationSettings], engine: EngineSettings,
+                            log: Callable[[str], None]) -> tuple[list[tuple[EvaluationSettings, Kept]], str]:
+    """Evaluate ``methods`` under each of ``views`` (``both_views``: the paper's protocol and the
+    operator's), each unless it was last evaluated on the same features with the same settings
+    (then its rows would be identical): stragglers/warehouse/results.py decides, per method, from
+    the ledger. Returns per view its kept result (the EvaluationOutcome when it ran) and the data
+    version (a digest of every view's inputs)."""
+    kept, versions = [], []
+    for settings in views:
+        key = "operator_evaluation" if is_operator(settings) else "evaluation"
+        wanted = {m: evaluation_inputs(con, trace, m, settings) for m in methods}
+
+        def run(settings: EvaluationSettings = settings) -> EvaluationOutcome:
+            log(f"evaluating {list(methods)} on {trace} ({_view(settings)}): "
+                f"{'Dask scheduler ' + engine.dask_address if engine.dask_address else 'local processes'}, "
+                f"batches of {engine.batch_jobs} jobs via {engine.exchange_dir}")
+            return evaluate(con, trace, methods, settings, progress=ProgressLog(log, list(methods)), engine=engine,
+                            exchange=engine.exchange_dir)
+
+        method_of = {f"{key}:{m}": m for m in methods}
+        result = current_or_compute(
+            con, trace, {f"{key}:{m}": v for m, v in wanted.items()}, run, settings=settings.as_dict(),
+            rows=lambda name, settings=settings: result_rows(con, trace, method_of[name], settings),
+            upstream=("checkpoint_features",))
+        if not result.rebuilt:
+            log(f"{list(methods)} ({_view(settings)}): up to date (same features and settings as the last "
+                "evaluation): not re-run")
+        kept.append((settings, result))
+        versions.append(sorted(wanted.items()))
+    return kept, digest(versions)
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str], settings: EvaluationSettings,
@@ -253,7 +304,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
                             [[str(f) for f in spool.files]])
             for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",
                           "sweep_outcomes"):
-                _insert(con, name[table], frames[table])
+                insert_frame(con, name[table], frames[table])
     summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
     return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats, feature_set)
 
@@ -294,35 +345,3 @@ def _delete(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             tables: Sequence[str] = RESULT_TABLES) -> None:
     for table in tables:
         con.execute(f"DELETE FROM {table} WHERE trace = ? AND method IN (SELECT unnest(?))", [trace, list(methods)])
-
-
-def _insert(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame | None) -> None:
-    if df is not None and len(df):
-        con.register("_rows", df)
-        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-        con.unregister("_rows")
-
-
-def write_results(con: duckdb.DuckDBPyConnection, frames: dict[str, pd.DataFrame], trace: str,
-                  methods: Sequence[str]) -> None:
-    """Replace ``methods``' rows of ``trace`` in every result table, in one transaction."""
-    for table in RESULT_TABLES:
-        create_view(con, table)
-    with transaction(con):
-        _delete(con, trace, methods)
-        for table in RESULT_TABLES:
-            _insert(con, table, frames.get(table))
-
-
-def replace_table(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, trace: str | None = None) -> None:
-    """Replace the rows of ``table`` (created from sql/<table>.sql; only ``trace``'s rows when
-    given) by ``df``'s columns of the same names, in one transaction; columns of df the
-    table lacks are not stored."""
-    create_view(con, table)
-    cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
-    with transaction(con):
-        if trace is None:
-            con.execute(f"DELETE FROM {table}")
-        else:
-            con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
-        _insert(con, table, df.reindex(columns=cols))

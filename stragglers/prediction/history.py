@@ -1,6 +1,6 @@
 """What a scheduler learns from earlier jobs (issue 27; docs/EVALUATION.md "The survival family").
 
-A method with ``learns_from_earlier_jobs`` gets, at each job, only the jobs that *ended* before
+A method tagged ``learns_from_earlier_jobs`` gets, at each job, only the jobs that *ended* before
 the job's first checkpoint: cutoff = the job's first SCHEDULE + t0, in trace time. From them:
 
 - a **prior** (``HistoryPrior``): the within-job slopes of log-latency on the features and the
@@ -33,10 +33,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculation_outcome
+from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
+from stragglers.prediction.speculation import speculation_outcome
 from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.methods import METHODS
-from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, TaskSet
+from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet
 from stragglers.prediction.simulate import JobData, JobResult, VariantResult
 from stragglers.trace_formats import CLOCK_FEATURES
 
@@ -178,7 +179,7 @@ class ThresholdGrid(Method):
     """A thresholded survival method replayed once for every threshold of ``grid``: variant
     ``<name>@<q>`` flags when the method's ``survival`` exceeds q."""
 
-    learns_from_earlier_jobs = True
+    tags = MethodTags(learns_from_earlier_jobs=True)
 
     def __init__(self, factory: Callable[[], Method], grid: Sequence[float] = THRESHOLD_GRID) -> None:
         super().__init__()
@@ -295,7 +296,7 @@ class CostAwareSelection:
 
 
 def learning_methods(methods: Sequence[str]) -> list[str]:
-    return [m for m in methods if METHODS[m].learns_from_earlier_jobs]
+    return [m for m in methods if METHODS[m].tags.learns_from_earlier_jobs]
 
 
 def replay_with_history(con: duckdb.DuckDBPyConnection, trace: str, jobs: Sequence[JobData],

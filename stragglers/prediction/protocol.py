@@ -34,8 +34,10 @@ from stragglers.prediction.settings import PROTOCOL_CHOICES, PROTOCOLS, Evaluati
 from stragglers.settings import Settings
 from stragglers.stage_settings import linked_values
 from stragglers.warehouse.settings import SelectionSettings
-from stragglers.warehouse.build import (SETTINGS_TABLE, record_settings, render, sql_name, step_tables,
-                                       table_params)
+from stragglers.warehouse.build import step_tables
+from stragglers.warehouse.ledger import record_settings, SETTINGS_TABLE
+from stragglers.warehouse.sql_files import render
+from stragglers.warehouse.table_sql import sql_name, table_params
 
 #: The authors' protocol: setting -> the released code's value (docs/EVALUATION.md cites the lines).
 AUTHORS: dict[str, object] = {

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, fields
 from typing import Annotated, Literal
 
-from stragglers.stage_settings import Grammar, StageSettings, check_linked, linked, setting
+from stragglers.stage_settings import Grammar, LinkedSettings, StageSettings, linked, setting
 from stragglers.trace_formats import FEATURE_SETS
 from stragglers.warehouse.settings import WarehouseSettings, t0_before_threshold
 
@@ -129,7 +129,7 @@ class PredictionSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class EvaluationSettings:
+class EvaluationSettings(LinkedSettings):
     """What the online evaluation depends on (recorded in evaluation_runs)."""
     seed: int = linked(PredictionSettings, "seed")
     quantile: float = linked(WarehouseSettings, "quantile")
@@ -157,9 +157,10 @@ class EvaluationSettings:
     cost_lambda: float = linked(PredictionSettings, "cost_lambda")
     history_min_jobs: int = linked(PredictionSettings, "history_min_jobs")
 
+    rules = (t0_before_threshold,)
+
     def __post_init__(self) -> None:
-        check_linked(self)
-        t0_before_threshold(self.initial_fraction, self.quantile)
+        super().__post_init__()
         if self.workers == 0:
             object.__setattr__(self, "workers", os.cpu_count() or 1)
 
@@ -172,11 +173,8 @@ class EvaluationSettings:
 
 
 @dataclass(frozen=True)
-class EngineSettings:
+class EngineSettings(LinkedSettings):
     """Where the replays run (not recorded with the results: they do not depend on it)."""
     dask_address: str = linked(PredictionSettings, "dask_address")
     exchange_dir: str = linked(PredictionSettings, "exchange_dir")   # '' = a temporary directory (local runs only)
     batch_jobs: int = linked(PredictionSettings, "batch_jobs")
-
-    def __post_init__(self) -> None:
-        check_linked(self)

@@ -59,7 +59,7 @@ class JobData:
     # end of the span the F1-over-time cutoffs divide (None = tau; horizon 'end': the job's end)
     span_end: float | None = None
     # what the scheduler learned from earlier jobs (stragglers.prediction.history.JobHistory), given
-    # to methods that ask for it (Method.learns_from_earlier_jobs) as JobContext.history
+    # to methods that ask for it (MethodTags.learns_from_earlier_jobs) as JobContext.history
     history: object | None = None
     # the operator's online clock (stragglers/prediction/clock.py): steps[k] = the time from t_k to the
     # next timed decision (known at t_k), what an online method is given as JobContext.step at k
@@ -123,8 +123,8 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
     ctx = JobContext(
         job_id=job.job_id, tau=job.tau, t0=job.t0, task_ids=job.task_ids,
         feature_names=job.feature_names, seed=job_seed(seed, job.job_id), checkpoints=job.checkpoints,
-        labels=dict(zip(job.task_ids.tolist(), job.labels.tolist())) if method.oracle else None,
-        history=job.history if method.learns_from_earlier_jobs else None,
+        labels=dict(zip(job.task_ids.tolist(), job.labels.tolist())) if method.tags.reads_labels else None,
+        history=job.history if method.tags.learns_from_earlier_jobs else None,
     )
     if online:
         # the grid's end would reveal tau (it stops before it) or the job's end (horizon 'end'):
@@ -170,11 +170,10 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
                 {} if job.steps is None else {"step": float(job.steps[k])}))
         try:
             method.fit(F, R, t)
-            out = method.flag(C)
+            outs = method.flag(C)
         except DEGENERATE as e:
             fallbacks.append((k, t, _reason(e)))
             continue
-        outs = out if isinstance(out, dict) else {names[0]: out}
         for v in names:
             flags = np.asarray(outs[v])
             if flags.shape != (len(cand_idx),) or flags.dtype != bool:

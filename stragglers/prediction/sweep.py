@@ -37,7 +37,8 @@ import pandas as pd
 
 import duckdb
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng, speculation_outcome
+from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
+from stragglers.prediction.speculation import speculation_outcome
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
 from stragglers.prediction.simulate import JobResult
@@ -60,6 +61,10 @@ BUDGET_COLUMNS = ["trace", "method", "budget", "n_jobs", "jct_reduction", "jct_l
                   "jobs_no_copy", "reference", "diff", "diff_lo", "diff_hi", "in_sample_jct_reduction",
                   "in_sample_extra_machine_share", "in_sample_point", "area_to_5pct", "spark_diff", "spark_diff_lo",
                   "spark_diff_hi"]
+#: The integer columns' dtypes as the tables above are computed (DuckDB's INTEGER reads back
+#: int32): a table read back from the warehouse is cast to them (warehouse.results.read_back).
+CURVE_DTYPES = {"n_jobs": "int64"}
+BUDGET_DTYPES = {"n_jobs": "int64", "jobs_no_copy": "int64"}
 #: The rule every learned method must beat, tuned like them (its difference has its own columns).
 TUNED_RULE = "spark_speculation"
 
@@ -87,8 +92,7 @@ class SweepGrid(Method):
         self.own = self.inner.variant_names
         self.points = self.inner.sweep_points()
         self.variants = self.own + self.points
-        self.oracle = self.inner.oracle
-        self.learns_from_earlier_jobs = self.inner.learns_from_earlier_jobs
+        self.tags = self.inner.tags
         self.name = self.inner.name
 
     def reset(self, job) -> None:
@@ -118,7 +122,6 @@ class SweepGrid(Method):
             if self.error_ is not None:
                 raise self.error_            # a fallback, as alone
             got = self.inner.flag(candidates.take(own_open))
-            got = got if isinstance(got, dict) else {self.own[0]: got}
             for v in self.own:
                 out[v][own_open] = np.asarray(got[v], dtype=bool)
                 self.flagged_[v].update(np.asarray(ids)[out[v]].tolist())

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.methods import FREE_RULES, METHODS, REFERENCE_RULES
+from stragglers.prediction.methods import FREE_RULES, REFERENCE_RULES, VARIANTS
 from stragglers.prediction.methods.rules import spark_setting
 from stragglers.prediction.sweep import DEFAULT_POINT, HEADLINE_BUDGET, NO_COPY
 from stragglers.reports import figures
@@ -32,8 +32,8 @@ def is_learned(method: str) -> bool:
     """A learned method: not a reference rule, not a reader of true labels (the oracle, Wrangler)."""
     if method in REFERENCE_RULES:
         return False
-    owner = next((c for c in METHODS.values() if method in (c.variants or (c.name,))), None)
-    return owner is not None and not owner.oracle
+    owner = VARIANTS.get(method)
+    return owner is not None and not owner.tags.reads_labels
 
 
 def pct(v, digits: int = 1) -> str:

@@ -39,7 +39,7 @@ def _dominated(x: float, y: float, xs: np.ndarray, ys: np.ndarray) -> bool:
 
 def operator_table(t3: pd.DataFrame, speculation: pd.DataFrame) -> pd.DataFrame:
     """``t3``: Table 3 of the operator's job metrics (stragglers.reports.comparison.table3);
-    ``speculation``: stragglers.prediction.completion.speculation_table of its predictions."""
+    ``speculation``: stragglers.prediction.completion_tables.speculation_table of its predictions."""
     unl = speculation[speculation["algorithm"] == "unlimited"][
         ["trace", "method", "reduction_mean", "jct_change_p90", "extra_machine_share", "n_copies_per_job"]]
     lim = (speculation[speculation["algorithm"] == "limited"].groupby(["trace", "method"])["reduction_mean"]

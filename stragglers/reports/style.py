@@ -1,4 +1,5 @@
-"""One look per method, the same in every figure and table of the report.
+"""One look per method, the same in every figure and table of the report: its name as the
+paper's tables write it, its band, its family's colours.
 
 Methods are grouped in families (the paper's Table 3 groups them the same
 way); a family has one hue, its members differ by shade, line style and
@@ -12,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stragglers.prediction.methods import METHOD_CLASSES, VARIANTS
+from stragglers.prediction.methods import VARIANTS
 
-# Family of each module of the method registry (stragglers/prediction/methods/), in the order of
-# legends, panels and table bands; the members come from the registry (one fact in one place).
-FAMILY_OF_MODULE = {
+# The label of each method family (the classes' ``family``), in the order of legends, panels and
+# table bands; the members come from the registry (one fact in one place).
+FAMILY_LABELS = {
     "nurd": "NURD family",
     "rules": "reference rules",
     "outliers": "outlier detectors",
@@ -25,25 +26,43 @@ FAMILY_OF_MODULE = {
     "wrangler": "Wrangler",
 }
 
+# Each method's name as the paper's tables write it (a method not listed is shown by its name).
+DISPLAY_NAMES = {
+    "flag_all": "flag all at t1",
+    "wait_for_tau": "wait for tau",
+    "spark_speculation": "Spark speculation",
+    "spark4_speculation": "Spark 4 speculation",
+    "km_survival": "KM survival rule",
+    "oracle": "oracle (headroom)",
+    "abod": "ABOD", "cblof": "CBLOF", "hbos": "HBOS", "iforest": "IForest", "knn": "KNN", "lof": "LOF",
+    "mcd": "MCD", "ocsvm": "OCSVM", "pca": "PCA", "sos": "SOS", "lscp": "LSCP", "cof": "COF", "sod": "SOD",
+    "xgbod": "XGBOD",
+    "pu_en": "PU-EN", "pu_bg": "PU-BG",
+    "tobit": "Tobit", "grabit": "Grabit", "coxph": "CoxPH",
+    "survival_job": "Survival (job)", "survival_history": "Survival (history)",
+    "wrangler": "Wrangler",
+    "gbtr": "GBTR", "nurd_nc": "NURD-NC", "nurd": "NURD",
+}
 
 def display_name(method: str) -> str:
-    """The method's name as in the paper's tables (the registry's; the name itself if unknown)."""
-    v = VARIANTS.get(method)
-    return v.display_name if v else method
+    """The method's name as in the paper's tables (the name itself if it has none)."""
+    return DISPLAY_NAMES.get(method, method)
 
 
 def band(method: str) -> str:
-    """"reference", "baseline" or "nurd" (the method class's band)."""
-    v = VARIANTS.get(method)
-    return v.band if v else "baseline"
+    """"reference" (a reference rule), "nurd" (the NURD family) or "baseline" (every other method)."""
+    cls = VARIANTS.get(method)
+    if cls is not None and cls.tags.reference_rule:
+        return "reference"
+    return "nurd" if cls is not None and cls.family == "nurd" else "baseline"
 
 
 def _families() -> dict[str, tuple[str, ...]]:
-    members: dict[str, list[str]] = {f: [] for f in FAMILY_OF_MODULE.values()}
-    for cls in METHOD_CLASSES:
-        family = FAMILY_OF_MODULE.get(cls.__module__.rsplit(".", 1)[-1])
+    members: dict[str, list[str]] = {f: [] for f in FAMILY_LABELS.values()}
+    for name, cls in VARIANTS.items():
+        family = FAMILY_LABELS.get(cls.family)
         if family:
-            members[family] += [v.name for v in cls.catalog()]
+            members[family].append(name)
     # NURD first in its family: it is the method every figure is about
     members["NURD family"].sort(key=lambda m: m != "nurd")
     return {f: tuple(m) for f, m in members.items()}

@@ -31,7 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse import build as wh
+from stragglers.warehouse import runner, sql_files, staged_parts, storage
 
 TARGET = 0.2  # docs/SYNTHETIC_TRACE.md: the calibrated embedded trace is within this of the real excerpt
 KS_C95 = 1.358
@@ -42,10 +42,10 @@ def usage_source(con: duckdb.DuckDBPyConnection, trace: str, sample: str | None)
     """(SELECT over the usage rows, label): the trace's own task_usage when it has one, else the
     usage sample file (a CSV with a header row, like the real excerpt's), else no rows."""
     cols = ", ".join(USAGE_COLUMNS)
-    if wh.usage_absent_reason(con, trace) is None:
+    if staged_parts.usage_absent_reason(con, trace) is None:
         return f"SELECT {cols} FROM stg_task_usage", "the trace's task_usage"
     if sample:
-        path = wh.sql_path_literal(sample)
+        path = sql_files.sql_path_literal(sample)
         return (f"SELECT {', '.join(f'{c}::DOUBLE AS {c}' for c in USAGE_COLUMNS)} "
                 f"FROM read_csv('{path}', header = true)", f"the usage sample {sample}")
     return (f"SELECT {', '.join(f'NULL::DOUBLE AS {c}' for c in USAGE_COLUMNS)} WHERE false",
@@ -57,11 +57,11 @@ def build_trace_statistics(con: duckdb.DuckDBPyConnection, settings: SelectionSe
     """Replace ``trace_statistics`` rows of the configured trace (needs its staging views,
     task_lifecycle, jobs and tasks)."""
     source, label = usage_source(con, settings.trace, usage_sample)
-    return wh.build_table(con, "trace_statistics", settings, usage_source=source, usage_label=label)
+    return runner.build_table(con, "trace_statistics", settings, usage_source=source, usage_label=label)
 
 
 def traces_with_statistics(con: duckdb.DuckDBPyConnection) -> list[str]:
-    if not wh.table_exists(con, "trace_statistics"):
+    if not storage.table_exists(con, "trace_statistics"):
         return []
     return [t for (t,) in con.execute("SELECT DISTINCT trace FROM trace_statistics ORDER BY 1").fetchall()]
 
@@ -123,7 +123,7 @@ def _persistence(con: duckdb.DuckDBPyConnection, trace: str) -> tuple[str, pd.Se
 
 def reexecution_persistence(con: duckdb.DuckDBPyConnection, a: str, b: str) -> list[dict]:
     """The re-execution persistence rows of ``compare`` (module doc); none when a trace lacks them."""
-    if not wh.table_exists(con, "reexecution_summary"):
+    if not storage.table_exists(con, "reexecution_summary"):
         return []
     found = [_persistence(con, t) for t in (a, b)]
     if None in found:
@@ -145,7 +145,7 @@ def generator_against_real(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     generator's model's value, the real re-executions' 95% interval, and whether it lies inside
     (the realism check fails on any outside). Empty when the warehouse lacks either kind."""
     cols = ["generated", "real", "statistic", "value", "real_lo", "real_hi", "within"]
-    if not wh.table_exists(con, "reexecution_summary"):
+    if not storage.table_exists(con, "reexecution_summary"):
         return pd.DataFrame(columns=cols)
     traces = [t for (t,) in con.execute("SELECT DISTINCT trace FROM reexecution_summary ORDER BY trace").fetchall()]
     found = {t: _persistence(con, t) for t in traces}

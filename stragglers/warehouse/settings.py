@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from stragglers.stage_settings import Grammar, SettingError, StageSettings, check_linked, linked, setting
+from stragglers.stage_settings import Grammar, LinkedSettings, SettingError, StageSettings, linked, setting
 from stragglers.trace_formats import FORMATS, TRACES, TraceFormat
 from stragglers.traces.settings import TraceSettings
 
@@ -25,11 +25,20 @@ def memory_size(v) -> str | None:
     return None if isinstance(v, str) and _MEMORY.match(v) else "a size such as '4GB' or '512MiB'"
 
 
-def t0_before_threshold(initial_fraction: float, quantile: float) -> None:
-    """The rule between two settings: t0 must come before the straggler threshold."""
-    if not initial_fraction < quantile:
-        raise SettingError(f"setting initial_fraction={initial_fraction!r} is invalid: expected a number "
-                           f"below quantile={quantile!r} (t0 must come before the straggler threshold)")
+def t0_before_threshold(s) -> None:
+    """The rule between two settings of ``s`` (settings with ``initial_fraction`` and ``quantile``):
+    t0 must come before the straggler threshold."""
+    if not s.initial_fraction < s.quantile:
+        raise SettingError(f"setting initial_fraction={s.initial_fraction!r} is invalid: expected a number "
+                           f"below quantile={s.quantile!r} (t0 must come before the straggler threshold)")
+
+
+def feature_mode_of_trace(s: "SelectionSettings") -> None:
+    """The rule between the trace and the feature mode: the trace's format offers the mode."""
+    modes = s.format.feature_modes
+    if s.feature_mode not in modes:
+        raise SettingError(f"setting feature_mode={s.feature_mode!r} is invalid: expected one of {modes} "
+                           f"for trace {s.trace} (its features are {', '.join(s.format.features)})")
 
 
 class WarehouseSettings(StageSettings):
@@ -95,12 +104,12 @@ class WarehouseSettings(StageSettings):
 
     @model_validator(mode="after")
     def _t0_before_threshold(self):
-        t0_before_threshold(self.initial_fraction, self.quantile)
+        t0_before_threshold(self)
         return self
 
 
 @dataclass(frozen=True)
-class SelectionSettings:
+class SelectionSettings(LinkedSettings):
     """What the warehouse's selection and features depend on (recorded with every table)."""
     trace: str = linked(TraceSettings, "trace")
     production_rule: str = linked(WarehouseSettings, "production_rule")
@@ -121,13 +130,7 @@ class SelectionSettings:
     on_bad_rows: str = linked(WarehouseSettings, "on_bad_rows")
     empty_parts: str = linked(WarehouseSettings, "empty_parts")
 
-    def __post_init__(self) -> None:
-        check_linked(self)
-        t0_before_threshold(self.initial_fraction, self.quantile)
-        modes = self.format.feature_modes
-        if self.feature_mode not in modes:
-            raise SettingError(f"setting feature_mode={self.feature_mode!r} is invalid: expected one of {modes} "
-                               f"for trace {self.trace} (its features are {', '.join(self.format.features)})")
+    rules = (t0_before_threshold, feature_mode_of_trace)
 
     @property
     def format(self) -> TraceFormat:

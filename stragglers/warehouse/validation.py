@@ -1,4 +1,4 @@
-"""Great Expectations (GX Core 1.x) suites for the pipeline's tables.
+"""Runs a suite of ``SUITES`` on a table and renders its outcome for the Dagster check.
 
 Plain Python, no Dagster.  Entry point::
 
@@ -14,304 +14,28 @@ names an ordering column).
 
 All rows are validated unless ``max_rows`` is given; a cap is always reported in
 the outcome (``rows_total``/``rows_validated``/``row_cap``) and in the markdown.
-
-Suites (``SUITES``) are functions ``(params, columns) -> list[Frame]``.  A suite
-may validate more than one DataFrame: the table itself (optionally with helper
-columns) and derived aggregates (e.g. one row per job for the straggler share).
-Each frame becomes its own GX expectation suite named ``<suite>[__<trace>][__<frame>]``.
-
-Data Docs: with ``docs_dir`` the GX expectation and validation-result stores are
-file-backed under ``docs_dir/_gx`` and a local site writes HTML to ``docs_dir``
-(``docs_dir/index.html``), so results of several suites / processes accumulate
-in one index.  Without ``docs_dir`` everything stays in memory.  A fresh
-ephemeral context is created per call (a few ms); calls are serialised by a
-process lock and, for the docs build, a file lock on ``docs_dir``.
+The suites are in ``stragglers/warehouse/suites.py``; GX's context, Data Docs and
+locks in ``stragglers/warehouse/gx_context.py``.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import re
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
-# GX must never phone home.  Set before great_expectations is imported.
-os.environ["GX_ANALYTICS_ENABLED"] = "false"
+import numpy as np
+import pandas as pd
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from stragglers.warehouse.settings import WarehouseSettings  # noqa: E402
-from stragglers.trace_formats import FORMATS, GOOGLE_FEATURES, RAW_COLUMNS  # noqa: E402
-
-try:  # POSIX file lock for the shared docs_dir (several Dagster processes).
-    import fcntl
-except ImportError:  # pragma: no cover - non-POSIX
-    fcntl = None  # type: ignore[assignment]
+from stragglers.warehouse.gx_context import _LOCK, _dir_lock, _gx_name, _make_context
+from stragglers.warehouse.suites import DEFAULT_PARAMS, SUITES, _default_features
 
 __all__ = [
-    "DEFAULT_PARAMS",
-    "SUITES",
-    "Frame",
     "ValidationOutcome",
     "validate_table",
 ]
-
-DEFAULT_PARAMS: dict[str, Any] = {
-    # the pipeline's settings (stragglers/settings.py); the checks pass the run's values
-    "min_tasks": WarehouseSettings.model_fields["min_tasks"].default,  # jobs: n_tasks >= min_tasks; tasks: sizes the global share tolerance
-    "quantile": WarehouseSettings.model_fields["quantile"].default,  # straggler = latency above the per-job q-quantile
-    "share_tol": 0.03,  # floor of the straggler-share tolerance
-    "share_slack_tasks": 2,  # per-job tolerance is max(share_tol, slack / n_tasks)
-    "straggler_share_mostly": 1.0,  # fraction of jobs that must be within tolerance
-    "partial_unexpected_count": 5,  # how many failing values to report per expectation
-}
-
-INT_DTYPES = [
-    "int64", "Int64", "int32", "Int32", "int16", "Int16", "int8", "Int8",
-    "uint64", "UInt64", "uint32", "UInt32", "uint16", "UInt16", "uint8", "UInt8",
-]
-
-RAW_JOB_EVENTS_COLUMNS = list(RAW_COLUMNS["stg_job_events"])
-RAW_TASK_EVENTS_COLUMNS = list(RAW_COLUMNS["stg_task_events"])
-RAW_TASK_USAGE_KEYS = ["start_time", "end_time", "job_id", "task_index"]
-RAW_TASK_USAGE_COLUMNS = [*RAW_TASK_USAGE_KEYS, "machine_id", "cpu_rate"]
-# Google clusterdata-2011-2 resource-usage measurements, checked >= 0 when the
-# column is present (names of the stg_task_usage view plus the long schema names).
-RAW_TASK_USAGE_VALUES = [
-    "cpu_rate", "canonical_memory", "assigned_memory", "unmapped_page_cache",
-    "total_page_cache", "maximum_memory", "disk_io_time", "local_disk_space",
-    "maximum_cpu_rate", "maximum_disk_io_time", "cpi", "mai", "sample_portion",
-    "sampled_cpu_usage",
-    "canonical_memory_usage", "assigned_memory_usage", "maximum_memory_usage",
-    "local_disk_space_usage", "cycles_per_instruction", "memory_accesses_per_instruction",
-]
-
-
-# --------------------------------------------------------------------------- #
-# Suite definitions
-# --------------------------------------------------------------------------- #
-@dataclass
-class Frame:
-    """One DataFrame validated against one GX expectation suite.
-
-    ``derive`` maps the (fetched, trace-filtered) table to the frame to validate
-    (``None`` = the table itself).  ``index_columns`` identify failing rows in
-    the report (GX ``unexpected_index_column_names``; columns absent from the
-    frame are ignored).
-    """
-
-    name: str | None
-    expectations: list
-    derive: Callable[[pd.DataFrame], pd.DataFrame] | None = None
-    index_columns: list[str] = field(default_factory=list)
-
-
-def _gxe():
-    import great_expectations as gx
-
-    return gx.expectations
-
-
-def _rows_nonempty():
-    return _gxe().ExpectTableRowCountToBeBetween(min_value=1)
-
-
-def _has_columns(cols):
-    # exact_match=False: the listed columns must all exist; extra columns are fine.
-    return _gxe().ExpectTableColumnsToMatchSet(column_set=list(cols), exact_match=False)
-
-
-def _not_null(cols):
-    return [_gxe().ExpectColumnValuesToNotBeNull(column=c) for c in cols]
-
-
-def _is_int(cols):
-    return [_gxe().ExpectColumnValuesToBeInTypeList(column=c, type_list=INT_DTYPES) for c in cols]
-
-
-def _between(col, lo=None, hi=None, **kw):
-    # GX column-map expectations skip NULLs, i.e. "where present".
-    return _gxe().ExpectColumnValuesToBeBetween(column=col, min_value=lo, max_value=hi, **kw)
-
-
-def _in_range(col, lo, hi):
-    return _gxe().ExpectColumnValuesToBeInSet(column=col, value_set=list(range(lo, hi + 1)))
-
-
-def _raw_events_suite(expected_columns: list[str], keys: list[str], coded: tuple[str, int, int]):
-    """The suite of one raw event table: its columns, an integer time >= 0, the keys, time and
-    event type (0..8) present, and ``coded`` (column, lo, hi) in lo..hi; failing rows named by
-    the keys and time."""
-    def suite(params: dict, columns: list[str]) -> list[Frame]:
-        e = [
-            _rows_nonempty(),
-            _has_columns(expected_columns),
-            *_is_int(["time"]),
-            *_not_null([*keys, "time", "event_type"]),
-            _in_range("event_type", 0, 8),
-            _between("time", 0),
-            _in_range(*coded),
-        ]
-        return [Frame(None, e, index_columns=[*keys, "time"])]
-    return suite
-
-
-suite_raw_job_events = _raw_events_suite(RAW_JOB_EVENTS_COLUMNS, ["job_id"], ("scheduling_class", 0, 3))
-suite_raw_task_events = _raw_events_suite(RAW_TASK_EVENTS_COLUMNS, ["job_id", "task_index"], ("priority", 0, 11))
-
-
-def suite_raw_task_usage(params: dict, columns: list[str]) -> list[Frame]:
-    gxe = _gxe()
-    e = [
-        _rows_nonempty(),
-        _has_columns(RAW_TASK_USAGE_COLUMNS),
-        *_is_int(["start_time", "end_time"]),
-        *_not_null(RAW_TASK_USAGE_KEYS),
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-            column_A="end_time", column_B="start_time", or_equal=True
-        ),
-        _between("start_time", 0),
-        _between("end_time", 0),
-    ]
-    usage = params.get("usage_columns", RAW_TASK_USAGE_VALUES)
-    e += [_between(c, 0) for c in usage if c in columns]
-    return [Frame(None, e, index_columns=["job_id", "task_index", "start_time"])]
-
-
-def suite_jobs(params: dict, columns: list[str]) -> list[Frame]:
-    gxe = _gxe()
-    e = [
-        gxe.ExpectTableRowCountToBeBetween(min_value=1),
-        _has_columns(["trace", "job_id", "n_tasks", "n_finished"]),
-        *_not_null(["trace", "job_id", "n_tasks"]),
-        _between("n_tasks", params["min_tasks"]),
-        _between("n_finished", 0),
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-            column_A="n_tasks", column_B="n_finished", or_equal=True
-        ),
-        gxe.ExpectCompoundColumnsToBeUnique(column_list=["trace", "job_id"]),
-    ]
-    return [Frame(None, e, index_columns=["trace", "job_id"])]
-
-
-def straggler_share_per_job(tasks: pd.DataFrame, params: dict) -> pd.DataFrame:
-    """One row per (trace, job_id): n_tasks, n_stragglers, straggler_share and
-    ``straggler_share_z`` = (share - (1-q)) / max(share_tol, slack/n_tasks)."""
-    q = float(params["quantile"])
-    keys = [k for k in ("trace", "job_id") if k in tasks.columns]
-    if not keys or "is_straggler" not in tasks.columns:
-        return pd.DataFrame(columns=[*keys, "n_tasks", "n_stragglers", "straggler_share"])
-    s = tasks["is_straggler"].astype("boolean").fillna(False).astype(int)
-    agg = (
-        s.groupby([tasks[k] for k in keys], dropna=False)
-        .agg(n_tasks="size", n_stragglers="sum")
-        .reset_index()
-    )
-    agg["straggler_share"] = agg["n_stragglers"] / agg["n_tasks"]
-    tol = np.maximum(float(params["share_tol"]), float(params["share_slack_tasks"]) / agg["n_tasks"])
-    agg["straggler_share_z"] = (agg["straggler_share"] - (1.0 - q)) / tol
-    return agg
-
-
-def suite_tasks(params: dict, columns: list[str]) -> list[Frame]:
-    """Straggler share: with p = q-quantile by linear interpolation and
-    straggler = latency > p (or >= p), a job of n tasks without ties has
-    ceil((n-1)(1-q)) or one more/fewer stragglers, i.e. the share deviates from
-    1-q by at most ~1/n (ties at the top only lower a '>' share).  Two checks on
-    the per-job aggregate:
-
-    * ``straggler_share`` in [(1-q) - T, (1-q) + T], T = max(share_tol,
-      slack/min_tasks): one bound sized for the smallest admissible job;
-    * ``straggler_share_z`` in [-1, 1]: the per-job tolerance
-      max(share_tol, slack/n_tasks) (slack = 2 tasks), tight for large jobs.
-
-    ``straggler_share_mostly`` (< 1) tolerates a fraction of tie-heavy jobs.
-    """
-    gxe = _gxe()
-    q = float(params["quantile"])
-    mostly = float(params["straggler_share_mostly"])
-    tol = max(float(params["share_tol"]), float(params["share_slack_tasks"]) / float(params["min_tasks"]))
-    rows = [
-        _rows_nonempty(),
-        _has_columns(["trace", "job_id", "task_id", "latency_s", "evictions", "failures", "is_straggler"]),
-        *_not_null(["trace", "job_id", "task_id", "latency_s", "is_straggler"]),
-        _between("latency_s", 0, strict_min=True),
-        _between("evictions", 0),
-        _between("failures", 0),
-        gxe.ExpectCompoundColumnsToBeUnique(column_list=["trace", "job_id", "task_id"]),
-    ]
-    per_job = [
-        _rows_nonempty(),
-        _between("straggler_share", (1 - q) - tol, (1 - q) + tol, mostly=mostly),
-        _between("straggler_share_z", -1.0, 1.0, mostly=mostly),
-    ]
-    return [
-        Frame(None, rows, index_columns=["trace", "job_id", "task_id"]),
-        Frame(
-            "per_job",
-            per_job,
-            derive=lambda df: straggler_share_per_job(df, params),
-            index_columns=["trace", "job_id", "n_tasks", "straggler_share"],
-        ),
-    ]
-
-
-def with_checkpoint_step(df: pd.DataFrame, order_by: str | None = None) -> pd.DataFrame:
-    """Add ``checkpoint_step`` = checkpoint_s minus the previous row's value of the
-    same (trace, job_id, task_id), in table order (or sorted by ``order_by``);
-    NULL on a task's first row."""
-    out = df.sort_values(order_by, kind="stable") if order_by else df.copy()
-    keys = [k for k in ("trace", "job_id", "task_id") if k in out.columns]
-    if "checkpoint_s" in out.columns and keys:
-        cp = pd.to_numeric(out["checkpoint_s"], errors="coerce").astype("float64")
-        out["checkpoint_step"] = cp.groupby([out[k] for k in keys], dropna=False).diff()
-    return out
-
-
-def suite_checkpoint_features(params: dict, columns: list[str]) -> list[Frame]:
-    features = list(params["features"])
-    # Order of checkpoints within a task: by the checkpoint index `k` when the
-    # table has it (sql/checkpoint_features.sql), else table order; override
-    # with params["checkpoint_order_by"] (None = table order).
-    order_by = params.get("checkpoint_order_by", "k")
-    if order_by is not None and order_by not in columns:
-        order_by = None
-    e = [
-        _rows_nonempty(),
-        _has_columns(["trace", "job_id", "task_id", "checkpoint_s", *features]),
-        *_not_null(["trace", "job_id", "task_id", "checkpoint_s"]),
-        _between("checkpoint_s", 0),
-        # strictly increasing checkpoints per (job, task): every step > 0
-        _between("checkpoint_step", 0, strict_min=True),
-    ]
-    for f in features:
-        e += [*_not_null([f]), _between(f, 0.0, 1.0)]
-    return [
-        Frame(
-            None,
-            e,
-            derive=lambda df: with_checkpoint_step(df, order_by),
-            index_columns=["trace", "job_id", "task_id", "k", "checkpoint_s"],
-        )
-    ]
-
-
-SUITES: dict[str, Callable[[dict, list[str]], list[Frame]]] = {
-    "raw_job_events": suite_raw_job_events,
-    "raw_task_events": suite_raw_task_events,
-    "raw_task_usage": suite_raw_task_usage,
-    "jobs": suite_jobs,
-    "tasks": suite_tasks,
-    "checkpoint_features": suite_checkpoint_features,
-}
-# The warehouse's own suites; the diagnosis, nodes and failures stages add theirs to SUITES on import.
-WAREHOUSE_SUITES = tuple(SUITES)
 
 
 # --------------------------------------------------------------------------- #
@@ -423,73 +147,6 @@ def _plain(v: Any) -> Any:
     return v
 
 
-# --------------------------------------------------------------------------- #
-# GX plumbing
-# --------------------------------------------------------------------------- #
-_LOCK = threading.RLock()
-
-
-@contextmanager
-def _dir_lock(docs_dir: Path | None) -> Iterator[None]:
-    if docs_dir is None or fcntl is None:
-        yield
-        return
-    docs_dir.mkdir(parents=True, exist_ok=True)
-    with open(docs_dir / ".gx_lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _make_context(docs_dir: Path | None):
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import (
-        DataContextConfig,
-        InMemoryStoreBackendDefaults,
-        ProgressBarsConfig,
-    )
-
-    defaults = InMemoryStoreBackendDefaults(init_temp_docs_sites=False)
-    stores = dict(defaults.stores)
-    sites: dict = {}
-    if docs_dir is not None:
-        base = Path(docs_dir).resolve()
-        for store_name, cls, sub in (
-            (defaults.expectations_store_name, "ExpectationsStore", "expectations"),
-            (defaults.validation_results_store_name, "ValidationResultsStore", "validations"),
-        ):
-            stores[store_name] = {
-                "class_name": cls,
-                "store_backend": {
-                    "class_name": "TupleFilesystemStoreBackend",
-                    "base_directory": str(base / "_gx" / sub),
-                },
-            }
-        sites = {
-            "local_site": {
-                "class_name": "SiteBuilder",
-                "show_how_to_buttons": False,
-                "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(base)},
-                "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-            }
-        }
-    config = DataContextConfig(
-        store_backend_defaults=defaults,
-        stores=stores,
-        data_docs_sites=sites,
-        analytics_enabled=False,
-        progress_bars=ProgressBarsConfig(globally=False),
-    )
-    return gx.get_context(mode="ephemeral", project_config=config)
-
-
-def _gx_name(*parts: str | None) -> str:
-    # no dots: GX's filesystem stores turn dots in suite names into sub-folders
-    return "__".join(re.sub(r"[^A-Za-z0-9_-]+", "_", p) for p in parts if p)
-
-
 def _failure(er, frame_name: str | None) -> dict:
     cfg = er.expectation_config
     kw = dict(cfg.kwargs)
@@ -543,9 +200,6 @@ def _fetch(df_or_con, table: str | None, trace: str | None, max_rows: int | None
     df = con.execute(f"SELECT * FROM {ident}{where}{limit}", args).df()
     return df, int(total)
 
-
-def _default_features(trace: str | None) -> list[str]:
-    return list(FORMATS[trace].columns if trace in FORMATS else GOOGLE_FEATURES)
 
 
 def validate_table(

@@ -2,15 +2,17 @@
 
 ``NurdFamily`` is evaluated by asset ``nurd_eval`` (one shared fit per
 checkpoint for NURD, NURD-NC and GBTR); every other method is a partition of
-asset ``baseline_eval``. Adding a method is one class (with ``name``,
-``display_name``, ``band``, ``paper_table3`` and explicit hyperparameters in
+asset ``baseline_eval``. Adding a method is one class (with ``name``, ``family``,
+its ``tags`` where a default does not hold, and explicit hyperparameters in
 ``__init__``) and one entry in ``METHOD_CLASSES``. The order of
-``METHOD_CLASSES`` is the order of the comparison tables within each band.
+``METHOD_CLASSES`` is the order of the comparison tables: the reference rules,
+the baselines, the NURD family. How a method is shown (display name, band, the
+paper's numbers) is the reports stage's (stragglers/reports/style.py, paper.py).
 """
 
 from __future__ import annotations
 
-from stragglers.prediction.methods.base import BANDS, CannotFit, JobContext, Method, TaskSet, Variant
+from stragglers.prediction.methods.base import CannotFit, JobContext, Method, MethodTags, TaskSet, variant_names
 from stragglers.prediction.methods.nurd import NurdFamily
 from stragglers.prediction.methods.outliers import (
     ABODMethod, CBLOFMethod, COFMethod, HBOSMethod, IForestMethod, KNNMethod, LOFMethod,
@@ -36,17 +38,21 @@ NURD_FAMILY = NurdFamily.variants
 # the partitions of baseline_eval: every method but the NURD family
 BASELINES: dict[str, type[Method]] = {n: cls for n, cls in METHODS.items() if cls is not NurdFamily}
 
-#: Every row of the comparison (variants of families expanded), by name, in table order.
-VARIANTS: dict[str, Variant] = {
-    v.name: v for band in BANDS for cls in METHOD_CLASSES for v in cls.catalog() if v.band == band}
+# The NURD family's rows end with NURD, as in the paper's Table 3 (one fit computes them, NURD first).
+_NURD_ROWS = ("gbtr", "nurd_nc", "nurd")
+assert sorted(_NURD_ROWS) == sorted(NURD_FAMILY)
 
-#: The reference rules (band "reference"): the free rules and the oracle.
-REFERENCE_RULES = tuple(n for n, v in VARIANTS.items() if v.band == "reference")
+#: Every variant a replay reports (families expanded) -> the class that computes it, in table order.
+VARIANTS: dict[str, type[Method]] = {
+    v: cls for cls in METHOD_CLASSES for v in (_NURD_ROWS if cls is NurdFamily else variant_names(cls))}
+
+#: The reference rules: the free rules and the oracle (no model of the features).
+REFERENCE_RULES = tuple(n for n, cls in VARIANTS.items() if cls.tags.reference_rule)
 #: The free rules: what a scheduler gets without a model (the oracle reads the true labels).
-FREE_RULES = tuple(n for n in REFERENCE_RULES if not METHODS[n].oracle)
+FREE_RULES = tuple(n for n in REFERENCE_RULES if not METHODS[n].tags.reads_labels)
 
-#: The survival family (issue 27): the methods that learn from earlier jobs.
-SURVIVAL_FAMILY = tuple(n for n, cls in METHODS.items() if cls.learns_from_earlier_jobs)
+#: The survival family: the methods that learn from earlier jobs.
+SURVIVAL_FAMILY = tuple(n for n, cls in METHODS.items() if cls.tags.learns_from_earlier_jobs)
 
-__all__ = ["SURVIVAL_FAMILY", "BASELINES", "BANDS", "METHODS", "METHOD_CLASSES", "NURD_FAMILY", "FREE_RULES", "REFERENCE_RULES", "VARIANTS",
-           "CannotFit", "JobContext", "Method", "TaskSet", "Variant"]
+__all__ = ["SURVIVAL_FAMILY", "BASELINES", "METHODS", "METHOD_CLASSES", "NURD_FAMILY", "FREE_RULES", "REFERENCE_RULES",
+           "VARIANTS", "CannotFit", "JobContext", "Method", "MethodTags", "TaskSet"]

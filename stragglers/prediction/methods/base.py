@@ -11,10 +11,16 @@ calls ``fit(finished, running, t)`` and then ``flag(candidates)``:
   None. Methods that use unlabeled data (propensity model, PU learning,
   censoring) train on this set.
 - ``candidates``: the running tasks that can still be flagged (not yet flagged
-  by this method). ``flag`` returns one bool per candidate row.
+  by this method). ``flag`` returns ``{variant: one bool per candidate row}``: a method's
+  own name as the one key, or each variant's name when several share one fit.
 
 A method never sees a running task's latency or label, with one exception by
-design: ``oracle = True`` methods (Wrangler) get ``job.labels``.
+design: methods tagged ``reads_labels`` (Wrangler, the oracle) get ``job.labels``.
+
+A method class carries what it is: its ``name``, ``family`` and hyperparameters, and its
+capabilities declared in ``tags`` (``MethodTags``, like scikit-learn's estimator tags). How it
+is shown (display name, band, the paper's numbers) is the reports stage's
+(stragglers/reports/style.py, stragglers/reports/paper.py).
 
 A method that cannot fit at a checkpoint raises ``CannotFit(reason)``; the
 simulator records the reason for (job, checkpoint) and flags nothing there.
@@ -126,22 +132,29 @@ def cut_flags(name: str, score: np.ndarray, grid, strict: bool) -> dict[str, np.
     return {label: (score > g if strict else score >= g) for label, g in zip(sweep_labels(name, grid), grid)}
 
 
-# Bands of the comparison tables, in the order they are shown.
-BANDS = ("reference", "baseline", "nurd")
-
-
 @dataclass(frozen=True)
-class Variant:
-    """One row of the comparison: what a method is called and what the paper reports for it."""
+class MethodTags:
+    """What a method needs and is, declared once per class (like scikit-learn's estimator tags and
+    PyOD's detector flags); the simulator and the evaluation read them, never the class's name."""
 
-    name: str                       # registry name (job_metrics.method)
-    display_name: str               # as in the paper's tables
-    band: str                       # one of BANDS
-    paper_table3: Mapping[str, str] = field(default_factory=dict)   # paper trace -> "TPR/FPR/FNR/F1"
+    # sees the true straggler labels (Wrangler, the oracle), by design: never a free rule
+    reads_labels: bool = False
+    # learns from earlier jobs (a prior, a cost-aware threshold): the evaluation gives each job the
+    # jobs that ended before its first checkpoint (stragglers/prediction/history.py)
+    learns_from_earlier_jobs: bool = False
+    # a rule of elapsed time alone, no model of the features (the free rules and the oracle): the
+    # reference the learned methods are compared with
+    reference_rule: bool = False
+
+
+def variant_names(cls: type["Method"]) -> tuple[str, ...]:
+    """The variants a method class computes (its name alone unless a family)."""
+    return cls.variants or (cls.name,)
 
 
 class Method:
-    """Base class. Subclasses set ``name`` and implement ``fit`` and ``flag``.
+    """Base class. Subclasses set ``name`` and ``family`` (and ``tags`` where a default does not
+    hold) and implement ``fit`` and ``flag``.
 
     Hyperparameters are the arguments of the subclass's ``__init__`` (explicit,
     with defaults; an unknown one is a TypeError), stored as attributes of the
@@ -149,10 +162,9 @@ class Method:
     """
 
     name: ClassVar[str] = "method"
-    display_name: ClassVar[str] = ""        # as in the paper's tables ("" = name)
-    band: ClassVar[str] = "baseline"        # "reference": a free time-only rule, not a model
-    # the paper's Table 3 for this method (TARGETS: "TPR/FPR/FNR/F1" per paper trace)
-    paper_table3: ClassVar[Mapping[str, str]] = {}
+    # the kind of method (the module's: "rules", "outliers", "pu", "survival", "wrangler", "nurd")
+    family: ClassVar[str] = ""
+    tags: ClassVar[MethodTags] = MethodTags()
     # hyperparameters of the authors' released code where they differ from ours
     # (applied by the protocol setting baseline_params="authors", docs/EVALUATION.md)
     authors_params: ClassVar[Mapping[str, Any]] = {}
@@ -160,12 +172,8 @@ class Method:
     settings_params: ClassVar[tuple[str, ...]] = ()
     # fixed choices recorded with the results beside the hyperparameters (not arguments)
     notes: ClassVar[Mapping[str, Any]] = {}
-    oracle: ClassVar[bool] = False          # sees true labels (Wrangler), by design
-    # learns from earlier jobs (a prior, a cost-aware threshold): the evaluation gives each job the
-    # jobs that ended before its first checkpoint (stragglers/prediction/history.py)
-    learns_from_earlier_jobs: ClassVar[bool] = False
     # Several methods can share one fit (NURD, NURD-NC, GBTR). Such a family
-    # lists its variants; ``flag`` then returns {variant: bool array}.
+    # lists its variants; ``flag`` returns one entry per variant.
     variants: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self) -> None:
@@ -178,15 +186,6 @@ class Method:
     def get_params(self) -> dict[str, Any]:
         """The hyperparameters, by name, as passed to ``__init__``."""
         return {p: getattr(self, p) for p in self.param_names()}
-
-    @property
-    def params_(self) -> dict[str, Any]:
-        return self.get_params()
-
-    @classmethod
-    def catalog(cls) -> tuple[Variant, ...]:
-        """The rows this method contributes to the comparison (one unless a family)."""
-        return (Variant(cls.name, cls.display_name or cls.name, cls.band, cls.paper_table3),)
 
     def reset(self, job: JobContext) -> None:
         """Called once per job before its first checkpoint."""
@@ -206,7 +205,8 @@ class Method:
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         raise NotImplementedError
 
-    def flag(self, candidates: TaskSet) -> np.ndarray | dict[str, np.ndarray]:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        """After ``fit``: {variant: the candidates' flags (bool, one per row)} for every variant."""
         raise NotImplementedError
 
     def hyperparameters(self) -> dict[str, Any]:

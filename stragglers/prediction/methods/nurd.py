@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression
 
-from stragglers.prediction.methods.base import RATIO_GRID, CannotFit, Method, TaskSet, Variant, cut_flags, sweep_labels
+from stragglers.prediction.methods.base import RATIO_GRID, CannotFit, Method, TaskSet, cut_flags, sweep_labels
 
 
 def calibration_delta(X_finished: np.ndarray, X_running: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -85,15 +85,9 @@ def make_regressor(kind: str, seed: int, **params):
 
 class NurdFamily(Method):
     name = "nurd"
-    band = "nurd"
+    family = "nurd"
     variants = ("nurd", "nurd_nc", "gbtr")
     settings_params = ("regressor", "alpha", "eps", "latency_normalization", "propensity_max_iter")
-    # the paper's Table 3 ("TPR/FPR/FNR/F1"), per variant
-    variant_rows = {
-        "gbtr": ("GBTR", {"google": ".46/.01/.54/.57", "alibaba": ".16/.01/.48/.27"}),
-        "nurd_nc": ("NURD-NC", {"google": ".96/.60/.14/.42", "alibaba": ".98/.57/.12/.37"}),
-        "nurd": ("NURD", {"google": ".95/.11/.09/.81", "alibaba": ".87/.13/.17/.59"}),
-    }
 
     def __init__(self, regressor: str = "xgboost", alpha: float = 0.5, eps: float = 0.05,
                  regressor_params: Mapping[str, Any] | None = None, latency_normalization: str = "none",
@@ -106,10 +100,6 @@ class NurdFamily(Method):
         self.latency_normalization, self.propensity_max_iter = latency_normalization, propensity_max_iter
         self.rho = self.delta = None
         self.y_min = 0.0
-
-    @classmethod
-    def catalog(cls) -> tuple[Variant, ...]:
-        return tuple(Variant(v, display, cls.band, paper) for v, (display, paper) in cls.variant_rows.items())
 
     def begin(self, finished: TaskSet, running: TaskSet, t0: float) -> None:
         # "job_minmax" (the authors' code min-max normalizes latency per job): only the

@@ -1,45 +1,23 @@
-"""The 14 PyOD outlier detectors of the paper's Table 3 (docs/PROTOCOL.md section 5).
+"""The 14 PyOD outlier detectors of the paper's Table 3 (docs/PROTOCOL.md section 5), each a
+subclass of the PyOD adapter (pyod_adapter.py): its library parameters and preconditions.
 
-At each checkpoint a detector is fitted on the finished tasks' features
-(contamination 0.1) and flags the candidates that the fitted detector labels
-outliers, exactly PyOD's ``predict``: ``decision_function(X) > threshold_``,
-where ``threshold_`` is the (1 - contamination) quantile of the training
-scores. XGBOD is supervised: it is trained on finished = 0 / running = 1 and
+Fitted on the finished tasks' features (contamination 0.1), a detector flags the candidates it
+labels outliers. XGBOD is supervised: it is trained on finished = 0 / running = 1 and
 flags the candidates it predicts 1 (decision, not in the paper).
 
 Library defaults are kept except: contamination 0.1, ``random_state`` from the
 job seed, LSCP's detector list (LOF with n_neighbors 5, 10, 15, 20), and, for
 MCD and PCA only, the columns that are constant over the training rows are
 dropped (a constant column makes the covariance singular; on min-max
-normalised Google features EV/FL are often all 0).
-
-Three PyOD detectors score new data *transductively*: SOS, COF and SOD compute
-``decision_function(X)`` from X alone (the candidates among themselves), and
-only the threshold comes from the training scores. That is the library's
-behaviour and is kept as is; it means they need enough candidates too.
-
-Quadratic detectors (ABOD, LOF, COF, SOD, SOS, LSCP, OCSVM, XGBOD) take
-``max_train`` (default 2000): a training set larger than that is subsampled
-with the job seed. The transductive ones (SOS, COF, SOD) are quadratic in the
-candidates as well: more than ``max_train`` candidates are scored in seeded
-random chunks of at most ``max_train`` (each chunk among itself).
-
-Preconditions checked explicitly (``CannotFit`` otherwise): neighbour-based
-detectors need more training rows than ``n_neighbors`` (ABOD, KNN, LOF, COF,
-SOD; LSCP: more than its largest LOF n_neighbors and than its local region),
-CBLOF needs at least ``n_clusters`` rows, transductive detectors need more
-candidates than ``n_neighbors`` (COF, SOD) or than the perplexity (SOS),
-every detector needs >= 2 training rows and finite training scores, and
-XGBOD needs both classes. Library exceptions (ValueError, LinAlgError, ...)
-become ``CannotFit`` with the message.
+normalised Google features EV/FL are often all 0). SOS runs PyOD's algorithm with its
+per-row perplexity search compiled (``BatchedSOS``, bit-identical scores).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
-import pyod
 from numba import njit
 from pyod.models.abod import ABOD
 from pyod.models.cblof import CBLOF
@@ -56,155 +34,13 @@ from pyod.models.sod import SOD
 from pyod.models.sos import SOS, _get_perplexity
 from pyod.models.xgbod import XGBOD
 
-from stragglers.prediction.methods._common import (
-    cannot_fit_on_error,
-    int_seed,
-    job_rng,
-    nonconstant_columns,
-    quiet,
-    require_finite,
-    subsample,
-)
-from stragglers.prediction.methods.base import (
-    CONTAMINATION_GRID, PROBABILITY_GRID, CannotFit, Method, TaskSet, cut_flags, sweep_labels,
-)
-
-CONTAMINATION = 0.1
-DEFAULT_MAX_TRAIN = 2000
-
-
-class OutlierDetector(Method):
-    """Generic PyOD detector: fit on finished X, flag candidates predicted outliers.
-
-    Subclasses set ``name``, ``pyod_class`` (the PyOD class), their library
-    parameters as ``__init__`` arguments (``contamination`` first,
-    ``max_train`` last for quadratic detectors) and the precondition hooks.
-    """
-
-    name: ClassVar[str] = "outlier"
-    pyod_class: ClassVar[type]
-    seeded: ClassVar[bool] = False          # library takes random_state
-    drop_constant: ClassVar[bool] = False   # drop constant training columns
-    transductive: ClassVar[bool] = False    # scores candidates among themselves
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.det_: Any = None
-        self.cols_: np.ndarray | None = None
-
-    # -- hooks ---------------------------------------------------------------
-    def _library_params(self) -> dict[str, Any]:
-        p = {k: v for k, v in self.params_.items() if k != "max_train"}
-        if self.seeded:
-            p["random_state"] = int_seed(self.job.seed) if self.job is not None else 0
-        return p
-
-    def _make(self) -> Any:
-        return self.pyod_class(**self._library_params())
-
-    def _min_train(self) -> int:
-        """Smallest number of training rows the detector can use."""
-        k = getattr(self, "n_neighbors", None)
-        return 2 if k is None else max(2, int(k) + 1)
-
-    def _min_candidates(self) -> int:
-        """Smallest number of candidates a transductive detector can score."""
-        return self._min_train() if self.transductive else 1
-
-    # -- Method interface --------------------------------------------------------
-    def hyperparameters(self) -> dict[str, Any]:
-        hp = dict(self.params_)
-        hp["detector"] = f"{self.pyod_class.__module__}.{self.pyod_class.__name__}"
-        hp["pyod_version"] = getattr(pyod, "__version__", "?")
-        if self.seeded:
-            hp["random_state"] = "job seed"
-        hp["drop_constant_columns"] = self.drop_constant
-        hp["scores_candidates_transductively"] = self.transductive
-        return hp
-
-    def _training_rows(self, finished: TaskSet, running: TaskSet) -> tuple[np.ndarray, np.ndarray | None]:
-        return finished.X, None
-
-    def _subsample(self, X: np.ndarray, y: np.ndarray | None) -> np.ndarray:
-        return subsample(len(X), getattr(self, "max_train", None), job_rng(self.job.seed, 11))
-
-    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
-        self.det_ = None
-        X, y = self._training_rows(finished, running)
-        idx = self._subsample(X, y)
-        X = np.asarray(X[idx], dtype=float)
-        y = None if y is None else y[idx]
-        if y is not None and len(np.unique(y)) < 2:
-            raise CannotFit(f"{self.name}: a single class in the training rows")
-        need = self._min_train()
-        if len(X) < need:
-            raise CannotFit(f"{self.name}: {len(X)} training rows, needs >= {need}")
-        self.cols_ = nonconstant_columns(X) if self.drop_constant else np.ones(X.shape[1], bool)
-        if not self.cols_.any():
-            raise CannotFit(f"{self.name}: every feature is constant over the training rows")
-        X = X[:, self.cols_]
-        det = self._make()
-        with cannot_fit_on_error(f"{self.name} fit"), quiet():
-            if y is None:
-                det.fit(X)
-            else:
-                det.fit(X, y)
-        require_finite(det.decision_scores_, f"{self.name} training scores")
-        self.det_ = det
-
-    def flag(self, candidates: TaskSet) -> np.ndarray:
-        if self.det_ is None:
-            raise CannotFit(f"{self.name}: not fitted")
-        n = len(candidates)
-        if n == 0:
-            return np.zeros(0, dtype=bool)
-        if n < self._min_candidates():
-            raise CannotFit(
-                f"{self.name}: scores candidates among themselves; {n} candidates, "
-                f"needs >= {self._min_candidates()}"
-            )
-        return self._by_chunk(candidates, self._predict, bool)
-
-    def _by_chunk(self, candidates: TaskSet, score, dtype) -> np.ndarray:
-        n = len(candidates)
-        Xc = np.asarray(candidates.X, dtype=float)[:, self.cols_]
-        with cannot_fit_on_error(f"{self.name} score"), quiet():
-            max_train = getattr(self, "max_train", None)
-            if not self.transductive or max_train is None or n <= max_train:
-                return score(Xc)
-            # quadratic in the candidates too: score seeded random chunks of
-            # <= max_train candidates (each chunk among itself)
-            n_chunks = int(np.ceil(n / max_train))
-            perm = job_rng(self.job.seed, 12).permutation(n)
-            out = np.zeros(n, dtype=dtype)
-            for part in np.array_split(perm, n_chunks):
-                out[part] = score(Xc[part])
-            return out
-
-    def _scores(self, Xc: np.ndarray) -> np.ndarray:
-        return require_finite(self.det_.decision_function(Xc), f"{self.name} scores")
-
-    def _predict(self, Xc: np.ndarray) -> np.ndarray:
-        return np.asarray(self._scores(Xc) > self.det_.threshold_, dtype=bool)  # == pyod predict
-
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, CONTAMINATION_GRID)
-
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        # PyOD's threshold_ is the (1 - contamination) percentile of the training scores; the sweep
-        # moves the contamination (the same scores, so the default's point is the method's flags)
-        if self.det_ is None or len(candidates) < max(1, self._min_candidates()):
-            return {}
-        scores = self._by_chunk(candidates, self._scores, float)
-        train = self.det_.decision_scores_
-        return {label: scores > np.percentile(train, 100 * (1 - c))
-                for label, c in zip(sweep_labels(self.name, CONTAMINATION_GRID), CONTAMINATION_GRID)}
+from stragglers.prediction.methods._common import job_rng, nonconstant_columns, subsample
+from stragglers.prediction.methods.base import PROBABILITY_GRID, CannotFit, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.pyod_adapter import CONTAMINATION, DEFAULT_MAX_TRAIN, OutlierDetector
 
 
 class ABODMethod(OutlierDetector):
     name = "abod"
-    display_name = "ABOD"
-    paper_table3 = {"google": ".95/.56/.05/.29", "alibaba": ".02/.01/.98/.04"}
     pyod_class = ABOD
 
     def __init__(self, contamination: float = CONTAMINATION, n_neighbors: int = 5, method: str = "fast",
@@ -215,8 +51,6 @@ class ABODMethod(OutlierDetector):
 
 class CBLOFMethod(OutlierDetector):
     name = "cblof"
-    display_name = "CBLOF"
-    paper_table3 = {"google": ".99/.69/.01/.24", "alibaba": ".69/.50/.31/.33"}
     pyod_class = CBLOF
     seeded = True
 
@@ -232,8 +66,6 @@ class CBLOFMethod(OutlierDetector):
 
 class HBOSMethod(OutlierDetector):
     name = "hbos"
-    display_name = "HBOS"
-    paper_table3 = {"google": ".99/.68/.01/.24", "alibaba": ".56/.39/.44/.32"}
     pyod_class = HBOS
 
     def __init__(self, contamination: float = CONTAMINATION, n_bins: int = 10, alpha: float = 0.1,
@@ -244,8 +76,6 @@ class HBOSMethod(OutlierDetector):
 
 class IForestMethod(OutlierDetector):
     name = "iforest"
-    display_name = "IForest"
-    paper_table3 = {"google": ".94/.52/.06/.31", "alibaba": ".58/.45/.42/.29"}
     pyod_class = IForest
     seeded = True
 
@@ -258,8 +88,6 @@ class IForestMethod(OutlierDetector):
 
 class KNNMethod(OutlierDetector):
     name = "knn"
-    display_name = "KNN"
-    paper_table3 = {"google": ".97/.49/.03/.32", "alibaba": ".57/.42/.43/.29"}
     pyod_class = KNN
 
     def __init__(self, contamination: float = CONTAMINATION, n_neighbors: int = 5, method: str = "largest") -> None:
@@ -269,8 +97,6 @@ class KNNMethod(OutlierDetector):
 
 class LOFMethod(OutlierDetector):
     name = "lof"
-    display_name = "LOF"
-    paper_table3 = {"google": ".90/.45/.10/.33", "alibaba": ".39/.24/.61/.25"}
     pyod_class = LOF
     authors_params = {"n_neighbors": 15}     # code/run_od.py: LOF(n_neighbors=15)
 
@@ -282,8 +108,6 @@ class LOFMethod(OutlierDetector):
 
 class MCDMethod(OutlierDetector):
     name = "mcd"
-    display_name = "MCD"
-    paper_table3 = {"google": ".99/.52/.01/.31", "alibaba": ".75/.45/.25/.42"}
     pyod_class = MCD
     seeded = True
     drop_constant = True
@@ -307,8 +131,6 @@ class MCDMethod(OutlierDetector):
 
 class OCSVMMethod(OutlierDetector):
     name = "ocsvm"
-    display_name = "OCSVM"
-    paper_table3 = {"google": ".91/.47/.09/.32", "alibaba": ".56/.41/.44/.29"}
     pyod_class = OCSVM
 
     def __init__(self, contamination: float = CONTAMINATION, kernel: str = "rbf", gamma: str | float = "auto",
@@ -319,8 +141,6 @@ class OCSVMMethod(OutlierDetector):
 
 class PCAMethod(OutlierDetector):
     name = "pca"
-    display_name = "PCA"
-    paper_table3 = {"google": ".61/.27/.39/.26", "alibaba": ".03/.02/.97/.05"}
     pyod_class = PCA
     seeded = True
     drop_constant = True
@@ -404,8 +224,6 @@ class BatchedSOS(SOS):
 
 class SOSMethod(OutlierDetector):
     name = "sos"
-    display_name = "SOS"
-    paper_table3 = {"google": ".22/.24/.78/.12", "alibaba": ".08/.08/.92/.11"}
     pyod_class = BatchedSOS
     transductive = True
 
@@ -422,8 +240,6 @@ class SOSMethod(OutlierDetector):
 
 class LSCPMethod(OutlierDetector):
     name = "lscp"
-    display_name = "LSCP"
-    paper_table3 = {"google": ".96/.51/.04/.29", "alibaba": ".65/.44/.35/.35"}
     pyod_class = LSCP
     seeded = True
     authors_params = {"lof_n_neighbors": (5, 10)}   # code/run_od.py: [LOF(n_neighbors=5), LOF(n_neighbors=10)]
@@ -446,8 +262,6 @@ class LSCPMethod(OutlierDetector):
 
 class COFMethod(OutlierDetector):
     name = "cof"
-    display_name = "COF"
-    paper_table3 = {"google": ".27/.21/.73/.14", "alibaba": ".10/.07/.90/.14"}
     pyod_class = COF
     transductive = True
     authors_params = {"n_neighbors": 15}     # code/run_od.py: COF(n_neighbors=15)
@@ -460,8 +274,6 @@ class COFMethod(OutlierDetector):
 
 class SODMethod(OutlierDetector):
     name = "sod"
-    display_name = "SOD"
-    paper_table3 = {"google": ".25/.08/.75/.19", "alibaba": ".18/.28/.82/.18"}
     pyod_class = SOD
     transductive = True
 
@@ -485,8 +297,6 @@ class XGBODMethod(OutlierDetector):
     """
 
     name = "xgbod"
-    display_name = "XGBOD"
-    paper_table3 = {"google": ".58/.18/.41/.28", "alibaba": ".48/.14/.67/.38"}
     pyod_class = XGBOD
     seeded = True
     authors_params = {"labels": "latency_above_tau"}  # code/run_od.py: Y_train_up_b = int(b > alpha)

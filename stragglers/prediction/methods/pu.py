@@ -49,8 +49,7 @@ class PUElkanNoto(Method):
     """
 
     name = "pu_en"
-    display_name = "PU-EN"
-    paper_table3 = {"google": ".99/.67/.01/.27", "alibaba": ".72/.12/.28/.54"}
+    family = "pu"
     notes = {"calibration": "sigmoid (Platt), cv=5, ensemble=False"}
 
     def __init__(self, hold_out_ratio: float = 0.1, threshold: float = 0.5, svc_kernel: str = "rbf",
@@ -63,7 +62,7 @@ class PUElkanNoto(Method):
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.model_ = None
-        p = self.params_
+        p = self.get_params()
         n_lab, n_unl = len(finished), len(running)
         if n_lab < p["min_labeled"]:
             raise CannotFit(f"pu_en: {n_lab} finished tasks, needs >= {p['min_labeled']}")
@@ -98,12 +97,12 @@ class PUElkanNoto(Method):
             g = self.model_.predict_proba(X)[:, 1]
         return np.clip(require_finite(g, "pu_en scores") / self.c_, 0.0, 1.0)
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.model_ is None:
             raise CannotFit("pu_en: not fitted")
         if len(candidates) == 0:
-            return np.zeros(0, dtype=bool)
-        return self.finished_probability(candidates.X) < self.params_["threshold"]
+            return {self.name: np.zeros(0, dtype=bool)}
+        return {self.name: self.finished_probability(candidates.X) < self.get_params()["threshold"]}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, PROBABILITY_GRID)
@@ -136,8 +135,7 @@ class PUBagging(Method):
     """
 
     name = "pu_bg"
-    display_name = "PU-BG"
-    paper_table3 = {"google": ".99/.99/.01/.16", "alibaba": ".86/.16/.14/.57"}
+    family = "pu"
     notes = {"score": "out-of-bag mean vote for finished"}
 
     def __init__(self, n_estimators: int = 10, threshold: float = 0.5, svc_kernel: str = "rbf",
@@ -149,7 +147,7 @@ class PUBagging(Method):
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.scores_ = None
-        p = self.params_
+        p = self.get_params()
         n_lab, n_unl = len(finished), len(running)
         if n_lab < 2 or n_unl < 2:
             raise CannotFit(f"pu_bg: {n_lab} finished / {n_unl} running tasks, needs >= 2 of each")
@@ -175,14 +173,14 @@ class PUBagging(Method):
         scores = np.where(oob_cnt > 0, oob_sum / np.maximum(oob_cnt, 1), all_sum / p["n_estimators"])
         self.scores_ = dict(zip(running.task_ids.tolist(), scores.tolist()))
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.scores_ is None:
             raise CannotFit("pu_bg: not fitted")
         try:
             sc = np.array([self.scores_[int(i)] for i in candidates.task_ids], dtype=float)
         except KeyError as exc:
             raise CannotFit(f"pu_bg: candidate {exc} was not among the running tasks at fit") from exc
-        return sc < self.params_["threshold"]
+        return {self.name: sc < self.get_params()["threshold"]}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, PROBABILITY_GRID)

@@ -26,7 +26,7 @@ nothing on those jobs (docs/EVALUATION.md).
   log-normal tail beyond its last event), exceeds 0.5.
 - ``oracle``: flags every true straggler at the first checkpoint and nothing
   else. No method can do better; it shows the headroom. It reads the true
-  labels (``oracle = True``) and is never a free rule.
+  labels (``tags.reads_labels``) and is never a free rule.
 
 Under ``threshold="online"`` the rules' tau is tau_hat(t) (``JobContext``), and
 ``wait_for_tau`` flags at the last checkpoint before tau_hat(t): t + step >= tau_hat(t).
@@ -40,7 +40,7 @@ import numpy as np
 
 from itertools import product
 
-from stragglers.prediction.methods.base import PROBABILITY_GRID, Method, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.base import PROBABILITY_GRID, Method, MethodTags, TaskSet, cut_flags, sweep_labels
 from stragglers.prediction.threshold import conditional_survival
 
 #: wait_for_tau's sweep: flag once the next checkpoint reaches this share of tau (1: the rule itself)
@@ -66,31 +66,31 @@ def spark_setting(label: str) -> tuple[float, float, float]:
 
 class FlagAll(Method):
     name = "flag_all"
-    display_name = "flag all at t1"
-    band = "reference"
+    family = "rules"
+    tags = MethodTags(reference_rule=True)
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         pass
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         # every candidate is flagged at the first call, so later calls have none left
-        return np.ones(len(candidates), dtype=bool)
+        return {self.name: np.ones(len(candidates), dtype=bool)}
 
 
 class WaitForTau(Method):
     name = "wait_for_tau"
-    display_name = "wait for tau"
-    band = "reference"
+    family = "rules"
+    tags = MethodTags(reference_rule=True)
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.t_ = t
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.job.threshold == "online":
             # the last checkpoint before tau_hat(t): the next one would be at or past it
-            return np.full(len(candidates), self.t_ + self.job.step >= self.job.tau, dtype=bool)
+            return {self.name: np.full(len(candidates), self.t_ + self.job.step >= self.job.tau, dtype=bool)}
         before_tau = self.job.checkpoints[self.job.checkpoints < self.job.tau]
-        return np.full(len(candidates), self.t_ >= before_tau[-1], dtype=bool)
+        return {self.name: np.full(len(candidates), self.t_ >= before_tau[-1], dtype=bool)}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, MARGIN_GRID)
@@ -106,8 +106,8 @@ class WaitForTau(Method):
 
 class SparkSpeculation(Method):
     name = "spark_speculation"
-    display_name = "Spark speculation"
-    band = "reference"
+    family = "rules"
+    tags = MethodTags(reference_rule=True)
 
     def __init__(self, quantile: float = 0.75, multiplier: float = 1.5, min_task_runtime_s: float = 0.1) -> None:
         super().__init__()
@@ -133,8 +133,8 @@ class SparkSpeculation(Method):
             return max(min_task_runtime_s, multiplier * self.median_)
         return np.inf
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
-        return np.full(len(candidates), self.t_ > self.threshold_, dtype=bool)
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        return {self.name: np.full(len(candidates), self.t_ > self.threshold_, dtype=bool)}
 
     def sweep_points(self) -> tuple[str, ...]:
         return tuple(spark_label(*s) for s in SPARK_GRID)
@@ -146,7 +146,6 @@ class SparkSpeculation(Method):
 
 class Spark4Speculation(SparkSpeculation):
     name = "spark4_speculation"
-    display_name = "Spark 4 speculation"
 
     def __init__(self, quantile: float = 0.9, multiplier: float = 3.0, min_task_runtime_s: float = 0.1) -> None:
         super().__init__(quantile, multiplier, min_task_runtime_s)
@@ -157,8 +156,8 @@ class Spark4Speculation(SparkSpeculation):
 
 class KMSurvival(Method):
     name = "km_survival"
-    display_name = "KM survival rule"
-    band = "reference"
+    family = "rules"
+    tags = MethodTags(reference_rule=True)
 
     def __init__(self, min_probability: float = 0.5) -> None:
         super().__init__()
@@ -171,8 +170,8 @@ class KMSurvival(Method):
         self.p_ = float(p) if np.isfinite(p) else -np.inf
         self.flag_ = bool(np.isfinite(p) and p > self.min_probability)
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
-        return np.full(len(candidates), self.flag_, dtype=bool)
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        return {self.name: np.full(len(candidates), self.flag_, dtype=bool)}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, PROBABILITY_GRID)
@@ -183,13 +182,12 @@ class KMSurvival(Method):
 
 class Oracle(Method):
     name = "oracle"
-    display_name = "oracle (headroom)"
-    band = "reference"
-    oracle = True
+    family = "rules"
+    tags = MethodTags(reference_rule=True, reads_labels=True)
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         pass
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         # every candidate is scored at the first checkpoint: the stragglers are flagged then
-        return np.array([bool(self.job.labels[int(i)]) for i in candidates.task_ids], dtype=bool)
+        return {self.name: np.array([bool(self.job.labels[int(i)]) for i in candidates.task_ids], dtype=bool)}

@@ -8,21 +8,22 @@ running) are dropped before fitting: they carry no information, make the
 design singular, and, since the candidates are running tasks and so
 training rows, they are constant over the candidates too. The dropped
 columns of the last fit are in ``dropped_columns_``.
+
+The censored normal likelihood, its fitters (``TobitFitter``, ``TobitMapFitter``) and Grabit's
+boosting loss are in censored.py; here each method builds its design and applies its flag rule.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, nonconstant_columns, quiet, require_finite
-from stragglers.prediction.methods.base import PROBABILITY_GRID, RATIO_GRID, CannotFit, Method, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.base import PROBABILITY_GRID, RATIO_GRID, CannotFit, Method, MethodTags, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.censored import TobitFitter, TobitMapFitter, tobit_objective
 from stragglers.trace_formats import CLOCK_FEATURES
-
-_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
-
 
 CENSOR_AT = ("checkpoint", "max_finished")
 
@@ -48,90 +49,9 @@ def _censored_design(finished: TaskSet, running: TaskSet, t: float, censor_at: s
     return X, y, cens
 
 
-def _inv_mills(z: np.ndarray) -> np.ndarray:
-    """lambda(z) = phi(z) / (1 - Phi(z)) = phi(z) / Phi(-z), computed in logs."""
-    return np.exp(-0.5 * z * z - _LOG_SQRT_2PI - special.log_ndtr(-z))
-
-
 # ---------------------------------------------------------------------------
 # Tobit
 # ---------------------------------------------------------------------------
-def tobit_negloglik(theta: np.ndarray, Z: np.ndarray, y: np.ndarray, cens: np.ndarray) -> tuple[float, np.ndarray]:
-    """Negative Tobit log-likelihood and its gradient in theta = (beta, log sigma).
-
-    Right-censored normal regression, y* = Z beta + sigma eps, eps ~ N(0, 1)
-    (Tobin 1958; Amemiya 1984, "Tobit models: a survey", J. Econometrics 24):
-
-        log L = sum_{exact i}    [ log phi((y_i - z_i b) / s) - log s ]
-              + sum_{censored i}   log(1 - Phi((c_i - z_i b) / s))
-
-    with c_i the censoring time (the observation is y_i >= c_i). Gradient, with
-    z = (y - Zb)/s and lambda(z) = phi(z)/(1 - Phi(z)) (inverse Mills ratio):
-      exact:    d/db = z Z / s,         d/dlog s = z^2 - 1
-      censored: d/db = lambda(z) Z / s, d/dlog s = lambda(z) z
-    """
-    beta, log_s = theta[:-1], theta[-1]
-    s = np.exp(log_s)
-    z = (y - Z @ beta) / s
-    ex, ce = ~cens, cens
-    ll = np.sum(-0.5 * z[ex] ** 2 - _LOG_SQRT_2PI - log_s) + np.sum(special.log_ndtr(-z[ce]))
-    lam = _inv_mills(z[ce])
-    g_beta = Z[ex].T @ z[ex] / s + Z[ce].T @ lam / s
-    g_logs = np.sum(z[ex] ** 2 - 1.0) + np.sum(lam * z[ce])
-    return -float(ll), -np.r_[g_beta, g_logs]
-
-
-def fit_tobit(
-    X: np.ndarray,
-    y: np.ndarray,
-    censored: np.ndarray,
-    fit_intercept: bool = True,
-    max_iter: int = 1000,
-) -> tuple[np.ndarray, float]:
-    """Maximum-likelihood Tobit (right-censored linear normal) regression.
-
-    ``y`` is the latency for exact rows and the censoring time for censored
-    rows (true value >= y). Returns ``(beta, sigma)``; with ``fit_intercept``
-    ``beta[0]`` is the intercept and ``beta[1:]`` the coefficients of X's
-    columns, so the prediction is ``beta[0] + X @ beta[1:]``.
-
-    y is divided by its scale (mean |y|) during the optimisation (L-BFGS-B on
-    (beta, log sigma), analytic gradient, started from OLS on all rows) and
-    the result is scaled back. Raises ``CannotFit`` when the optimiser fails
-    or sigma collapses (likelihood unbounded).
-    """
-    X = np.asarray(X, float)
-    y = np.asarray(y, float)
-    cens = np.asarray(censored, bool)
-    n_exact = int(np.sum(~cens))
-    Z = np.c_[np.ones(len(X)), X] if fit_intercept else X
-    if n_exact < 2:
-        raise CannotFit(f"tobit: {n_exact} exact observations, needs >= 2")
-    scale = float(np.mean(np.abs(y))) or 1.0
-    ys = y / scale
-    b0, *_ = np.linalg.lstsq(Z, ys, rcond=None)
-    s0 = float(np.std(ys - Z @ b0)) or 1.0
-    theta0 = np.r_[b0, np.log(s0)]
-    with quiet():
-        res = optimize.minimize(
-            tobit_negloglik, theta0, args=(Z, ys, cens), jac=True, method="L-BFGS-B",
-            options={"maxiter": max_iter},
-        )
-    theta = res.x
-    if not np.all(np.isfinite(theta)) or not np.isfinite(res.fun):
-        raise CannotFit(f"tobit: optimiser diverged ({res.message})")
-    if not res.success:
-        # L-BFGS-B often stops on "ABNORMAL_TERMINATION_IN_LNSRCH" at the
-        # optimum (precision loss); accept it if the gradient is small.
-        gnorm = float(np.max(np.abs(tobit_negloglik(theta, Z, ys, cens)[1])))
-        if gnorm > 1e-3 * max(1.0, len(y)):
-            raise CannotFit(f"tobit: no convergence ({res.message}; max |grad| {gnorm:.3g})")
-    sigma = float(np.exp(theta[-1]))
-    if sigma < 1e-6:
-        raise CannotFit("tobit: sigma -> 0 (likelihood unbounded: exact rows fitted exactly)")
-    return theta[:-1] * scale, sigma * scale
-
-
 class Tobit(Method):
     """Linear Tobit regression of latency on features (maximum likelihood).
 
@@ -142,8 +62,7 @@ class Tobit(Method):
     """
 
     name = "tobit"
-    display_name = "Tobit"
-    paper_table3 = {"google": ".97/.52/.03/.46", "alibaba": ".35/.02/.15/.32"}
+    family = "survival"
     authors_params = {"censor_at": "max_finished"}
     notes = {"optimizer": "L-BFGS-B, analytic gradient, log-sigma", "fit_intercept": True,
              "drop_constant_columns": True, "flag_rule": "x b >= tau"}
@@ -161,15 +80,16 @@ class Tobit(Method):
         if len(finished) <= k:
             raise CannotFit(f"tobit: {len(finished)} finished tasks <= {k} mean parameters")
         with cannot_fit_on_error("tobit fit"):
-            self.beta_, self.sigma_ = fit_tobit(X[:, self.cols_], y, cens, max_iter=self.max_iter)
+            fitted = TobitFitter(max_iter=self.max_iter).fit(X[:, self.cols_], y, cens)
+            self.beta_, self.sigma_ = fitted.beta_, fitted.sigma_
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.beta_[0] + np.asarray(X, float)[:, self.cols_] @ self.beta_[1:]
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.beta_ is None:
             raise CannotFit("tobit: not fitted")
-        return self.predict(candidates.X) >= self.job.tau
+        return {self.name: self.predict(candidates.X) >= self.job.tau}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, RATIO_GRID)
@@ -185,56 +105,6 @@ class Tobit(Method):
 # ---------------------------------------------------------------------------
 # Grabit
 # ---------------------------------------------------------------------------
-def tobit_objective(sigma: float, min_hess: float = 1e-6) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndarray]]:
-    """XGBoost custom objective: censored-normal (Tobit) negative log-likelihood.
-
-    Use with ``xgboost.train(..., obj=tobit_objective(sigma))``. The DMatrix
-    carries the censoring through ``label_lower_bound``/``label_upper_bound``
-    (as for xgboost's survival objectives): lower == upper is an exact
-    observation y, upper == +inf is right-censored at lower (y >= c). Without
-    bounds every row is exact at its label.
-
-    Per row, with prediction f (Sigrist & Hirnschall 2019, "Grabit"):
-      exact:    nll = (y - f)^2 / (2 s^2) + log s + log sqrt(2 pi)
-                grad = (f - y) / s^2,  hess = 1 / s^2
-      censored: nll = -log Phi((f - c) / s);  u = (f - c)/s, m(u) = phi(u)/Phi(u)
-                grad = -m(u) / s,  hess = m(u) (u + m(u)) / s^2  (in (0, 1/s^2))
-    The hessian is clipped below at ``min_hess / s^2`` (it underflows to 0
-    for f >> c). With no censoring grad/hess are those of squared error
-    divided by s^2: with s = 1 identical to ``reg:squarederror``.
-    """
-    s = float(sigma)
-    if not s > 0:
-        raise ValueError("sigma must be > 0")
-
-    def objective(preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
-        f = np.asarray(preds, float)
-        lo = dtrain.get_float_info("label_lower_bound")
-        hi = dtrain.get_float_info("label_upper_bound")
-        if len(lo) == 0:
-            lo = hi = dtrain.get_label()
-        lo = np.asarray(lo, float)
-        cens = ~np.isfinite(np.asarray(hi, float))
-        grad = (f - lo) / s**2
-        hess = np.full_like(f, 1.0 / s**2)
-        if cens.any():
-            u = (f[cens] - lo[cens]) / s
-            m = np.exp(-0.5 * u * u - _LOG_SQRT_2PI - special.log_ndtr(u))
-            grad[cens] = -m / s
-            hess[cens] = m * (u + m) / s**2
-        hess = np.maximum(hess, min_hess / s**2)
-        return grad, hess
-
-    return objective
-
-
-def tobit_nll(f: np.ndarray, y: np.ndarray, censored: np.ndarray, sigma: float) -> np.ndarray:
-    """Per-row censored-normal negative log-likelihood (the Grabit loss)."""
-    f, y, c = np.asarray(f, float), np.asarray(y, float), np.asarray(censored, bool)
-    z = (y - f) / sigma
-    return np.where(c, -special.log_ndtr(-z), 0.5 * z * z + np.log(sigma) + _LOG_SQRT_2PI)
-
-
 class Grabit(Method):
     """Gradient-boosted Tobit (Grabit): XGBoost with the Tobit objective.
 
@@ -252,8 +122,7 @@ class Grabit(Method):
     """
 
     name = "grabit"
-    display_name = "Grabit"
-    paper_table3 = {"google": ".91/.17/.04/.70", "alibaba": ".72/.19/.28/.49"}
+    family = "survival"
     authors_params = {"censor_at": "max_finished"}
     notes = {"label_scale": "tau", "drop_constant_columns": True, "flag_rule": "f(x) >= tau"}
 
@@ -271,7 +140,7 @@ class Grabit(Method):
         self.booster_ = None
         if len(finished) < 2:
             raise CannotFit(f"grabit: {len(finished)} finished tasks, needs >= 2")
-        p, tau = self.params_, float(self.job.tau)
+        p, tau = self.get_params(), float(self.job.tau)
         X, y, cens = _censored_design(finished, running, t, self.censor_at)
         self.cols_ = nonconstant_columns(X)
         self.dropped_columns_ = _names(self.job, ~self.cols_)
@@ -300,13 +169,13 @@ class Grabit(Method):
         Xk = np.asarray(X, float)[:, self.cols_] if self.cols_.any() else np.zeros((len(X), 1))
         return self.booster_.predict(xgb.DMatrix(Xk)) * float(self.job.tau)
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.booster_ is None:
             raise CannotFit("grabit: not fitted")
         if len(candidates) == 0:
-            return np.zeros(0, dtype=bool)
+            return {self.name: np.zeros(0, dtype=bool)}
         pred = require_finite(self.predict(candidates.X), "grabit predictions")
-        return pred >= self.job.tau
+        return {self.name: pred >= self.job.tau}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, RATIO_GRID)
@@ -344,8 +213,7 @@ class CoxPH(Method):
     """
 
     name = "coxph"
-    display_name = "CoxPH"
-    paper_table3 = {"google": ".87/.28/.11/.61", "alibaba": ".45/.10/.21/.45"}
+    family = "survival"
     notes = {"drop_constant_columns": True, "flag_rule": "S(tau|x)/S(t|x) >= threshold"}
 
     def __init__(self, penalizer: float = 0.1, l1_ratio: float = 0.0, baseline: str = "spline",
@@ -357,7 +225,7 @@ class CoxPH(Method):
     def _fitter(self) -> Any:
         from lifelines import CoxPHFitter
 
-        p = self.params_
+        p = self.get_params()
         if p["baseline"] == "spline":
             return CoxPHFitter(penalizer=p["penalizer"], l1_ratio=p["l1_ratio"],
                                baseline_estimation_method="spline", n_baseline_knots=p["n_baseline_knots"])
@@ -368,8 +236,8 @@ class CoxPH(Method):
         import pandas as pd
 
         self.cph_ = None
-        if len(finished) < self.params_["min_events"]:
-            raise CannotFit(f"coxph: {len(finished)} events (finished tasks), needs >= {self.params_['min_events']}")
+        if len(finished) < self.get_params()["min_events"]:
+            raise CannotFit(f"coxph: {len(finished)} events (finished tasks), needs >= {self.get_params()['min_events']}")
         X, y, cens = _censored_design(finished, running, t)
         self.cols_ = nonconstant_columns(X)
         self.dropped_columns_ = _names(self.job, ~self.cols_)
@@ -402,12 +270,12 @@ class CoxPH(Method):
                 raise CannotFit("coxph: S(t|x) = 0 for some candidate")
             return s_tau / s_t
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.cph_ is None:
             raise CannotFit("coxph: not fitted")
         if len(candidates) == 0:
-            return np.zeros(0, dtype=bool)
-        return self.conditional_survival(candidates.X) >= self.params_["threshold"]
+            return {self.name: np.zeros(0, dtype=bool)}
+        return {self.name: self.conditional_survival(candidates.X) >= self.get_params()["threshold"]}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, PROBABILITY_GRID)
@@ -421,46 +289,6 @@ class CoxPH(Method):
 # ---------------------------------------------------------------------------
 # the survival family (issue 27): survival_job, survival_history
 # ---------------------------------------------------------------------------
-def fit_tobit_map(X: np.ndarray, y: np.ndarray, censored: np.ndarray, prior_beta: np.ndarray,
-                  prior_sigma: float, precision: np.ndarray, sigma_precision: float, max_iter: int = 1000
-                  ) -> tuple[np.ndarray, float]:
-    """Maximum a posteriori Tobit: the censored normal likelihood of ``fit_tobit`` times Gaussian
-    priors on the slopes (mean ``prior_beta``, precision ``precision``) and on log sigma (mean
-    log ``prior_sigma``, precision ``sigma_precision``); the intercept is free. Returns
-    ``(beta, sigma)`` with ``beta[0]`` the intercept. With every precision 0 it is ``fit_tobit``.
-    """
-    X, y, cens = np.asarray(X, float), np.asarray(y, float), np.asarray(censored, bool)
-    if int(np.sum(~cens)) < 1:
-        raise CannotFit("tobit map: no exact observation, the level is not identified")
-    Z = np.c_[np.ones(len(X)), X]
-    center = float(np.median(y))          # conditioning: the intercept is near 0
-    yc = y - center
-    pb, prec = np.asarray(prior_beta, float), np.asarray(precision, float)
-    log_ps = float(np.log(prior_sigma))
-
-    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        f, g = tobit_negloglik(theta, Z, yc, cens)
-        d = theta[1:-1] - pb
-        ds = theta[-1] - log_ps
-        g = g.copy()
-        g[1:-1] += prec * d
-        g[-1] += sigma_precision * ds
-        return f + 0.5 * float(np.sum(prec * d * d)) + 0.5 * sigma_precision * ds * ds, g
-
-    theta0 = np.r_[0.0, pb, log_ps]
-    with quiet():
-        res = optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
-    theta = res.x
-    if not np.all(np.isfinite(theta)) or not np.isfinite(res.fun):
-        raise CannotFit(f"tobit map: optimiser diverged ({res.message})")
-    sigma = float(np.exp(theta[-1]))
-    if sigma < 1e-6:
-        raise CannotFit("tobit map: sigma -> 0")
-    beta = theta[:-1].copy()
-    beta[0] += center
-    return beta, sigma
-
-
 class SurvivalJob(Method):
     """P(latency > tau | latency > elapsed, features) from a censored log-normal model of the job's
     own tasks, refitted at every checkpoint; a running task is flagged when it exceeds the threshold.
@@ -468,7 +296,7 @@ class SurvivalJob(Method):
     At checkpoint t the finished tasks are exact observations of log-latency and the running ones
     are right-censored at log t; log T = x b + sigma eps, eps ~ N(0, 1) (a log-normal accelerated
     failure time model: Kalbfleisch and Prentice, The Statistical Analysis of Failure Time Data,
-    2002, Section 2.2.3), fitted by maximum likelihood with ``fit_tobit`` on log-latencies (the
+    2002, Section 2.2.3), fitted by maximum likelihood with ``TobitFitter`` on log-latencies (the
     Tobit likelihood is the same one). For a running task with mean m = x b:
 
         P(T > tau | T > t, x) = Phi((m - log tau) / sigma) / Phi((m - log t) / sigma)
@@ -495,8 +323,8 @@ class SurvivalJob(Method):
     """
 
     name = "survival_job"
-    display_name = "Survival (job)"
-    learns_from_earlier_jobs = True     # the cost-aware threshold
+    family = "survival"
+    tags = MethodTags(learns_from_earlier_jobs=True)     # the cost-aware threshold
     notes = {"model": "censored log-normal AFT on the job's finished (exact) and running (censored) tasks",
              "flag_rule": "P(T > tau | T > t, x) > threshold", "drop_constant_columns": True,
              "clock_features_left_out": CLOCK_FEATURES}
@@ -541,7 +369,8 @@ class SurvivalJob(Method):
             self.cols_ = np.zeros(X.shape[1], bool)   # too few finished tasks for the features: intercept only
         self.dropped_columns_ = _names(self.job, ~self.cols_)
         with cannot_fit_on_error(f"{self.name} fit"):
-            self.beta_, self.sigma_ = fit_tobit(X[:, self.cols_], logy, cens, max_iter=self.max_iter)
+            fitted = TobitFitter(max_iter=self.max_iter).fit(X[:, self.cols_], logy, cens)
+            self.beta_, self.sigma_ = fitted.beta_, fitted.sigma_
 
     def conditional_survival(self, X: np.ndarray) -> np.ndarray:
         """P(T > tau | T > t, x) for rows of X (all columns); P(T > tau | x) without the conditioning."""
@@ -563,8 +392,8 @@ class SurvivalJob(Method):
             return np.zeros(len(candidates))
         return self.conditional_survival(candidates.X)
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
-        return self.survival(candidates) > self.threshold_for_job()
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        return {self.name: self.survival(candidates) > self.threshold_for_job()}
 
 
 class SurvivalHistory(SurvivalJob):
@@ -572,7 +401,7 @@ class SurvivalHistory(SurvivalJob):
     (sigma) of log-latency within a job, pooled over the jobs that ended before this job's first
     checkpoint (never a later job; stragglers/prediction/history.py fits it by fixed-effects least
     squares). At each checkpoint the job's own model is the maximum a posteriori fit
-    (``fit_tobit_map``): Gaussian priors centred on the pooled slopes and log sigma, with the
+    (``TobitMapFitter``): Gaussian priors centred on the pooled slopes and log sigma, with the
     precision of ``prior_strength`` tasks' worth of data (Fisher information n0 Var(x_d) / sigma^2
     for a slope, 2 n0 for log sigma); the job's own level (intercept) is free. As the job's tasks
     finish, their likelihood outweighs the prior. Without earlier jobs (the first jobs of a trace)
@@ -580,7 +409,6 @@ class SurvivalHistory(SurvivalJob):
     """
 
     name = "survival_history"
-    display_name = "Survival (history)"
     notes = SurvivalJob.notes | {"prior": "fixed-effects least squares over the jobs that ended before the "
                                           "job's first checkpoint; MAP with the job's own tasks"}
 
@@ -601,9 +429,9 @@ class SurvivalHistory(SurvivalJob):
         c = self.cols_
         n0, s2 = self.prior_strength, prior.sigma ** 2
         with cannot_fit_on_error(f"{self.name} fit"):
-            self.beta_, self.sigma_ = fit_tobit_map(
-                X[:, c], logy, cens, prior.beta[c], prior.sigma, n0 * prior.variance[c] / s2, 2.0 * n0,
-                max_iter=self.max_iter)
+            fitted = TobitMapFitter(prior.beta[c], prior.sigma, n0 * prior.variance[c] / s2, 2.0 * n0,
+                                    max_iter=self.max_iter).fit(X[:, c], logy, cens)
+            self.beta_, self.sigma_ = fitted.beta_, fitted.sigma_
 
 
 def _names(job: Any, mask: np.ndarray) -> list[str]:

@@ -27,14 +27,13 @@ from __future__ import annotations
 import numpy as np
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet
-from stragglers.prediction.methods.base import DECISION_GRID, CannotFit, JobContext, Method, TaskSet, sweep_labels
+from stragglers.prediction.methods.base import DECISION_GRID, CannotFit, JobContext, Method, MethodTags, TaskSet, sweep_labels
 
 
 class Wrangler(Method):
     name = "wrangler"
-    display_name = "Wrangler"
-    paper_table3 = {"google": ".95/.42/.15/.46", "alibaba": ".83/.46/.18/.38"}
-    oracle = True
+    family = "wrangler"
+    tags = MethodTags(reads_labels=True)
     notes = {"split": "random, not stratified, job seed", "smote_k_rule": "min(k, n_stragglers - 1)",
              "svm": "sklearn LinearSVC"}
 
@@ -49,7 +48,7 @@ class Wrangler(Method):
         """(training task ids, test task ids), deterministic in the job seed."""
         ids = np.asarray(job.task_ids, dtype=np.int64)
         perm = job_rng(job.seed, 31).permutation(len(ids))
-        n_train = int(round(self.params_["train_fraction"] * len(ids)))
+        n_train = int(round(self.get_params()["train_fraction"] * len(ids)))
         return np.sort(ids[perm[:n_train]]), np.sort(ids[perm[n_train:]])
 
     def reset(self, job: JobContext) -> None:
@@ -78,16 +77,16 @@ class Wrangler(Method):
         n_pos = int(y.sum())
         if n_pos < 2 or n_pos == len(y):
             raise CannotFit(f"wrangler: {n_pos} stragglers among {len(y)} training tasks (needs >= 2 and a non-straggler)")
-        k = min(int(self.params_["smote_k_neighbors"]), n_pos - 1)
+        k = min(int(self.get_params()["smote_k_neighbors"]), n_pos - 1)
         seed = int_seed(self.job.seed)
         with cannot_fit_on_error("wrangler fit"), quiet():
             Xs, ys = SMOTE(k_neighbors=k, random_state=seed).fit_resample(rows.X, y)
-            svm = LinearSVC(C=self.params_["svm_C"], max_iter=self.params_["svm_max_iter"], random_state=seed)
+            svm = LinearSVC(C=self.get_params()["svm_C"], max_iter=self.get_params()["svm_max_iter"], random_state=seed)
             svm.fit(Xs, ys)
         self.svm_ = svm
         self.k_used_ = k
 
-    def flag(self, candidates: TaskSet) -> np.ndarray:
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.svm_ is None:
             raise CannotFit("wrangler: not fitted")
         out = np.zeros(len(candidates), dtype=bool)
@@ -95,7 +94,7 @@ class Wrangler(Method):
         if test.any():
             with cannot_fit_on_error("wrangler score"), quiet():
                 out[test] = self.svm_.predict(candidates.X[test]) == 1
-        return out
+        return {self.name: out}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, DECISION_GRID)

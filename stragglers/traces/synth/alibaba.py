@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import model as M
 from .formats import file_sizes, published_dir, write_tar_gz
-from .google import _write_truth
+from .google_truth import _write_truth
 
 TRACE_SPAN_S = 8 * 86400            # 8 days (docs/TRACES.md)
 TASK_START_S = (1_000, 600_000)     # INVENTED: task start times, uniform

@@ -125,7 +125,7 @@ TYPICAL_SLOWDOWN = 1.0 + LOGLOGISTIC_SCALE
 # misses: the machine's), the queueing wait and the eviction (the start's), and the part of the
 # per-task noise that is not work.
 TRAVELLING_CAUSES: tuple[str, ...] = (DATA_SKEW, COMPUTATION_SKEW, IO_SKEW)
-# FITTED (benchmarks/copy_model.py, docs/SYNTHETIC_TRACE.md "Re-executions") on the earlier half of the
+# FITTED (studies/reexecution/copy_model.py, docs/SYNTHETIC_TRACE.md "Re-executions") on the earlier half of the
 # real excerpt's re-executed jobs: the correlation of a task's lognormal noise between two lives
 # (1: all of it is work and travels; 0: all of it is the machine's and the moment's). The grid value
 # whose generated correlation of relative log-latencies is nearest the real one is 0.
@@ -191,7 +191,7 @@ KILL_TASK_P = 0.003            # a task killed by the user / dependency
 LOST_TASK_P = 0.001            # a task whose end was lost
 # The cause mixes the generator draws jobs' causes from (docs/SYNTHETIC_TRACE.md, "Cause mixes"): the name ->
 # the share of the travelling (skew) causes' Hound coverages kept. 'hound' (the default, the embedded trace):
-# Hound's published mix. 'reexecution_fit': FITTED (benchmarks/cause_mix_fit.py) on the earlier half of the
+# Hound's published mix. 'reexecution_fit': FITTED (studies/reexecution/cause_mix_fit.py) on the earlier half of the
 # real excerpt's re-executed jobs, the grid share whose generated correlation of relative log-latencies
 # between two lives is nearest the real one there (the rule that fitted REEXECUTION_NOISE_CORR): a variant
 # beside the default, so that what would move if the generator fitted the re-executions can be measured.

@@ -1,6 +1,6 @@
 """Numbers measured on the real Google 2011 excerpt (clusterdata-2011-2: job_events complete,
 task_events parts 0-13 = the first ~19.5 h, 10,000 rows of task_usage part 0), by
-``benchmarks/measure_real_excerpt.py`` (its output, rounded). The embedded generator draws
+``studies/realism/measure_real_excerpt.py`` (its output, rounded). The embedded generator draws
 from them where docs/SYNTHETIC_TRACE.md marks a number "real excerpt".
 
 Quantile knots: values at the cumulative probabilities ``KNOTS``; ``draw`` inverts the

@@ -1,0 +1,109 @@
+"""The completion-time simulations the report reads: what relaunching (the paper's Algorithms 2-3) and
+speculative copies (the operator's protocol) of every evaluated method's flags do to the jobs."""
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+import pandas as pd
+
+from stragglers.diagnosis.truth import load_truth
+from stragglers.prediction.clock import grid_tables
+from stragglers.prediction.completion_tables import completion_table, speculation_jobs, speculation_table
+from stragglers.warehouse.results import replace_table
+from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
+from stragglers.prediction.protocol import both_views, is_operator
+from stragglers.prediction.reexecution import cause_aware_copy_latency
+from stragglers.trace_formats import FORMATS
+from stragglers.traces.fetch import truth_dir
+from stragglers.warehouse.ledger import record_settings, recorded_inputs
+from stragglers.warehouse.sql_files import render
+from stragglers.warehouse.storage import table_exists, transaction
+from .resources import NurdSettings
+
+from .common import AUTOMATION, md_table, prepare, require_evaluations, table_contents
+from .prediction import baseline_eval, nurd_eval
+
+COMPLETION_SEEDS = range(10)
+SIMULATION_TABLES = ("completion_times", "speculation_times", "speculation_job_times")
+# what the simulations are computed from: when none of these changed, neither do they
+SIMULATION_INPUTS = ("job_metrics", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
+                     "operator_job_metrics", "operator_predictions")
+
+
+def simulation_inputs(con, nurd: NurdSettings) -> str:
+    """A digest of the simulations' input tables and settings: equal digests, equal simulations."""
+    return table_contents(con, SIMULATION_INPUTS, [list(COMPLETION_SEEDS), nurd.copy_keeps, nurd.cause_aware_copies])
+
+
+def with_cause_aware_copies(tasks, nurd: NurdSettings, log):
+    """Setting cause_aware_copies='on': each generated trace's tasks get the copy latency its truth gives
+    (stragglers.prediction.reexecution.cause_aware_copy_latency); real traces have no truth and draw."""
+    if nurd.cause_aware_copies != "on":
+        return tasks
+    parts = []
+    for trace in sorted(tasks["trace"].unique()):
+        t = tasks[tasks["trace"] == trace]
+        if trace in FORMATS and FORMATS[trace].embedded and FORMATS[trace].is_google_layout:
+            _jobs, truth_tasks = load_truth(truth_dir(nurd.data_dir, trace))
+            copies = cause_aware_copy_latency(truth_tasks)
+            t = t.merge(copies, on=["job_id", "task_id"], how="left")
+            log(f"cause-aware copies on {trace}: {int(t.copy_latency_s.notna().sum())} tasks' copies redo their work")
+        else:
+            log(f"cause-aware copies: {trace} has no truth of causes, its copies draw as by default")
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True)
+
+
+@dg.asset(deps=[nurd_eval, baseline_eval], group_name="evaluation", kinds={"python", "duckdb"},
+          automation_condition=AUTOMATION,
+          description="What relaunching every evaluated method's flagged tasks does to the jobs' completion time "
+                      "(the paper's Algorithms 2-3, Figures 4-9: table `completion_times`), and, under the "
+                      "operator's protocol, what speculative copies do (table `speculation_times`; per job for the "
+                      "survival family and the free rules: `speculation_job_times`), mean over "
+                      f"{len(COMPLETION_SEEDS)} simulation seeds, for every trace in the warehouse. "
+                      "comparison_tables reads them.")
+def completion_times(context: dg.AssetExecutionContext, nurd: NurdSettings,
+                     duckdb: DuckDBResource) -> dg.MaterializeResult:
+    with duckdb.get_connection() as con:
+        prepare(con, nurd)
+        require_evaluations(con)
+        inputs = simulation_inputs(con, nurd)
+        if (recorded_inputs(con, "completion_times", "*") == inputs
+                and all(table_exists(con, t) for t in SIMULATION_TABLES)):
+            context.log.info("completion_times: up to date (same evaluations, tables and settings): not rebuilt")
+            return dg.MaterializeResult(metadata={"rebuilt": False}, data_version=dg.DataVersion(inputs))
+        predictions = con.execute(render("flag_times", predictions="predictions")).df()
+        checkpoints = con.execute(render("checkpoint_times", grid="job_checkpoints")).df()
+        # the operator's copies wait for a machine until its next decision: on its own clock's decisions
+        op_grid = grid_tables(next(v for v in both_views(nurd.evaluation()) if is_operator(v)))[0]
+        op_checkpoints = (con.execute(render("checkpoint_times", grid=op_grid)).df()
+                          if table_exists(con, op_grid) else checkpoints)
+        op_predictions = (con.execute(render("flag_times", predictions="operator_predictions")).df()
+                          if table_exists(con, "operator_predictions") else None)
+        both = (table_exists(con, "operator_job_metrics")
+                and con.execute(render("table_contents", table="operator_job_metrics")).fetchone()[0] > 0)
+        tasks = con.execute(render("evaluated_tasks__operator" if both else "evaluated_tasks")).df()
+    context.log.info(f"completion-time simulation over {len(COMPLETION_SEEDS)} seeds")
+    completion = completion_table(tasks, predictions, checkpoints, seeds=COMPLETION_SEEDS)
+    speculation = speculation_per_job = None
+    if op_predictions is not None and len(op_predictions):
+        context.log.info("speculative-copy simulation (operator's protocol)")
+        copy_tasks = with_cause_aware_copies(tasks, nurd, context.log.info)
+        speculation = speculation_table(copy_tasks, op_predictions, op_checkpoints, seeds=COMPLETION_SEEDS,
+                                        copy_keeps=nurd.copy_keeps)
+        # per job, for the survival family's intervals against the free rules
+        per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]
+        speculation_per_job = speculation_jobs(copy_tasks, per_job, seeds=COMPLETION_SEEDS,
+                                               copy_keeps=nurd.copy_keeps) if len(per_job) else None
+    with duckdb.get_connection() as con:
+        # an absent simulation leaves its table empty (the report then leaves its sections out)
+        for table, df in zip(SIMULATION_TABLES, (completion, speculation, speculation_per_job)):
+            replace_table(con, table, df if df is not None else pd.DataFrame())
+        with transaction(con):   # after the tables' own transactions: a crash in between only rebuilds
+            record_settings(con, "completion_times", "*", {"seeds": list(COMPLETION_SEEDS),
+                                                           "copy_keeps": nurd.copy_keeps,
+                                                           "cause_aware_copies": nurd.cause_aware_copies}, inputs)
+    meta = {"rebuilt": True, "completion_times": md_table(completion, max_rows=200)}
+    if speculation is not None:
+        meta["speculation_times"] = md_table(speculation, max_rows=200)
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(inputs))

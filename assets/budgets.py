@@ -10,7 +10,7 @@ import pandas as pd
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.sweep import BUDGETS, budget_table, curve_table, earlier_by_trace
 from stragglers.reports.budgets import flags_equal
-from stragglers.warehouse.results import current_or_compute, replace_table
+from stragglers.warehouse.results import current_or_compute, replace_table, trace_rows
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
 from .resources import NurdSettings
@@ -28,11 +28,6 @@ def budget_inputs(con, nurd: NurdSettings) -> str:
     """A digest of the budgets' input tables and settings: equal digests, equal budget tables."""
     return table_contents(con, BUDGET_INPUTS, [nurd.n_boot, nurd.seed, nurd.evaluation().history_min_jobs,
                                                list(BUDGETS)])
-
-
-def table_rows(con, table: str) -> dict:
-    """``{table: its rows}`` (0 where it does not exist): what the ledger checks is still there."""
-    return {table: int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]) if table_exists(con, table) else 0}
 
 
 def budget_tables(con, nurd: NurdSettings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
@@ -74,7 +69,7 @@ def operator_budgets(context: dg.AssetExecutionContext, nurd: NurdSettings,
             return computed
 
         kept = current_or_compute(con, "*", {table: inputs for table in BUDGET_TABLES}, compute,
-                                  rows=lambda table: table_rows(con, table),
+                                  rows=lambda table: trace_rows(con, table),
                                   settings={"n_boot": nurd.n_boot, "seed": nurd.seed, "budgets": list(BUDGETS),
                                             "history_min_jobs": nurd.evaluation().history_min_jobs})
     if not kept.rebuilt:

@@ -9,15 +9,14 @@ import pandas as pd
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.completion_tables import completion_table, speculation_jobs, speculation_table
-from stragglers.warehouse.results import replace_table
+from stragglers.warehouse.results import current_or_compute, replace_table, trace_rows
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.reexecution import cause_aware_copy_latency
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
-from stragglers.warehouse.ledger import record_settings, recorded_inputs
 from stragglers.warehouse.sql_files import render
-from stragglers.warehouse.storage import table_exists, transaction
+from stragglers.warehouse.storage import table_exists
 from .resources import NurdSettings
 
 from .common import AUTOMATION, md_table, prepare, require_evaluations, table_contents
@@ -54,6 +53,38 @@ def with_cause_aware_copies(tasks, nurd: NurdSettings, log):
     return pd.concat(parts, ignore_index=True)
 
 
+def simulations(con, nurd: NurdSettings, log) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]:
+    """(completion, speculation, speculation per job) of every evaluated method's flags, each table
+    replaced in the warehouse; the operator's two are None (their tables empty) without its predictions."""
+    predictions = con.execute(render("flag_times", predictions="predictions")).df()
+    checkpoints = con.execute(render("checkpoint_times", grid="job_checkpoints")).df()
+    # the operator's copies wait for a machine until its next decision: on its own clock's decisions
+    op_grid = grid_tables(next(v for v in both_views(nurd.evaluation()) if is_operator(v)))[0]
+    op_checkpoints = (con.execute(render("checkpoint_times", grid=op_grid)).df()
+                      if table_exists(con, op_grid) else checkpoints)
+    op_predictions = (con.execute(render("flag_times", predictions="operator_predictions")).df()
+                      if table_exists(con, "operator_predictions") else None)
+    both = (table_exists(con, "operator_job_metrics")
+            and con.execute(render("table_contents", table="operator_job_metrics")).fetchone()[0] > 0)
+    tasks = con.execute(render("evaluated_tasks__operator" if both else "evaluated_tasks")).df()
+    log(f"completion-time simulation over {len(COMPLETION_SEEDS)} seeds")
+    completion = completion_table(tasks, predictions, checkpoints, seeds=COMPLETION_SEEDS)
+    speculation = speculation_per_job = None
+    if op_predictions is not None and len(op_predictions):
+        log("speculative-copy simulation (operator's protocol)")
+        copy_tasks = with_cause_aware_copies(tasks, nurd, log)
+        speculation = speculation_table(copy_tasks, op_predictions, op_checkpoints, seeds=COMPLETION_SEEDS,
+                                        copy_keeps=nurd.copy_keeps)
+        # per job, for the survival family's intervals against the free rules
+        per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]
+        speculation_per_job = speculation_jobs(copy_tasks, per_job, seeds=COMPLETION_SEEDS,
+                                               copy_keeps=nurd.copy_keeps) if len(per_job) else None
+    # an absent simulation leaves its table empty (the report then leaves its sections out)
+    for table, df in zip(SIMULATION_TABLES, (completion, speculation, speculation_per_job)):
+        replace_table(con, table, df if df is not None else pd.DataFrame())
+    return completion, speculation, speculation_per_job
+
+
 @dg.asset(deps=[nurd_eval, baseline_eval], group_name="evaluation", kinds={"python", "duckdb"},
           automation_condition=AUTOMATION,
           description="What relaunching every evaluated method's flagged tasks does to the jobs' completion time "
@@ -68,41 +99,15 @@ def completion_times(context: dg.AssetExecutionContext, nurd: NurdSettings,
         prepare(con, nurd)
         require_evaluations(con)
         inputs = simulation_inputs(con, nurd)
-        if (recorded_inputs(con, "completion_times", "*") == inputs
-                and all(table_exists(con, t) for t in SIMULATION_TABLES)):
-            context.log.info("completion_times: up to date (same evaluations, tables and settings): not rebuilt")
-            return dg.MaterializeResult(metadata={"rebuilt": False}, data_version=dg.DataVersion(inputs))
-        predictions = con.execute(render("flag_times", predictions="predictions")).df()
-        checkpoints = con.execute(render("checkpoint_times", grid="job_checkpoints")).df()
-        # the operator's copies wait for a machine until its next decision: on its own clock's decisions
-        op_grid = grid_tables(next(v for v in both_views(nurd.evaluation()) if is_operator(v)))[0]
-        op_checkpoints = (con.execute(render("checkpoint_times", grid=op_grid)).df()
-                          if table_exists(con, op_grid) else checkpoints)
-        op_predictions = (con.execute(render("flag_times", predictions="operator_predictions")).df()
-                          if table_exists(con, "operator_predictions") else None)
-        both = (table_exists(con, "operator_job_metrics")
-                and con.execute(render("table_contents", table="operator_job_metrics")).fetchone()[0] > 0)
-        tasks = con.execute(render("evaluated_tasks__operator" if both else "evaluated_tasks")).df()
-    context.log.info(f"completion-time simulation over {len(COMPLETION_SEEDS)} seeds")
-    completion = completion_table(tasks, predictions, checkpoints, seeds=COMPLETION_SEEDS)
-    speculation = speculation_per_job = None
-    if op_predictions is not None and len(op_predictions):
-        context.log.info("speculative-copy simulation (operator's protocol)")
-        copy_tasks = with_cause_aware_copies(tasks, nurd, context.log.info)
-        speculation = speculation_table(copy_tasks, op_predictions, op_checkpoints, seeds=COMPLETION_SEEDS,
-                                        copy_keeps=nurd.copy_keeps)
-        # per job, for the survival family's intervals against the free rules
-        per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]
-        speculation_per_job = speculation_jobs(copy_tasks, per_job, seeds=COMPLETION_SEEDS,
-                                               copy_keeps=nurd.copy_keeps) if len(per_job) else None
-    with duckdb.get_connection() as con:
-        # an absent simulation leaves its table empty (the report then leaves its sections out)
-        for table, df in zip(SIMULATION_TABLES, (completion, speculation, speculation_per_job)):
-            replace_table(con, table, df if df is not None else pd.DataFrame())
-        with transaction(con):   # after the tables' own transactions: a crash in between only rebuilds
-            record_settings(con, "completion_times", "*", {"seeds": list(COMPLETION_SEEDS),
-                                                           "copy_keeps": nurd.copy_keeps,
-                                                           "cause_aware_copies": nurd.cause_aware_copies}, inputs)
+        kept = current_or_compute(
+            con, "*", {"completion_times": inputs}, lambda: simulations(con, nurd, context.log.info),
+            rows=lambda _: {t: trace_rows(con, t)[t] for t in SIMULATION_TABLES},
+            settings={"seeds": list(COMPLETION_SEEDS), "copy_keeps": nurd.copy_keeps,
+                      "cause_aware_copies": nurd.cause_aware_copies})
+    if not kept.rebuilt:
+        context.log.info("completion_times: up to date (same evaluations, tables and settings): not rebuilt")
+        return dg.MaterializeResult(metadata={"rebuilt": False}, data_version=dg.DataVersion(inputs))
+    completion, speculation, _per_job = kept.computed
     meta = {"rebuilt": True, "completion_times": md_table(completion, max_rows=200)}
     if speculation is not None:
         meta["speculation_times"] = md_table(speculation, max_rows=200)

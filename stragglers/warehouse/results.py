@@ -63,12 +63,13 @@ def current_or_compute(con: duckdb.DuckDBPyConnection, trace: str, wanted: Mappi
     return Kept(True, computed, counted)
 
 
-def trace_rows(con: duckdb.DuckDBPyConnection, table: str, trace: str) -> dict:
-    """``{table: rows of trace}`` (0 where the table does not exist): a one-table result's rows."""
-    exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                         [table]).fetchone()[0]
-    n = con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0] if exists else 0
-    return {table: int(n)}
+def trace_rows(con: duckdb.DuckDBPyConnection, table: str, trace: str | None = None) -> dict:
+    """``{table: rows of trace}`` (every row for None; 0 where the table does not exist): a one-table
+    result's rows."""
+    if not table_exists(con, table):
+        return {table: 0}
+    where, params = ("", []) if trace is None else (" WHERE trace = ?", [trace])
+    return {table: int(con.execute(f"SELECT count(*) FROM {table}{where}", params).fetchone()[0])}
 
 
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame | None) -> None:

@@ -10,12 +10,12 @@ import pandas as pd
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.sweep import BUDGETS, budget_table, curve_table, earlier_by_trace
 from stragglers.reports.budgets import flags_equal
-from stragglers.warehouse.results import current_or_compute, replace_table, trace_rows
+from stragglers.warehouse.results import replace_table
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table, prepare, require_evaluations, table_contents
+from .common import AUTOMATION, md_table, table_contents, tables_from_evaluations
 from .prediction import baseline_eval, nurd_eval
 
 BUDGET_TABLES = ("matched_budgets", "sweep_curve")
@@ -55,25 +55,18 @@ def budget_tables(con, nurd: NurdSettings) -> tuple[pd.DataFrame | None, pd.Data
                       "every trace in the warehouse; both empty without that sweep. comparison_tables reads them.")
 def operator_budgets(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        require_evaluations(con)
-        inputs = budget_inputs(con, nurd)
+    def compute(con) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+        context.log.info("every method at every budget (operator's sweep, tuned on earlier jobs)")
+        computed = budget_tables(con, nurd)
+        # without the operator's sweep both tables are empty (the report leaves their sections out)
+        for table, df in zip(BUDGET_TABLES, computed):
+            replace_table(con, table, df if df is not None else pd.DataFrame())
+        return computed
 
-        def compute() -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-            context.log.info("every method at every budget (operator's sweep, tuned on earlier jobs)")
-            computed = budget_tables(con, nurd)
-            # without the operator's sweep both tables are empty (the report leaves their sections out)
-            for table, df in zip(BUDGET_TABLES, computed):
-                replace_table(con, table, df if df is not None else pd.DataFrame())
-            return computed
-
-        kept = current_or_compute(con, "*", {table: inputs for table in BUDGET_TABLES}, compute,
-                                  rows=lambda table: trace_rows(con, table),
-                                  settings={"n_boot": nurd.n_boot, "seed": nurd.seed, "budgets": list(BUDGETS),
-                                            "history_min_jobs": nurd.evaluation().history_min_jobs})
-    if not kept.rebuilt:
-        context.log.info("operator_budgets: up to date (same sweep, evaluations and settings): not rebuilt")
+    kept, inputs = tables_from_evaluations(
+        context, nurd, duckdb, counted={table: (table,) for table in BUDGET_TABLES}, inputs=budget_inputs,
+        compute=compute, settings={"n_boot": nurd.n_boot, "seed": nurd.seed, "budgets": list(BUDGETS),
+                                   "history_min_jobs": nurd.evaluation().history_min_jobs})
     meta: dict = {"rebuilt": kept.rebuilt, **{f"{t}_rows": n for rows in kept.rows.values() for t, n in rows.items()}}
     budgets = kept.computed[0] if kept.computed is not None else None
     if budgets is not None:

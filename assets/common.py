@@ -1,16 +1,21 @@
 """Helpers shared by the asset modules (metadata rendering, DuckDB)."""
 
 
+import functools
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import dagster as dg
 import duckdb
 import pandas as pd
+from dagster_duckdb import DuckDBResource
 
 from stragglers.reports.evaluation_summary import Markdown
 from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.warehouse.ledger import digest
+from stragglers.warehouse.results import Kept, current_or_compute, trace_rows
 from stragglers.warehouse.sql_files import GOOGLE_VIEWS, render
 from stragglers.warehouse.staging import stage_trace
 from stragglers.warehouse.storage import configure, table_exists
@@ -69,6 +74,14 @@ def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:
     restage_if_another_trace(con, nurd)
 
 
+@contextmanager
+def connected(nurd: NurdSettings, resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the run's warehouse, prepared (``prepare``): what every asset reads and writes through."""
+    with resource.get_connection() as con:
+        prepare(con, nurd)
+        yield con
+
+
 def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> bool:
     """The stg_* views are one set per warehouse and read the raw files of the trace staged last.
     A warehouse holds several traces (trace_realism compares two), so a step of trace A run after
@@ -98,6 +111,24 @@ def require_evaluations(con: duckdb.DuckDBPyConnection) -> None:
                           "(and baseline_eval partitions) first")
 
 
+def tables_from_evaluations(context, nurd: NurdSettings, resource: DuckDBResource, *, counted: dict,
+                            inputs, compute, settings: dict) -> tuple[Kept, str]:
+    """The step of an asset whose tables are computed from the evaluations (the simulations, the budgets):
+    ``compute(con)`` runs, and writes every table, unless each ledger name of ``counted`` (name -> the
+    tables whose rows it counts) was recorded from the same ``inputs(con, nurd)`` digest and
+    ``settings``, with its tables' rows still there. Returns what ``current_or_compute`` kept and the digest."""
+    with connected(nurd, resource) as con:
+        require_evaluations(con)
+        version = inputs(con, nurd)
+        kept = current_or_compute(con, "*", dict.fromkeys(counted, version), lambda: compute(con),
+                                  rows=lambda name: {t: trace_rows(con, t)[t] for t in counted[name]},
+                                  settings=settings)
+    if not kept.rebuilt:
+        context.log.info(f"{context.asset_key.to_user_string()}: up to date (same evaluations, tables and "
+                         f"settings): not rebuilt")
+    return kept, version
+
+
 def table_contents(con: duckdb.DuckDBPyConnection, tables, settings: list) -> str:
     """A digest of the contents of those of ``tables`` that exist (a hash aggregate in DuckDB,
     sql/table_contents.sql: cheap next to the simulations and the bootstrap that read them) and of
@@ -105,3 +136,23 @@ def table_contents(con: duckdb.DuckDBPyConnection, tables, settings: list) -> st
     contents = [(name, con.execute(render("table_contents", table=name)).fetchone())
                 for name in tables if table_exists(con, name)]
     return digest([contents, *settings])
+
+
+def google_format(s) -> bool:
+    """Whether the configured trace has the Google 2011 tables (events per attempt, machines, usage)."""
+    return s.is_google_format
+
+
+def google_format_only(why: str):
+    """An asset of a system that reads the Google 2011 tables: on a trace of another format it does
+    nothing and its metadata says so, ``not applicable to <trace>: <why>`` (a normal situation, not an
+    error: the systems that apply still run)."""
+    def decorate(compute):
+        @functools.wraps(compute)    # Dagster reads the parameters (context, resources) of ``compute``
+        def applicable_only(*args, **resources):
+            s = resources["nurd"].selection()
+            if not google_format(s):
+                return dg.MaterializeResult(metadata={"note": f"not applicable to {s.trace}: {why}"})
+            return compute(*args, **resources)
+        return applicable_only
+    return decorate

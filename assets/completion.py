@@ -9,7 +9,7 @@ import pandas as pd
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.completion_tables import completion_table, speculation_jobs, speculation_table
-from stragglers.warehouse.results import current_or_compute, replace_table, trace_rows
+from stragglers.warehouse.results import replace_table
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.protocol import both_views, is_operator
 from stragglers.prediction.reexecution import cause_aware_copy_latency
@@ -19,7 +19,7 @@ from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table, prepare, require_evaluations, table_contents
+from .common import AUTOMATION, md_table, table_contents, tables_from_evaluations
 from .prediction import baseline_eval, nurd_eval
 
 COMPLETION_SEEDS = range(10)
@@ -95,17 +95,12 @@ def simulations(con, nurd: NurdSettings, log) -> tuple[pd.DataFrame, pd.DataFram
                       "comparison_tables reads them.")
 def completion_times(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
-        require_evaluations(con)
-        inputs = simulation_inputs(con, nurd)
-        kept = current_or_compute(
-            con, "*", {"completion_times": inputs}, lambda: simulations(con, nurd, context.log.info),
-            rows=lambda _: {t: trace_rows(con, t)[t] for t in SIMULATION_TABLES},
-            settings={"seeds": list(COMPLETION_SEEDS), "copy_keeps": nurd.copy_keeps,
-                      "cause_aware_copies": nurd.cause_aware_copies})
+    kept, inputs = tables_from_evaluations(
+        context, nurd, duckdb, counted={"completion_times": SIMULATION_TABLES}, inputs=simulation_inputs,
+        compute=lambda con: simulations(con, nurd, context.log.info),
+        settings={"seeds": list(COMPLETION_SEEDS), "copy_keeps": nurd.copy_keeps,
+                  "cause_aware_copies": nurd.cause_aware_copies})
     if not kept.rebuilt:
-        context.log.info("completion_times: up to date (same evaluations, tables and settings): not rebuilt")
         return dg.MaterializeResult(metadata={"rebuilt": False}, data_version=dg.DataVersion(inputs))
     completion, speculation, _per_job = kept.computed
     meta = {"rebuilt": True, "completion_times": md_table(completion, max_rows=200)}

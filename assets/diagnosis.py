@@ -17,22 +17,18 @@ from stragglers.diagnosis import truth as hound_truth
 from stragglers.reports.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse import ledger, runner, storage
-from stragglers.warehouse.validation import validate_table
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_image_file, md_table, prepare
+from .checks import table_check
+from .common import AUTOMATION, connected, google_format, google_format_only, md_image_file, md_table
 from .nodes import node_ranking
 from .prediction import nurd_eval
 from .warehouse import checkpoint_features, tasks
 
 EXPLAINED_METHOD = "nurd"      # the method whose flagged tasks get explanations
 UI_SAMPLE = 25                 # flagged tasks shown in the asset's metadata
-
-
-def _not_applicable(s) -> str | None:
-    if not s.is_google_format:
-        return f"Hound needs the Google-format usage metrics (Table 2); {s.trace} has none of I/O, CPI or scheduling"
-    return None
+# Hound reads the Google-format usage metrics of its Table 2
+HOUND_NEEDS = "Hound needs the Google-format usage metrics (Table 2): I/O, CPI and scheduling"
 
 
 def write_rows(con, table: str, df: pd.DataFrame, trace: str, settings: dict | None = None) -> int:
@@ -109,14 +105,12 @@ def _scored(con, nurd: NurdSettings, s, hs, causes: pd.DataFrame, jobs: list, in
                       "causality profiles of PR (Bagging Augmented ElasticNet), DP (signed Schweizer-Wolff) and CA "
                       "(AdaBoost-IPW Rubin causal model) over the Table 2 metrics of sql/hound_inputs.sql. "
                       "Tables hound_inputs and hound_profiles (job x learner x metric).")
+@google_format_only(HOUND_NEEDS)
 def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
                    duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
-    if (why := _not_applicable(s)):
-        return dg.MaterializeResult(metadata={"note": why})
     started = time.perf_counter()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         n_inputs = runner.build_table(con, "hound_inputs", s, hound_min_tasks=hs.min_tasks)
         inputs = _read(con, "SELECT * FROM hound_inputs WHERE trace = ?", s.trace)
     n_jobs = inputs.job_id.nunique()
@@ -140,11 +134,10 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
           description="Hound's Table 4: LDA topics per learner (Algorithm 3) and the ensemble topics that at "
                       "least two learners agree on (Algorithm 4, HAC), each named after Table 4's causes or left "
                       "as its keywords. Tables hound_topics and hound_topic_mixtures (job x ensemble topic).")
+@google_format_only(HOUND_NEEDS)
 def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
-    if (why := _not_applicable(s)):
-        return dg.MaterializeResult(metadata={"note": why})
     with duckdb.get_connection() as con:
         profiles = _read(con, "SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = ?", s.trace)
     d = hound.diagnose(profiles, hs)
@@ -165,10 +158,9 @@ def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
           automation_condition=AUTOMATION,
           description="Hound's Table 5: each job's mixture of named causes (ensemble topics of the same name "
                       "summed; unnamed topics keep their keywords, named = false). Table hound_job_causes.")
+@google_format_only(HOUND_NEEDS)
 def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    if (why := _not_applicable(s)):
-        return dg.MaterializeResult(metadata={"note": why})
     with duckdb.get_connection() as con:
         mixtures = _read(con, "SELECT job_id, topic, weight FROM hound_topic_mixtures WHERE trace = ?", s.trace)
         topics = _read(con, "SELECT * EXCLUDE (trace) FROM hound_topics WHERE trace = ?", s.trace)
@@ -232,11 +224,10 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
                       "to Hound's named causes. On the embedded trace: how often the top signal names a cause "
                       "that hit the task (planted, or planted plus background eviction). Table "
                       "straggler_explanations.")
+@google_format_only(HOUND_NEEDS)
 def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings,
                            duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    if (why := _not_applicable(s)):
-        return dg.MaterializeResult(metadata={"note": why})
     started = time.perf_counter()
     with duckdb.get_connection() as con:
         for table, asset in (("predictions", "nurd_eval"), ("hound_job_causes", "hound_job_causes"),
@@ -288,11 +279,10 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
                       "Figures 8 (latency models, adjusted R^2), 9 (dependence after shuffling) and 10 "
                       "(propensity estimators) as plots. Its own asset and module (stragglers/reports/hound.py), "
                       "so that comparison_tables stays NURD's Table 3.")
+@google_format_only(HOUND_NEEDS)
 def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
-    if (why := _not_applicable(s)):
-        return dg.MaterializeResult(metadata={"note": why})
     with duckdb.get_connection() as con:
         inputs = _read(con, "SELECT * FROM hound_inputs WHERE trace = ?", s.trace)
         topics = _read(con, "SELECT * EXCLUDE (trace) FROM hound_topics WHERE trace = ?", s.trace)
@@ -322,33 +312,18 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
     return dg.MaterializeResult(metadata=meta)
 
 
-def _check(asset, table: str, description: str, applies=lambda s: s.is_google_format):
-    @dg.asset_check(asset=asset, name=f"{table}_valid", blocking=True, description=description)
-    def _validate(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.AssetCheckResult:
-        s = nurd.selection()
-        if not applies(s):
-            return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
-        with duckdb.get_connection() as con:
-            outcome = validate_table(table, con, table, trace=s.trace, docs_dir=nurd.data_path / "validation")
-        meta = {"expectations_evaluated": outcome.evaluated, "expectations_passed": outcome.passed,
-                "expectations_failed": outcome.failed, "summary": dg.MetadataValue.md(outcome.to_markdown())}
-        if outcome.docs_path:
-            meta["data_docs"] = dg.MetadataValue.path(str(outcome.docs_path))
-        return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.ERROR, metadata=meta)
-
-    return _validate
-
-
 checks = [
-    _check(hound_profiles, "hound_profiles", "Weights in [-1, 1]; every non-empty profile sums to 1 in absolute "
-                                             "value; known learners and metrics; one row per job x learner x metric."),
-    _check(hound_topics, "hound_topics", "Known learners; named causes from Hound's nine; coverage in [0, 1]; "
-                                         "every ensemble topic made by at least two learners."),
-    _check(hound_job_causes, "hound_job_causes", "Weights in (0, 1]; each job's mixture sums to 1; named causes "
-                                                 "from Hound's nine."),
-    _check(hound_validation, "hound_validation", "One row per job with a planted mixture and known dominant causes.",
-           applies=lambda s: s.trace == "synthetic"),
-    _check(straggler_explanations, "straggler_explanations", "One row per flagged task; top signal causes from "
-                                                             "Hound's nine (or none)."),
+    table_check(hound_profiles, "hound_profiles", applies=google_format,
+                description="Weights in [-1, 1]; every non-empty profile sums to 1 in absolute value; known "
+                            "learners and metrics; one row per job x learner x metric."),
+    table_check(hound_topics, "hound_topics", applies=google_format,
+                description="Known learners; named causes from Hound's nine; coverage in [0, 1]; every ensemble "
+                            "topic made by at least two learners."),
+    table_check(hound_job_causes, "hound_job_causes", applies=google_format,
+                description="Weights in (0, 1]; each job's mixture sums to 1; named causes from Hound's nine."),
+    table_check(hound_validation, "hound_validation", applies=lambda s: s.trace == "synthetic",
+                description="One row per job with a planted mixture and known dominant causes."),
+    table_check(straggler_explanations, "straggler_explanations", applies=google_format,
+                description="One row per flagged task; top signal causes from Hound's nine (or none)."),
 ]
 assets = [hound_profiles, hound_topics, hound_job_causes, hound_validation, straggler_explanations, hound_report]

@@ -12,16 +12,13 @@ import stragglers.failures.validation  # noqa: F401  (registers the failure suit
 from stragglers.failures import build as fb
 from stragglers.failures.settings import FailureSettings
 from stragglers.reports.failures import write_cloning_report, write_prediction_report
-from .common import AUTOMATION, md_table, prepare, report_metadata
+from .checks import table_check
+from .common import AUTOMATION, connected, google_format, google_format_only, md_table, report_metadata
 from .nodes import task_attempts
 from .resources import NurdSettings
-from .warehouse import _check
 
 
-def _not_google(s) -> dg.MaterializeResult | None:
-    if s.is_google_format:
-        return None
-    return dg.MaterializeResult(metadata={"note": f"{s.trace} has no per-attempt events: not applicable"})
+NEEDS = "it has no per-attempt events"
 
 
 @dg.asset(deps=[task_attempts], group_name="failures", kinds={"duckdb"}, automation_condition=AUTOMATION,
@@ -29,12 +26,10 @@ def _not_google(s) -> dg.MaterializeResult | None:
                       "failure_attempts (configuration, outcomes, TaskFailFlag / AttemptFailFlag / "
                       "PastAttemptsFlag) and early_usage (first 5 minutes; empty where the trace has no "
                       "task_usage).")
+@google_format_only(NEEDS)
 def failure_inputs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    if (skip := _not_google(s)) is not None:
-        return skip
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         counts = fb.build_failure_inputs(con, s, nurd.failures())
         outcomes = con.execute("""SELECT coalesce(CAST(job_end_event AS VARCHAR), 'none') AS job_end_event,
             count(*) AS jobs, count(*) FILTER (WHERE task_fail_flag) AS with_failed_task
@@ -49,13 +44,11 @@ def _failure_step(name: str, description: str, compute) -> dg.AssetsDefinition:
     traces get a not-applicable note."""
     @dg.asset(name=name, deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"},
               automation_condition=AUTOMATION, description=description)
+    @google_format_only(NEEDS)
     def step(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
         s, fs = nurd.selection(), nurd.failures()
-        if (skip := _not_google(s)) is not None:
-            return skip
         started = time.perf_counter()
-        with duckdb.get_connection() as con:
-            prepare(con, nurd)
+        with connected(nurd, duckdb) as con:
             report, rows = compute(con, s.trace, fs, nurd.data_path / "reports" / "failures", context.log.info)
         return dg.MaterializeResult(metadata=report_metadata(report) | {
             "dagster/row_count": rows, "seconds": round(time.perf_counter() - started, 1)})
@@ -91,14 +84,14 @@ proactive_cloning = _failure_step(
 
 
 checks = [
-    _check(failure_inputs, "failure_jobs_valid", "failure_jobs", "failure_jobs", google_only=True,
-           description="one row per job, n_tasks >= 1, job end event a terminal event where known."),
-    _check(failure_inputs, "failure_tasks_valid", "failure_tasks", "failure_tasks", google_only=True,
-           description="one row per task, attempts >= failed attempts >= 0."),
-    _check(failure_inputs, "failure_attempts_valid", "failure_attempts", "failure_attempts", google_only=True,
-           description="one row per attempt, durations >= 0, PastAttemptsFlag set."),
-    _check(failure_prediction, "failure_predictions_valid", "failure_predictions", "failure_predictions",
-           google_only=True, description="precision, recall and thresholds in [0, 1]."),
-    _check(proactive_cloning, "cloning_tasks_valid", "cloning_tasks", "cloning_tasks", google_only=True,
-           description="one row per (threshold, clones, task), completion times >= 0."),
+    table_check(failure_inputs, "failure_jobs", applies=google_format,
+                description="one row per job, n_tasks >= 1, job end event a terminal event where known."),
+    table_check(failure_inputs, "failure_tasks", applies=google_format,
+                description="one row per task, attempts >= failed attempts >= 0."),
+    table_check(failure_inputs, "failure_attempts", applies=google_format,
+                description="one row per attempt, durations >= 0, PastAttemptsFlag set."),
+    table_check(failure_prediction, "failure_predictions", applies=google_format,
+                description="precision, recall and thresholds in [0, 1]."),
+    table_check(proactive_cloning, "cloning_tasks", applies=google_format,
+                description="one row per (threshold, clones, task), completion times >= 0."),
 ]

@@ -13,10 +13,11 @@ from stragglers.nodes import build as nb
 from stragglers.nodes.truth import planted_machines
 from stragglers.reports.files import md, write_text
 from stragglers.reports.nodes import truth_checks, write_node_report
-from .common import AUTOMATION, md_table, prepare, report_metadata
+from .checks import table_check
+from .common import AUTOMATION, connected, google_format, google_format_only, md_table, report_metadata
 from .resources import NurdSettings
 from .prediction import baseline_eval, nurd_eval
-from .warehouse import _check, jobs, staged_trace
+from .warehouse import jobs, staged_trace
 from stragglers.prediction.completion_tables import completion_table
 from stragglers.warehouse.storage import table_exists
 
@@ -27,12 +28,10 @@ RELAUNCH_SEEDS = range(10)    # as comparison_tables
           description="Every attempt of every task of every job (sql/task_attempts.sql: SCHEDULE to the next "
                       "terminal event, machine, end event) and the machines' capacities (sql/machines.sql, "
                       "where machine_events exists). Shared by node ranking and failure prediction.")
+@google_format_only("it has no per-attempt events")
 def task_attempts(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    if not s.is_google_format:
-        return dg.MaterializeResult(metadata={"note": f"{s.trace} has no per-attempt events: not applicable"})
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         counts = nb.build_attempts(con, nurd.raw_path, s)
         ends = con.execute("""SELECT coalesce(CAST(end_event AS VARCHAR), 'running') AS end_event, count(*) AS attempts
             FROM task_attempts WHERE trace = ? GROUP BY 1 ORDER BY 1""", [s.trace]).df()
@@ -46,14 +45,12 @@ def task_attempts(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeR
                       "(sql/node_task_durations.sql), per node the Table 1 indicators and the P-cores level "
                       "on the confidence interval (node_indicators), the 9 distributions ranked by "
                       "Anderson-Darling on a sample of nodes (node_fits). Report: reports/nodes/.")
+@google_format_only("it has no machine placement")
 def node_ranking(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, ns = nurd.selection(), nurd.nodes()
-    if not s.is_google_format:
-        return dg.MaterializeResult(metadata={"note": f"{s.trace} has no machine placement: not applicable"})
     started = time.perf_counter()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         counts = nb.build_node_ranking(con, s, ns, log=context.log.info)
         ind = con.execute("SELECT * EXCLUDE (trace) FROM node_indicators WHERE trace = ?", [s.trace]).df()
         fits = con.execute("SELECT * EXCLUDE (trace) FROM node_fits WHERE trace = ?", [s.trace]).df() \
@@ -79,8 +76,7 @@ def node_ranking(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       "mean reductions (10 seeds, common random numbers).")
 def node_relaunch_gain(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         if not (table_exists(con, "predictions") and table_exists(con, "node_indicators")):
             return dg.MaterializeResult(metadata={"note": "no predictions or node ranking yet: materialize "
                                                           "nurd_eval and node_ranking first"})
@@ -110,11 +106,11 @@ def node_relaunch_gain(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materia
 
 
 checks = [
-    _check(task_attempts, "task_attempts_valid", "task_attempts", "task_attempts", google_only=True,
-           description="attempt >= 1, end after start, terminal end event, unique (job, task, attempt)."),
-    _check(node_ranking, "node_task_durations_valid", "node_task_durations", "node_task_durations",
-           google_only=True, description="durations >= 0, z defined, one row per finished task."),
-    _check(node_ranking, "node_indicators_valid", "node_indicators", "node_indicators", google_only=True,
-           params=lambda n: {"min_tasks_per_node": n.node_min_tasks},
-           description="one row per ranked machine, n_tasks >= node_min_tasks, interval lo <= hi, level >= 0."),
+    table_check(task_attempts, "task_attempts", applies=google_format,
+                description="attempt >= 1, end after start, terminal end event, unique (job, task, attempt)."),
+    table_check(node_ranking, "node_task_durations", applies=google_format,
+                description="durations >= 0, z defined, one row per finished task."),
+    table_check(node_ranking, "node_indicators", applies=google_format,
+                params=lambda n: {"min_tasks_per_node": n.node_min_tasks},
+                description="one row per ranked machine, n_tasks >= node_min_tasks, interval lo <= hi, level >= 0."),
 ]

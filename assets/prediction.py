@@ -19,7 +19,7 @@ from stragglers.warehouse.staged_parts import usage_absent_reason
 from stragglers.warehouse.results import current_or_compute, trace_rows
 from .resources import NurdSettings
 
-from .common import AUTOMATION, as_metadata, md_table, prepare
+from .common import AUTOMATION, as_metadata, connected, md_table
 from .warehouse import checkpoint_features, selection_funnel
 
 matplotlib.use("Agg")
@@ -64,8 +64,7 @@ def _evaluation(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: D
         return skipped
     settings = nurd.evaluation().as_dict() | {"trace": nurd.trace, "feature_mode": nurd.selection().feature_mode,
                                               "protocol": nurd.protocol}
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         views, version = evaluate_unless_current(con, nurd.trace, methods, both_views(nurd.evaluation()),
                                                  nurd.engine(), context.log.info)
     return dg.MaterializeResult(metadata=as_metadata(views_summary(views, methods, settings)) | features_note,
@@ -113,8 +112,7 @@ def _best_baseline(con, trace: str) -> str:
 def protocol_ablation(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
     trace, selection, max_jobs = nurd.trace, nurd.selection(), nurd.ablation_max_jobs or None
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         best = _best_baseline(con, trace)
         context.log.info(f"protocol ablation on {trace}, best baseline {best}")
         # the ablation attributes the paper's numbers: under NURD_PROTOCOL=operator, its paper view
@@ -148,8 +146,7 @@ def nurd_sensitivity(context: dg.AssetExecutionContext, nurd: NurdSettings,
     max_jobs = nurd.ablation_max_jobs or None
     settings = evaluation.as_dict() | {"feature_mode": selection.feature_mode, "protocol": nurd.protocol,
                                        "max_jobs": max_jobs}
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
 
         def compute():
             table = run_sensitivity(con, trace, evaluation, selection, max_jobs=max_jobs,

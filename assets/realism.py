@@ -16,8 +16,9 @@ from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse.runner import replace_trace_frame
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table, prepare
-from .warehouse import _check, jobs, tasks
+from .checks import table_check
+from .common import AUTOMATION, connected, google_format, google_format_only, md_table
+from .warehouse import jobs, tasks
 
 
 @dg.asset(deps=[tasks], group_name="warehouse", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
@@ -28,14 +29,11 @@ from .warehouse import _check, jobs, tasks
                       "statistics are in the warehouse: KS distance (numeric) or total variation (end "
                       "states) per statistic, overlaid CDFs. Usage of a trace without task_usage comes from "
                       "NURD_USAGE_SAMPLE (a CSV with a header, e.g. the real excerpt's sample).")
+@google_format_only("the statistics are those of the Google 2011 tables")
 def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    if not s.is_google_format:
-        return dg.MaterializeResult(metadata={"skipped": f"not applicable to {s.trace}: the statistics are "
-                                                         f"those of the Google 2011 tables"})
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         n = realism.build_trace_statistics(con, s, nurd.usage_sample or None)
         others = [t for t in realism.traces_with_statistics(con) if t != s.trace]
         against = nurd.realism_against if nurd.realism_against != s.trace else (others[0] if others else "")
@@ -77,14 +75,11 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       "did) and the base rate, with bootstrap intervals over jobs; beside them the simulator's "
                       "copy model replayed on the same pairs (stragglers/prediction/reexecution.py); on the embedded "
                       "trace, the generator's own re-runs of every finished task, from its truth.")
+@google_format_only("re-executions are read from Google task_events")
 def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    if not s.is_google_format:
-        return dg.MaterializeResult(metadata={"skipped": f"not applicable to {s.trace}: re-executions are read "
-                                                         f"from Google task_events"})
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         table = reexecution.build_pairs(con, s, nurd.min_finished)
         pairs = table[table.status == "pair"]
         lives = reexecution.job_first_lives(con, s.trace, pairs.job_id.unique())
@@ -115,8 +110,7 @@ def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
                             "(stragglers/warehouse/realism.py generator_against_real); passes with a note when the "
                             "warehouse lacks a generated or a real trace's re-executions.")
 def reexecution_generator_within_real(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.AssetCheckResult:
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         table = realism.generator_against_real(con)
     if not len(table):
         return dg.AssetCheckResult(passed=True, metadata={
@@ -130,9 +124,9 @@ def reexecution_generator_within_real(nurd: NurdSettings, duckdb: DuckDBResource
 
 
 checks = [
-    _check(reexecutions, "reexecution_pairs_valid", "reexecution_pairs", "reexecution_pairs", google_only=True,
-           params=lambda n: {"min_finished": n.min_finished},
-           description="one row per rerun task with a known status (unique); every pair: two positive "
+    table_check(reexecutions, "reexecution_pairs", applies=google_format,
+                params=lambda n: {"min_finished": n.min_finished},
+                description="one row per rerun task with a known status (unique); every pair: two positive "
                        "latencies on two machines, its job's median and tau, >= min_finished timed first lives."),
 ]
 

@@ -19,7 +19,7 @@ from stragglers.warehouse.sql_files import sql_text
 from stragglers.warehouse.storage import table_exists, transaction
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_image, md_table, prepare, require_evaluations, table_contents
+from .common import AUTOMATION, connected, md_image, md_table, require_evaluations, table_contents
 from .budgets import budget_inputs, operator_budgets
 from .completion import COMPLETION_SEEDS, completion_times, simulation_inputs
 from .prediction import baseline_eval, nurd_eval
@@ -64,8 +64,7 @@ def read_table(con: duckdb.DuckDBPyConnection, name: str) -> pd.DataFrame | None
 def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
     out = nurd.data_path / "reports"
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         require_evaluations(con)
         # the simulations must be of these evaluations and settings: never a report that mixes two runs
         if recorded_inputs(con, "completion_times", "*") != simulation_inputs(con, nurd):

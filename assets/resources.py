@@ -155,7 +155,8 @@ class InvalidSettings(dg.ConfigurableResource):
 
 class WarehouseResource(DuckDBResource):
     """DuckDB on ``<data_dir>/warehouse.duckdb`` of the run's ``nurd`` settings. The assets'
-    ``prepare`` (assets/common.py) sets the run's memory limit, threads and spill directory.
+    ``connected`` (assets/common.py) sets the run's memory limit, threads and spill directory on every
+    connection an asset opens.
     A run that uses it holds the warehouse's writer lock (stragglers/warehouse/writer.py) from
     start to end: a second writer fails at once, naming the run that holds it."""
 

@@ -5,7 +5,6 @@ each followed by a blocking Great Expectations check."""
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterator
 
 import dagster as dg
@@ -14,17 +13,13 @@ from dagster_duckdb import DuckDBResource
 
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_features, build_funnel, build_jobs, build_tasks, grid_coverage, step_tables
-from stragglers.warehouse import ledger, progress, read_errors, sql_files, staged_parts, staging, storage
-from stragglers.warehouse import locate
-from stragglers.warehouse import suites
-from stragglers.warehouse.validation import validate_table
+from stragglers.warehouse import ledger, locate, progress, sql_files, staged_parts, staging
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table, prepare, preview
+from .checks import table_check
+from .common import AUTOMATION, connected, google_format, md_table, preview
 from .traces import raw_trace
 
-# the suites' code is part of what a cached pass depends on
-SUITES_VERSION = ledger.digest(Path(suites.__file__).read_text())
 RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
 
 
@@ -34,8 +29,7 @@ RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each ta
 def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         n_parts = staging.stage_trace(con, nurd.raw_path, s)
         views = list(sql_files.GOOGLE_VIEWS) if s.is_google_format else ["stg_batch_instance"]
         absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
@@ -72,8 +66,7 @@ def _built(context, nurd: NurdSettings, duckdb: DuckDBResource, step: str, build
     """The warehouse after SQL step ``step``: ``build(con, selection)`` ran unless every table of the
     step was built from the same raw files, settings and SQL (then the rows would be identical)."""
     s = nurd.selection()
-    with duckdb.get_connection() as con:
-        prepare(con, nurd)
+    with connected(nurd, duckdb) as con:
         tables = step_tables(step, s)
         rebuilt = not ledger.is_current(con, tables, s)
         if rebuilt:
@@ -86,53 +79,6 @@ def _built(context, nurd: NurdSettings, duckdb: DuckDBResource, step: str, build
 
 def _rows(con, table: str, trace: str) -> int:
     return con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
-
-
-def _check(asset, name: str, suite: str, table: str, *, params=None, warehouse_params=None, max_rows=None,
-           google_only=False, needs_usage=False, description: str = ""):
-    """``params(nurd)``: the suite's parameters from the settings; ``warehouse_params(nurd, con)``:
-    more of them read from the warehouse (merged over the first)."""
-    @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
-    def _validate(context: dg.AssetCheckExecutionContext, nurd: NurdSettings,
-                  duckdb: DuckDBResource) -> dg.AssetCheckResult:
-        s = nurd.selection()
-        if google_only and not s.is_google_format:
-            return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
-        trace = None if table.startswith("stg_") else s.trace
-        with duckdb.get_connection() as con:
-            no_usage = needs_usage and staged_parts.usage_absent_reason(con, s.trace)
-            if no_usage:
-                return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable: {no_usage}"})
-            p = _suite_params(params, warehouse_params, nurd, con)
-            # a table validated before, unchanged since (same inputs digest), passes again without re-reading it
-            built_from = ledger.recorded_inputs(con, "staged_trace" if table.startswith("stg_") else table, s.trace)
-            key = ledger.digest([built_from, suite, p, max_rows, SUITES_VERSION])
-            if built_from is not None and ledger.recorded_inputs(con, f"check:{name}", s.trace) == key:
-                return dg.AssetCheckResult(passed=True, severity=dg.AssetCheckSeverity.ERROR, metadata={
-                    "note": "table unchanged since it passed this suite (same inputs digest): not re-validated"})
-            with read_errors.located_errors(con, f"check {name}"):   # a raw file that does not parse: where, what to do
-                outcome = validate_table(suite, con, table, trace=trace, docs_dir=nurd.data_path / "validation",
-                                         params=p, max_rows=max_rows)
-            if outcome.success and built_from is not None:
-                with storage.transaction(con):
-                    ledger.record_settings(con, f"check:{name}", s.trace, {"suite": suite}, key)
-        explanation = outcome.explain()
-        meta = {"expectations_evaluated": outcome.evaluated, "expectations_passed": outcome.passed,
-                "expectations_failed": outcome.failed, "explanation": explanation,
-                "offending_rows": sum(int(f.get("unexpected_count") or 0) for f in outcome.failures),
-                "summary": dg.MetadataValue.md(outcome.to_markdown())}
-        if outcome.failures:
-            meta["failures"] = dg.MetadataValue.json(
-                [{k: f.get(k) for k in ("expectation", "column", "unexpected_count", "failing_rows", "kwargs")}
-                 for f in outcome.failures])
-        if outcome.docs_path:
-            meta["data_docs"] = dg.MetadataValue.url(f"file://{outcome.docs_path}")
-        if not outcome.success:
-            context.log.error(explanation)
-        return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.ERROR,
-                                   description=explanation, metadata=meta)
-
-    return _validate
 
 
 @dg.asset(deps=[staged_trace], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
@@ -201,12 +147,6 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
     return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(step.version))
 
 
-def _suite_params(params, warehouse_params, nurd, con) -> dict | None:
-    if not params and not warehouse_params:
-        return None
-    return (params(nurd) if params else {}) | (warehouse_params(nurd, con) if warehouse_params else {})
-
-
 def _fewest_finished(con, trace: str, default: int) -> int:
     row = con.execute("SELECT min(n) FROM (SELECT count(*) AS n FROM tasks WHERE trace = ? GROUP BY job_id)",
                       [trace]).fetchone()
@@ -214,22 +154,22 @@ def _fewest_finished(con, trace: str, default: int) -> int:
 
 
 checks = [
-    _check(staged_trace, "raw_job_events_valid", "raw_job_events", "stg_job_events", max_rows=RAW_CHECK_ROWS,
-           google_only=True, description="GX suite raw_job_events on the staged job_events (first rows)."),
-    _check(staged_trace, "raw_task_events_valid", "raw_task_events", "stg_task_events", max_rows=RAW_CHECK_ROWS,
-           google_only=True, description="GX suite raw_task_events on the staged task_events (first rows)."),
-    _check(staged_trace, "raw_task_usage_valid", "raw_task_usage", "stg_task_usage", max_rows=RAW_CHECK_ROWS,
-           google_only=True, needs_usage=True,
-           description="GX suite raw_task_usage on the staged task_usage (first rows)."),
-    _check(jobs, "jobs_valid", "jobs", "jobs", params=lambda n: {"min_tasks": n.min_tasks},
-           description="n_tasks >= min_tasks, unique job ids."),
-    _check(tasks, "tasks_valid", "tasks", "tasks",
-           # the share bound is sized for the smallest job in `tasks`: a real job of >= min_tasks
-           # tasks may have only a few finished inside the window (normal on a partial trace)
-           params=lambda n: {"quantile": n.quantile},
-           warehouse_params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks)},
-           description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
-    _check(checkpoint_features, "checkpoint_features_valid", "checkpoint_features", "checkpoint_features",
-           params=lambda n: {"features": list(n.selection().format.columns)},
-           description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing."),
+    table_check(staged_trace, "raw_job_events", table="stg_job_events", max_rows=RAW_CHECK_ROWS,
+                applies=google_format, description="GX suite raw_job_events on the staged job_events (first rows)."),
+    table_check(staged_trace, "raw_task_events", table="stg_task_events", max_rows=RAW_CHECK_ROWS,
+                applies=google_format, description="GX suite raw_task_events on the staged task_events (first rows)."),
+    table_check(staged_trace, "raw_task_usage", table="stg_task_usage", max_rows=RAW_CHECK_ROWS,
+                applies=google_format, needs_usage=True,
+                description="GX suite raw_task_usage on the staged task_usage (first rows)."),
+    table_check(jobs, "jobs", params=lambda n: {"min_tasks": n.min_tasks},
+                description="n_tasks >= min_tasks, unique job ids."),
+    # the share bound is sized for the smallest job in `tasks`: a real job of >= min_tasks tasks may
+    # have only a few finished inside the window (normal on a partial trace)
+    table_check(tasks, "tasks",
+                params=lambda n: {"quantile": n.quantile},
+                warehouse_params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks)},
+                description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
+    table_check(checkpoint_features, "checkpoint_features",
+                params=lambda n: {"features": list(n.selection().format.columns)},
+                description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing."),
 ]

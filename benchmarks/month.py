@@ -34,8 +34,11 @@ from stragglers.warehouse.assemble import build_warehouse
 
 SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
 PARTS = 14
+# the asset checkpoint_features builds job_checkpoints through operator_checkpoint_features
+# (stragglers.warehouse.build.build_features); here one step each, in its order
 STEPS = ("scan", "staged_trace", "jobs", "tasks", "selection_funnel",
-         "job_checkpoints", "task_attempts", "event_streams", "event_features", "checkpoint_features")
+         "job_checkpoints", "task_attempts", "event_streams", "event_features", "checkpoint_features",
+         "operator_checkpoints", "operator_event_features", "operator_checkpoint_features")
 TRACE = "google_2011"
 
 
@@ -68,6 +71,8 @@ def _step(db: str, raw: str, memory_limit: str, slice_rows: int | None, step: st
         rows = build.build_tasks(con, s)
     elif step == "selection_funnel":
         rows = build.build_funnel(con, s)
+    elif step == "task_attempts":
+        rows = build.build_task_attempts(con, s)
     elif step == "event_streams":   # job_runs and machine_streams: what event_features' slices read
         rows = sum(build.build_event_streams(con, s).values())
     else:

@@ -109,9 +109,23 @@ capacity AS (
     QUALIFY row_number() OVER (PARTITION BY machine_id, time ORDER BY event_type DESC, cpus DESC, memory DESC,
                                                                       platform_id DESC) = 1
 ),
+-- The machine streams (machine_streams.sql: every job's attempts, built once), cut to the rows an
+-- ASOF join of this slice can take: its as-of times lie in [lo + 1 h, hi] (lo: an hour before the
+-- first, for the hour-ago join), so a row after hi is never taken, nor a row before lo but the last
+-- one of its machine and stream. Same rows as the whole stream, but each slice reads (and holds)
+-- its own time span of the streams, not the whole trace's.
+span AS (SELECT min(at_us) - 3600000000 AS lo, max(at_us) AS hi FROM grid),
+last_before AS (
+    SELECT m.machine_id, m.stream, max(m.t_us) AS t_us
+    FROM machine_streams m, span WHERE m.trace = '${trace}' AND m.t_us < span.lo GROUP BY m.machine_id, m.stream
+),
 machine_stream AS (
-    -- the machine streams (machine_streams.sql: every job's attempts, built once)
-    SELECT * FROM machine_streams WHERE trace = '${trace}'
+    SELECT m.* FROM machine_streams m, span
+    WHERE m.trace = '${trace}' AND m.t_us >= span.lo AND m.t_us <= span.hi
+    UNION ALL
+    SELECT m.* FROM machine_streams m SEMI JOIN last_before b
+      ON b.machine_id = m.machine_id AND b.stream = m.stream AND b.t_us = m.t_us
+    WHERE m.trace = '${trace}'
 ),
 machine_load AS (SELECT machine_id, t_us, running, cpu_sum, mem_sum FROM machine_stream WHERE stream = 'load'),
 machine_bad AS (SELECT machine_id, t_us, bad FROM machine_stream WHERE stream = 'bad'),

@@ -76,7 +76,7 @@ def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:
 
 @contextmanager
 def connected(nurd: NurdSettings, resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to the run's warehouse, prepared (``prepare``): what every asset reads and writes through."""
+    """A connection to the run's warehouse, prepared (``prepare``): what the assets build and read the tables through."""
     with resource.get_connection() as con:
         prepare(con, nurd)
         yield con

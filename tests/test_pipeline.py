@@ -174,3 +174,28 @@ def test_partition_range_runs_in_one_run(evaluated):
     assert keys == ["hbos", "iforest"]
     got = {m for (m,) in read(data, "SELECT DISTINCT method FROM evaluation_runs")}
     assert {"hbos", "iforest", "nurd", "gbtr", "nurd_nc"} <= got
+
+
+def test_google_only_systems_say_not_applicable_on_another_format(tmp_path):
+    """Hound, node ranking, failure prediction, trace_realism and reexecutions read the Google
+    tables: on an Alibaba-format trace each asset succeeds with a note saying why, writes no table,
+    and its checks pass as not applicable."""
+    from assets import diagnosis, failures, nodes, realism
+
+    google_only = [*diagnosis.assets, nodes.task_attempts, nodes.node_ranking, failures.failure_inputs,
+                   failures.failure_prediction, failures.proactive_cloning, realism.trace_realism,
+                   realism.reexecutions]
+    google_only = [a for a in google_only if a is not diagnosis.hound_validation]   # its own rule: below
+    checks = [c for c in [*diagnosis.checks, *nodes.checks, *failures.checks, *realism.checks]
+              if c.check_key.name != "hound_validation_valid"]
+    result = dg.materialize(google_only + checks, resources=resources(tmp_path, trace="synthetic_alibaba"),
+                            instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    for asset in google_only:
+        notes = [m.metadata["note"].value for m in result.asset_materializations_for_node(asset.op.name)]
+        assert notes and notes[0].startswith("not applicable to synthetic_alibaba: "), (asset.op.name, notes)
+    evaluations = result.get_asset_check_evaluations()
+    assert len(evaluations) == len(checks)
+    assert all(e.passed and e.metadata["note"].value == "not applicable to synthetic_alibaba" for e in evaluations)
+    assert not (tmp_path / "warehouse.duckdb").exists() or not read(
+        tmp_path, "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'hound%' OR table_name LIKE 'node%'")

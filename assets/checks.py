@@ -21,11 +21,15 @@ def table_check(asset, suite: str, *, table: str | None = None, params=None, war
     """Check ``<suite>_valid`` on ``asset``: suite ``suite`` on the configured trace's rows of ``table``
     (default: the suite's name; a ``stg_`` view is read whole, up to ``max_rows``). ``params(nurd)``:
     the suite's parameters from the settings; ``warehouse_params(nurd, con)``: more of them read from
-    the warehouse (merged over the first). A trace for which ``applies(selection)`` is false, or
-    (``needs_usage``) without task_usage, passes with a note. A table unchanged since it passed (same
-    inputs digest in the ledger) passes without being read again."""
+    the warehouse (merged over the first). A trace for which ``applies(selection)`` is false (default:
+    the asset's own rule and reason, from google_format_only), or (``needs_usage``) without task_usage,
+    passes with a note. A table unchanged since it passed (same inputs digest in the ledger) passes
+    without being read again."""
     table = table or suite
     name = f"{suite}_valid"
+    declared, because = asset.op.compute_fn.decorated_fn, ""    # google_format_only's rule and reason
+    if applies is None and hasattr(declared, "applies"):
+        applies, because = declared.applies, f": {declared.not_applicable_because}"
     staged = table.startswith("stg_")
 
     @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
@@ -33,7 +37,7 @@ def table_check(asset, suite: str, *, table: str | None = None, params=None, war
                   duckdb: DuckDBResource) -> dg.AssetCheckResult:
         s = nurd.selection()
         if applies is not None and not applies(s):
-            return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}"})
+            return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}{because}"})
         with duckdb.get_connection() as con:
             no_usage = needs_usage and staged_parts.usage_absent_reason(con, s.trace)
             if no_usage:

@@ -146,7 +146,7 @@ def google_format(s) -> bool:
 def google_format_only(why: str):
     """An asset of a system that reads the Google 2011 tables: on a trace of another format it does
     nothing and its metadata says so, ``not applicable to <trace>: <why>`` (a normal situation, not an
-    error: the systems that apply still run)."""
+    error: the systems that apply still run). The checks on the asset inherit the rule and the reason."""
     def decorate(compute):
         @functools.wraps(compute)    # Dagster reads the parameters (context, resources) of ``compute``
         def applicable_only(*args, **resources):
@@ -154,5 +154,7 @@ def google_format_only(why: str):
             if not google_format(s):
                 return dg.MaterializeResult(metadata={"note": f"not applicable to {s.trace}: {why}"})
             return compute(*args, **resources)
+        # declared on the asset once: its checks (assets/checks.py) take the same rule and reason
+        applicable_only.applies, applicable_only.not_applicable_because = google_format, why
         return applicable_only
     return decorate

@@ -20,7 +20,7 @@ from stragglers.warehouse import ledger, runner, storage
 from .resources import NurdSettings
 
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format, google_format_only, md_image_file, md_table
+from .common import AUTOMATION, connected, google_format_only, md_image_file, md_table
 from .nodes import node_ranking
 from .prediction import nurd_eval
 from .warehouse import checkpoint_features, tasks
@@ -313,17 +313,17 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
 
 
 checks = [
-    table_check(hound_profiles, "hound_profiles", applies=google_format,
+    table_check(hound_profiles, "hound_profiles",
                 description="Weights in [-1, 1]; every non-empty profile sums to 1 in absolute value; known "
                             "learners and metrics; one row per job x learner x metric."),
-    table_check(hound_topics, "hound_topics", applies=google_format,
+    table_check(hound_topics, "hound_topics",
                 description="Known learners; named causes from Hound's nine; coverage in [0, 1]; every ensemble "
                             "topic made by at least two learners."),
-    table_check(hound_job_causes, "hound_job_causes", applies=google_format,
+    table_check(hound_job_causes, "hound_job_causes",
                 description="Weights in (0, 1]; each job's mixture sums to 1; named causes from Hound's nine."),
     table_check(hound_validation, "hound_validation", applies=lambda s: s.trace == "synthetic",
                 description="One row per job with a planted mixture and known dominant causes."),
-    table_check(straggler_explanations, "straggler_explanations", applies=google_format,
+    table_check(straggler_explanations, "straggler_explanations",
                 description="One row per flagged task; top signal causes from Hound's nine (or none)."),
 ]
 assets = [hound_profiles, hound_topics, hound_job_causes, hound_validation, straggler_explanations, hound_report]

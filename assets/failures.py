@@ -13,7 +13,7 @@ from stragglers.failures import build as fb
 from stragglers.failures.settings import FailureSettings
 from stragglers.reports.failures import write_cloning_report, write_prediction_report
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format, google_format_only, md_table, report_metadata
+from .common import AUTOMATION, connected, google_format_only, md_table, report_metadata
 from .nodes import task_attempts
 from .resources import NurdSettings
 
@@ -84,14 +84,14 @@ proactive_cloning = _failure_step(
 
 
 checks = [
-    table_check(failure_inputs, "failure_jobs", applies=google_format,
+    table_check(failure_inputs, "failure_jobs",
                 description="one row per job, n_tasks >= 1, job end event a terminal event where known."),
-    table_check(failure_inputs, "failure_tasks", applies=google_format,
+    table_check(failure_inputs, "failure_tasks",
                 description="one row per task, attempts >= failed attempts >= 0."),
-    table_check(failure_inputs, "failure_attempts", applies=google_format,
+    table_check(failure_inputs, "failure_attempts",
                 description="one row per attempt, durations >= 0, PastAttemptsFlag set."),
-    table_check(failure_prediction, "failure_predictions", applies=google_format,
+    table_check(failure_prediction, "failure_predictions",
                 description="precision, recall and thresholds in [0, 1]."),
-    table_check(proactive_cloning, "cloning_tasks", applies=google_format,
+    table_check(proactive_cloning, "cloning_tasks",
                 description="one row per (threshold, clones, task), completion times >= 0."),
 ]

@@ -14,7 +14,7 @@ from stragglers.nodes.truth import planted_machines
 from stragglers.reports.files import md, write_text
 from stragglers.reports.nodes import truth_checks, write_node_report
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format, google_format_only, md_table, report_metadata
+from .common import AUTOMATION, connected, google_format_only, md_table, report_metadata
 from .resources import NurdSettings
 from .prediction import baseline_eval, nurd_eval
 from .warehouse import jobs, staged_trace
@@ -106,11 +106,11 @@ def node_relaunch_gain(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materia
 
 
 checks = [
-    table_check(task_attempts, "task_attempts", applies=google_format,
+    table_check(task_attempts, "task_attempts",
                 description="attempt >= 1, end after start, terminal end event, unique (job, task, attempt)."),
-    table_check(node_ranking, "node_task_durations", applies=google_format,
+    table_check(node_ranking, "node_task_durations",
                 description="durations >= 0, z defined, one row per finished task."),
-    table_check(node_ranking, "node_indicators", applies=google_format,
+    table_check(node_ranking, "node_indicators",
                 params=lambda n: {"min_tasks_per_node": n.node_min_tasks},
                 description="one row per ranked machine, n_tasks >= node_min_tasks, interval lo <= hi, level >= 0."),
 ]

@@ -17,7 +17,7 @@ from stragglers.warehouse.runner import replace_trace_frame
 from .resources import NurdSettings
 
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format, google_format_only, md_table
+from .common import AUTOMATION, connected, google_format_only, md_table
 from .warehouse import jobs, tasks
 
 
@@ -124,7 +124,7 @@ def reexecution_generator_within_real(nurd: NurdSettings, duckdb: DuckDBResource
 
 
 checks = [
-    table_check(reexecutions, "reexecution_pairs", applies=google_format,
+    table_check(reexecutions, "reexecution_pairs",
                 params=lambda n: {"min_finished": n.min_finished},
                 description="one row per rerun task with a known status (unique); every pair: two positive "
                        "latencies on two machines, its job's median and tau, >= min_finished timed first lives."),

@@ -15,7 +15,7 @@ from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table, table_contents, tables_from_evaluations
+from .common import automated_asset, md_table, table_contents, tables_from_evaluations
 from .prediction import baseline_eval, nurd_eval
 
 BUDGET_TABLES = ("matched_budgets", "sweep_curve")
@@ -46,13 +46,13 @@ def budget_tables(con, nurd: NurdSettings) -> tuple[pd.DataFrame | None, pd.Data
     return budgets, curve_table(sweep)
 
 
-@dg.asset(deps=[nurd_eval, baseline_eval], group_name="evaluation", kinds={"python", "duckdb"},
-          automation_condition=AUTOMATION,
-          description="Every method at every budget of extra machine time under the operator's protocol: "
-                      "each method's flag cut chosen per job on the jobs that ended before it (table "
-                      "`matched_budgets`, with its paired difference against the best free rule) and its cost "
-                      "curve (table `sweep_curve`), from the operator's sweep (`operator_sweep_outcomes`), for "
-                      "every trace in the warehouse; both empty without that sweep. comparison_tables reads them.")
+@automated_asset(deps=[nurd_eval, baseline_eval], group_name="evaluation", kinds={"python", "duckdb"},
+                 description="Every method at every budget of extra machine time under the operator's protocol: each "
+                             "method's flag cut chosen per job on the jobs that ended before it (table "
+                             "`matched_budgets`, with its paired difference against the best free rule) and its cost "
+                             "curve (table `sweep_curve`), from the operator's sweep (`operator_sweep_outcomes`), "
+                             "for every trace in the warehouse; both empty without that sweep. comparison_tables "
+                             "reads them.")
 def operator_budgets(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     def compute(con) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:

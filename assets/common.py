@@ -36,6 +36,13 @@ AUTOMATION = (
 ).with_label("on a new upstream data version")
 
 
+def automated_asset(**asset_args):
+    """``dg.asset`` with the AUTOMATION condition: an asset of the chain, re-run on a new upstream data
+    version. The studies (protocol_ablation, nurd_sensitivity) are costly and run on request: plain
+    ``dg.asset``."""
+    return dg.asset(automation_condition=AUTOMATION, **asset_args)
+
+
 def md_table(df: pd.DataFrame, floatfmt: str = ".3f", max_rows: int = 50) -> dg.MetadataValue:
     return dg.MetadataValue.md(markdown_table(df, floatfmt=floatfmt, max_rows=max_rows))
 

@@ -19,7 +19,7 @@ from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table, table_contents, tables_from_evaluations
+from .common import automated_asset, md_table, table_contents, tables_from_evaluations
 from .prediction import baseline_eval, nurd_eval
 
 COMPLETION_SEEDS = range(10)
@@ -85,14 +85,13 @@ def simulations(con, nurd: NurdSettings, log) -> tuple[pd.DataFrame, pd.DataFram
     return completion, speculation, speculation_per_job
 
 
-@dg.asset(deps=[nurd_eval, baseline_eval], group_name="evaluation", kinds={"python", "duckdb"},
-          automation_condition=AUTOMATION,
-          description="What relaunching every evaluated method's flagged tasks does to the jobs' completion time "
-                      "(the paper's Algorithms 2-3, Figures 4-9: table `completion_times`), and, under the "
-                      "operator's protocol, what speculative copies do (table `speculation_times`; per job for the "
-                      "survival family and the free rules: `speculation_job_times`), mean over "
-                      f"{len(COMPLETION_SEEDS)} simulation seeds, for every trace in the warehouse. "
-                      "comparison_tables reads them.")
+@automated_asset(deps=[nurd_eval, baseline_eval], group_name="evaluation", kinds={"python", "duckdb"},
+                 description="What relaunching every evaluated method's flagged tasks does to the jobs' "
+                             "completion time (the paper's Algorithms 2-3, Figures 4-9: table `completion_times`), "
+                             "and, under the operator's protocol, what speculative copies do (table "
+                             "`speculation_times`; per job for the survival family and the free rules: "
+                             f"`speculation_job_times`), mean over {len(COMPLETION_SEEDS)} simulation seeds, for "
+                             "every trace in the warehouse. comparison_tables reads them.")
 def completion_times(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     kept, inputs = tables_from_evaluations(

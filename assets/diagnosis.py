@@ -20,7 +20,7 @@ from stragglers.warehouse import ledger, runner, storage
 from .resources import NurdSettings
 
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format_only, md_image_file, md_table
+from .common import automated_asset, connected, google_format_only, md_image_file, md_table
 from .nodes import node_ranking
 from .prediction import nurd_eval
 from .warehouse import checkpoint_features, tasks
@@ -100,11 +100,11 @@ def _scored(con, nurd: NurdSettings, s, hs, causes: pd.DataFrame, jobs: list, in
     return _Scored(truth_jobs, truth_tasks, added, stragglers, answers, node_meta, per_job, summary)
 
 
-@dg.asset(deps=[tasks], group_name="diagnosis", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
-          description="Hound's base learners (Section 3.1): per job with >= hound_min_tasks finished tasks, the "
-                      "causality profiles of PR (Bagging Augmented ElasticNet), DP (signed Schweizer-Wolff) and CA "
-                      "(AdaBoost-IPW Rubin causal model) over the Table 2 metrics of sql/hound_inputs.sql. "
-                      "Tables hound_inputs and hound_profiles (job x learner x metric).")
+@automated_asset(deps=[tasks], group_name="diagnosis", kinds={"python", "duckdb"},
+                 description="Hound's base learners (Section 3.1): per job with >= hound_min_tasks finished tasks, "
+                             "the causality profiles of PR (Bagging Augmented ElasticNet), DP (signed "
+                             "Schweizer-Wolff) and CA (AdaBoost-IPW Rubin causal model) over the Table 2 metrics of "
+                             "sql/hound_inputs.sql. Tables hound_inputs and hound_profiles (job x learner x metric).")
 @google_format_only(HOUND_NEEDS)
 def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
                    duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -129,11 +129,11 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
         "mean_abs_weight": md_table(mean_abs.reset_index()), "seconds": round(time.perf_counter() - started, 1)})
 
 
-@dg.asset(deps=[hound_profiles], group_name="diagnosis", kinds={"python", "duckdb"},
-          automation_condition=AUTOMATION,
-          description="Hound's Table 4: LDA topics per learner (Algorithm 3) and the ensemble topics that at "
-                      "least two learners agree on (Algorithm 4, HAC), each named after Table 4's causes or left "
-                      "as its keywords. Tables hound_topics and hound_topic_mixtures (job x ensemble topic).")
+@automated_asset(deps=[hound_profiles], group_name="diagnosis", kinds={"python", "duckdb"},
+                 description="Hound's Table 4: LDA topics per learner (Algorithm 3) and the ensemble topics that at "
+                             "least two learners agree on (Algorithm 4, HAC), each named after Table 4's causes or "
+                             "left as its keywords. Tables hound_topics and hound_topic_mixtures (job x ensemble "
+                             "topic).")
 @google_format_only(HOUND_NEEDS)
 def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -154,10 +154,9 @@ def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
         "initial_topics": md_table(d.topics[d.topics.learner != "ENS"], max_rows=100)})
 
 
-@dg.asset(deps=[hound_topics], group_name="diagnosis", kinds={"python", "duckdb"},
-          automation_condition=AUTOMATION,
-          description="Hound's Table 5: each job's mixture of named causes (ensemble topics of the same name "
-                      "summed; unnamed topics keep their keywords, named = false). Table hound_job_causes.")
+@automated_asset(deps=[hound_topics], group_name="diagnosis", kinds={"python", "duckdb"},
+                 description="Hound's Table 5: each job's mixture of named causes (ensemble topics of the same name "
+                             "summed; unnamed topics keep their keywords, named = false). Table hound_job_causes.")
 @google_format_only(HOUND_NEEDS)
 def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
@@ -175,19 +174,19 @@ def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
         "table7": md_table(hound_truth.coverage_table(causes, None, jobs))})
 
 
-@dg.asset(deps=[hound_job_causes, node_ranking], group_name="diagnosis", kinds={"python", "duckdb"},
-          automation_condition=AUTOMATION,
-          description="Hound against the embedded trace's causes (ground truth under "
-                      "$NURD_DATA_DIR/truth/synthetic/): per job the planted mixture, the effective one (planted "
-                      "causes plus background evictions and waits), the stragglers' one (the share of the job's "
-                      "stragglers each cause explains: the task would not straggle had the cause taken its "
-                      "typical time; the check) and the diagnosed one; dominant-cause accuracy and "
-                      "precision/recall of the cause set against each truth, beside the baseline that always "
-                      "answers data skew and the best constant answer in hindsight. Beside Hound, "
-                      "hound_with_nodes: limited processor alone where most of the job's stragglers run on "
-                      "machines the other jobs' tasks show slow (node_task_durations, Ouyang et al. Eq. 1), "
-                      "Hound's mixture elsewhere (docs/HOUND.md, issue 28 third pass); Hound's own answer is "
-                      "unchanged. Only for the embedded trace (the only one with a truth). Table hound_validation.")
+@automated_asset(deps=[hound_job_causes, node_ranking], group_name="diagnosis", kinds={"python", "duckdb"},
+                 description="Hound against the embedded trace's causes (ground truth under "
+                             "$NURD_DATA_DIR/truth/synthetic/): per job the planted mixture, the effective one "
+                             "(planted causes plus background evictions and waits), the stragglers' one (the share "
+                             "of the job's stragglers each cause explains: the task would not straggle had the cause "
+                             "taken its typical time; the check) and the diagnosed one; dominant-cause accuracy and "
+                             "precision/recall of the cause set against each truth, beside the baseline that always "
+                             "answers data skew and the best constant answer in hindsight. Beside Hound, "
+                             "hound_with_nodes: limited processor alone where most of the job's stragglers run on "
+                             "machines the other jobs' tasks show slow (node_task_durations, Ouyang et al. Eq. 1), "
+                             "Hound's mixture elsewhere (docs/HOUND.md, issue 28 third pass); Hound's own answer is "
+                             "unchanged. Only for the embedded trace (the only one with a truth). Table "
+                             "hound_validation.")
 def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
     if s.trace != "synthetic":
@@ -217,13 +216,13 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
         "per_job": md_table(per_job, max_rows=60)})
 
 
-@dg.asset(deps=[hound_job_causes, nurd_eval, checkpoint_features], group_name="diagnosis",
-          kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
-          description="Flag + explain: every task NURD flags (`predictions`) with its job's Hound mixture and its "
-                      "own top 3 metrics by deviation from the tasks finished at the flagging checkpoint, mapped "
-                      "to Hound's named causes. On the embedded trace: how often the top signal names a cause "
-                      "that hit the task (planted, or planted plus background eviction). Table "
-                      "straggler_explanations.")
+@automated_asset(deps=[hound_job_causes, nurd_eval, checkpoint_features], group_name="diagnosis",
+                 kinds={"python", "duckdb"},
+                 description="Flag + explain: every task NURD flags (`predictions`) with its job's Hound mixture and "
+                             "its own top 3 metrics by deviation from the tasks finished at the flagging checkpoint, "
+                             "mapped to Hound's named causes. On the embedded trace: how often the top signal names "
+                             "a cause that hit the task (planted, or planted plus background eviction). Table "
+                             "straggler_explanations.")
 @google_format_only(HOUND_NEEDS)
 def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings,
                            duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -272,13 +271,12 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
     return dg.MaterializeResult(metadata=meta)
 
 
-@dg.asset(deps=[hound_validation, straggler_explanations], group_name="reports", kinds={"python"},
-          automation_condition=AUTOMATION,
-          description="Hound's report $NURD_DATA_DIR/reports/hound.md: Tables 4-7 beside the paper's values, "
-                      "hound_validation against the always-data-skew baseline, the explanations' accuracy, and "
-                      "Figures 8 (latency models, adjusted R^2), 9 (dependence after shuffling) and 10 "
-                      "(propensity estimators) as plots. Its own asset and module (stragglers/reports/hound.py), "
-                      "so that comparison_tables stays NURD's Table 3.")
+@automated_asset(deps=[hound_validation, straggler_explanations], group_name="reports", kinds={"python"},
+                 description="Hound's report $NURD_DATA_DIR/reports/hound.md: Tables 4-7 beside the paper's values, "
+                             "hound_validation against the always-data-skew baseline, the explanations' accuracy, "
+                             "and Figures 8 (latency models, adjusted R^2), 9 (dependence after shuffling) and 10 "
+                             "(propensity estimators) as plots. Its own asset and module "
+                             "(stragglers/reports/hound.py), so that comparison_tables stays NURD's Table 3.")
 @google_format_only(HOUND_NEEDS)
 def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:

@@ -13,7 +13,7 @@ from stragglers.failures import build as fb
 from stragglers.failures.settings import FailureSettings
 from stragglers.reports.failures import write_cloning_report, write_prediction_report
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format_only, md_table, report_metadata
+from .common import automated_asset, connected, google_format_only, md_table, report_metadata
 from .nodes import task_attempts
 from .resources import NurdSettings
 
@@ -21,11 +21,11 @@ from .resources import NurdSettings
 NEEDS = "it has no per-attempt events"
 
 
-@dg.asset(deps=[task_attempts], group_name="failures", kinds={"duckdb"}, automation_condition=AUTOMATION,
-          description="Table IV inputs over every job with task events: failure_tasks, failure_jobs, "
-                      "failure_attempts (configuration, outcomes, TaskFailFlag / AttemptFailFlag / "
-                      "PastAttemptsFlag) and early_usage (first 5 minutes; empty where the trace has no "
-                      "task_usage).")
+@automated_asset(deps=[task_attempts], group_name="failures", kinds={"duckdb"},
+                 description="Table IV inputs over every job with task events: failure_tasks, failure_jobs, "
+                             "failure_attempts (configuration, outcomes, TaskFailFlag / AttemptFailFlag / "
+                             "PastAttemptsFlag) and early_usage (first 5 minutes; empty where the trace has no "
+                             "task_usage).")
 @google_format_only(NEEDS)
 def failure_inputs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
@@ -42,8 +42,8 @@ def _failure_step(name: str, description: str, compute) -> dg.AssetsDefinition:
     """A step of failure prediction after failure_inputs, as an asset: ``compute(con, trace, failure
     settings, report dir, log) -> (report, rows)`` on a trace with per-attempt events, timed; other
     traces get a not-applicable note."""
-    @dg.asset(name=name, deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"},
-              automation_condition=AUTOMATION, description=description)
+    @automated_asset(name=name, deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"},
+                     description=description)
     @google_format_only(NEEDS)
     def step(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
         s, fs = nurd.selection(), nurd.failures()

@@ -14,7 +14,7 @@ from stragglers.nodes.truth import planted_machines
 from stragglers.reports.files import md, write_text
 from stragglers.reports.nodes import truth_checks, write_node_report
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format_only, md_table, report_metadata
+from .common import automated_asset, connected, google_format_only, md_table, report_metadata
 from .resources import NurdSettings
 from .prediction import baseline_eval, nurd_eval
 from .warehouse import jobs, staged_trace
@@ -24,10 +24,10 @@ from stragglers.warehouse.storage import table_exists
 RELAUNCH_SEEDS = range(10)    # as comparison_tables
 
 
-@dg.asset(deps=[staged_trace], group_name="nodes", kinds={"duckdb"}, automation_condition=AUTOMATION,
-          description="Every attempt of every task of every job (sql/task_attempts.sql: SCHEDULE to the next "
-                      "terminal event, machine, end event) and the machines' capacities (sql/machines.sql, "
-                      "where machine_events exists). Shared by node ranking and failure prediction.")
+@automated_asset(deps=[staged_trace], group_name="nodes", kinds={"duckdb"},
+                 description="Every attempt of every task of every job (sql/task_attempts.sql: SCHEDULE to the next "
+                             "terminal event, machine, end event) and the machines' capacities (sql/machines.sql, "
+                             "where machine_events exists). Shared by node ranking and failure prediction.")
 @google_format_only("it has no per-attempt events")
 def task_attempts(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
@@ -39,12 +39,11 @@ def task_attempts(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeR
                                           "machines": counts.get("machines", 0), "end_events": md_table(ends)})
 
 
-@dg.asset(deps=[task_attempts, jobs], group_name="nodes", kinds={"python", "duckdb"},
-          automation_condition=AUTOMATION,
-          description="Ouyang et al.: z-scores of the finished tasks' durations within their selected job "
-                      "(sql/node_task_durations.sql), per node the Table 1 indicators and the P-cores level "
-                      "on the confidence interval (node_indicators), the 9 distributions ranked by "
-                      "Anderson-Darling on a sample of nodes (node_fits). Report: reports/nodes/.")
+@automated_asset(deps=[task_attempts, jobs], group_name="nodes", kinds={"python", "duckdb"},
+                 description="Ouyang et al.: z-scores of the finished tasks' durations within their selected job "
+                             "(sql/node_task_durations.sql), per node the Table 1 indicators and the P-cores level "
+                             "on the confidence interval (node_indicators), the 9 distributions ranked by "
+                             "Anderson-Darling on a sample of nodes (node_fits). Report: reports/nodes/.")
 @google_format_only("it has no machine placement")
 def node_ranking(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -68,12 +67,11 @@ def node_ranking(context: dg.AssetExecutionContext, nurd: NurdSettings,
                                                  "settings": str(ns.as_dict())})
 
 
-@dg.asset(deps=[node_ranking, nurd_eval, baseline_eval], group_name="nodes", kinds={"python"},
-          automation_condition=AUTOMATION,
-          description="Issue A.7: job completion time under Algorithm 2 when relaunched copies avoid the "
-                      "P-cores level-0 machines (relaunch latencies drawn only from tasks that ran above level "
-                      "0) beside the default draw, for every method with predictions; gain = difference of the "
-                      "mean reductions (10 seeds, common random numbers).")
+@automated_asset(deps=[node_ranking, nurd_eval, baseline_eval], group_name="nodes", kinds={"python"},
+                 description="Issue A.7: job completion time under Algorithm 2 when relaunched copies avoid the "
+                             "P-cores level-0 machines (relaunch latencies drawn only from tasks that ran above level "
+                             "0) beside the default draw, for every method with predictions; gain = difference of the "
+                             "mean reductions (10 seeds, common random numbers).")
 def node_relaunch_gain(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:

@@ -19,7 +19,7 @@ from stragglers.warehouse.staged_parts import usage_absent_reason
 from stragglers.warehouse.results import current_or_compute, trace_rows
 from .resources import NurdSettings
 
-from .common import AUTOMATION, as_metadata, connected, md_table
+from .common import as_metadata, automated_asset, connected, md_table
 from .warehouse import checkpoint_features, selection_funnel
 
 matplotlib.use("Agg")
@@ -71,24 +71,22 @@ def _evaluation(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: D
                                 data_version=dg.DataVersion(version))
 
 
-@dg.asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
-          automation_condition=AUTOMATION,
-          description="NURD on every selected job of the configured trace, replayed online: at each "
-                      "checkpoint from t0 (a first share of the job's tasks has finished, setting "
-                      "`initial_fraction`) to tau (its straggler threshold: the `quantile` of its task "
-                      "latencies) a method sees only the tasks finished by then and the "
-                      "features observed so far, and flags running tasks as stragglers. NURD's ablations "
-                      "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
-                      "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
+@automated_asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
+                 description="NURD on every selected job of the configured trace, replayed online: at each "
+                             "checkpoint from t0 (a first share of the job's tasks has finished, setting "
+                             "`initial_fraction`) to tau (its straggler threshold: the `quantile` of its task "
+                             "latencies) a method sees only the tasks finished by then and the "
+                             "features observed so far, and flags running tasks as stragglers. NURD's ablations "
+                             "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
+                             "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
 def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     return _evaluation(context, nurd, duckdb, ["nurd"])
 
 
-@dg.asset(deps=[checkpoint_features], group_name="evaluation", kinds={"python", "duckdb"},
-          partitions_def=BASELINE_PARTITIONS, backfill_policy=dg.BackfillPolicy.single_run(),
-          automation_condition=AUTOMATION,
-          description="One baseline of the paper's Table 3 per partition, through the same online replay. "
-                      "A backfill of several partitions runs in one run (single-run backfill policy).")
+@automated_asset(deps=[checkpoint_features], group_name="evaluation", kinds={"python", "duckdb"},
+                 partitions_def=BASELINE_PARTITIONS, backfill_policy=dg.BackfillPolicy.single_run(),
+                 description="One baseline of the paper's Table 3 per partition, through the same online replay. "
+                             "A backfill of several partitions runs in one run (single-run backfill policy).")
 def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     # all requested methods in one replay: jobs are loaded once and spread over the workers

@@ -17,18 +17,18 @@ from stragglers.warehouse.runner import replace_trace_frame
 from .resources import NurdSettings
 
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format_only, md_table
+from .common import automated_asset, connected, google_format_only, md_table
 from .warehouse import jobs, tasks
 
 
-@dg.asset(deps=[tasks], group_name="warehouse", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
-          description="Per-job and per-task statistics of the configured trace (sql/trace_statistics.sql: "
-                      "p90 latency, p90/p50, max/p50, tasks per job, SUBMIT-to-SCHEDULE delay, evictions and "
-                      "failures per task, task and job end states, usage values) stored in trace_statistics, "
-                      "and compared with NURD_REALISM_AGAINST (default google_2011) when that trace's "
-                      "statistics are in the warehouse: KS distance (numeric) or total variation (end "
-                      "states) per statistic, overlaid CDFs. Usage of a trace without task_usage comes from "
-                      "NURD_USAGE_SAMPLE (a CSV with a header, e.g. the real excerpt's sample).")
+@automated_asset(deps=[tasks], group_name="warehouse", kinds={"python", "duckdb"},
+                 description="Per-job and per-task statistics of the configured trace (sql/trace_statistics.sql: "
+                             "p90 latency, p90/p50, max/p50, tasks per job, SUBMIT-to-SCHEDULE delay, evictions and "
+                             "failures per task, task and job end states, usage values) stored in trace_statistics, "
+                             "and compared with NURD_REALISM_AGAINST (default google_2011) when that trace's "
+                             "statistics are in the warehouse: KS distance (numeric) or total variation (end "
+                             "states) per statistic, overlaid CDFs. Usage of a trace without task_usage comes from "
+                             "NURD_USAGE_SAMPLE (a CSV with a header, e.g. the real excerpt's sample).")
 @google_format_only("the statistics are those of the Google 2011 tables")
 def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -66,15 +66,16 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
     })
 
 
-@dg.asset(deps=[jobs], group_name="warehouse", kinds={"python", "duckdb"}, automation_condition=AUTOMATION,
-          description="What a copy buys, from the trace's own re-executions: every task whose first life "
-                      "(task_lifecycle) FINISHed and that FINISHed again, on another machine, in its next "
-                      "SCHEDULE -> FINISH (sql/reexecution_pairs.sql; rerun tasks left out are kept with the "
-                      "reason and counted). Per trace (reexecution_summary): pairs, jobs, the correlation of the "
-                      "two lives' log-latencies relative to the job's median, P(second life straggles | first "
-                      "did) and the base rate, with bootstrap intervals over jobs; beside them the simulator's "
-                      "copy model replayed on the same pairs (stragglers/prediction/reexecution.py); on the embedded "
-                      "trace, the generator's own re-runs of every finished task, from its truth.")
+@automated_asset(deps=[jobs], group_name="warehouse", kinds={"python", "duckdb"},
+                 description="What a copy buys, from the trace's own re-executions: every task whose first life "
+                             "(task_lifecycle) FINISHed and that FINISHed again, on another machine, in its next "
+                             "SCHEDULE -> FINISH (sql/reexecution_pairs.sql; rerun tasks left out are kept with the "
+                             "reason and counted). Per trace (reexecution_summary): pairs, jobs, the correlation of "
+                             "the two lives' log-latencies relative to the job's median, P(second life straggles | "
+                             "first did) and the base rate, with bootstrap intervals over jobs; beside them the "
+                             "simulator's copy model replayed on the same pairs "
+                             "(stragglers/prediction/reexecution.py); on the embedded trace, the generator's own "
+                             "re-runs of every finished task, from its truth.")
 @google_format_only("re-executions are read from Google task_events")
 def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:

@@ -19,7 +19,7 @@ from stragglers.warehouse.sql_files import sql_text
 from stragglers.warehouse.storage import table_exists, transaction
 from .resources import NurdSettings
 
-from .common import AUTOMATION, connected, md_image, md_table, require_evaluations, table_contents
+from .common import automated_asset, connected, md_image, md_table, require_evaluations, table_contents
 from .budgets import budget_inputs, operator_budgets
 from .completion import COMPLETION_SEEDS, completion_times, simulation_inputs
 from .prediction import baseline_eval, nurd_eval
@@ -47,20 +47,20 @@ def read_table(con: duckdb.DuckDBPyConnection, name: str) -> pd.DataFrame | None
 
 # protocol_ablation and nurd_sensitivity are read when present, not deps: they are costly and run on
 # request, and an eager automation condition waits for every dep to exist.
-@dg.asset(deps=[nurd_eval, baseline_eval, completion_times, operator_budgets], group_name="reports",
-          kinds={"python", "duckdb"},
-          automation_condition=AUTOMATION,
-          description="The comparison with the NURD paper for every trace in the warehouse: its Table 3 "
-                      "(per method TPR/FPR/FNR/F1, means over jobs with 95% bootstrap intervals, the earliness "
-                      "of the flags (f1_auc, median_lead) and the completion-time reduction of every method, the "
-                      "paper's numbers beside ours for the real traces), F1 over normalized time (its Figures 2-3) "
-                      "and the reduction in job completion time when flagged tasks are relaunched (its Figures "
-                      f"4-9, mean over {len(COMPLETION_SEEDS)} simulation seeds: asset completion_times), every "
-                      "method at every budget of extra machine time (asset operator_budgets), with the "
-                      "free reference rules in their own band; the protocol ablation and NURD's sensitivity when "
-                      "those assets were materialized. Metadata starts with the headline numbers and the key "
-                      "figure; the whole report is one self-contained page, report.html, under "
-                      "$NURD_DATA_DIR/reports/ (also report.md, CSV, Parquet, PNG). Writes the table `comparison`.")
+@automated_asset(deps=[nurd_eval, baseline_eval, completion_times, operator_budgets], group_name="reports",
+                 kinds={"python", "duckdb"},
+                 description="The comparison with the NURD paper for every trace in the warehouse: its Table "
+                             "3 (per method TPR/FPR/FNR/F1, means over jobs with 95% bootstrap intervals, the "
+                             "earliness of the flags (f1_auc, median_lead) and the completion-time reduction of every "
+                             "method, the paper's numbers beside ours for the real traces), F1 over normalized time "
+                             "(its Figures 2-3) and the reduction in job completion time when flagged tasks are "
+                             f"relaunched (its Figures 4-9, mean over {len(COMPLETION_SEEDS)} simulation seeds: asset "
+                             "completion_times), every method at every budget of extra machine time (asset "
+                             "operator_budgets), with the free reference rules in their own band; the protocol "
+                             "ablation and NURD's sensitivity when those assets were materialized. Metadata starts "
+                             "with the headline numbers and the key figure; the whole report is one self-contained "
+                             "page, report.html, under $NURD_DATA_DIR/reports/ (also report.md, CSV, Parquet, PNG). "
+                             "Writes the table `comparison`.")
 def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
     out = nurd.data_path / "reports"

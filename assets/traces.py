@@ -12,7 +12,7 @@ from stragglers.warehouse.ledger import files_digest
 from stragglers.traces.fetch import fetch_trace, source_version
 from .resources import NurdSettings
 
-from .common import AUTOMATION, md_table
+from .common import automated_asset, md_table
 
 
 @dg.observable_source_asset(
@@ -29,12 +29,11 @@ def trace_source(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Da
     return dg.DataVersion(version)
 
 
-@dg.asset(
+@automated_asset(
     deps=[trace_source],
     group_name="ingest",
     kinds={"python"},
     retry_policy=dg.RetryPolicy(max_retries=3, delay=10, backoff=dg.Backoff.EXPONENTIAL),
-    automation_condition=AUTOMATION,
     description="The configured trace (NURD_TRACE, default the embedded `synthetic` trace) under "
                 "$NURD_DATA_DIR/raw/<trace>/, every file verified against SHA256SUM. Google: the parts "
                 "chosen by NURD_TRACE_PARTS from NURD_TRACE_URL (http, https, file:// or a directory laid "

@@ -17,15 +17,15 @@ from stragglers.warehouse import ledger, locate, progress, sql_files, staged_par
 from .resources import NurdSettings
 
 from .checks import table_check
-from .common import AUTOMATION, connected, google_format, md_table, preview
+from .common import automated_asset, connected, google_format, md_table, preview
 from .traces import raw_trace
 
 RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
 
 
-@dg.asset(deps=[raw_trace], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
-          description="Typed staging views over the raw trace files (read_csv with explicit column names "
-                      "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core.")
+@automated_asset(deps=[raw_trace], group_name="warehouse", kinds={"duckdb"},
+                 description="Typed staging views over the raw trace files (read_csv with explicit column names "
+                             "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core.")
 def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
@@ -81,9 +81,9 @@ def _rows(con, table: str, trace: str) -> int:
     return con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
 
 
-@dg.asset(deps=[staged_trace], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
-          description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
-                      "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
+@automated_asset(deps=[staged_trace], group_name="warehouse", kinds={"duckdb"},
+                 description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
+                             "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
 def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with _built(context, nurd, duckdb, "jobs", build_jobs) as step:
         con, s = step.con, step.selection
@@ -93,10 +93,10 @@ def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
                                                  "rebuilt": step.rebuilt}, data_version=dg.DataVersion(step.version))
 
 
-@dg.asset(deps=[jobs], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
-          description="Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE "
-                      "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
-                      "Excluded tasks are counted by reason in task_outcomes.")
+@automated_asset(deps=[jobs], group_name="warehouse", kinds={"duckdb"},
+                 description="Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE "
+                             "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
+                             "Excluded tasks are counted by reason in task_outcomes.")
 def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with _built(context, nurd, duckdb, "tasks", build_tasks) as step:
         con, s = step.con, step.selection
@@ -108,8 +108,8 @@ def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBR
                                 data_version=dg.DataVersion(step.version))
 
 
-@dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
-          description="Jobs and tasks before and after every filter of the selection, by reason.")
+@automated_asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"},
+                 description="Jobs and tasks before and after every filter of the selection, by reason.")
 def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     with _built(context, nurd, duckdb, "selection_funnel", build_funnel) as step:
@@ -119,12 +119,12 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
                                           "rebuilt": step.rebuilt}, data_version=dg.DataVersion(step.version))
 
 
-@dg.asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"}, automation_condition=AUTOMATION,
-          description="Per-checkpoint features of every finished task (sql/checkpoint_features.sql), min-max "
-                      "normalized per job; `observed` mode (default) uses only what was visible at the "
-                      "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints. "
-                      "On a trace without task_usage (partial mirror) the usage features are 0 and the "
-                      "metadata says so: only the time-only rules use these rows then.")
+@automated_asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"},
+                 description="Per-checkpoint features of every finished task (sql/checkpoint_features.sql), min-max "
+                             "normalized per job; `observed` mode (default) uses only what was visible at the "
+                             "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints. "
+                             "On a trace without task_usage (partial mirror) the usage features are 0 and the "
+                             "metadata says so: only the time-only rules use these rows then.")
 def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
                         duckdb: DuckDBResource) -> dg.MaterializeResult:
     started = time.perf_counter()

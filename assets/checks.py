@@ -9,6 +9,7 @@ from dagster_duckdb import DuckDBResource
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import ledger, read_errors, staged_parts, storage, suites
 from stragglers.warehouse.validation import validate_table
+from .common import connected
 from .resources import NurdSettings
 
 # the suites' code is part of what a cached pass depends on
@@ -38,7 +39,7 @@ def table_check(asset, suite: str, *, table: str | None = None, params=None, war
         s = nurd.selection()
         if applies is not None and not applies(s):
             return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}{because}"})
-        with duckdb.get_connection() as con:
+        with connected(nurd, duckdb) as con:
             no_usage = needs_usage and staged_parts.usage_absent_reason(con, s.trace)
             if no_usage:
                 return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable: {no_usage}"})

@@ -116,7 +116,7 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
     n_jobs = inputs.job_id.nunique()
     context.log.info(f"Hound: profiling {n_jobs} jobs ({n_inputs} tasks) with {hs.workers} workers")
     profiles = hound.profile_jobs(inputs, hs, log=context.log.info)
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         n = write_rows(con, "hound_profiles", profiles, s.trace, settings=hs.as_dict())
     abs_sum = profiles.assign(a=profiles.weight.abs()).groupby(["job_id", "learner"]).a.sum()
     empty = abs_sum[abs_sum == 0].reset_index().groupby("learner").size().to_dict()
@@ -138,10 +138,10 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
 def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         profiles = _read(con, "SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = ?", s.trace)
     d = hound.diagnose(profiles, hs)
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         n = write_rows(con, "hound_topics", d.topics, s.trace, settings=hs.as_dict())
         write_rows(con, "hound_topic_mixtures", d.mixtures, s.trace, settings=hs.as_dict())
     ens = d.topics[d.topics.learner == "ENS"]
@@ -160,7 +160,7 @@ def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
 @google_format_only(HOUND_NEEDS)
 def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         mixtures = _read(con, "SELECT job_id, topic, weight FROM hound_topic_mixtures WHERE trace = ?", s.trace)
         topics = _read(con, "SELECT * EXCLUDE (trace) FROM hound_topics WHERE trace = ?", s.trace)
         n_jobs = con.execute("SELECT count(DISTINCT job_id) FROM hound_profiles WHERE trace = ?",
@@ -191,7 +191,7 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
     s, hs = nurd.selection(), nurd.hound()
     if s.trace != "synthetic":
         return dg.MaterializeResult(metadata={"note": f"no ground truth for {s.trace}: only the embedded trace has one"})
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
         jobs = sorted(con.execute("SELECT DISTINCT job_id FROM hound_profiles WHERE trace = ?",
                                   [s.trace]).df().job_id)
@@ -228,7 +228,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
                            duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     started = time.perf_counter()
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         for table, asset in (("predictions", "nurd_eval"), ("hound_job_causes", "hound_job_causes"),
                              ("hound_inputs", "hound_profiles")):
             if not storage.table_exists(con, table):
@@ -254,7 +254,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
             "signal_causes"]
     expl = (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols[1:])).assign(
         method=EXPLAINED_METHOD)[cols].astype({"top_signal_cause": "string", "signal_causes": "string"})
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         n = write_rows(con, "straggler_explanations", expl, s.trace)
     meta = {"dagster/row_count": n, "method": EXPLAINED_METHOD,
             "sample": md_table(expl.sample(min(UI_SAMPLE, len(expl)), random_state=nurd.seed)
@@ -262,7 +262,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
             "seconds": round(time.perf_counter() - started, 1)}
     if s.trace == "synthetic":
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
-        with duckdb.get_connection() as con:
+        with connected(nurd, duckdb) as con:
             added = hound_truth.cause_added_s(truth_tasks, truth_jobs, _truth_inputs(con, s.trace))
         acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
         meta["accuracy"] = md_table(acc)
@@ -281,7 +281,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
 def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         inputs = _read(con, "SELECT * FROM hound_inputs WHERE trace = ?", s.trace)
         topics = _read(con, "SELECT * EXCLUDE (trace) FROM hound_topics WHERE trace = ?", s.trace)
         causes = _read(con, "SELECT * EXCLUDE (trace) FROM hound_job_causes WHERE trace = ?", s.trace)
@@ -289,7 +289,7 @@ def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
     jobs = sorted(inputs.job_id.unique())
     truth_jobs = validation = per_job = acc = n_causes = stragglers = None
     if s.trace == "synthetic":
-        with duckdb.get_connection() as con:
+        with connected(nurd, duckdb) as con:
             scored = _scored(con, nurd, s, hs, causes, jobs, inputs)
         truth_jobs, stragglers = scored.truth_jobs, scored.stragglers
         per_job, validation = scored.per_job, scored.summary

@@ -34,7 +34,7 @@ def _methods_for_features(context, nurd: NurdSettings, duckdb: DuckDBResource,
     leave the feature-based methods nothing to learn from: then only the time-only reference rules
     run. Returns the methods to run, when none is left a green empty materialization saying why,
     and the metadata saying which features the methods saw (and what was skipped)."""
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         feature_set, why = resolve_feature_set(con, nurd.trace, nurd.feature_set)
         reason = usage_absent_reason(con, nurd.trace)
     note = {"features": dg.MetadataValue.md(f"**{feature_set}**: {why}")}

@@ -104,7 +104,7 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
                                 f"{nurd.seed}, {nurd.n_boot} resamples over jobs; completion-time seeds "
                                 f"{list(COMPLETION_SEEDS)}.")
     t3 = report.tables["table3"]
-    with duckdb.get_connection() as con:
+    with connected(nurd, duckdb) as con:
         replace_table(con, "comparison", t3)
         with transaction(con):   # after the table's own transaction: a crash in between only rebuilds
             record_settings(con, "comparison", "*", {"n_boot": nurd.n_boot, "seed": nurd.seed}, inputs)

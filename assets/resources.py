@@ -155,8 +155,8 @@ class InvalidSettings(dg.ConfigurableResource):
 
 class WarehouseResource(DuckDBResource):
     """DuckDB on ``<data_dir>/warehouse.duckdb`` of the run's ``nurd`` settings. The assets'
-    ``connected`` (assets/common.py) sets the run's memory limit, threads and spill directory on the
-    connections that build or read the large tables (a plain ``get_connection`` keeps DuckDB's defaults).
+    ``connected`` (assets/common.py) sets the run's memory limit, threads and spill directory on every
+    connection an asset or check opens (a plain ``get_connection`` would keep DuckDB's defaults).
     A run that uses it holds the warehouse's writer lock (stragglers/warehouse/writer.py) from
     start to end: a second writer fails at once, naming the run that holds it."""
 

@@ -1,0 +1,26 @@
+-- One row per stage attempt (a TaskSet, what Spark's speculation acts on) of the kept logs:
+-- SparkListenerStageSubmitted / StageCompleted's "Stage Info". ``tasks`` is the TaskSet's size
+-- ("Number of Tasks": for a retried stage, only the partitions it recomputes); ``selected`` is
+-- tasks >= min_tasks (a job of this project). Times in microseconds since the epoch.
+CREATE OR REPLACE TABLE stg_spark_stages AS
+WITH info AS (
+    SELECT s.log_id, s.event, s.line,
+           json_transform(s.text, '{"Stage Info": {"Stage ID": "INTEGER", "Stage Attempt ID": "INTEGER",
+               "Stage Name": "VARCHAR", "Number of Tasks": "INTEGER", "Submission Time": "BIGINT",
+               "Completion Time": "BIGINT", "Failure Reason": "VARCHAR"}}')."Stage Info" AS i
+    FROM spark_log_lines s JOIN stg_spark_applications a ON a.log_id = s.log_id AND a.kept
+    WHERE s.valid AND s.event IN ('SparkListenerStageSubmitted', 'SparkListenerStageCompleted')
+), per_attempt AS (
+    SELECT log_id, i."Stage ID" AS stage_id, i."Stage Attempt ID" AS stage_attempt,
+           any_value(i."Stage Name") AS stage_name,
+           max(i."Number of Tasks") AS tasks,
+           min(i."Submission Time") * 1000 AS submitted_us,
+           max(i."Completion Time") * 1000 AS completed_us,
+           any_value(i."Failure Reason") FILTER (event = 'SparkListenerStageCompleted') AS failure_reason,
+           bool_or(event = 'SparkListenerStageCompleted') AS completed
+    FROM info GROUP BY ALL
+)
+SELECT a.app_id, p.*,
+       p.tasks >= ${min_tasks} AS selected
+FROM per_attempt p JOIN stg_spark_applications a USING (log_id)
+ORDER BY p.log_id, p.stage_id, p.stage_attempt;

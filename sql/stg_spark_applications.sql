@@ -1,24 +1,20 @@
--- One row per Spark event log read (staged from spark_log_lines, written by
+-- One row per Spark event log read (spark_logs and spark_app_events, written by
 -- stragglers/warehouse/spark_staging.py): the application attempt it is, and whether it is the one
 -- kept when two logs hold the same application attempt (the complete one, then the one with fewer
 -- bad lines, then more events, then the first by path; the other is a counted skip).
 -- Times in microseconds since the epoch (Spark writes milliseconds).
 CREATE OR REPLACE TABLE stg_spark_applications AS
-WITH ev AS (
-    SELECT log_id, event, text FROM spark_log_lines
-    WHERE valid AND event IN ('SparkListenerLogStart', 'SparkListenerApplicationStart',
-                              'SparkListenerApplicationEnd', 'SparkListenerEnvironmentUpdate')
-), per_log AS (
+WITH per_log AS (
     SELECT l.log_id,
-           any_value(json_extract_string(e.text, '$$."Spark Version"')) FILTER (e.event = 'SparkListenerLogStart') AS spark_version,
-           any_value(json_extract_string(e.text, '$$."App ID"')) FILTER (e.event = 'SparkListenerApplicationStart') AS app_id,
-           any_value(json_extract_string(e.text, '$$."App Attempt ID"')) FILTER (e.event = 'SparkListenerApplicationStart') AS attempt_id,
-           any_value(json_extract_string(e.text, '$$."App Name"')) FILTER (e.event = 'SparkListenerApplicationStart') AS app_name,
-           any_value(json_extract_string(e.text, '$$."User"')) FILTER (e.event = 'SparkListenerApplicationStart') AS user_name,
-           min(json_extract(e.text, '$$."Timestamp"')::BIGINT * 1000) FILTER (e.event = 'SparkListenerApplicationStart') AS start_us,
-           max(json_extract(e.text, '$$."Timestamp"')::BIGINT * 1000) FILTER (e.event = 'SparkListenerApplicationEnd') AS end_us,
-           any_value(json_extract(e.text, '$$."Spark Properties"')) FILTER (e.event = 'SparkListenerEnvironmentUpdate') AS spark_properties
-    FROM spark_logs l LEFT JOIN ev e USING (log_id)
+           any_value(e.j."Spark Version") FILTER (e.j.Event = 'SparkListenerLogStart') AS spark_version,
+           any_value(e.j."App ID") FILTER (e.j.Event = 'SparkListenerApplicationStart') AS app_id,
+           any_value(e.j."App Attempt ID") FILTER (e.j.Event = 'SparkListenerApplicationStart') AS attempt_id,
+           any_value(e.j."App Name") FILTER (e.j.Event = 'SparkListenerApplicationStart') AS app_name,
+           any_value(e.j."User") FILTER (e.j.Event = 'SparkListenerApplicationStart') AS user_name,
+           min(e.j."Timestamp" * 1000) FILTER (e.j.Event = 'SparkListenerApplicationStart') AS start_us,
+           max(e.j."Timestamp" * 1000) FILTER (e.j.Event = 'SparkListenerApplicationEnd') AS end_us,
+           any_value(e.spark_properties) FILTER (e.j.Event = 'SparkListenerEnvironmentUpdate') AS spark_properties
+    FROM spark_logs l LEFT JOIN spark_app_events e USING (log_id)
     GROUP BY l.log_id
 ), ranked AS (
     SELECT l.log_id, l.log_path, l.codec, l.rolling, l.in_progress, l.files, l.lines, l.bad_lines,

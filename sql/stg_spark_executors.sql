@@ -5,21 +5,16 @@
 -- Times in microseconds since the epoch.
 CREATE OR REPLACE TABLE stg_spark_executors AS
 WITH kept AS (
-    SELECT s.log_id, s.event, s.text FROM spark_log_lines s
-    JOIN stg_spark_applications a ON a.log_id = s.log_id AND a.kept
-    WHERE s.valid AND s.event IN ('SparkListenerExecutorAdded', 'SparkListenerExecutorRemoved')
+    SELECT e.log_id, e.j.Event = 'SparkListenerExecutorAdded' AS added, e.j FROM spark_executor_events e
+    JOIN stg_spark_applications a ON a.log_id = e.log_id AND a.kept
 ), added AS (
     SELECT log_id, j."Executor ID" AS executor_id, j."Executor Info"."Host" AS host,
            j."Executor Info"."Total Cores" AS cores, j."Timestamp" * 1000 AS added_us
-    FROM (SELECT log_id, json_transform(text, '{"Executor ID": "VARCHAR", "Timestamp": "BIGINT",
-              "Executor Info": {"Host": "VARCHAR", "Total Cores": "INTEGER"}}') AS j
-          FROM kept WHERE event = 'SparkListenerExecutorAdded')
+    FROM kept WHERE added
 ), removed AS (
     SELECT log_id, j."Executor ID" AS executor_id, j."Timestamp" * 1000 AS removed_us,
            j."Removed Reason" AS removed_reason
-    FROM (SELECT log_id, json_transform(text, '{"Executor ID": "VARCHAR", "Timestamp": "BIGINT",
-              "Removed Reason": "VARCHAR"}') AS j
-          FROM kept WHERE event = 'SparkListenerExecutorRemoved')
+    FROM kept WHERE NOT added
 )
 SELECT a.app_id, ad.log_id, ad.executor_id, ad.host, ad.cores, ad.added_us, r.removed_us, r.removed_reason
 FROM added ad

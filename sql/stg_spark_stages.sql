@@ -4,20 +4,16 @@
 -- tasks >= min_tasks (a job of this project). Times in microseconds since the epoch.
 CREATE OR REPLACE TABLE stg_spark_stages AS
 WITH info AS (
-    SELECT s.log_id, s.event, s.line,
-           json_transform(s.text, '{"Stage Info": {"Stage ID": "INTEGER", "Stage Attempt ID": "INTEGER",
-               "Stage Name": "VARCHAR", "Number of Tasks": "INTEGER", "Submission Time": "BIGINT",
-               "Completion Time": "BIGINT", "Failure Reason": "VARCHAR"}}')."Stage Info" AS i
-    FROM spark_log_lines s JOIN stg_spark_applications a ON a.log_id = s.log_id AND a.kept
-    WHERE s.valid AND s.event IN ('SparkListenerStageSubmitted', 'SparkListenerStageCompleted')
+    SELECT e.log_id, e.j.Event = 'SparkListenerStageCompleted' AS completed, e.j."Stage Info" AS i
+    FROM spark_stage_events e JOIN stg_spark_applications a ON a.log_id = e.log_id AND a.kept
 ), per_attempt AS (
     SELECT log_id, i."Stage ID" AS stage_id, i."Stage Attempt ID" AS stage_attempt,
            any_value(i."Stage Name") AS stage_name,
            max(i."Number of Tasks") AS tasks,
            min(i."Submission Time") * 1000 AS submitted_us,
            max(i."Completion Time") * 1000 AS completed_us,
-           any_value(i."Failure Reason") FILTER (event = 'SparkListenerStageCompleted') AS failure_reason,
-           bool_or(event = 'SparkListenerStageCompleted') AS completed
+           any_value(i."Failure Reason") FILTER (completed) AS failure_reason,
+           bool_or(completed) AS completed
     FROM info GROUP BY ALL
 )
 SELECT a.app_id, p.*,

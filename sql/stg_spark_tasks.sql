@@ -6,39 +6,13 @@
 -- driver gets at the task's end ("Task Metrics"): times in ms as Spark counts them (CPU times in
 -- ns), sizes in bytes. launch_us / finish_us: microseconds since the epoch.
 CREATE OR REPLACE TABLE stg_spark_tasks AS
-WITH kept AS (
-    SELECT s.log_id, s.event, s.text FROM spark_log_lines s
-    JOIN stg_spark_applications a ON a.log_id = s.log_id AND a.kept
-    WHERE s.valid AND s.event IN ('SparkListenerTaskStart', 'SparkListenerTaskEnd')
-), started AS (
-    SELECT log_id, j."Stage ID" AS stage_id, j."Stage Attempt ID" AS stage_attempt, j."Task Info" AS i
-    FROM (SELECT log_id, json_transform(text, '{"Stage ID": "INTEGER", "Stage Attempt ID": "INTEGER",
-              "Task Info": {"Task ID": "BIGINT", "Index": "INTEGER", "Attempt": "INTEGER",
-                  "Partition ID": "INTEGER", "Launch Time": "BIGINT", "Executor ID": "VARCHAR", "Host": "VARCHAR",
-                  "Locality": "VARCHAR", "Speculative": "BOOLEAN"}}') AS j
-          FROM kept WHERE event = 'SparkListenerTaskStart')
+WITH started AS (
+    SELECT t.log_id, t.j."Stage ID" AS stage_id, t.j."Stage Attempt ID" AS stage_attempt, t.j."Task Info" AS i
+    FROM spark_task_starts t JOIN stg_spark_applications a ON a.log_id = t.log_id AND a.kept
 ), ended AS (
-    SELECT log_id, j."Stage ID" AS stage_id, j."Stage Attempt ID" AS stage_attempt, j."Task Type" AS task_type,
-           j."Task End Reason" AS r, j."Task Info" AS i, j."Task Metrics" AS m
-    FROM (SELECT log_id, json_transform(text, '{"Stage ID": "INTEGER", "Stage Attempt ID": "INTEGER",
-              "Task Type": "VARCHAR",
-              "Task End Reason": {"Reason": "VARCHAR", "Class Name": "VARCHAR", "Description": "VARCHAR",
-                  "Kill Reason": "VARCHAR", "Loss Reason": "VARCHAR", "Message": "VARCHAR"},
-              "Task Info": {"Task ID": "BIGINT", "Index": "INTEGER", "Attempt": "INTEGER",
-                  "Partition ID": "INTEGER", "Launch Time": "BIGINT", "Executor ID": "VARCHAR", "Host": "VARCHAR",
-                  "Locality": "VARCHAR", "Speculative": "BOOLEAN", "Finish Time": "BIGINT",
-                  "Getting Result Time": "BIGINT"},
-              "Task Metrics": {"Executor Deserialize Time": "BIGINT", "Executor Run Time": "BIGINT",
-                  "Executor CPU Time": "BIGINT", "JVM GC Time": "BIGINT", "Result Size": "BIGINT",
-                  "Result Serialization Time": "BIGINT", "Peak Execution Memory": "BIGINT",
-                  "Memory Bytes Spilled": "BIGINT", "Disk Bytes Spilled": "BIGINT",
-                  "Input Metrics": {"Bytes Read": "BIGINT", "Records Read": "BIGINT"},
-                  "Output Metrics": {"Bytes Written": "BIGINT", "Records Written": "BIGINT"},
-                  "Shuffle Read Metrics": {"Remote Bytes Read": "BIGINT", "Local Bytes Read": "BIGINT",
-                      "Total Records Read": "BIGINT", "Fetch Wait Time": "BIGINT"},
-                  "Shuffle Write Metrics": {"Shuffle Bytes Written": "BIGINT", "Shuffle Records Written": "BIGINT",
-                      "Shuffle Write Time": "BIGINT"}}}') AS j
-          FROM kept WHERE event = 'SparkListenerTaskEnd')
+    SELECT t.log_id, t.j."Stage ID" AS stage_id, t.j."Stage Attempt ID" AS stage_attempt, t.j."Task Type" AS task_type,
+           t.j."Task End Reason" AS r, t.j."Task Info" AS i, t.j."Task Metrics" AS m
+    FROM spark_task_ends t JOIN stg_spark_applications a ON a.log_id = t.log_id AND a.kept
 )
 SELECT a.app_id, coalesce(e.log_id, s.log_id) AS log_id,
        coalesce(e.stage_id, s.stage_id) AS stage_id, coalesce(e.stage_attempt, s.stage_attempt) AS stage_attempt,

@@ -1,5 +1,6 @@
-"""Staging of Spark event logs: the logs' lines into DuckDB (table spark_log_lines, only the events
-the tables need, and every line that is not JSON), then the typed tables of sql/stg_spark_*.sql.
+"""Staging of Spark event logs: the logs' lines into DuckDB in batches (the events the tables need,
+parsed into typed rows by sql/spark_*_events.sql and sql/spark_task_*.sql; every line that is not
+JSON into spark_bad_lines), then the typed tables of sql/stg_spark_*.sql.
 
 Bad input is never dropped silently (docs/TRACES.md, "Spark event logs"): a line that is not JSON, a
 log cut mid-line, a compressed stream that does not decode follow ``on_bad_rows`` (``fail``: a
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from stragglers.traces.spark_eventlog import CodecError, EventLog, Lines, discover, read_lines
 from stragglers.warehouse import locate
@@ -24,55 +26,89 @@ from stragglers.warehouse.locate import BadRow, TraceFormatError
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import transaction
 
-#: The listener events the staged tables read; other lines are only checked to be JSON.
-EVENTS = (
-    "SparkListenerLogStart", "SparkListenerApplicationStart", "SparkListenerApplicationEnd",
-    "SparkListenerEnvironmentUpdate", "SparkListenerStageSubmitted", "SparkListenerStageCompleted",
-    "SparkListenerTaskStart", "SparkListenerTaskEnd", "SparkListenerExecutorAdded", "SparkListenerExecutorRemoved",
-)
-#: The typed tables, in build order (each is sql/<name>.sql; applications first: it says which logs are kept).
+#: The tables of listener events appended per batch of lines (sql/<name>.sql each, a SELECT over the
+#: batch's lines of those events), and the events each holds. Spark writes "Event" first on every
+#: line, so a line's start says its event without parsing it. Lines of other events are only checked
+#: to be JSON (sql/spark_bad_lines.sql).
+EVENT_TABLES: dict[str, tuple[str, ...]] = {
+    "spark_app_events": ("SparkListenerLogStart", "SparkListenerApplicationStart", "SparkListenerApplicationEnd",
+                         "SparkListenerEnvironmentUpdate"),
+    "spark_stage_events": ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"),
+    "spark_task_starts": ("SparkListenerTaskStart",),
+    "spark_task_ends": ("SparkListenerTaskEnd",),
+    "spark_executor_events": ("SparkListenerExecutorAdded", "SparkListenerExecutorRemoved"),
+}
+#: The typed tables, in build order (applications first: it says which logs are kept).
 SPARK_TABLES = ("stg_spark_applications", "stg_spark_stages", "stg_spark_tasks", "stg_spark_executors")
 STAGE = "staged_trace"
 TRACE = "spark_eventlog"   # the NURD_TRACE value of this format
-EVENT_LIST = ", ".join(f"'{e}'" for e in EVENTS)
+BATCH = "spark_batch_lines"
 REMEDY_LOG = ("fix or remove the log, or run with NURD_ON_BAD_ROWS=quarantine to set the line aside "
               "(counted in table quarantine)")
 
 
-def _create_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("""CREATE OR REPLACE TABLE spark_logs (log_id INTEGER, log_path VARCHAR, codec VARCHAR,
-                   rolling BOOLEAN, in_progress BOOLEAN, files INTEGER, lines BIGINT, bad_lines INTEGER)""")
-    con.execute("""CREATE OR REPLACE TABLE spark_log_lines (log_id INTEGER, file VARCHAR, line BIGINT,
-                   event VARCHAR, valid BOOLEAN, unterminated BOOLEAN, text VARCHAR)""")
+class _Loader:
+    """Appends batches of lines to the event tables (created with the types their SQL gives)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con = con
+        self.sql = {t: render(t) for t in ("spark_bad_lines", *EVENT_TABLES)}
+        con.execute("""CREATE OR REPLACE TABLE spark_logs (log_id INTEGER, log_path VARCHAR, codec VARCHAR,
+                       rolling BOOLEAN, in_progress BOOLEAN, files INTEGER, lines BIGINT, bad_lines INTEGER)""")
+        self._insert(None, self._table(0, Path(), 1, pa.array([], pa.large_string()), False), create=True)
+
+    @staticmethod
+    def _table(log_id: int, file: Path, first: int, text: pa.Array, unterminated: bool) -> pa.Table:
+        n = len(text)
+        return pa.table({"log_id": pa.array([log_id] * n, pa.int32()), "file": pa.array([str(file)] * n, pa.string()),
+                         "line": pa.array(range(first, first + n), pa.int64()),
+                         "unterminated": pa.array([False] * (n - 1) + [unterminated] if n else [], pa.bool_()),
+                         "text": text})
+
+    def _insert(self, table_name: str | None, lines: pa.Table, create: bool = False) -> int:
+        """Append ``table_name``'s rows of ``lines`` (every table's, empty, when creating); returns
+        the rows appended."""
+        self.con.register(BATCH, lines)
+        try:
+            if create:
+                for t, sql in self.sql.items():
+                    self.con.execute(f"CREATE OR REPLACE TABLE {t} AS {sql} LIMIT 0")
+                return 0
+            return self.con.execute(f"INSERT INTO {table_name} {self.sql[table_name]}").fetchone()[0]
+        finally:
+            self.con.unregister(BATCH)
+
+    def load(self, log_id: int, batch: Lines) -> None:
+        """One batch: each event table's lines parsed into it (a line that does not parse is left
+        out there), and every line that is not JSON into spark_bad_lines: so each line is parsed
+        once when all are JSON, and a malformed line of any event is seen."""
+        lines = self._table(log_id, batch.file, batch.first, batch.text, batch.unterminated)
+        rest = None
+        for table_name, events in EVENT_TABLES.items():
+            mask = _starts_with_any(batch.text, events)
+            rest = pc.invert(mask) if rest is None else pc.and_(rest, pc.invert(mask))
+            part = lines.filter(mask)
+            if len(part) and self._insert(table_name, part) < len(part):
+                self._insert("spark_bad_lines", part)
+        self._insert("spark_bad_lines", lines.filter(rest))
 
 
-def _load_batch(con: duckdb.DuckDBPyConnection, log_id: int, batch: Lines) -> None:
-    """One batch of lines into spark_log_lines: the events the tables read and every line that is
-    not JSON (DuckDB's json_valid, on every line: a malformed line of any event is seen). The event's
-    name is read from the line's start, as Spark writes it ('{"Event":"<name>",...')."""
-    lines = pa.table({"line": pa.array(range(batch.first, batch.first + len(batch)), pa.int64()),
-                      "text": batch.text})
-    last = batch.first + len(batch) - 1 if batch.unterminated else -1
-    con.register("spark_batch_lines", lines)
-    try:
-        con.execute(f"""INSERT INTO spark_log_lines
-                        SELECT ?, ?, line, event, valid, line = ?, text
-                        FROM (SELECT line, text, json_valid(text) AS valid,
-                                     regexp_extract(text[:200], '^\\{{"Event":"([^"]+)"', 1) AS event
-                              FROM spark_batch_lines)
-                        WHERE event IN ({EVENT_LIST}) OR NOT valid""", [log_id, str(batch.file), last])
-    finally:
-        con.unregister("spark_batch_lines")
+def _starts_with_any(text: pa.Array, events: tuple[str, ...]) -> pa.Array:
+    mask = None
+    for e in events:
+        m = pc.starts_with(text, pattern=f'{{"Event":"{e}"')
+        mask = m if mask is None else pc.or_(mask, m)
+    return mask
 
 
-def _read_log(con: duckdb.DuckDBPyConnection, log_id: int, log: EventLog, problems: list[BadRow]) -> int:
-    """Every file of ``log`` into spark_log_lines; returns the lines read. A compressed stream that
+def _read_log(loader: _Loader, log_id: int, log: EventLog, problems: list[BadRow]) -> int:
+    """Every file of ``log`` into the event tables; returns the lines read. A compressed stream that
     does not decode ends the log's reading there (what was read is kept) and is a problem."""
     lines = 0
     for f in log.files:
         try:
             for batch in read_lines(f, log.codec):
-                _load_batch(con, log_id, batch)
+                loader.load(log_id, batch)
                 lines += len(batch)
         except CodecError as e:
             problems.append(BadRow(str(f), None, str(e).removeprefix(f"{f}: ")))
@@ -84,8 +120,8 @@ def _bad_lines(con: duckdb.DuckDBPyConnection, in_progress: dict[int, bool]) -> 
     """The lines that are not JSON, with Python's reason: (bad rows under on_bad_rows, expected
     ones). The last line of a log being written is cut by nature: expected, counted."""
     policy, expected = [], []
-    rows = con.execute("""SELECT log_id, file, line, unterminated, text FROM spark_log_lines
-                          WHERE NOT valid ORDER BY log_id, file, line""").fetchall()
+    rows = con.execute("""SELECT log_id, file, line, unterminated, text FROM spark_bad_lines
+                          ORDER BY log_id, file, line""").fetchall()
     for log_id, file, line, unterminated, text in rows:
         try:
             json.loads(text)
@@ -111,7 +147,7 @@ def _skips(con: duckdb.DuckDBPyConnection) -> list[BadRow]:
 
 def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = TRACE, min_tasks: int = 100,
                 on_bad_rows: str = "fail") -> dict[str, int]:
-    """Read every event log under ``log_dir`` into spark_log_lines and build the typed tables
+    """Read every event log under ``log_dir`` into the event tables and build the typed tables
     (SPARK_TABLES); returns counts (logs, applications, stage attempts, selected ones, task
     attempts, executors, skipped files, bad lines, applications with no selected stage).
     ``min_tasks`` and ``on_bad_rows`` are the warehouse's settings (NURD_MIN_TASKS, NURD_ON_BAD_ROWS);
@@ -126,14 +162,14 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
     skipped = [BadRow(str(n.path), None, n.reason) for n in not_logs]
     problems: list[BadRow] = []
     with transaction(con):
-        _create_raw_tables(con)
+        loader = _Loader(con)
         for log_id, log in enumerate(logs):
-            lines = _read_log(con, log_id, log, problems)
+            lines = _read_log(loader, log_id, log, problems)
             con.execute("INSERT INTO spark_logs VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
                         [log_id, str(log.path), log.codec or "none", log.rolling, log.in_progress,
                          len(log.files), lines])
         con.execute("""UPDATE spark_logs l SET bad_lines = b.n FROM
-                       (SELECT log_id, count(*) AS n FROM spark_log_lines WHERE NOT valid GROUP BY log_id) b
+                       (SELECT log_id, count(*) AS n FROM spark_bad_lines GROUP BY log_id) b
                        WHERE b.log_id = l.log_id""")
     bad, expected = _bad_lines(con, {i: log.in_progress for i, log in enumerate(logs)})
     bad = problems + bad

@@ -1,0 +1,150 @@
+"""Spark event log read: the staging of one real log against the decompression floor, in ONE run.
+
+    python benchmarks/spark_read.py [--log FILE] [--repeats 5] [--write docs/BENCHMARKS.md]
+
+On the same log (default: nds_q72_dataproc_2_2.zstd of the real logs, 13,504 tasks), alternating,
+``--repeats`` times each:
+
+(a) floor:   ``zstd -dc LOG | wc -l`` (the decompressed lines counted, nothing parsed);
+(b) decode:  the reader's decompression and line split alone (stragglers.traces.spark_eventlog);
+(c) staging: stage_spark into a fresh DuckDB file: every line checked to be JSON, the events
+             the tables read parsed into them, the typed tables stg_spark_* built.
+
+Wall clock and CPU time (user + system: of the child processes for (a), of this process and its
+DuckDB threads for (b) and (c)) are reported by their medians; the ratio (c) / (a) is the one the
+target is about (within 3x). CPU time is the steadier of the two on a shared machine. With
+``--write``, the result replaces the section "Spark event logs: the read" of that file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from stragglers.traces.spark_eventlog import codec_of, read_lines  # noqa: E402
+from stragglers.warehouse.spark_staging import stage_spark  # noqa: E402
+
+SECTION = "## Spark event logs: the read"
+DEFAULT_LOG = REPO.parent / "shared" / "realdata" / "spark_eventlogs" / "nds_q72_dataproc_2_2.zstd"
+
+
+def _cpu(who: int) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def measure(fn, who: int = resource.RUSAGE_SELF) -> tuple[float, float]:
+    """(wall s, CPU s) of one call."""
+    cpu, wall = _cpu(who), time.perf_counter()
+    fn()
+    return time.perf_counter() - wall, _cpu(who) - cpu
+
+
+def floor(log: Path) -> None:
+    out = subprocess.run(f"zstd -dc '{log}' | wc -l", shell=True, check=True, capture_output=True, text=True)
+    assert int(out.stdout.split()[0]) > 0
+
+
+def decode(log: Path) -> None:
+    assert sum(len(batch) for batch in read_lines(log, codec_of(log.name))) > 0
+
+
+def staging(log_dir: Path, db: Path) -> dict:
+    import duckdb
+
+    db.unlink(missing_ok=True)
+    con = duckdb.connect(str(db))
+    try:
+        return stage_spark(con, log_dir)
+    finally:
+        con.close()
+
+
+def run(log: Path, repeats: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="spark_read_") as tmp:
+        log_dir = Path(tmp) / "logs"
+        log_dir.mkdir()
+        (log_dir / log.name).symlink_to(log.resolve())   # the log read where it is
+        db = Path(tmp) / "warehouse.duckdb"
+        counts = staging(log_dir, db)   # warm-up: imports, DuckDB's extension, the page cache
+        times = {"floor": [], "decode": [], "staging": []}
+        loads = []
+        for _ in range(repeats):
+            times["floor"].append(measure(lambda: floor(log), resource.RUSAGE_CHILDREN))
+            times["decode"].append(measure(lambda: decode(log)))
+            times["staging"].append(measure(lambda: staging(log_dir, db)))
+            loads.append(os.getloadavg()[0])
+    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in times.items()}
+    return {"log": log.name, "bytes": log.stat().st_size, "repeats": repeats, "counts": counts, "median": med,
+            "wall_ratio": med["staging"][0] / med["floor"][0], "cpu_ratio": med["staging"][1] / med["floor"][1],
+            "load_mean": statistics.mean(loads), "cores": os.cpu_count(),
+            "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "python": platform.python_version()}
+
+
+def report(res: dict) -> str:
+    m = res["median"]
+    c = res["counts"]
+    rows = [("(a) `zstd -dc LOG \\| wc -l`", *m["floor"]), ("(b) decode and split (the reader alone)", *m["decode"]),
+            ("(c) stage_spark: log to stg_spark_* tables", *m["staging"])]
+    return "\n".join([
+        SECTION,
+        "",
+        f"Written by `benchmarks/spark_read.py` ({res['when']}, {res['cores']} cores, load average "
+        f"{res['load_mean']:.1f} during the run, Python {res['python']}): `{res['log']}` "
+        f"({res['bytes'] / 1e6:.1f} MB compressed; {c['task_attempts']:,} task attempts, "
+        f"{c['stage_attempts']} stage attempts of which {c['selected_stage_attempts']} of at least 100 tasks), "
+        f"medians of {res['repeats']} alternating runs of each.",
+        "",
+        "| step | wall (s) | CPU (s) |",
+        "|---|---|---|",
+        *[f"| {name} | {wall:.3f} | {cpu:.3f} |" for name, wall, cpu in rows],
+        "",
+        f"**Staging / floor: {res['wall_ratio']:.1f}x by the wall clock, {res['cpu_ratio']:.1f}x by CPU time** "
+        f"(the target: within 3x). "
+        + ("Met." if max(res["wall_ratio"], res["cpu_ratio"]) <= 3 else
+           "Not met: the floor only counts newlines, while the staging checks every line to be JSON (as "
+           "Spark's replay parses each) and parses the task events' fields into typed rows."),
+    ])
+
+
+def write_section(path: Path, text: str) -> None:
+    """Replace the section (up to the next '## ' heading) or append it."""
+    old = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    start = next((i for i, line in enumerate(old) if line.strip() == SECTION), None)
+    if start is None:
+        new = old + ([""] if old and old[-1] else []) + text.splitlines()
+    else:
+        end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
+        new = old[:start] + text.splitlines() + ([""] + old[end:] if end < len(old) else [])
+    path.write_text("\n".join(new) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--log", type=Path, default=DEFAULT_LOG, help="a zstd event log (default: %(default)s)")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--write", type=Path, default=None, help="the markdown file whose section to replace")
+    a = p.parse_args()
+    if not a.log.is_file():
+        sys.exit(f"no event log at {a.log} (--log; the real logs are in shared/realdata/spark_eventlogs)")
+    res = run(a.log, a.repeats)
+    text = report(res)
+    print(text)
+    if a.write:
+        write_section(a.write, text)
+
+
+if __name__ == "__main__":
+    main()

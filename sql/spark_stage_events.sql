@@ -1,10 +1,9 @@
 -- SparkListenerStageSubmitted / StageCompleted in a batch of lines (spark_batch_lines), appended to
 -- table spark_stage_events: the "Stage Info" fields the stages read (times: ms since the epoch).
 -- A line that does not parse is left out (the staging then reports it).
-SELECT * FROM (
-    SELECT log_id, line,
-           TRY(json_transform(text, '{"Event": "VARCHAR", "Stage Info": {"Stage ID": "INTEGER",
-               "Stage Attempt ID": "INTEGER", "Stage Name": "VARCHAR", "Number of Tasks": "INTEGER",
-               "Submission Time": "BIGINT", "Completion Time": "BIGINT", "Failure Reason": "VARCHAR"}}')) AS j
-    FROM spark_batch_lines)
-WHERE j IS NOT NULL
+SELECT log_id, line,
+       json_transform(text, '{"Event": "VARCHAR", "Stage Info": {"Stage ID": "INTEGER",
+           "Stage Attempt ID": "INTEGER", "Stage Name": "VARCHAR", "Number of Tasks": "INTEGER",
+           "Submission Time": "BIGINT", "Completion Time": "BIGINT", "Failure Reason": "VARCHAR"}}') AS j
+FROM spark_batch_lines
+WHERE json_valid(text)

@@ -43,8 +43,8 @@ def stage(tmp_path: Path, log_dir: Path, db: str = "warehouse", **kw) -> tuple[d
     return con, stage_spark(con, log_dir, **kw)
 
 
-def rows(con, sql: str) -> list[tuple]:
-    return con.execute(sql).fetchall()
+def rows(con, sql: str, params=None) -> list[tuple]:
+    return con.execute(sql, params).fetchall()
 
 
 def quarantined(con) -> list[tuple]:
@@ -87,6 +87,9 @@ def test_a_log_in_each_codec_stages_the_same_rows(tmp_path, codec):
     assert rows(con, "SELECT count(*) FROM stg_spark_tasks") == [(17,)]
     assert rows(con, "SELECT executor_id, host, cores, removed_reason FROM stg_spark_executors") == [
         ("1", "host-a", 2, None), ("2", "host-b", 2, "decommissioned")]
+    t0 = spark_logs.T0 * 1000
+    assert rows(con, "SELECT at_us - ?, slots FROM stg_spark_slots", [t0]) == [
+        (100_000, 2), (150_000, 4), (20_000_000, 2)]
 
 
 def test_a_rolling_log_is_read_in_its_files_index_order(tmp_path):
@@ -231,6 +234,9 @@ def test_every_real_log_stages_or_is_a_counted_skip(tmp_path, spark_realdata):
         assert top in logs or Path(name).name in skipped or top.startswith("eventlog_v2_"), name
     # the rolling log is one application; the malformed log repeats rp_sql_eventlog's application
     assert "eventlog_v2_local-1623876083964" in logs
+    # its two event files hold 2,672 and 129 task ends (zstd -dc | grep -c SparkListenerTaskEnd)
+    assert rows(con, """SELECT count(*) FROM stg_spark_tasks t JOIN stg_spark_applications a USING (log_id)
+                        WHERE a.rolling AND t.finish_us IS NOT NULL""") == [(2_672 + 129,)]
     assert "second log of application application_1603128018386_7759" in skipped["malformed_json_eventlog.zstd"]
     assert rows(con, """SELECT line FROM quarantine WHERE file LIKE '%malformed_json_eventlog.zstd'
                         AND line IS NOT NULL""") == [(4,)]

@@ -39,7 +39,8 @@ EVENT_TABLES: dict[str, tuple[str, ...]] = {
     "spark_executor_events": ("SparkListenerExecutorAdded", "SparkListenerExecutorRemoved"),
 }
 #: The typed tables, in build order (applications first: it says which logs are kept).
-SPARK_TABLES = ("stg_spark_applications", "stg_spark_stages", "stg_spark_tasks", "stg_spark_executors")
+SPARK_TABLES = ("stg_spark_applications", "stg_spark_stages", "stg_spark_tasks", "stg_spark_executors",
+                "stg_spark_slots")
 STAGE = "staged_trace"
 TRACE = "spark_eventlog"   # the NURD_TRACE value of this format
 BATCH = "spark_batch_lines"

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from stragglers.traces.spark_eventlog import codec_of, discover
+from stragglers.traces.spark_eventlog import codec_of, discover, read_lines
 from stragglers.warehouse.locate import TraceFormatError
 from stragglers.warehouse.spark_staging import SPARK_TABLES, stage_spark
 from tests import spark_logs
@@ -90,6 +90,27 @@ def test_a_log_in_each_codec_stages_the_same_rows(tmp_path, codec):
     t0 = spark_logs.T0 * 1000
     assert rows(con, "SELECT at_us - ?, slots FROM stg_spark_slots", [t0]) == [
         (100_000, 2), (150_000, 4), (20_000_000, 2)]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_lines_come_in_batches_never_the_whole_log(tmp_path, codec):
+    data = spark_logs.lines(spark_logs.application(APP, tasks=1500))
+    path = spark_logs.write(tmp_path / f"{APP}{SUFFIX[codec]}", data, codec)
+    batches = list(read_lines(path, codec, batch_bytes=16 * 1024))
+    assert len(batches) > 4
+    assert max(sum(len(t) + 1 for t in b.text.to_pylist()) for b in batches) < len(data) / 4
+    assert [b.first for b in batches] == [1 + sum(len(b) for b in batches[:i]) for i in range(len(batches))]
+    assert b"".join(t.encode() + b"\n" for b in batches for t in b.text.to_pylist()) == data
+
+
+@pytest.mark.parametrize("codec", ("zstd", "lz4", "snappy", "lzf"))
+def test_concatenated_streams_read_as_one(tmp_path, codec):
+    # a stream reopened for appending (or flushed by frame) is its framing twice in one file
+    first, second = spark_logs.lines(spark_logs.application(APP))[:5000], b"{}\n" * 3
+    path = tmp_path / f"{APP}{SUFFIX[codec]}"
+    path.write_bytes(spark_logs.compress(first, codec) + spark_logs.compress(second, codec))
+    assert b"".join(t.encode() + b"\n" for b in read_lines(path, codec) for t in b.text.to_pylist()) == \
+        first[:first.rfind(b"\n") + 1] + first[first.rfind(b"\n") + 1:] + second
 
 
 def test_a_rolling_log_is_read_in_its_files_index_order(tmp_path):

@@ -31,7 +31,7 @@ EVENTS_PREFIX = "events_"
 APPSTATUS_PREFIX = "appstatus_"
 COMPACT = ".compact"
 READ_BYTES = 1 << 22          # the decompressed bytes handed on at a time (batches of lines)
-ZSTD_READ = 1 << 17           # compressed bytes per step (event logs compress about 40:1)
+ZSTD_READ = 1 << 12           # compressed bytes per step: event logs compress about 40:1, so about 160 KB out
 
 LZ4_MAGIC = b"LZ4Block"       # lz4-java LZ4BlockOutputStream
 LZ4_RAW, LZ4_COMPRESSED = 0x10, 0x20
@@ -81,11 +81,7 @@ def codec_of(name: str) -> str:
     return name.rsplit(".", 1)[1] if "." in name else ""
 
 
-def _decoder(codec: str) -> Callable[[BinaryIO, Path], Iterator[bytes]]:
-    return DECODERS[codec]
-
-
-def _unknown_codec(path: Path, codec: str) -> str:
+def _unknown_codec(codec: str) -> str:
     return (f"unknown compression codec {codec!r} (the file's extension; Spark writes "
             f"{', '.join(sorted(c for c in DECODERS if c))} or none)")
 
@@ -111,13 +107,13 @@ def discover(log_dir: Path) -> tuple[list[EventLog], list[NotALog]]:
             continue
         codec = codec_of(entry.name)
         if codec not in DECODERS:
-            skipped.append(NotALog(entry, _unknown_codec(entry, codec)))
+            skipped.append(NotALog(entry, _unknown_codec(codec)))
             continue
         logs.append(EventLog(entry, (entry,), codec, entry.name.endswith(IN_PROGRESS), rolling=False))
     return logs, skipped
 
 
-_EVENTS_FILE = re.compile(r"events_(\d+)_")
+_EVENTS_FILE = re.compile(EVENTS_PREFIX + r"(\d+)_")
 
 
 def _rolling(folder: Path) -> EventLog | NotALog:
@@ -140,29 +136,40 @@ def _rolling(folder: Path) -> EventLog | NotALog:
         return NotALog(folder, f"event files of several codecs ({', '.join(sorted(codecs))}): one log has one codec")
     codec = codecs.pop()
     if codec not in DECODERS:
-        return NotALog(files[0], _unknown_codec(files[0], codec))
+        return NotALog(files[0], _unknown_codec(codec))
     in_progress = any(s.name.endswith(IN_PROGRESS) for s in status)
     return EventLog(folder, tuple(files), codec, in_progress, rolling=True)
 
 
 def read_lines(path: Path, codec: str, batch_bytes: int = READ_BYTES) -> Iterator[Lines]:
     """The lines of one file, decompressed as a stream, in batches of about ``batch_bytes`` (split
-    by Arrow, not line by line in Python)."""
+    by Arrow, not line by line in Python): memory holds a batch, never the file."""
     line_no = 1
-    rest = b""
+    pending: list[bytes] = []
+    size = 0
     with open(path, "rb") as raw:
-        for chunk in _decoder(codec)(raw, path, batch_bytes):
-            data = rest + chunk if rest else chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                rest = data
+        for chunk in DECODERS[codec](raw, path, batch_bytes):
+            pending.append(chunk)
+            size += len(chunk)
+            if size < batch_bytes:
                 continue
-            rest = data[cut + 1:]
+            data = b"".join(pending)
+            cut = data.rfind(b"\n")
+            if cut < 0:   # one line longer than a batch: it grows until its newline comes
+                pending = [data]
+                continue
             text = _split(data[:cut])
             yield Lines(path, line_no, text)
             line_no += len(text)
-    if rest:
-        yield Lines(path, line_no, _split(rest), unterminated=True)
+            pending = [data[cut + 1:]]
+            size = len(pending[0])
+    data = b"".join(pending)
+    cut = data.rfind(b"\n")
+    if cut >= 0:
+        yield Lines(path, line_no, text := _split(data[:cut]))
+        line_no += len(text)
+    if data[cut + 1:]:
+        yield Lines(path, line_no, _split(data[cut + 1:]), unterminated=True)
 
 
 def _split(data: bytes) -> pa.Array:
@@ -273,4 +280,5 @@ def _lzf(raw: BinaryIO, path: Path, size: int) -> Iterator[bytes]:
             raise CodecError(f"{path}: unknown LZF chunk type {kind} at byte {raw.tell() - 5}")
 
 
-DECODERS: dict[str, Callable] = {"": _plain, "zstd": _zstd, "lz4": _lz4, "snappy": _snappy, "lzf": _lzf}
+#: codec -> (file, its path, decompressed bytes per step) -> the decompressed bytes, in order
+DECODERS: dict[str, Callable[[BinaryIO, Path, int], Iterator[bytes]]] = {"": _plain, "zstd": _zstd, "lz4": _lz4, "snappy": _snappy, "lzf": _lzf}

@@ -13,6 +13,7 @@ application with no stage attempt of ``min_tasks`` tasks is staged and counted (
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -56,7 +57,9 @@ class _Loader:
         self.sql = {t: render(t) for t in ("spark_bad_lines", *EVENT_TABLES)}
         con.execute("""CREATE OR REPLACE TABLE spark_logs (log_id INTEGER, log_path VARCHAR, codec VARCHAR,
                        rolling BOOLEAN, in_progress BOOLEAN, files INTEGER, lines BIGINT, bad_lines INTEGER)""")
-        self._insert(None, self._table(0, Path(), 1, pa.array([], pa.large_string()), False), create=True)
+        with self._batch(self._table(0, Path(), 1, pa.array([], pa.large_string()), False)):
+            for t, sql in self.sql.items():
+                con.execute(f"CREATE OR REPLACE TABLE {t} AS {sql} LIMIT 0")
 
     @staticmethod
     def _table(log_id: int, file: Path, first: int, text: pa.Array, unterminated: bool) -> pa.Table:
@@ -66,32 +69,34 @@ class _Loader:
                          "unterminated": pa.array([False] * (n - 1) + [unterminated] if n else [], pa.bool_()),
                          "text": text})
 
-    def _insert(self, table_name: str | None, lines: pa.Table, create: bool = False) -> int:
-        """Append ``table_name``'s rows of ``lines`` (every table's, empty, when creating); returns
-        the rows appended."""
+    @contextmanager
+    def _batch(self, lines: pa.Table):
+        """``lines`` readable as table spark_batch_lines, the name the SQL files read."""
         self.con.register(BATCH, lines)
         try:
-            if create:
-                for t, sql in self.sql.items():
-                    self.con.execute(f"CREATE OR REPLACE TABLE {t} AS {sql} LIMIT 0")
-                return 0
-            return self.con.execute(f"INSERT INTO {table_name} {self.sql[table_name]}").fetchone()[0]
+            yield
         finally:
             self.con.unregister(BATCH)
 
+    def _append(self, table: str, lines: pa.Table) -> int:
+        """Append ``table``'s rows of ``lines``; returns how many."""
+        with self._batch(lines):
+            return self.con.execute(f"INSERT INTO {table} {self.sql[table]}").fetchone()[0]
+
     def load(self, log_id: int, batch: Lines) -> None:
-        """One batch: each event table's lines parsed into it (a line that does not parse is left
-        out there), and every line that is not JSON into spark_bad_lines: so each line is parsed
-        once when all are JSON, and a malformed line of any event is seen."""
+        """One batch: each event table's lines parsed into it (a line that is not JSON is left out
+        there, and then found by spark_bad_lines), and the other lines checked to be JSON: so a
+        malformed line of any event is seen, and the big lines of events no table reads (SQL
+        plans) are never parsed further."""
         lines = self._table(log_id, batch.file, batch.first, batch.text, batch.unterminated)
         rest = None
-        for table_name, events in EVENT_TABLES.items():
+        for table, events in EVENT_TABLES.items():
             mask = _starts_with_any(batch.text, events)
             rest = pc.invert(mask) if rest is None else pc.and_(rest, pc.invert(mask))
             part = lines.filter(mask)
-            if len(part) and self._insert(table_name, part) < len(part):
-                self._insert("spark_bad_lines", part)
-        self._insert("spark_bad_lines", lines.filter(rest))
+            if len(part) and self._append(table, part) < len(part):
+                self._append("spark_bad_lines", part)
+        self._append("spark_bad_lines", lines.filter(rest))
 
 
 def _starts_with_any(text: pa.Array, events: tuple[str, ...]) -> pa.Array:

@@ -17,12 +17,15 @@ WITH per_log AS (
     FROM spark_logs l LEFT JOIN spark_app_events e USING (log_id)
     GROUP BY l.log_id
 ), ranked AS (
-    SELECT l.log_id, l.log_path, l.codec, l.rolling, l.in_progress, l.files, l.lines, l.bad_lines,
+    SELECT l.log_id, l.log_path, l.codec, l.rolling, l.in_progress, l.files, l.lines,
+           coalesce(b.bad_lines, 0) AS bad_lines,
            p.app_id, p.attempt_id, p.app_name, p.spark_version, p.user_name, p.start_us, p.end_us,
            p.end_us IS NOT NULL AS complete, p.spark_properties,
            row_number() OVER (PARTITION BY p.app_id, coalesce(p.attempt_id, '')
-                              ORDER BY l.in_progress, p.end_us IS NULL, l.bad_lines, l.lines DESC, l.log_path) AS rank
+                              ORDER BY l.in_progress, p.end_us IS NULL, coalesce(b.bad_lines, 0), l.lines DESC,
+                                       l.log_path) AS rank
     FROM spark_logs l JOIN per_log p USING (log_id)
+    LEFT JOIN (SELECT log_id, count(*) AS bad_lines FROM spark_bad_lines GROUP BY log_id) b USING (log_id)
 )
 SELECT r.* EXCLUDE (rank),
        r.app_id IS NOT NULL AND r.rank = 1 AS kept,

@@ -133,6 +133,28 @@ def test_a_rolling_log_is_read_in_its_files_index_order(tmp_path):
         (True, len(parts), False, True)]
 
 
+def test_a_rolling_folder_without_its_status_marker_is_a_counted_skip(tmp_path):
+    folder = tmp_path / "logs" / f"eventlog_v2_{APP}"
+    spark_logs.write(folder / f"events_1_{APP}.zstd", spark_logs.application(APP), "zstd")
+    spark_logs.write(tmp_path / "logs" / "app-20240101000000-0001", spark_logs.application("app-20240101000000-0001"))
+    con, counts = stage(tmp_path, tmp_path / "logs")
+    assert counts["applications"] == 1 and counts["skipped_files"] == 1
+    [(file, line, reason)] = quarantined(con)
+    assert file == str(folder.resolve()) and "no appstatus_<appId> marker" in reason
+
+
+def test_a_log_without_its_application_start_is_a_counted_skip(tmp_path):
+    logs = tmp_path / "logs"
+    events = [e for e in spark_logs.application(APP) if e["Event"] != "SparkListenerApplicationStart"]
+    spark_logs.write(logs / APP, events)
+    spark_logs.write(logs / "app-20240101000000-0001", spark_logs.application("app-20240101000000-0001"))
+    con, counts = stage(tmp_path, logs)
+    assert counts["applications"] == 1 and counts["skipped_files"] == 1
+    assert rows(con, "SELECT DISTINCT app_id FROM stg_spark_tasks") == [("app-20240101000000-0001",)]
+    [(file, line, reason)] = quarantined(con)
+    assert file.endswith(APP) and "no SparkListenerApplicationStart event" in reason
+
+
 def test_an_in_progress_log_is_read_and_marked(tmp_path):
     logs = tmp_path / "logs"
     data = spark_logs.lines(spark_logs.application(APP, end=False))

@@ -128,6 +128,8 @@ def _rolling(folder: Path) -> EventLog | NotALog:
             status.append(f)
     if not files:
         return NotALog(folder, f"a rolling event log folder with no {EVENTS_PREFIX}<N>_<appId> file")
+    if not status:   # Spark's reader needs it too: it says whether the application still runs
+        return NotALog(folder, f"a rolling event log folder with no {APPSTATUS_PREFIX}<appId> marker")
     files.sort()
     compacted = [i for i, (_, f) in enumerate(files) if f.name.removesuffix(IN_PROGRESS).endswith(COMPACT)]
     files = [f for _, f in files[compacted[-1] if compacted else 0:]]

@@ -56,7 +56,7 @@ class _Loader:
         self.con = con
         self.sql = {t: render(t) for t in ("spark_bad_lines", *EVENT_TABLES)}
         con.execute("""CREATE OR REPLACE TABLE spark_logs (log_id INTEGER, log_path VARCHAR, codec VARCHAR,
-                       rolling BOOLEAN, in_progress BOOLEAN, files INTEGER, lines BIGINT, bad_lines INTEGER)""")
+                       rolling BOOLEAN, in_progress BOOLEAN, files INTEGER, lines BIGINT)""")
         with self._batch(self._table(0, Path(), 1, pa.array([], pa.large_string()), False)):
             for t, sql in self.sql.items():
                 con.execute(f"CREATE OR REPLACE TABLE {t} AS {sql} LIMIT 0")
@@ -171,12 +171,9 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
         loader = _Loader(con)
         for log_id, log in enumerate(logs):
             lines = _read_log(loader, log_id, log, problems)
-            con.execute("INSERT INTO spark_logs VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+            con.execute("INSERT INTO spark_logs VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [log_id, str(log.path), log.codec or "none", log.rolling, log.in_progress,
                          len(log.files), lines])
-        con.execute("""UPDATE spark_logs l SET bad_lines = b.n FROM
-                       (SELECT log_id, count(*) AS n FROM spark_bad_lines GROUP BY log_id) b
-                       WHERE b.log_id = l.log_id""")
     bad, expected = _bad_lines(con, {i: log.in_progress for i, log in enumerate(logs)})
     bad = problems + bad
     if bad and on_bad_rows != "quarantine":

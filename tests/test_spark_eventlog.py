@@ -191,6 +191,20 @@ def test_a_malformed_line_is_an_error_naming_file_and_line_or_a_counted_skip(tmp
     assert rows(con, "SELECT count(*) FROM stg_spark_tasks") == [(17,)]   # the rest of the log is staged
 
 
+def test_staging_again_replaces_and_a_stopped_staging_changes_nothing(tmp_path):
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    spark_logs.write(good / f"{APP}.lz4", spark_logs.application(APP), "lz4")
+    spark_logs.write(good / "notes.txt", b"not a log\n")
+    con, first = stage(tmp_path, good, min_tasks=10)
+    snapshot = {t: rows(con, f"SELECT * FROM {t} ORDER BY ALL") for t in (*SPARK_TABLES, "quarantine")}
+    assert stage_spark(con, good, min_tasks=10) == first   # rows replaced, skips not counted twice
+    assert {t: rows(con, f"SELECT * FROM {t} ORDER BY ALL") for t in snapshot} == snapshot
+    spark_logs.write(bad / APP, _with_line(spark_logs.application(APP), 3, b"{oops"))
+    with pytest.raises(TraceFormatError, match="line 3"):
+        stage_spark(con, bad, min_tasks=10)
+    assert {t: rows(con, f"SELECT * FROM {t} ORDER BY ALL") for t in snapshot} == snapshot
+
+
 def test_a_truncated_log_is_an_error_or_a_counted_skip(tmp_path):
     logs = tmp_path / "logs"
     data = spark_logs.lines(spark_logs.application(APP))

@@ -167,6 +167,8 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
                                f"eventlog_v2_<appId>/ folders, as spark.eventLog.dir holds them)")
     skipped = [BadRow(str(n.path), None, n.reason) for n in not_logs]
     problems: list[BadRow] = []
+    params = {"min_tasks": int(min_tasks)}
+    # one transaction: a log that stops the staging leaves the warehouse as it was
     with transaction(con):
         loader = _Loader(con)
         for log_id, log in enumerate(logs):
@@ -174,12 +176,10 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
             con.execute("INSERT INTO spark_logs VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [log_id, str(log.path), log.codec or "none", log.rolling, log.in_progress,
                          len(log.files), lines])
-    bad, expected = _bad_lines(con, {i: log.in_progress for i, log in enumerate(logs)})
-    bad = problems + bad
-    if bad and on_bad_rows != "quarantine":
-        raise TraceFormatError(f"staging Spark event logs: {bad[0].message(REMEDY_LOG)}")
-    params = {"min_tasks": int(min_tasks)}
-    with transaction(con):
+        bad, expected = _bad_lines(con, {i: log.in_progress for i, log in enumerate(logs)})
+        bad = problems + bad
+        if bad and on_bad_rows != "quarantine":
+            raise TraceFormatError(f"staging Spark event logs: {bad[0].message(REMEDY_LOG)}")
         for table in SPARK_TABLES:
             con.execute(render(table, **params))
         skipped += _skips(con)

@@ -234,6 +234,18 @@ def test_a_compressed_stream_cut_short_is_an_error_naming_the_file(tmp_path):
         assert p.name in str(e.value), codec
 
 
+@pytest.mark.parametrize("codec", ("zstd", "lz4", "snappy", "lzf"))
+def test_a_damaged_compressed_block_is_an_error_naming_the_file(tmp_path, codec):
+    path = spark_logs.write(tmp_path / "logs" / f"{APP}{SUFFIX[codec]}", spark_logs.application(APP), codec)
+    data = bytearray(path.read_bytes())
+    for i in range(40, 60):   # inside the first block's compressed data, after its header
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(TraceFormatError) as e:
+        stage(tmp_path, tmp_path / "logs")
+    assert path.name in str(e.value) and "\n" not in str(e.value)
+
+
 def test_an_unknown_codec_is_a_counted_skip(tmp_path):
     logs = tmp_path / "logs"
     spark_logs.write(logs / APP, spark_logs.application(APP))

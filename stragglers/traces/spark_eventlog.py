@@ -237,7 +237,10 @@ def _lz4(raw: BinaryIO, path: Path, size: int) -> Iterator[bytes]:
         if method == LZ4_RAW:
             yield data
         elif method == LZ4_COMPRESSED:
-            yield lz4.block.decompress(data, uncompressed_size=original)
+            try:
+                yield lz4.block.decompress(data, uncompressed_size=original)
+            except lz4.block.LZ4BlockError as e:
+                raise CodecError(f"{path}: an lz4 block does not decode ({e}) at byte {raw.tell() - compressed}") from None
         else:
             raise CodecError(f"{path}: unknown lz4-java block method {method:#x} at byte {raw.tell() - compressed - 21}")
 
@@ -258,7 +261,11 @@ def _snappy(raw: BinaryIO, path: Path, size: int) -> Iterator[bytes]:
             _read_exact(raw, 12, path, "snappy-java header")
             continue
         (n,) = struct.unpack(">i", head)
-        yield bytes(cramjam.snappy.decompress_raw(_read_exact(raw, n, path, "snappy block")))
+        block = _read_exact(raw, n, path, "snappy block")
+        try:
+            yield bytes(cramjam.snappy.decompress_raw(block))
+        except cramjam.DecompressionError as e:
+            raise CodecError(f"{path}: a snappy block does not decode ({e}) at byte {raw.tell() - n}") from None
 
 
 def _lzf(raw: BinaryIO, path: Path, size: int) -> Iterator[bytes]:
@@ -274,7 +281,10 @@ def _lzf(raw: BinaryIO, path: Path, size: int) -> Iterator[bytes]:
             yield _read_exact(raw, n, path, "lzf chunk")
         elif kind == 1:
             (original,) = struct.unpack(">H", _read_exact(raw, 2, path, "lzf chunk header"))
-            out = lzf.decompress(_read_exact(raw, n, path, "lzf chunk"), original)
+            try:
+                out = lzf.decompress(_read_exact(raw, n, path, "lzf chunk"), original)
+            except ValueError:
+                out = None
             if out is None or len(out) != original:
                 raise CodecError(f"{path}: an LZF chunk does not decode to its {original} bytes at byte {raw.tell() - n}")
             yield out
@@ -283,4 +293,5 @@ def _lzf(raw: BinaryIO, path: Path, size: int) -> Iterator[bytes]:
 
 
 #: codec -> (file, its path, decompressed bytes per step) -> the decompressed bytes, in order
-DECODERS: dict[str, Callable[[BinaryIO, Path, int], Iterator[bytes]]] = {"": _plain, "zstd": _zstd, "lz4": _lz4, "snappy": _snappy, "lzf": _lzf}
+DECODERS: dict[str, Callable[[BinaryIO, Path, int], Iterator[bytes]]] = {
+    "": _plain, "zstd": _zstd, "lz4": _lz4, "snappy": _snappy, "lzf": _lzf}

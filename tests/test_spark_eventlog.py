@@ -160,12 +160,22 @@ def test_an_in_progress_log_is_read_and_marked(tmp_path):
     data = spark_logs.lines(spark_logs.application(APP, end=False))
     spark_logs.write(logs / f"{APP}.inprogress", data[:-40])   # being written: its last line is not done
     con, counts = stage(tmp_path, logs, min_tasks=10)   # on_bad_rows=fail: a line being written is not bad
-    assert counts["applications_in_progress"] == 1 and counts["cut_last_lines_in_progress"] == 1
+    assert counts["applications_in_progress"] == 1 and counts["cut_in_progress"] == 1
     assert rows(con, "SELECT in_progress, complete, end_us FROM stg_spark_applications") == [(True, False, None)]
     running = rows(con, "SELECT stage_id, outcome, finish_us FROM stg_spark_tasks WHERE outcome = 'running'")
     assert {r[0] for r in running} == {2} and all(r[2] is None for r in running) and len(running) >= 1
     [(file, line, reason)] = quarantined(con)
     assert file.endswith(".inprogress") and line == data[:-40].count(b"\n") + 1 and "last line is cut" in reason
+
+
+def test_a_compressed_log_being_written_is_read_up_to_where_it_is(tmp_path):
+    logs = tmp_path / "logs"
+    path = spark_logs.write(logs / f"{APP}.zstd.inprogress", spark_logs.application(APP, end=False), "zstd")
+    path.write_bytes(path.read_bytes()[:-30])   # the writer's frame is not closed yet
+    con, counts = stage(tmp_path, logs, min_tasks=10)   # on_bad_rows=fail: not an error
+    assert counts["applications_in_progress"] == 1 and counts["cut_in_progress"] >= 1 and counts["bad_lines"] == 0
+    assert rows(con, "SELECT count(*) > 0 FROM stg_spark_tasks") == [(True,)]   # what was written so far
+    assert any("ends mid-frame" in reason for _, _, reason in quarantined(con))
 
 
 # --- bad input ---------------------------------------------------------------------------------

@@ -145,30 +145,42 @@ def _rolling(folder: Path) -> EventLog | NotALog:
 
 def read_lines(path: Path, codec: str, batch_bytes: int = READ_BYTES) -> Iterator[Lines]:
     """The lines of one file, decompressed as a stream, in batches of about ``batch_bytes`` (split
-    by Arrow, not line by line in Python): memory holds a batch, never the file."""
+    by Arrow, not line by line in Python): memory holds a batch, never the file. A stream that
+    stops decoding (CodecError) first gives the lines decoded before it."""
     line_no = 1
     pending: list[bytes] = []
     size = 0
     with open(path, "rb") as raw:
-        for chunk in DECODERS[codec](raw, path, batch_bytes):
-            pending.append(chunk)
-            size += len(chunk)
-            if size < batch_bytes:
-                continue
-            data = b"".join(pending)
-            cut = data.rfind(b"\n")
-            if cut < 0:   # one line longer than a batch: it grows until its newline comes
-                pending = [data]
-                continue
-            text = _split(data[:cut])
-            yield Lines(path, line_no, text)
-            line_no += len(text)
-            pending = [data[cut + 1:]]
-            size = len(pending[0])
+        try:
+            for chunk in DECODERS[codec](raw, path, batch_bytes):
+                pending.append(chunk)
+                size += len(chunk)
+                if size < batch_bytes:
+                    continue
+                data = b"".join(pending)
+                cut = data.rfind(b"\n")
+                if cut < 0:   # one line longer than a batch: it grows until its newline comes
+                    pending = [data]
+                    continue
+                text = _split(data[:cut])
+                yield Lines(path, line_no, text)
+                line_no += len(text)
+                pending = [data[cut + 1:]]
+                size = len(pending[0])
+        except CodecError:
+            yield from _last_lines(path, line_no, pending)
+            raise
+    yield from _last_lines(path, line_no, pending)
+
+
+def _last_lines(path: Path, line_no: int, pending: list[bytes]) -> Iterator[Lines]:
+    """What is left at the end of a file, or where its stream stopped decoding: the whole lines,
+    then a last line no newline ends (cut), if any."""
     data = b"".join(pending)
     cut = data.rfind(b"\n")
     if cut >= 0:
-        yield Lines(path, line_no, text := _split(data[:cut]))
+        text = _split(data[:cut])
+        yield Lines(path, line_no, text)
         line_no += len(text)
     if data[cut + 1:]:
         yield Lines(path, line_no, _split(data[cut + 1:]), unterminated=True)

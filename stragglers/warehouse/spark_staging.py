@@ -107,9 +107,10 @@ def _starts_with_any(text: pa.Array, events: tuple[str, ...]) -> pa.Array:
     return mask
 
 
-def _read_log(loader: _Loader, log_id: int, log: EventLog, problems: list[BadRow]) -> int:
+def _read_log(loader: _Loader, log_id: int, log: EventLog, problems: list[BadRow], expected: list[BadRow]) -> int:
     """Every file of ``log`` into the event tables; returns the lines read. A compressed stream that
-    does not decode ends the log's reading there (what was read is kept) and is a problem."""
+    does not decode ends the log's reading there (what was read is kept) and is a problem, unless it
+    is the end of a log being written: the writer has not closed its frame or block yet."""
     lines = 0
     for f in log.files:
         try:
@@ -117,7 +118,8 @@ def _read_log(loader: _Loader, log_id: int, log: EventLog, problems: list[BadRow
                 loader.load(log_id, batch)
                 lines += len(batch)
         except CodecError as e:
-            problems.append(BadRow(str(f), None, str(e).removeprefix(f"{f}: ")))
+            being_written = log.in_progress and f == log.files[-1]
+            (expected if being_written else problems).append(BadRow(str(f), None, str(e).removeprefix(f"{f}: ")))
             break
     return lines
 
@@ -167,17 +169,18 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
                                f"eventlog_v2_<appId>/ folders, as spark.eventLog.dir holds them)")
     skipped = [BadRow(str(n.path), None, n.reason) for n in not_logs]
     problems: list[BadRow] = []
+    cut_short: list[BadRow] = []   # logs being written, whose compressed stream is not closed yet
     params = {"min_tasks": int(min_tasks)}
     # one transaction: a log that stops the staging leaves the warehouse as it was
     with transaction(con):
         loader = _Loader(con)
         for log_id, log in enumerate(logs):
-            lines = _read_log(loader, log_id, log, problems)
+            lines = _read_log(loader, log_id, log, problems, cut_short)
             con.execute("INSERT INTO spark_logs VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [log_id, str(log.path), log.codec or "none", log.rolling, log.in_progress,
                          len(log.files), lines])
         bad, expected = _bad_lines(con, {i: log.in_progress for i, log in enumerate(logs)})
-        bad = problems + bad
+        bad, expected = problems + bad, cut_short + expected
         if bad and on_bad_rows != "quarantine":
             raise TraceFormatError(f"staging Spark event logs: {bad[0].message(REMEDY_LOG)}")
         for table in SPARK_TABLES:
@@ -185,7 +188,7 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
         skipped += _skips(con)
         locate.quarantine_rows(con, trace, STAGE, skipped + expected + bad)
         counts = spark_counts(con) | {"skipped_files": len(skipped), "bad_lines": len(bad),
-                                      "cut_last_lines_in_progress": len(expected)}
+                                      "cut_in_progress": len(expected)}
         record_settings(con, "staged_trace", trace, {"on_bad_rows": on_bad_rows},
                         digest([files_digest([f for log in logs for f in log.files]),
                                 [render(t, **params) for t in SPARK_TABLES], on_bad_rows]))

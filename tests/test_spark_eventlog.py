@@ -122,6 +122,8 @@ def test_a_rolling_log_is_read_in_its_files_index_order(tmp_path):
     for n, part in enumerate(parts, start=1):
         spark_logs.write(folder / f"events_{n}_{APP}.lz4", part, "lz4")
     (folder / f"appstatus_{APP}").write_bytes(b"")
+    [log], _ = discover(tmp_path / "logs")
+    assert [f.name for f in log.files] == [f"events_{n}_{APP}.lz4" for n in range(1, len(parts) + 1)]
     con, counts = stage(tmp_path, tmp_path / "logs", min_tasks=10)
     single = tmp_path / "single"
     spark_logs.write(single / APP, data)
@@ -131,6 +133,18 @@ def test_a_rolling_log_is_read_in_its_files_index_order(tmp_path):
                rows(con2, f"SELECT * EXCLUDE (log_id) FROM {table} ORDER BY ALL"), table
     assert rows(con, "SELECT rolling, files, in_progress, complete FROM stg_spark_applications") == [
         (True, len(parts), False, True)]
+
+
+def test_a_compacted_rolling_log_is_read_from_its_last_compact_file(tmp_path):
+    folder = tmp_path / f"eventlog_v2_{APP}"
+    for name in ("events_1_", "events_2_", "events_3_", "events_4_", "events_5_"):
+        suffix = ".zstd.compact" if name in ("events_2_", "events_3_") else ".zstd"
+        spark_logs.write(folder / f"{name}{APP}{suffix}", b"{}\n", "zstd")
+    (folder / f"appstatus_{APP}.inprogress").write_bytes(b"")
+    [log], skipped = discover(tmp_path)
+    assert skipped == [] and log.in_progress and log.codec == "zstd"
+    assert [f.name for f in log.files] == [f"events_3_{APP}.zstd.compact", f"events_4_{APP}.zstd",
+                                           f"events_5_{APP}.zstd"]
 
 
 def test_a_rolling_folder_without_its_status_marker_is_a_counted_skip(tmp_path):

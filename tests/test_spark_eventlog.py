@@ -274,10 +274,14 @@ def test_an_unknown_codec_is_a_counted_skip(tmp_path):
     logs = tmp_path / "logs"
     spark_logs.write(logs / APP, spark_logs.application(APP))
     spark_logs.write(logs / "app-20240101000000-0001.gz", spark_logs.application("app-20240101000000-0001"))
+    rolling = logs / "eventlog_v2_app-20240101000000-0002"
+    spark_logs.write(rolling / "events_1_app-20240101000000-0002.bz2", spark_logs.application("x"))
+    (rolling / "appstatus_app-20240101000000-0002").write_bytes(b"")
     con, counts = stage(tmp_path, logs)
-    assert counts["applications"] == 1 and counts["skipped_files"] == 1
-    [(file, line, reason)] = quarantined(con)
-    assert file.endswith(".gz") and line is None and "unknown compression codec 'gz'" in reason
+    assert counts["applications"] == 1 and counts["skipped_files"] == 2
+    (gz, gz_line, gz_reason), (bz2, _, bz2_reason) = quarantined(con)
+    assert gz.endswith(".gz") and gz_line is None and "unknown compression codec 'gz'" in gz_reason
+    assert bz2.endswith("events_1_app-20240101000000-0002.bz2") and "unknown compression codec 'bz2'" in bz2_reason
 
 
 def test_an_empty_directory_is_a_one_line_error(tmp_path):

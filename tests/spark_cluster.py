@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import json
 import os
 import re
@@ -215,6 +216,42 @@ def standalone_cluster(root: Path, worker_hosts: tuple[str, ...] = WORKER_HOSTS,
         yield cluster
     finally:
         cluster.stop()
+
+
+def listening_addresses(pid: int) -> set[str]:
+    """The addresses a process listens on (TCP, IPv4 or IPv6), from /proc: its socket inodes matched
+    with the kernel's socket tables."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:   # 0A: LISTEN
+                continue
+            raw = bytes.fromhex(fields[1].split(":")[0])
+            # the kernel prints each 32-bit word of the address in host (little-endian) order
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            address = ipaddress.ip_address(raw)
+            found.add(str(getattr(address, "ipv4_mapped", None) or address))
+    return found
+
+
+def processes_under(root: Path) -> list[int]:
+    """Processes whose working directory is inside ``root``: the daemons (in it) and their executors
+    (in its work/ folder)."""
+    root = Path(root).resolve()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(os.readlink(proc / "cwd")).is_relative_to(root):
+                    found.append(int(proc.name))
+    return found
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -58,9 +58,10 @@ SPECULATION = {
     "spark.speculation.efficiency.enabled": "false",
 }
 PARTITIONS = 8
-# Seconds the slowed partition's first attempt sleeps: far past the speculation threshold, and no
-# cost to the run, since the stage ends when the copy succeeds and Spark kills the original.
-SLOW_SECONDS = 8.0
+# Seconds the slowed partition's first attempt sleeps: far past the speculation threshold and past
+# the copy's end on a loaded machine, at no cost to the run, since the stage ends when the copy
+# succeeds and Spark kills the original then.
+SLOW_SECONDS = 20.0
 # One stage slows its last partition (copied as soon as a slot frees), the other an early one (its
 # copy waits for the pending tasks, which Spark schedules first).
 SLOWED_PARTITIONS = (PARTITIONS - 1, 1)
@@ -301,6 +302,10 @@ class Generated:
     def log_path(self, variant: str) -> Path:
         return self.eventlog_dir / self.app(variant)["log"]
 
+    def copies(self) -> list[SpeculativeCopy]:
+        """Spark's own speculative copies in every application: the ground truth for a replay."""
+        return [SpeculativeCopy(**c) for app in self.apps for c in app["speculative_copies"]]
+
     @classmethod
     def load(cls, root: Path) -> "Generated":
         manifest = json.loads((Path(root) / "manifest.json").read_text())
@@ -495,6 +500,37 @@ def speculative_copies(log: Path) -> list[SpeculativeCopy]:
     return copies
 
 
+DOC_START = "<!-- measured: python -m tests.spark_cluster --out DIR --doc docs/SPARK_CLUSTER.md -->"
+DOC_END = "<!-- end of measured -->"
+
+
+def measured_table(generated: Generated, total_seconds: float, load: float) -> str:
+    """The harness's measured numbers, as the doc shows them."""
+    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Spark {_spark_version()}, "
+             f"{os.cpu_count()} cores, load average {load:.1f} at the start: the cluster (master and two "
+             f"workers) registered in {generated.cluster_start_seconds:.1f} s; everything, from the first "
+             f"JVM to the last one killed, {total_seconds:.1f} s.",
+             "",
+             "| application | codec | layout | events files | seconds | speculative copies "
+             "| copy launched after the original (s) | original host -> copy host |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for app in generated.apps:
+        log = generated.log_path(app["variant"])
+        copies = [SpeculativeCopy(**c) for c in app["speculative_copies"]]
+        lines.append(
+            f"| {app['variant']} | {app['codec'] or 'none'} | {'rolling' if app['rolling'] else 'single file'} "
+            f"| {len(event_files(log))} | {app['seconds']:.1f} | {len(copies)} "
+            f"| {', '.join(f'{(c.copy_launch - c.original_launch) / 1000:.1f}' for c in copies)} "
+            f"| {', '.join(f'{c.original_host} -> {c.copy_host}' for c in copies)} |")
+    return "\n".join(lines)
+
+
+def write_doc(doc: Path, table: str) -> None:
+    text = doc.read_text()
+    start, end = text.index(DOC_START) + len(DOC_START), text.index(DOC_END)
+    doc.write_text(text[:start] + "\n" + table + "\n" + text[end:])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.spark_cluster",
@@ -503,16 +539,19 @@ def main(argv: list[str] | None = None) -> int:
                     f"({', '.join(v.name for v in VARIANTS)}), stop the cluster, and write OUT/eventlogs/ "
                     "and OUT/manifest.json (settings, timings and Spark's own speculative copies).")
     parser.add_argument("--out", required=True, type=Path, help="directory to write into (created)")
+    parser.add_argument("--doc", type=Path, help="also write the measured table into this doc, between "
+                        "its 'measured' markers (docs/SPARK_CLUSTER.md)")
     args = parser.parse_args(argv)
     reason = java_missing_reason()
     if reason:
         print(reason, file=sys.stderr)
         return 2
+    load, started = os.getloadavg()[0], time.monotonic()
     generated = generate(args.out)
-    print(f"cluster started in {generated.cluster_start_seconds:.1f} s; logs in {generated.eventlog_dir}")
-    for app in generated.apps:
-        print(f"{app['variant']:<14} {app['app_id']}  {app['seconds']:5.1f} s  "
-              f"{len(app['speculative_copies'])} speculative copies  {app['log']}")
+    table = measured_table(generated, time.monotonic() - started, load)
+    print(f"logs in {generated.eventlog_dir}, ground truth in {generated.root / 'manifest.json'}\n\n{table}")
+    if args.doc:
+        write_doc(args.doc, table)
     return 0
 
 

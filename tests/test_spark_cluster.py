@@ -51,12 +51,11 @@ def test_the_slowed_partition_is_copied_onto_the_other_host(spark_eventlogs, var
 
 def test_the_recorded_ground_truth_is_the_logs(spark_eventlogs):
     """The manifest's copies (what later tests compare a replay with) are re-read from the logs, and
-    each names the slowed partition of its stage, in order."""
+    every slowed partition has one."""
     for app in spark_eventlogs.apps:
         copies = speculative_copies(spark_eventlogs.log_path(app["variant"]))
-        assert [c.__dict__ for c in copies] == app["speculative_copies"]
-        slowed_copies = [c.task_index for c in copies if c.task_index in app["slowed"]]
-        assert slowed_copies == app["slowed"]
+        assert [c for c in spark_eventlogs.copies() if c.app_id == app["app_id"]] == copies
+        assert all(any(c.task_index == slowed for c in copies) for slowed in app["slowed"])
         for c in copies:
             assert c.app_id == app["app_id"]
             assert c.stage_submitted <= c.original_launch < c.copy_launch

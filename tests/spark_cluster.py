@@ -279,7 +279,6 @@ def driver_settings(cluster: SparkCluster, eventlog_dir: Path, variant: Variant)
         "spark.python.task.killTimeout": "100ms",
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
-        "spark.local.dir": str(cluster.root / "local"),
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": eventlog_dir.resolve().as_uri(),
         **SPECULATION,
@@ -321,7 +320,7 @@ def generate(out: Path, variants: tuple[Variant, ...] = VARIANTS) -> Generated:
     eventlog_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="nurd-spark-") as tmp:
         try:
-            ran, plan, start_seconds = _run_plan(Path(tmp), eventlog_dir, variants)
+            ran, start_seconds = _run_plan(Path(tmp), eventlog_dir, variants)
         finally:
             # the daemons', driver's and executors' own logs, kept for a diagnosis
             for sub in ("logs", "work"):
@@ -331,8 +330,7 @@ def generate(out: Path, variants: tuple[Variant, ...] = VARIANTS) -> Generated:
         log = _log_of(eventlog_dir, run["app_id"])
         apps.append({"variant": variant.name, "codec": variant.codec, "rolling": variant.rolling,
                      "app_id": run["app_id"], "log": log.name, "seconds": round(run["seconds"], 2),
-                     "settings": {k: v for k, v in plan[0]["settings"].items() if k.startswith("spark.speculation")}
-                     | variant.settings(),
+                     "settings": SPECULATION | variant.settings(),
                      "slowed": run["slowed"],
                      "speculative_copies": [asdict(c) for c in speculative_copies(log)]})
     generated = Generated(out, eventlog_dir, round(start_seconds, 2), apps)
@@ -342,7 +340,7 @@ def generate(out: Path, variants: tuple[Variant, ...] = VARIANTS) -> Generated:
     return generated
 
 
-def _run_plan(tmp: Path, eventlog_dir: Path, variants: tuple[Variant, ...]) -> tuple[list, list, float]:
+def _run_plan(tmp: Path, eventlog_dir: Path, variants: tuple[Variant, ...]) -> tuple[list, float]:
     with standalone_cluster(tmp) as cluster:
         plan = [{"variant": v.name, "settings": driver_settings(cluster, eventlog_dir, v),
                  "partitions": PARTITIONS, "slowed": list(SLOWED_PARTITIONS), "slow_seconds": SLOW_SECONDS,
@@ -359,8 +357,9 @@ def _run_plan(tmp: Path, eventlog_dir: Path, variants: tuple[Variant, ...]) -> t
             code = driver.wait(timeout=600)
         if code != 0:
             tail = "\n".join(driver_log.read_text(errors="replace").splitlines()[-30:])
-            raise RuntimeError(f"the Spark applications failed (exit {code}, {driver_log}):\n{tail}")
-        return json.loads(result_file.read_text()), plan, cluster.start_seconds
+            raise RuntimeError(f"the Spark applications failed (exit {code}; the driver's, daemons' and "
+                               f"executors' logs are kept in cluster_logs/ beside eventlogs/):\n{tail}")
+        return json.loads(result_file.read_text()), cluster.start_seconds
 
 
 def _spark_version() -> str:
@@ -469,8 +468,8 @@ class SpeculativeCopy:
 
 
 def speculative_copies(log: Path) -> list[SpeculativeCopy]:
-    """Spark's speculative attempts in ``log``, each with the attempt it copied (the non-speculative
-    attempt of the same task index in the same stage attempt)."""
+    """Spark's speculative attempts in ``log``, each with the attempt it copied: the last
+    non-speculative attempt of the same task index in the same stage attempt launched before it."""
     app_id, submitted, starts, ends = "", {}, {}, {}
     for event in read_events(log):
         kind = event["Event"]
@@ -490,8 +489,9 @@ def speculative_copies(log: Path) -> list[SpeculativeCopy]:
     for (stage, stage_attempt, index, attempt), info in sorted(starts.items()):
         if not info["Speculative"]:
             continue
-        original = next(o for (s, sa, i, _), o in sorted(starts.items())
-                        if (s, sa, i) == (stage, stage_attempt, index) and not o["Speculative"])
+        original = max((o for (s, sa, i, _), o in starts.items()
+                        if (s, sa, i) == (stage, stage_attempt, index) and not o["Speculative"]
+                        and o["Launch Time"] <= info["Launch Time"]), key=lambda o: o["Launch Time"])
         copies.append(SpeculativeCopy(
             app_id, stage, stage_attempt, submitted[stage, stage_attempt], index,
             original["Attempt"], original["Launch Time"], original["Host"],

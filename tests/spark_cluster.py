@@ -206,6 +206,8 @@ def standalone_cluster(root: Path, worker_hosts: tuple[str, ...] = WORKER_HOSTS,
         cluster.processes["master"] = _start(
             root, "master", MASTER_HOST, "org.apache.spark.deploy.master.Master",
             ["--host", MASTER_HOST, "--port", str(port), "--webui-port", str(free_port(MASTER_HOST))])
+        # A worker that finds no master retries only after 5 to 15 s: start the workers once it is up
+        _wait_for(cluster, "master", "New state: ALIVE", timeout)
         for i, host in enumerate(worker_hosts, 1):
             cluster.processes[f"worker{i}"] = _start(
                 root, f"worker{i}", host, "org.apache.spark.deploy.worker.Worker",

@@ -49,6 +49,17 @@ def test_the_slowed_partition_is_copied_onto_the_other_host(spark_eventlogs, var
         assert end["Task End Reason"]["Reason"] == "TaskKilled"
 
 
+def test_every_executor_ran_on_its_own_loopback_worker(spark_eventlogs):
+    """Each application had one executor per worker host, and the driver's and executors' block
+    managers were on loopback."""
+    for app in spark_eventlogs.apps:
+        events = list(read_events(spark_eventlogs.log_path(app["variant"])))
+        hosts = sorted(e["Executor Info"]["Host"] for e in events if e["Event"] == "SparkListenerExecutorAdded")
+        assert hosts == sorted(WORKER_HOSTS), app["variant"]
+        managers = {e["Block Manager ID"]["Host"] for e in events if e["Event"] == "SparkListenerBlockManagerAdded"}
+        assert managers == {spark_cluster.MASTER_HOST, *WORKER_HOSTS}, app["variant"]
+
+
 def test_the_recorded_ground_truth_is_the_logs(spark_eventlogs):
     """The manifest's copies (what later tests compare a replay with) are re-read from the logs, and
     every slowed partition has one."""

@@ -1,7 +1,7 @@
 """A real Spark standalone cluster on loopback, and the event logs of speculative applications run on it.
 
 The cluster is a master on 127.0.0.1 and one one-core worker on each of 127.0.0.2 and 127.0.0.3, every
-JVM started here directly (no launcher JVM), bound to its own loopback address through SPARK_LOCAL_IP,
+daemon JVM started here directly (no launcher JVM), bound to its own loopback address through SPARK_LOCAL_IP,
 on ports picked free at run time, with its work, local and log directories in a temporary folder. Each
 process leads its own process group, so stopping kills the group: a worker's executors die with it.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import ipaddress
 import json
 import os
@@ -66,7 +67,8 @@ SLOW_SECONDS = 20.0
 # copy waits for the pending tasks, which Spark schedules first).
 SLOWED_PARTITIONS = (PARTITIONS - 1, 1)
 
-JVM_OPTS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m"]
+# Short-lived JVMs: C1 only and the serial collector start fastest
+JVM_OPTS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,19 @@ def _kill_group(proc: subprocess.Popen, sig: int) -> None:
         os.killpg(proc.pid, sig)
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel kills it if the process that started it dies (a test
+    run killed outright leaves no JVM; executors exit on their own once their worker is gone)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # 1: PR_SET_PDEATHSIG
+
+
+def _popen(cmd: list[str], log: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen:
+    """A process of its own group (stopping kills the group), its output in ``log``."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                cwd=cwd, start_new_session=True, preexec_fn=_die_with_parent)
+
+
 def _daemon_env(root: Path, host: str) -> dict[str, str]:
     env = dict(os.environ)
     # SPARK_SCALA_VERSION is what spark-class would have set: a worker builds its executors' command
@@ -169,12 +184,7 @@ def _daemon_env(root: Path, host: str) -> dict[str, str]:
 
 def _start(root: Path, name: str, host: str, main_class: str, args: list[str]) -> subprocess.Popen:
     cmd = ["java", "-cp", f"{spark_home() / 'jars'}/*", "-Xmx256m", *JVM_OPTS, main_class, *args]
-    log = open(root / "logs" / f"{name}.log", "wb")
-    try:
-        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=_daemon_env(root, host), cwd=root, start_new_session=True)
-    finally:
-        log.close()
+    return _popen(cmd, root / "logs" / f"{name}.log", _daemon_env(root, host), root)
 
 
 def _wait_for(cluster: SparkCluster, name: str, pattern: str, timeout: float) -> None:
@@ -351,12 +361,10 @@ def _run_plan(tmp: Path, eventlog_dir: Path, variants: tuple[Variant, ...]) -> t
         plan_file, result_file = tmp / "plan.json", tmp / "result.json"
         plan_file.write_text(json.dumps(plan))
         driver_log = tmp / "logs" / "driver.log"
-        with open(driver_log, "wb") as log:
-            driver = subprocess.Popen([sys.executable, "-m", "tests.spark_apps", str(plan_file), str(result_file)],
-                                      cwd=REPO, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      env=_daemon_env(tmp, MASTER_HOST), start_new_session=True)
-            cluster.processes["driver"] = driver   # killed with the cluster, whatever happens
-            code = driver.wait(timeout=600)
+        driver = _popen([sys.executable, "-m", "tests.spark_apps", str(plan_file), str(result_file)],
+                        driver_log, _daemon_env(tmp, MASTER_HOST), REPO)
+        cluster.processes["driver"] = driver   # killed with the cluster, whatever happens
+        code = driver.wait(timeout=600)
         if code != 0:
             tail = "\n".join(driver_log.read_text(errors="replace").splitlines()[-30:])
             raise RuntimeError(f"the Spark applications failed (exit {code}; the driver's, daemons' and "

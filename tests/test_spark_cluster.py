@@ -5,6 +5,7 @@ are what was asked, and the cluster keeps to loopback and leaves no process behi
 import ipaddress
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -117,6 +118,29 @@ def test_the_cluster_keeps_to_loopback_and_leaves_no_process_on_failure(tmp_path
                 assert all(ipaddress.ip_address(a).is_loopback for a in addresses), (name, addresses)
             assert spark_cluster.listening_addresses(cluster.processes["worker1"].pid) == {WORKER_HOSTS[0]}
             raise RuntimeError("a test failed inside")
+    assert spark_cluster.processes_under(tmp_path) == []
+
+
+def test_a_run_killed_outright_leaves_no_process(tmp_path):
+    """SIGKILL gives the harness no chance to stop anything: the kernel kills its daemons."""
+    reason = spark_cluster.java_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    code = ("import sys, time; from tests.spark_cluster import standalone_cluster\n"
+            "with standalone_cluster(sys.argv[1], worker_hosts=('127.0.0.2',)):\n"
+            "    print('up', flush=True); time.sleep(600)\n")
+    harness = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=spark_cluster.REPO,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert harness.stdout.readline() == "up\n"
+        assert len(spark_cluster.processes_under(tmp_path)) == 2   # the master and the worker
+    finally:
+        harness.kill()
+        harness.wait()
+    for _ in range(300):   # the kernel's kill is not instant, only prompt
+        if not spark_cluster.processes_under(tmp_path):
+            break
+        time.sleep(0.1)
     assert spark_cluster.processes_under(tmp_path) == []
 
 

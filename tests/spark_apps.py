@@ -4,7 +4,9 @@ process (one driver JVM for all), and writes each one's app id and seconds.
     python -m tests.spark_apps PLAN.json RESULT.json
 
 Each application runs one stage per slowed partition, over ``partitions`` partitions; the slowed
-partition's first attempt sleeps, every other attempt returns at once. A rolling application first
+partition's first attempt sleeps, every other attempt returns at once. A killed application's driver
+(this process and its JVM) kills itself after its stages, as a crashed driver would, leaving its
+event log in progress: it runs last. A rolling application first
 runs a one-task job that carries a local property larger than Spark's smallest rolling file size, as
 a long job description or query text would, so its log rolls over though the application is tiny.
 """
@@ -12,6 +14,8 @@ a long job description or query text would, so its log rolls over though the app
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -41,7 +45,7 @@ def wait_until_idle(sc, timeout: float = 60) -> None:
     raise RuntimeError(f"tasks still running {timeout:.0f} s after the last job")
 
 
-def run_app(app: dict) -> dict:
+def run_app(app: dict, results: list[dict], result_file: Path) -> None:
     from pyspark import SparkConf, SparkContext
 
     started = time.monotonic()
@@ -56,17 +60,21 @@ def run_app(app: dict) -> dict:
             sc.setJobDescription(f"partition {slowed} of {app['partitions']} slowed on its first attempt")
             rdd = sc.parallelize(range(app["partitions"] * 10), app["partitions"])
             rdd.mapPartitions(slow_first_attempt(slowed, app["slow_seconds"])).collect()
-        wait_until_idle(sc)
-        app_id = sc.applicationId
+        if not app["killed"]:
+            wait_until_idle(sc)
+        results.append({"variant": app["variant"], "app_id": sc.applicationId, "slowed": app["slowed"],
+                        "seconds": time.monotonic() - started})
+        result_file.write_text(json.dumps(results))
+        if app["killed"]:
+            os.killpg(0, signal.SIGKILL)
     finally:
         sc.stop()
-    return {"variant": app["variant"], "app_id": app_id, "slowed": app["slowed"],
-            "seconds": time.monotonic() - started}
 
 
 def main(plan_file: str, result_file: str) -> None:
-    results = [run_app(app) for app in json.loads(Path(plan_file).read_text())]
-    Path(result_file).write_text(json.dumps(results))
+    results: list[dict] = []
+    for app in json.loads(Path(plan_file).read_text()):
+        run_app(app, results, Path(result_file))
 
 
 if __name__ == "__main__":

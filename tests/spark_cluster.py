@@ -8,7 +8,7 @@ process leads its own process group, so stopping kills the group: a worker's exe
 The applications (``VARIANTS``, run by ``tests/spark_apps.py`` in one driver process) slow one chosen
 partition per stage on its first attempt, so that Spark's speculation copies it onto the other host.
 Together they write each kind of event log Spark 4 writes: plain and compressed with each codec
-(zstd, lz4, snappy, lzf), single-file and rolling.
+(zstd, lz4, snappy, lzf), single-file and rolling, complete and in progress (a killed driver's).
 
     with standalone_cluster(root) as cluster: ...           # cluster.master_url
     generate(out_dir)                                         # cluster + every variant -> Generated
@@ -73,10 +73,12 @@ JVM_OPTS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
 @dataclass(frozen=True)
 class Variant:
-    """One application: the kind of event log it writes."""
+    """One application: the kind of event log it writes. A killed one's driver dies (SIGKILL) after
+    its first stage, leaving its log in progress, in a folder of its own (``INPROGRESS_DIR``)."""
     name: str
     codec: str | None          # None: spark.eventLog.compress=false
     rolling: bool
+    killed: bool = False
 
     def settings(self) -> dict[str, str]:
         conf = {
@@ -96,7 +98,9 @@ VARIANTS = (
     Variant("lz4", "lz4", False),
     Variant("snappy", "snappy", False),
     Variant("lzf", "lzf", False),
+    Variant("zstd_inprogress", "zstd", False, killed=True),   # last: its driver dies with it
 )
+EVENTLOG_DIR, INPROGRESS_DIR = "eventlogs", "eventlogs_inprogress"
 CODECS = ("zstd", "lz4", "snappy", "lzf")
 
 
@@ -270,7 +274,7 @@ def processes_under(root: Path) -> list[int]:
 # ---------------------------------------------------------------------------------------------------
 # The applications
 
-def driver_settings(cluster: SparkCluster, eventlog_dir: Path, variant: Variant) -> dict[str, str]:
+def driver_settings(cluster: SparkCluster, out: Path, variant: Variant) -> dict[str, str]:
     """Every setting of one application: loopback only, no UI, one one-core executor per worker and
     the job held until both registered, speculation, and the variant's event log."""
     return {
@@ -292,7 +296,7 @@ def driver_settings(cluster: SparkCluster, eventlog_dir: Path, variant: Variant)
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
         "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": eventlog_dir.resolve().as_uri(),
+        "spark.eventLog.dir": (out / (INPROGRESS_DIR if variant.killed else EVENTLOG_DIR)).resolve().as_uri(),
         **SPECULATION,
         **variant.settings(),
     }
@@ -300,8 +304,9 @@ def driver_settings(cluster: SparkCluster, eventlog_dir: Path, variant: Variant)
 
 @dataclass
 class Generated:
-    """Logs written by ``generate``: ``eventlog_dir`` as spark.eventLog.dir has it, and one entry
-    per application in ``apps`` (variant, settings, app id, log path, seconds, speculative copies)."""
+    """Logs written by ``generate``: ``eventlog_dir`` as spark.eventLog.dir has it (the complete
+    logs), and one entry per application in ``apps`` (variant, settings, app id, log path relative
+    to ``root``, seconds, speculative copies)."""
     root: Path
     eventlog_dir: Path
     cluster_start_seconds: float
@@ -311,7 +316,7 @@ class Generated:
         return next(a for a in self.apps if a["variant"] == variant)
 
     def log_path(self, variant: str) -> Path:
-        return self.eventlog_dir / self.app(variant)["log"]
+        return self.root / self.app(variant)["log"]
 
     def copies(self) -> list[SpeculativeCopy]:
         """Spark's own speculative copies in every application: the ground truth for a replay."""
@@ -320,43 +325,47 @@ class Generated:
     @classmethod
     def load(cls, root: Path) -> "Generated":
         manifest = json.loads((Path(root) / "manifest.json").read_text())
-        return cls(Path(root), Path(root) / "eventlogs", manifest["cluster_start_seconds"], manifest["apps"])
+        return cls(Path(root), Path(root) / EVENTLOG_DIR, manifest["cluster_start_seconds"], manifest["apps"])
 
 
 def generate(out: Path, variants: tuple[Variant, ...] = VARIANTS) -> Generated:
     """Starts a cluster under a temporary folder, runs one application per variant (in one driver
-    process, so the driver JVM starts once), stops the cluster, and writes ``out/eventlogs/`` and
-    ``out/manifest.json`` (the settings and Spark's own speculative copies of each application)."""
+    process, so the driver JVM starts once), stops the cluster, and writes ``out/eventlogs/``,
+    ``out/eventlogs_inprogress/`` and ``out/manifest.json`` (the settings and Spark's own
+    speculative copies of each application)."""
     out = Path(out)
-    eventlog_dir = out / "eventlogs"
-    eventlog_dir.mkdir(parents=True, exist_ok=True)
+    for sub in (EVENTLOG_DIR, INPROGRESS_DIR):
+        (out / sub).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="nurd-spark-") as tmp:
         try:
-            ran, start_seconds = _run_plan(Path(tmp), eventlog_dir, variants)
+            ran, start_seconds = _run_plan(Path(tmp), out, variants)
         finally:
             # the daemons', driver's and executors' own logs, kept for a diagnosis
             for sub in ("logs", "work"):
                 shutil.copytree(Path(tmp) / sub, out / "cluster_logs" / sub, dirs_exist_ok=True)
     apps = []
     for variant, run in zip(variants, ran):
-        log = _log_of(eventlog_dir, run["app_id"])
+        log = _log_of(out / (INPROGRESS_DIR if variant.killed else EVENTLOG_DIR), run["app_id"])
         apps.append({"variant": variant.name, "codec": variant.codec, "rolling": variant.rolling,
-                     "app_id": run["app_id"], "log": log.name, "seconds": round(run["seconds"], 2),
+                     "killed": variant.killed, "app_id": run["app_id"], "log": str(log.relative_to(out)),
+                     "seconds": round(run["seconds"], 2),
                      "settings": SPECULATION | variant.settings(),
                      "slowed": run["slowed"],
                      "speculative_copies": [asdict(c) for c in speculative_copies(log)]})
-    generated = Generated(out, eventlog_dir, round(start_seconds, 2), apps)
+    generated = Generated(out, out / EVENTLOG_DIR, round(start_seconds, 2), apps)
     (out / "manifest.json").write_text(json.dumps(
         {"spark_version": _spark_version(), "cluster_start_seconds": generated.cluster_start_seconds,
          "apps": apps}, indent=1) + "\n")
     return generated
 
 
-def _run_plan(tmp: Path, eventlog_dir: Path, variants: tuple[Variant, ...]) -> tuple[list, float]:
+def _run_plan(tmp: Path, out: Path, variants: tuple[Variant, ...]) -> tuple[list, float]:
+    if any(v.killed for v in variants[:-1]):
+        raise ValueError("only the last application can be killed: its driver dies with it")
     with standalone_cluster(tmp) as cluster:
-        plan = [{"variant": v.name, "settings": driver_settings(cluster, eventlog_dir, v),
-                 "partitions": PARTITIONS, "slowed": list(SLOWED_PARTITIONS), "slow_seconds": SLOW_SECONDS,
-                 "padding_bytes": ROLLING_MAX_FILE_SIZE + 2**19 if v.rolling else 0}
+        plan = [{"variant": v.name, "settings": driver_settings(cluster, out, v), "killed": v.killed,
+                 "partitions": PARTITIONS, "slowed": list(SLOWED_PARTITIONS[:1] if v.killed else SLOWED_PARTITIONS),
+                 "slow_seconds": SLOW_SECONDS, "padding_bytes": ROLLING_MAX_FILE_SIZE + 2**19 if v.rolling else 0}
                 for v in variants]
         plan_file, result_file = tmp / "plan.json", tmp / "result.json"
         plan_file.write_text(json.dumps(plan))
@@ -365,11 +374,12 @@ def _run_plan(tmp: Path, eventlog_dir: Path, variants: tuple[Variant, ...]) -> t
                         driver_log, _daemon_env(tmp, MASTER_HOST), REPO)
         cluster.processes["driver"] = driver   # killed with the cluster, whatever happens
         code = driver.wait(timeout=600)
-        if code != 0:
+        ran = json.loads(result_file.read_text()) if result_file.exists() else []
+        if not (code == 0 or code == -signal.SIGKILL and len(ran) == len(plan) and plan[-1]["killed"]):
             tail = "\n".join(driver_log.read_text(errors="replace").splitlines()[-30:])
             raise RuntimeError(f"the Spark applications failed (exit {code}; the driver's, daemons' and "
                                f"executors' logs are kept in cluster_logs/ beside eventlogs/):\n{tail}")
-        return json.loads(result_file.read_text()), cluster.start_seconds
+        return ran, cluster.start_seconds
 
 
 def _spark_version() -> str:
@@ -528,7 +538,8 @@ def measured_table(generated: Generated, total_seconds: float, load: float) -> s
         log = generated.log_path(app["variant"])
         copies = [SpeculativeCopy(**c) for c in app["speculative_copies"]]
         lines.append(
-            f"| {app['variant']} | {app['codec'] or 'none'} | {'rolling' if app['rolling'] else 'single file'} "
+            f"| {app['variant']} | {app['codec'] or 'none'} | {'rolling' if app['rolling'] else 'single file'}"
+            f"{', in progress (driver killed)' if app['killed'] else ''} "
             f"| {len(event_files(log))} | {app['seconds']:.1f} | {len(copies)} "
             f"| {', '.join(f'{(c.copy_launch - c.original_launch) / 1000:.1f}' for c in copies)} "
             f"| {', '.join(f'{c.original_host} -> {c.copy_host}' for c in copies)} |")
@@ -546,8 +557,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m tests.spark_cluster",
         description="Start a local Spark standalone cluster (master 127.0.0.1, one-core workers on "
                     f"{', '.join(WORKER_HOSTS)}), run one speculative application per kind of event log "
-                    f"({', '.join(v.name for v in VARIANTS)}), stop the cluster, and write OUT/eventlogs/ "
-                    "and OUT/manifest.json (settings, timings and Spark's own speculative copies).")
+                    f"({', '.join(v.name for v in VARIANTS)}), stop the cluster, and write OUT/eventlogs/, "
+                    "OUT/eventlogs_inprogress/ (the killed driver's log) and OUT/manifest.json (settings, "
+                    "timings and Spark's own speculative copies).")
     parser.add_argument("--out", required=True, type=Path, help="directory to write into (created)")
     parser.add_argument("--doc", type=Path, help="also write the measured table into this doc, between "
                         "its 'measured' markers (docs/SPARK_CLUSTER.md)")

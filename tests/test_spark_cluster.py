@@ -28,7 +28,7 @@ def _attempts(log):
     return stages, attempts
 
 
-@pytest.mark.parametrize("variant", [v.name for v in VARIANTS])
+@pytest.mark.parametrize("variant", [v.name for v in VARIANTS if not v.killed])
 def test_the_slowed_partition_is_copied_onto_the_other_host(spark_eventlogs, variant):
     app = spark_eventlogs.app(variant)
     stages, attempts = _attempts(spark_eventlogs.log_path(variant))
@@ -80,7 +80,7 @@ def test_each_log_is_written_with_the_codec_asked(spark_eventlogs, variant):
     files = event_files(spark_eventlogs.log_path(variant))
     for path in files:
         assert sniff_codec(path) == app["codec"], path.name
-        assert path.suffix == (f".{app['codec']}" if app["codec"] else ""), path.name
+        assert path.name.removesuffix(".inprogress").endswith(f".{app['codec']}" if app["codec"] else app["app_id"])
     if app["codec"] is None:
         assert files[0].read_bytes().startswith(b'{"Event":"SparkListenerLogStart"')
 
@@ -103,6 +103,21 @@ def test_a_rolling_log_is_a_folder_of_several_events_files_and_an_appstatus(spar
         assert (log / f"appstatus_{app['app_id']}").is_file()   # complete: no .inprogress left
         events = list(read_events(log))
         assert events[0]["Event"] == "SparkListenerLogStart" and events[-1]["Event"] == "SparkListenerApplicationEnd"
+
+
+def test_a_killed_driver_leaves_its_log_in_progress(spark_eventlogs):
+    """The last application's driver kills itself after its first stage, as a crashed driver would:
+    its log stays ``.inprogress``, readable up to what Spark flushed, with no application end."""
+    (app,) = [a for a in spark_eventlogs.apps if a["killed"]]
+    log = spark_eventlogs.log_path(app["variant"])
+    assert log.parent.name == spark_cluster.INPROGRESS_DIR
+    assert log.name == f"{app['app_id']}.{app['codec']}.inprogress"
+    events = [e["Event"] for e in read_events(log)]
+    assert events[0] == "SparkListenerLogStart" and "SparkListenerJobEnd" in events
+    assert "SparkListenerApplicationEnd" not in events
+    assert [c.task_index for c in spark_eventlogs.copies() if c.app_id == app["app_id"]] == app["slowed"]
+    complete = [p.name for p in spark_eventlogs.eventlog_dir.rglob("*") if p.name.endswith(".inprogress")]
+    assert complete == []
 
 
 def test_the_cluster_keeps_to_loopback_and_leaves_no_process_on_failure(tmp_path):

@@ -318,9 +318,11 @@ class Generated:
     def log_path(self, variant: str) -> Path:
         return self.root / self.app(variant)["log"]
 
-    def copies(self) -> list[SpeculativeCopy]:
-        """Spark's own speculative copies in every application: the ground truth for a replay."""
-        return [SpeculativeCopy(**c) for app in self.apps for c in app["speculative_copies"]]
+    def copies(self, inprogress: bool = False) -> list[SpeculativeCopy]:
+        """Spark's own speculative copies in the logs of ``eventlog_dir`` (and of the in-progress
+        log too with ``inprogress``): the ground truth for a replay of those logs."""
+        return [SpeculativeCopy(**c) for app in self.apps if inprogress or not app["killed"]
+                for c in app["speculative_copies"]]
 
     @classmethod
     def load(cls, root: Path) -> "Generated":

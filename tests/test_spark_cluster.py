@@ -66,7 +66,8 @@ def test_the_recorded_ground_truth_is_the_logs(spark_eventlogs):
     every slowed partition has one."""
     for app in spark_eventlogs.apps:
         copies = speculative_copies(spark_eventlogs.log_path(app["variant"]))
-        assert [c for c in spark_eventlogs.copies() if c.app_id == app["app_id"]] == copies
+        assert [c for c in spark_eventlogs.copies(inprogress=True) if c.app_id == app["app_id"]] == copies
+        assert any(c.app_id == app["app_id"] for c in spark_eventlogs.copies()) != app["killed"]
         assert all(any(c.task_index == slowed for c in copies) for slowed in app["slowed"])
         for c in copies:
             assert c.app_id == app["app_id"]
@@ -115,7 +116,7 @@ def test_a_killed_driver_leaves_its_log_in_progress(spark_eventlogs):
     events = [e["Event"] for e in read_events(log)]
     assert events[0] == "SparkListenerLogStart" and "SparkListenerJobEnd" in events
     assert "SparkListenerApplicationEnd" not in events
-    assert [c.task_index for c in spark_eventlogs.copies() if c.app_id == app["app_id"]] == app["slowed"]
+    assert [c.task_index for c in spark_eventlogs.copies(inprogress=True) if c.app_id == app["app_id"]] == app["slowed"]
     complete = [p.name for p in spark_eventlogs.eventlog_dir.rglob("*") if p.name.endswith(".inprogress")]
     assert complete == []
 

@@ -19,3 +19,9 @@ fi
 echo "setup: installing the project into .venv (about 1 minute the first time on an idle machine, docs/TIMINGS.md; seconds after)"
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
+# The Spark cluster tests (tests/spark_cluster.py) start Java daemons: pyspark is installed above,
+# Java is not a Python package
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: java not found: the Spark cluster tests will skip; install Java 17+ to run them:"
+  echo "       apt-get install openjdk-17-jre-headless"
+fi

@@ -49,3 +49,20 @@ def mini_warehouse(tmp_path_factory):
     yield build
     for con in opened:
         con.close()
+
+
+@pytest.fixture(scope="session")
+def spark_eventlogs(tmp_path_factory):
+    """Event logs of speculative applications run on a real local Spark standalone cluster
+    (tests/spark_cluster.py), written once per session: a ``Generated`` (``.eventlog_dir``, ``.apps``
+    with each one's codec, rolling and Spark's own speculative copies). Skips, saying what to install,
+    without Java 17+. ``NURD_SPARK_EVENTLOGS=DIR`` reuses ``python -m tests.spark_cluster --out DIR``."""
+    from tests import spark_cluster
+
+    reused = os.environ.get("NURD_SPARK_EVENTLOGS")
+    if reused:
+        return spark_cluster.Generated.load(Path(reused))
+    reason = spark_cluster.java_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    return spark_cluster.generate(tmp_path_factory.mktemp("spark_eventlogs"))

@@ -27,6 +27,25 @@ def realdata() -> Path:
     return found
 
 
+def spark_realdata_dir() -> Path | None:
+    """The real Spark event logs (shared/realdata/spark_eventlogs, with its MANIFEST.tsv), found as
+    ``realdata_dir`` finds the Google excerpt; None where absent."""
+    for root in (os.environ.get("NURD_REALDATA_DIR"), REPO.parent / "shared" / "realdata"):
+        if root and (Path(root) / "spark_eventlogs" / "MANIFEST.tsv").is_file():
+            return Path(root) / "spark_eventlogs"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark_realdata() -> Path:
+    """Skips the test, with the reason, where the real Spark event logs are absent."""
+    found = spark_realdata_dir()
+    if found is None:
+        pytest.skip("real Spark event logs not found: set NURD_REALDATA_DIR or put shared/realdata/spark_eventlogs "
+                    "beside the repository (CI does; a user's clone has none)")
+    return found
+
+
 @pytest.fixture(scope="module")
 def mini_warehouse(tmp_path_factory):
     """Builds a hand-made trace (tests/minitrace.py) into a warehouse of its own, in the staging order

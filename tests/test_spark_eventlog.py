@@ -4,7 +4,6 @@ input said (a one-line error naming the file and line) or counted (table quarant
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import duckdb
@@ -14,27 +13,10 @@ from stragglers.traces.spark_eventlog import codec_of, discover, read_lines
 from stragglers.warehouse.locate import TraceFormatError
 from stragglers.warehouse.spark_staging import SPARK_TABLES, stage_spark
 from tests import spark_logs
-from tests.conftest import REPO
 
 CODECS = ("", "zstd", "lz4", "snappy", "lzf")
 SUFFIX = {"": "", "zstd": ".zstd", "lz4": ".lz4", "snappy": ".snappy", "lzf": ".lzf"}
 APP = "app-20240101000000-0000"
-
-
-def spark_realdata_dir() -> Path | None:
-    for root in (os.environ.get("NURD_REALDATA_DIR"), REPO.parent / "shared" / "realdata"):
-        if root and (Path(root) / "spark_eventlogs" / "MANIFEST.tsv").is_file():
-            return Path(root) / "spark_eventlogs"
-    return None
-
-
-@pytest.fixture(scope="module")
-def spark_realdata() -> Path:
-    found = spark_realdata_dir()
-    if found is None:
-        pytest.skip("real Spark event logs not found: set NURD_REALDATA_DIR or put shared/realdata/spark_eventlogs "
-                    "beside the repository (CI does; a user's clone has none)")
-    return found
 
 
 def stage(tmp_path: Path, log_dir: Path, db: str = "warehouse", **kw) -> tuple[duckdb.DuckDBPyConnection, dict]:

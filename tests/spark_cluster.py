@@ -14,8 +14,8 @@ Together they write each kind of event log Spark 4 writes: plain and compressed 
     generate(out_dir)                                         # cluster + every variant -> Generated
     python -m tests.spark_cluster --out DIR                   # the same from the command line
 
-``read_events`` and ``speculative_copies`` are the minimal reading the harness's own checks need (the
-ground truth of which tasks Spark copied, when and where); the project's reader is stragglers.traces.
+``read_events`` (the project's reader, stragglers.traces.spark_eventlog) and ``speculative_copies``
+give the harness's own checks and the ground truth of which tasks Spark copied, when and where.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -398,7 +397,7 @@ def _log_of(eventlog_dir: Path, app_id: str) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Minimal reading, for the harness's own checks and ground truth
+# Reading, for the harness's own checks and ground truth
 
 _MAGIC = {b"\x28\xb5\x2f\xfd": "zstd", b"LZ4Block": "lz4", b"\x82SNAPPY\x00": "snappy", b"ZV": "lzf"}
 
@@ -421,54 +420,21 @@ def event_files(log: Path) -> list[Path]:
     return sorted(files, key=lambda p: int(p.name.split("_")[1]))
 
 
-def _decompress(data: bytes, codec: str | None) -> bytes:
-    if codec is None:
-        return data
-    if codec == "zstd":
-        import zstandard
-
-        return zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True).read()
-    out, pos = [], 0
-    if codec == "lz4":   # lz4-java's block stream: magic, token, compressed, raw lengths, checksum
-        import lz4.block
-
-        while pos < len(data):
-            token = data[pos + 8]
-            size, raw_size = struct.unpack_from("<ii", data, pos + 9)
-            body = data[pos + 21:pos + 21 + size]
-            out.append(body if token & 0xF0 == 0x10 else lz4.block.decompress(body, uncompressed_size=raw_size))
-            pos += 21 + size
-    elif codec == "snappy":   # snappy-java's stream: 16-byte header, then (length, raw snappy block)
-        import snappy
-
-        pos = 16
-        while pos < len(data):
-            (size,) = struct.unpack_from(">i", data, pos)
-            out.append(snappy.uncompress(data[pos + 4:pos + 4 + size]))
-            pos += 4 + size
-    elif codec == "lzf":   # ning's LZF chunks: "ZV", type, lengths
-        import lzf
-
-        while pos < len(data):
-            if data[pos + 2] == 0:
-                (size,) = struct.unpack_from(">H", data, pos + 3)
-                out.append(data[pos + 5:pos + 5 + size])
-                pos += 5 + size
-            else:
-                size, raw_size = struct.unpack_from(">HH", data, pos + 3)
-                out.append(lzf.decompress(data[pos + 7:pos + 7 + size], raw_size))
-                pos += 7 + size
-    else:
-        raise ValueError(f"unknown codec {codec!r}")
-    return b"".join(out)
-
-
 def read_events(log: Path) -> Iterator[dict]:
-    """Every event of a log (a file or a rolling folder), each file decoded by the codec its bytes show."""
-    for path in event_files(log):
-        for line in _decompress(path.read_bytes(), sniff_codec(path)).splitlines():
-            if line.strip():
-                yield json.loads(line)
+    """Every event of a log (a file or a rolling folder), read by the project's reader
+    (stragglers.traces.spark_eventlog: the codec by the name, as Spark does; ``sniff_codec`` checks
+    the bytes apart)."""
+    from stragglers.traces.spark_eventlog import discover, read_lines
+
+    log = Path(log).resolve()
+    found = next((e for e in discover(log.parent)[0] if e.path.resolve() == log), None)
+    if found is None:
+        raise RuntimeError(f"{log}: not an event log the project's reader finds")
+    for path in found.files:
+        for batch in read_lines(path, found.codec):
+            for line in batch.text.to_pylist():
+                if line.strip():
+                    yield json.loads(line)
 
 
 @dataclass(frozen=True)

@@ -367,18 +367,20 @@ def replay_flags(stages: list[StageAttempt], slots: dict[int, Slots], rules: dic
 
 
 def scheduling_delay_ms(stages: list[StageAttempt]) -> float:
-    """The longest gap, on one executor, from an attempt's end to the next attempt of the same stage
-    attempt there while the stage still had tasks to launch: how long Spark's scheduler took to
-    give a freed slot its next task (the launch of a copy waits the same)."""
+    """The longest gap, either way, on one executor, between an attempt's recorded end and the next
+    attempt of the same stage attempt launched there while the stage still had tasks to launch: how
+    far apart Spark's clock puts a freed core and its next task (the driver stamps a task's end when
+    it handles the result, which can come after the core has its next task: the gap is then
+    negative). Meaningful for one-core executors, the cluster's."""
     worst = 0.0
     for st in stages:
         last_launch = float(np.max(st.launch[~st.speculative]))
         for ex in set(st.executor):
             on = np.flatnonzero((st.executor == ex) & ~st.speculative & ~np.isnan(st.finish))
-            on = on[np.argsort(st.launch[on])]
+            on = on[np.argsort(st.launch[on], kind="stable")]
             for prev, nxt in zip(on[:-1], on[1:]):
-                if st.launch[nxt] <= last_launch and st.launch[nxt] >= st.finish[prev]:
-                    worst = max(worst, float(st.launch[nxt] - st.finish[prev]))
+                if st.launch[nxt] <= last_launch:
+                    worst = max(worst, abs(float(st.launch[nxt] - st.finish[prev])))
     return worst
 
 

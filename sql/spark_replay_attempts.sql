@@ -1,5 +1,5 @@
 -- The task attempts of the selected stage attempts (stg_spark_stages.selected), as the replay of
--- Spark's speculation reads them (stragglers/spark_speculation.py): times in milliseconds from
+-- Spark's speculation reads them (stragglers/prediction/spark_speculation.py): times in milliseconds from
 -- the stage attempt's submission (Spark's clock is the driver's, in ms); finish_ms NULL while an
 -- attempt runs when the log ends. median_success_ms is the median of the stage attempt's
 -- successful attempts' durations (finish - launch, what Spark's MedianHeap holds), which says

@@ -1,5 +1,5 @@
-"""Spark's speculation rule replayed on staged stage attempts (stragglers/spark_speculation.py): its
-semantics on stages made by hand, its agreement with the copies a real Spark made (the cluster's
+"""Spark's speculation rule replayed on staged stage attempts
+(stragglers/prediction/spark_speculation.py): its semantics on stages made by hand, its agreement with the copies a real Spark made (the cluster's
 logs), and the operator's answer on the cluster's logs and on the real logs."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from stragglers import spark_speculation as sp
+from stragglers.prediction import spark_speculation as sp
 from stragglers.warehouse.spark_staging import stage_spark
 
 

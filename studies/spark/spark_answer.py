@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from stragglers import spark_speculation as sp
+from stragglers.prediction import spark_speculation as sp
 from stragglers.warehouse.spark_staging import stage_spark
 
 DOC_START = "<!-- measured: studies/spark/spark_answer.py DIR --doc docs/EVALUATION.md -->"

@@ -476,7 +476,7 @@ class Answer:
         """The spark-defaults.conf block to copy ('' when nothing is chosen)."""
         if self.chosen is None:
             return ""
-        return "# chosen by replaying your event logs (stragglers/spark_speculation.py)\n" + self.chosen.conf() + "\n"
+        return "# chosen by replaying your event logs (stragglers/prediction/spark_speculation.py)\n" + self.chosen.conf() + "\n"
 
 
 def answer(stages: list[StageAttempt], slots: dict[int, Slots], budget_pct: float = 5.0, seed: int = 0,

@@ -4,7 +4,7 @@
 import dagster as dg
 
 from nurd_pipeline.assets import (budgets, completion, diagnosis, failures, nodes, prediction, realism, reports,
-                                  traces, warehouse)
+                                  spark, traces, warehouse)
 from nurd_pipeline.assets.resources import InvalidSettings, WarehouseResource, settings_from_env, stop_on_bad_setting
 from stragglers.settings import Settings, SettingError
 
@@ -51,11 +51,11 @@ defs = dg.Definitions(
             prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
             completion.completion_times, budgets.operator_budgets, reports.comparison_tables, *diagnosis.assets,
             nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,
-            failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning],
+            failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning, *spark.assets],
     asset_checks=[*warehouse.checks, *realism.checks, *realism.realism_checks, *diagnosis.checks, *nodes.checks, *failures.checks],
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
-    sensors=[automation],
+    sensors=[automation, spark.spark_eventlog_sensor],
     resources=run_resources,
     # DuckDB allows one writer process: steps run one after another in the run's process,
     # and evaluations parallelize inside their step (process pool over jobs).

@@ -104,6 +104,8 @@ class TraceFormat:
     paper_column: str | None            # column of the paper's Table 3 ("google" / "alibaba"), if any
     embedded: bool = False              # generated locally by stragglers.traces.synth (else downloaded)
     event_features: tuple[str, ...] = ()  # checkpoint_features columns from events (after the usage ones)
+    paper_protocol_not_applicable: str = ""   # why the paper's protocol does not apply ("" where it does)
+    read_in_place: bool = False         # read where NURD_TRACE_URL points (never fetched under raw/)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -147,6 +149,13 @@ FORMATS: dict[str, TraceFormat] = {f.name: f for f in (
                 paper_column="alibaba"),
     TraceFormat("synthetic_alibaba", **_ALIBABA, staging_sql="stg_batch_instance", default_url=None,
                 paper_column=None, embedded=True),
+    # An operator's own Spark event logs (docs/TRACES.md): read in place from NURD_TRACE_URL, staged
+    # by stragglers.warehouse.spark_staging, replayed by stragglers.prediction.spark_speculation.
+    TraceFormat("spark_eventlog", layout="spark", tables=(), features=(), feature_modes=("observed",),
+                sql_variant="", staging_sql="", default_url=None, paper_column=None,
+                read_in_place=True,
+                paper_protocol_not_applicable="the paper's protocol needs tasks' usage samples, which Spark "
+                                              "event logs do not keep: only the operator's protocol applies"),
 )}
 
 TRACES: tuple[str, ...] = tuple(FORMATS)

@@ -34,6 +34,7 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from itertools import product
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -419,6 +420,10 @@ def candidate_rules(interval_ms: float = 100.0) -> list[SpeculationRule]:
             for q, m, r in product(QUANTILES, MULTIPLIERS, MIN_TASK_RUNTIMES_MS)]
 
 
+#: The extra executor time (percent of the stages' own) the answer is given at, and the files it is
+#: written to in the report directory.
+BUDGET_PCT = 5.0
+ANSWER_FILE, CONF_FILE = "spark_speculation.md", "spark-defaults.conf"
 #: A stage whose median successful task runs under this (Spark's default minTaskRuntime) is too
 #: short for speculation to matter: counted and set aside, the same stages for every setting.
 SHORT_STAGE_MS = 100.0
@@ -479,7 +484,7 @@ class Answer:
         return "# chosen by replaying your event logs (stragglers/prediction/spark_speculation.py)\n" + self.chosen.conf() + "\n"
 
 
-def answer(stages: list[StageAttempt], slots: dict[int, Slots], budget_pct: float = 5.0, seed: int = 0,
+def answer(stages: list[StageAttempt], slots: dict[int, Slots], budget_pct: float = BUDGET_PCT, seed: int = 0,
            rules: list[SpeculationRule] | None = None, short_ms: float = SHORT_STAGE_MS) -> Answer:
     """The setting with the largest stage-time cut within ``budget_pct`` extra executor time on the
     earlier half (by submission) of the stages long enough to matter, scored on the later half with
@@ -502,3 +507,20 @@ def answer(stages: list[StageAttempt], slots: dict[int, Slots], budget_pct: floa
     defaults_out = replay_policy(later, slots, SPARK_4_DEFAULTS, seed)
     return Answer(**counts, chosen=chosen, chosen_later=score(chosen_out),
                   chosen_ci=bootstrap_cut(chosen_out, seed=seed), defaults_later=score(defaults_out), tuning=tuning)
+
+
+def write_answer(ans: Answer, reports_dir: Path) -> tuple[Path, Path]:
+    """The answer as the report's Markdown (the answer first, the block to copy, every setting tried
+    on the earlier stages) and the spark-defaults.conf file; returns their paths. With nothing
+    chosen, the conf file says so in a comment and sets nothing."""
+    reports_dir = Path(reports_dir)
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    conf = ans.conf() or f"# no speculation setting to set: {ans.text()}\n"
+    rows = "\n".join(f"| {r.name} | {s.cut_pct:.3f} | {s.extra_pct:.3f} | {s.copies} |" for r, s in ans.tuning)
+    md = (f"# Spark speculation: the settings to set\n\n{ans.text()}\n\n```\n{conf}```\n\n"
+          f"Every setting tried on the {ans.earlier} earlier stages (budget {ans.budget_pct:g}% extra executor "
+          f"time; a setting that makes no copy is never chosen):\n\n"
+          f"| setting | stage time cut % | extra executor time % | copies |\n| --- | --- | --- | --- |\n{rows}\n")
+    (reports_dir / ANSWER_FILE).write_text(md)
+    (reports_dir / CONF_FILE).write_text(conf)
+    return reports_dir / ANSWER_FILE, reports_dir / CONF_FILE

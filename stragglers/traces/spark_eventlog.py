@@ -113,6 +113,13 @@ def discover(log_dir: Path) -> tuple[list[EventLog], list[NotALog]]:
     return logs, skipped
 
 
+def application_of(log: EventLog) -> str:
+    """The application attempt a log holds, by its name as Spark writes it (``<appId>[_<attempt>]``
+    less the rolling prefix, the codec and .inprogress): a name per application across layouts."""
+    name = log.path.name.removeprefix(ROLLING_PREFIX).removesuffix(IN_PROGRESS)
+    return name.rsplit(".", 1)[0] if not log.rolling and "." in name else name
+
+
 _EVENTS_FILE = re.compile(EVENTS_PREFIX + r"(\d+)_")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from nurd_pipeline.assets import spark
+from nurd_pipeline.assets import spark, traces
 from nurd_pipeline.assets.resources import NurdSettings, WarehouseResource
 from stragglers.prediction.spark_speculation import ANSWER_FILE, CONF_FILE
 
@@ -60,3 +60,13 @@ def test_the_assets_stage_the_logs_and_write_the_settings_to_set(spark_eventlogs
     answer = result.asset_materializations_for_node("spark_speculation")[0].metadata["answer"].value
     assert answer.startswith("On your ") and answer in md and conf in md
     assert conf.startswith("#")
+
+
+def test_the_trace_chain_says_it_does_not_read_spark_logs(spark_eventlogs, tmp_path):
+    nurd = _nurd(tmp_path, spark_eventlogs.eventlog_dir)
+    result = dg.materialize([traces.raw_trace], resources={"nurd": nurd}, raise_on_error=False,
+                            instance=dg.DagsterInstance.ephemeral())
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "NURD_TRACE=spark_eventlog is read where NURD_TRACE_URL points, by the assets of group spark" \
+        in failure.event_specific_data.error.message

@@ -122,6 +122,10 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
     """Materialize ``trace`` on disk (the fetcher of its layout, generated or downloaded); returns metadata
     (path, files, bytes, verified, skipped, unverified, tables present and missing, seconds)."""
     fmt = trace_format(trace)
+    if fmt.read_in_place:
+        raise ValueError(f"NURD_TRACE={trace} is read where NURD_TRACE_URL points, by the assets of group spark "
+                         f"(spark_staged, spark_speculation): the trace chain (raw_trace, staged_trace and what "
+                         f"follows) does not read it")
     started = time.perf_counter()
     dest = raw_dir(data_dir, trace)
     fetcher = FETCHERS[fmt.layout, fmt.embedded]

@@ -147,6 +147,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, raw_path: Path, settings: Select
     (Google layout) or {} (Alibaba's one file)."""
     if settings.format.is_google_layout:
         return stage_google(con, raw_path, settings)
+    if settings.format.read_in_place:
+        raise ValueError(f"NURD_TRACE={settings.trace} is staged by stragglers.warehouse.spark_staging "
+                         f"(asset spark_staged), not by the trace chain")
     stage_alibaba(con, raw_path / "batch_instance.csv", settings, staging_sql=settings.format.staging_sql)
     return {}
 

@@ -25,6 +25,9 @@ the application's executors (their cores, minus the attempts the log shows runni
 copies already placed), after the stage's pending tasks (none launched later in the log), never on
 the original's host; its duration is drawn from the stage's successful durations with a fixed seed;
 a copy of an attempt that failed or was killed buys nothing (its time is counted, its end is not).
+A replayed copy's success does not enter the median of later checks (the log's successes do): the
+copies are few and mostly end the stage. No decision looks ahead: a flag reads the successes by
+then, a copy the cores the log shows busy then and whether a task of the stage is still to launch.
 """
 
 from __future__ import annotations
@@ -467,8 +470,11 @@ class Answer:
                  f"(where Spark never runs a copy); the {self.earlier + self.later} others are split by "
                  f"submission, the {self.earlier} earlier ones choose and the {self.later} later ones are scored.")
         if self.chosen is None:
+            d = self.defaults_later
+            defaults = (f"Spark's defaults ({self.defaults_rule.name}) give {d.cut_pct:.2f}% at {d.extra_pct:.2f}% "
+                        f"extra executor time ({d.copies} copies) on the later stages. " if d else "")
             return (head + f"no setting of speculation makes a copy within {self.budget_pct:g}% extra executor time "
-                    f"on the earlier stages, so there is nothing to set. " + aside)
+                    f"on the earlier stages, so there is nothing to set. " + defaults + aside)
         c, d, (lo, hi) = self.chosen_later, self.defaults_later, self.chosen_ci
         return (head + f"at {self.budget_pct:g}% extra executor time, set quantile {self.chosen.quantile:g}, "
                 f"multiplier {self.chosen.multiplier:g}, minTaskRuntime {_duration(self.chosen.min_task_runtime_ms)} "
@@ -500,13 +506,13 @@ def answer(stages: list[StageAttempt], slots: dict[int, Slots], budget_pct: floa
     chosen = max(within, key=lambda rs: (rs[1].cut_pct, -rs[1].extra_pct))[0] if within else None
     counts = dict(stages=len(stages), applications=len({s.app_id for s in stages}), set_aside=len(short), one_host=len(one_host),
                   short_ms=short_ms, budget_pct=budget_pct, earlier=len(earlier), later=len(later))
+    defaults_later = score(replay_policy(later, slots, SPARK_4_DEFAULTS, seed)) if later else None
     if chosen is None:
         return Answer(**counts, chosen=None, chosen_later=None, chosen_ci=(math.nan, math.nan),
-                      defaults_later=None, tuning=tuning)
+                      defaults_later=defaults_later, tuning=tuning)
     chosen_out = replay_policy(later, slots, chosen, seed)
-    defaults_out = replay_policy(later, slots, SPARK_4_DEFAULTS, seed)
     return Answer(**counts, chosen=chosen, chosen_later=score(chosen_out),
-                  chosen_ci=bootstrap_cut(chosen_out, seed=seed), defaults_later=score(defaults_out), tuning=tuning)
+                  chosen_ci=bootstrap_cut(chosen_out, seed=seed), defaults_later=defaults_later, tuning=tuning)
 
 
 def write_answer(ans: Answer, reports_dir: Path) -> tuple[Path, Path]:

@@ -1,6 +1,7 @@
 """Spark's speculation rule replayed on staged stage attempts
-(stragglers/prediction/spark_speculation.py): its semantics on stages made by hand, its agreement with the copies a real Spark made (the cluster's
-logs), and the operator's answer on the cluster's logs and on the real logs."""
+(stragglers/prediction/spark_speculation.py): its semantics on stages made by hand, its agreement
+with the copies a real Spark made (the cluster's logs), and the operator's answer on the cluster's
+logs and on the real logs."""
 
 from __future__ import annotations
 
@@ -157,7 +158,8 @@ def test_the_replay_flags_and_copies_exactly_the_tasks_spark_copied(spark_eventl
 def test_the_answer_on_the_cluster_logs(cluster_stages):
     con, stages, slots = cluster_stages
     ans = sp.answer(stages, slots, budget_pct=100.0)
-    n_stages = con.execute("""SELECT count(DISTINCT (log_id, stage_id, stage_attempt)) FROM spark_replay_attempts""").fetchone()[0]
+    n_stages = con.execute("SELECT count(DISTINCT (log_id, stage_id, stage_attempt)) "
+                           "FROM spark_replay_attempts").fetchone()[0]
     assert ans.stages == n_stages == len(stages)
     assert ans.applications == con.execute("SELECT count(DISTINCT app_id) FROM spark_replay_attempts").fetchone()[0]
     assert ans.set_aside + ans.one_host + ans.earlier + ans.later == ans.stages

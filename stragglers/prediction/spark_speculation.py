@@ -487,7 +487,8 @@ class Answer:
         """The spark-defaults.conf block to copy ('' when nothing is chosen)."""
         if self.chosen is None:
             return ""
-        return "# chosen by replaying your event logs (stragglers/prediction/spark_speculation.py)\n" + self.chosen.conf() + "\n"
+        return ("# chosen by replaying your event logs (stragglers/prediction/spark_speculation.py)\n"
+                + self.chosen.conf() + "\n")
 
 
 def answer(stages: list[StageAttempt], slots: dict[int, Slots], budget_pct: float = BUDGET_PCT, seed: int = 0,
@@ -504,7 +505,8 @@ def answer(stages: list[StageAttempt], slots: dict[int, Slots], budget_pct: floa
         if earlier else []
     within = [(r, s) for r, s in tuning if s.extra_pct <= budget_pct and s.copies > 0]
     chosen = max(within, key=lambda rs: (rs[1].cut_pct, -rs[1].extra_pct))[0] if within else None
-    counts = dict(stages=len(stages), applications=len({s.app_id for s in stages}), set_aside=len(short), one_host=len(one_host),
+    counts = dict(stages=len(stages), applications=len({s.app_id for s in stages}), set_aside=len(short),
+                  one_host=len(one_host),
                   short_ms=short_ms, budget_pct=budget_pct, earlier=len(earlier), later=len(later))
     defaults_later = score(replay_policy(later, slots, SPARK_4_DEFAULTS, seed)) if later else None
     if chosen is None:

@@ -42,8 +42,9 @@ def agreement_table(root: Path) -> str:
     copied = {k for k, r in replayed.items() if r.copy_ms is not None}
     delay = sp.scheduling_delay_ms(stages)
     lines = [f"Spark {manifest['spark_version']}, {len(apps)} applications, {len(stages)} stage attempts of "
-             f"{'/'.join(sorted({str(s.tasks) for s in stages}))} tasks; settings (each application's own, replayed as they are): "
-             f"{'; '.join(sorted({_settings(r) for r in rules.values()}))}, efficiency check off. Spark copied {len(spark)} tasks; the replay flags "
+             f"{'/'.join(sorted({str(s.tasks) for s in stages}))} tasks; settings (each application's own, "
+             f"replayed as they are): {'; '.join(sorted({_settings(r) for r in rules.values()}))}, efficiency "
+             f"check off. Spark copied {len(spark)} tasks; the replay flags "
              f"{len(replayed)}, would copy {len(copied)}: {len(copied & set(spark))} of Spark's, "
              f"{len(copied - set(spark))} others, {len(set(spark) - copied)} missed; the "
              f"{len(replayed) - len(copied)} flagged but not copied found no free core of another host "

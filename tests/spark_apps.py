@@ -33,13 +33,16 @@ def slow_first_attempt(slowed: int, seconds: float):
 
 
 def wait_until_idle(sc, timeout: float = 60) -> None:
-    """Until no executor runs a task: a killed original ends after its copy's stage has completed,
-    and stopping before would drop its end from the log."""
-    store = sc._jsc.sc().statusStore()
+    """Until the scheduler has no task running: a killed original ends after its copy's stage has
+    completed, and stopping before would drop its end from the log. The scheduler's own count is read
+    (the status store's executor summaries are written on a period and can say 0 too early); then a
+    moment for the scheduler's event loop to post the task's end to the event log."""
+    scheduler = sc._jsc.sc().taskScheduler()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        executors = store.executorList(True)
-        if all(executors.apply(i).activeTasks() == 0 for i in range(executors.size())):
+        running = scheduler.runningTasksByExecutors().mkString(",")   # "0 -> 1,1 -> 0"
+        if all(int(pair.split("->")[1]) == 0 for pair in running.split(",") if "->" in pair):
+            time.sleep(0.5)
             return
         time.sleep(0.1)
     raise RuntimeError(f"tasks still running {timeout:.0f} s after the last job")

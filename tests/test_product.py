@@ -435,3 +435,22 @@ def test_figure_labels_neither_overlap_nor_leave_the_axes():
             if legend is not None:        # outside the data
                 assert legend.get_window_extent(r).y1 <= box.y0
         plt.close(fig)
+
+
+def test_the_bar_figures_legend_lies_below_the_bars():
+    """Figures 2 and 3: the legend (the rules' band, the paper's NURD line) covers no bar."""
+    from stragglers.reports.comparison_figures import _paper_nurd
+    from stragglers.reports.figures import method_bars_figure
+
+    sub = fake_completion()
+    sub = sub[sub["algorithm"] == "unlimited"]
+    plt, fig = method_bars_figure(sub, "reduction_mean", "reduction_std_over_seeds", xlabel="x", title="t",
+                                  label=display_name, paper=_paper_nurd("unlimited"))
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert legends
+    for ax in fig.axes:
+        if ax.get_legend() is not None:
+            assert ax.get_legend().get_window_extent(r).y1 <= ax.xaxis.get_tightbbox(r).y0
+    plt.close(fig)

@@ -181,9 +181,14 @@ def small_multiples(table: pd.DataFrame, x: str, y: str, path, *, xlabel: str, y
     return _save(plt, fig, path)
 
 
-def method_bars(table: pd.DataFrame, value: str, err: str | None, path, *, xlabel: str, title: str,
-                label: Callable[[str], str], paper: dict[str, float] | None = None,
-                scale: float = 100.0) -> Path:
+def method_bars(table: pd.DataFrame, value: str, err: str | None, path, **kwargs) -> Path:
+    """``method_bars_figure`` written to ``path``."""
+    return _save(*method_bars_figure(table, value, err, **kwargs), path)
+
+
+def method_bars_figure(table: pd.DataFrame, value: str, err: str | None, *, xlabel: str, title: str,
+                       label: Callable[[str], str], paper: dict[str, float] | None = None,
+                       scale: float = 100.0):
     """Horizontal bars, one per method, grouped by family (top to bottom), one panel per trace.
 
     The reference rules sit on a shaded band; ``paper`` maps a trace to the
@@ -228,4 +233,4 @@ def method_bars(table: pd.DataFrame, value: str, err: str | None, path, *, xlabe
     fig.tight_layout()
     for ax in axes[0]:      # below the axes: inside, it would cover a bar
         legend_below(ax)
-    return _save(plt, fig, path)
+    return plt, fig

@@ -454,3 +454,24 @@ def test_the_bar_figures_legend_lies_below_the_bars():
         if ax.get_legend() is not None:
             assert ax.get_legend().get_window_extent(r).y1 <= ax.xaxis.get_tightbbox(r).y0
     plt.close(fig)
+
+
+def test_a_wide_table_is_split_and_a_constant_column_said_once(tmp_path):
+    """Without a browser: the Markdown holds two tables with the same rows, each within the page's
+    width, the column that is the same in every row as one sentence; the CSV keeps every column."""
+    from stragglers.reports.publish import PAGE_PX, _column_px
+    from stragglers.reports.publish import write_report
+
+    df = pd.DataFrame({"trace": ["synthetic"] * 4, "method": ["NURD", "GBTR", "HBOS", "Tobit"],
+                       "jobs": ["39"] * 4, **{f"a long column name {i}": [f"0.{i}{j} [0.1{j}, 0.9{j}]" for j in range(4)]
+                                               for i in range(12)}})
+    md = write_report(tmp_path / "r", {"wide": df}, {}, markdown_tables={"wide": df}).read_text()
+    assert "In every row, jobs: 39." in md and "| jobs" not in md
+    tables = [t for t in md.split("\n\n") if t.startswith("| trace")]
+    assert len(tables) >= 2 and "The same rows, continued:" in md
+    for t in tables:
+        head = [c.strip() for c in t.splitlines()[0].strip("|").split("|")]
+        assert head[:2] == ["trace", "method"] and len(t.splitlines()) == 2 + len(df)
+        assert sum(_column_px(df, c) for c in head) <= PAGE_PX
+    assert list(pd.read_csv(tmp_path / "r" / "wide.csv").columns) == list(df.columns)
+    assert "(4 rows)" in md

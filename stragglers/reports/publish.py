@@ -37,15 +37,15 @@ def _column_px(view: pd.DataFrame, col) -> float:
 def _same_in_every_row(view: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The view without the columns that say the same thing in every row (of three or more), and
     the sentence that says it once."""
-    same = []
+    same = {}
     for col in view.columns[1:]:
         cells = _cells(view, col)
         if len(cells) >= 3 and len(set(cells)) == 1 and cells[0] != "":
-            same.append(f"{col}: {cells[0]}")
+            same[col] = cells[0]
     if not same:
         return view, ""
-    dropped = [s.split(": ")[0] for s in same]
-    return view.drop(columns=[c for c in view.columns if str(c) in dropped]), "In every row, " + "; ".join(same) + "."
+    return (view.drop(columns=list(same)),
+            "In every row, " + "; ".join(f"{col}: {value}" for col, value in same.items()) + ".")
 
 
 def _fit_to_page(view: pd.DataFrame) -> list[pd.DataFrame]:

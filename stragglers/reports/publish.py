@@ -35,13 +35,13 @@ def _column_px(view: pd.DataFrame, col) -> float:
 
 
 def _same_in_every_row(view: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The view without the columns that say the same thing in every row (of three or more), and
-    the sentence that says it once."""
+    """The view without the columns that say the same thing in every row (of three or more; the
+    family header rows aside), and the sentence that says it once."""
     same = {}
     for col in view.columns[1:]:
         cells = _cells(view, col)
-        if len(cells) >= 3 and len(set(cells)) == 1 and cells[0] != "":
-            same[col] = cells[0]
+        if len(cells) >= 3 and len(set(cells)) == 1:
+            same[col] = cells[0] or "none"      # an empty column says so once, not with blank cells
     if not same:
         return view, ""
     return (view.drop(columns=list(same)),

@@ -466,12 +466,12 @@ def test_a_wide_table_is_split_and_a_constant_column_said_once(tmp_path):
                        "jobs": ["39"] * 4, **{f"a long column name {i}": [f"0.{i}{j} [0.1{j}, 0.9{j}]" for j in range(4)]
                                                for i in range(12)}})
     md = write_report(tmp_path / "r", {"wide": df}, {}, markdown_tables={"wide": df}).read_text()
-    assert "In every row, jobs: 39." in md and "| jobs" not in md
-    tables = [t for t in md.split("\n\n") if t.startswith("| trace")]
+    assert "In every row, trace: synthetic; jobs: 39." in md and "| jobs" not in md and "| trace" not in md
+    tables = [t for t in md.split("\n\n") if t.startswith("| method")]
     assert len(tables) >= 2 and "The same rows, continued:" in md
     for t in tables:
         head = [c.strip() for c in t.splitlines()[0].strip("|").split("|")]
-        assert head[:2] == ["trace", "method"] and len(t.splitlines()) == 2 + len(df)
+        assert head[0] == "method" and len(t.splitlines()) == 2 + len(df)
         assert sum(_column_px(df, c) for c in head) <= PAGE_PX
     assert list(pd.read_csv(tmp_path / "r" / "wide.csv").columns) == list(df.columns)
     assert "(4 rows)" in md

@@ -38,7 +38,9 @@ def _same_in_every_row(view: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The view without the columns that say the same thing in every row (of three or more; the
     family header rows aside), and the sentence that says it once."""
     same = {}
-    for col in view.columns[1:]:
+    banded = bool(len(view.columns)) and view.iloc[:, 0].astype(str).str.startswith(BAND_MARK).any()
+    # the first column holds the family header rows' names, where there are any
+    for col in view.columns[1 if banded else 0:]:
         cells = _cells(view, col)
         if len(cells) >= 3 and len(set(cells)) == 1:
             same[col] = cells[0] or "none"      # an empty column says so once, not with blank cells

@@ -13,7 +13,7 @@ baselines, survival_job (issue 27) and the reference rules flag_all, km_survival
 spark4_speculation, wait_for_tau) on the trace the
 main job prepared (run scripts/run.sh first), in one run, then rebuilds the
 comparison report and prints the summary. Expect tens of minutes on 2 cores
-(README "Reproduce Table 3" has the measured times); progress is logged per
+(docs/TIMINGS.md has the measured times); progress is logged per
 method and every 10 jobs. One method: bash scripts/baselines.sh tobit...tobit
 USAGE
 }

@@ -2,23 +2,33 @@
 # The done-when check of the cluster engine (README "Run on a cluster"): the same assets
 # materialized twice on the embedded trace, once on local processes and once on a Dask cluster
 # started by hand (a `dask scheduler` and two `dask worker` processes on 127.0.0.1), then the
-# result tables of the two DuckDB files compared row for row.
+# result tables of the two DuckDB files compared row for row (usage: --help).
 #
-#   scripts/cluster_check.sh [PORT] [SELECTION...]
-#
-# PORT defaults to 8797; each SELECTION is one `dagster asset materialize` call: "ASSETS" or
-# "ASSETS@PARTITION_RANGE" (default: '*nurd_eval' and baseline_eval flag_all...hbos and
-# spark_speculation...wrangler). Run from the project directory; PYTHON defaults to .venv/bin/python.
-# Work files go to $CHECK_DIR (default /tmp/nurd-cluster-check).
-#
-# UPSTREAM=copy (default): the Dask run evaluates a copy of the local run's warehouse (the
-# selections' leading '*' dropped: only the evaluation assets run on the cluster), so the two runs
-# replay the same inputs and any difference is the engine's. UPSTREAM=rebuild: the Dask run
-# builds everything again in its own data directory; DuckDB's parallel float sums make
-# checkpoint_features differ in the last bits between two builds (relative 1e-15), which a
-# method sensitive to its inputs (Tobit's L-BFGS-B) can turn into different flags
-# (docs/BENCHMARKS.md). REUSE_LOCAL=1 keeps an earlier local run in $CHECK_DIR.
+# UPSTREAM=copy is the default because the two runs then replay the same inputs and any difference
+# is the engine's. With UPSTREAM=rebuild, DuckDB's parallel float sums make checkpoint_features
+# differ in the last bits between two builds (relative 1e-15), which a method sensitive to its
+# inputs (Tobit's L-BFGS-B) can turn into different flags (docs/BENCHMARKS.md).
 set -euo pipefail
+case "${1:-}" in
+  -h|--help)
+    cat <<'USAGE'
+Usage: bash scripts/cluster_check.sh [PORT] [SELECTION...]
+
+Materializes the same assets twice on the embedded trace, once on local processes and
+once on a Dask cluster it starts on 127.0.0.1:PORT (default 8797: a scheduler and two
+workers), then compares the result tables of the two DuckDB files row for row.
+Each SELECTION is one `dagster asset materialize` call, "ASSETS" or
+"ASSETS@PARTITION_RANGE" (default: '*nurd_eval', baseline_eval@flag_all...hbos and
+baseline_eval@spark_speculation...wrangler). Run from the project directory.
+
+Environment: PYTHON (default .venv/bin/python); CHECK_DIR (default
+/tmp/nurd-cluster-check, emptied first); UPSTREAM=copy (default: the Dask run
+evaluates a copy of the local warehouse) or rebuild; REUSE_LOCAL=1 keeps an
+earlier local run in CHECK_DIR.
+USAGE
+    exit 0 ;;
+  -*) echo "cluster_check.sh: unknown option '$1' (PORT is a number; see --help)" >&2; exit 2 ;;
+esac
 PORT=${1:-8797}
 shift || true
 SELECTIONS=("$@")

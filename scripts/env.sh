@@ -1,5 +1,18 @@
 # Sourced by the other scripts, and by the user before typing Dagster commands at the project root:
 # the shared Dagster instance, the project's code location and Python, and a quiet console.
+# Run rather than sourced (`bash scripts/env.sh --help`), it only says so: exported variables
+# would die with its own shell.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  cat <<'USAGE'
+Usage: source scripts/env.sh   (from the project directory)
+
+Sets DAGSTER_HOME (default ./dagster_home, the instance the UI shows), puts the
+project's .venv first on PATH, makes `dagster asset ...` and `dagster job ...`
+find the code location `pipeline`, and turns off telemetry and two Dagster
+notices. Running it instead of sourcing it changes nothing.
+USAGE
+  exit 0
+fi
 export DAGSTER_HOME="${DAGSTER_HOME:-$PWD/dagster_home}"
 # `dagster asset ...` and `dagster job ...` read neither workspace.yaml nor [tool.dagster]: only -m/-f
 # or the variable DAGSTER_MODULE_NAME. Exporting that variable would break `dagster dev` (Dagster 1.13

@@ -5,7 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
   -h|--help)
-    echo "Usage: bash scripts/main_job.sh   (README command 1 after scripts/setup.sh; see scripts/run.sh --help)"
+    cat <<'USAGE'
+Usage: bash scripts/main_job.sh
+
+README command 1 without its setup (run scripts/setup.sh once first): the chain
+up to NURD's evaluation, the reference rules, the simulations, the budgets and
+the report, then the summary. What each step is: scripts/run.sh --help.
+PY (default .venv/bin/python) is the project's Python.
+USAGE
     exit 0 ;;
 esac
 PY="${PY:-.venv/bin/python}"

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -22,9 +23,12 @@ def readme_table(text: str) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description="Write README.md's settings table from the stages' settings models.")
+    ap.add_argument("--check", action="store_true", help="only check: exit 1 when README.md's table is not the models'")
+    args = ap.parse_args(argv)
     text = README.read_text()
     start, end = readme_table(text)
-    if "--check" in argv:
+    if args.check:
         if text[start:end] != describe():
             print(f"{README}: the settings table is not the models' (run scripts/settings_table.py)", file=sys.stderr)
             return 1

@@ -203,3 +203,22 @@ def test_load_returns_rows_in_key_order(tmp_path):
                 "('t', 1, 1, 1), ('t', 1, 0, 1)")
     got = load(con, "failure_attempts", "t")[["job_id", "task_id", "attempt"]].to_numpy().tolist()
     assert got == [[1, 0, 1], [1, 1, 1], [1, 1, 2], [2, 0, 1]]
+
+
+def test_cloning_report_with_an_empty_panel_draws_it_without_a_warning(tmp_path):
+    """No task finally fails here: panel (a) of the CDF figure has no line, and no legend (matplotlib
+    would warn about an empty one)."""
+    import warnings
+
+    from stragglers.reports.failures import write_cloning_report
+
+    lists = {(1, 0): [Attempt(100, True), Attempt(50, False, 20)], (1, 1): [Attempt(100, False)]}
+    scores = {(1, 0): [0.9, 0.1], (1, 1): [0.6]}
+    tasks, overhead = evaluate_cloning(lists, scores, thresholds=[0.5, 0.9], clone_counts=[1], retries=4)
+    assert not tasks.final_failed.any()
+    result = {"tasks": tasks, "overhead": overhead, "info": pd.DataFrame({"tasks": [2]}),
+              "reasons": pd.DataFrame({"reason": ["replayed"], "tasks": [2]})}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = write_cloning_report(tmp_path, "synthetic", result, {"clone_retries": 4}, None)
+    assert out["figures"]["cdf"].stat().st_size > 0 and out["report"].is_file()

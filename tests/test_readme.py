@@ -97,3 +97,51 @@ def test_the_settings_table_is_generated_from_the_models():
     section = _section("Settings")
     start = section.index("| variable | default | meaning |")
     assert section[start:section.index("\n\n", start)] == describe()
+
+
+def _prose() -> str:
+    """The README a reader reads as sentences: without its command blocks, inline code, link targets
+    and the generated settings table (tested above)."""
+    text = re.sub(r"```.*?```", "", README, flags=re.S)
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("| `NURD_"))
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    text = re.sub(r"`[^`]*`", "", text)
+    # names, not quantities: the two commands, the paper's Table 3 and its venue
+    return re.sub(r"\b(?:[Cc]ommand [12]|Table 3|MLSys 2022)\b", "", text)
+
+
+def _sources() -> dict[str, str]:
+    """Every number the README may quote -> where it comes from."""
+    from stragglers.prediction.sweep import HEADLINE_BUDGET
+
+    pyproject = (REPO / "pyproject.toml").read_text()
+    timings = (REPO / "docs" / "TIMINGS.md").read_text()
+    cores = re.search(r"on (\d+) cores", timings).group(1)
+    main_job = (REPO / "scripts" / "main_job.sh").read_text()
+    # the CLI runs of the main job: one per `materialize` line, the loop's once per rule
+    runs = len(re.findall(r"^\s*materialize ", main_job, re.M)) - 1 + len(REFERENCE_RULES)
+    out = {f"{HEADLINE_BUDGET * 100:g}%": "stragglers.prediction.sweep.HEADLINE_BUDGET",
+           str(len(REFERENCE_RULES)): "REFERENCE_RULES", str(runs): "scripts/main_job.sh",
+           re.search(r'requires-python = ">=([\d.]+)', pyproject).group(1): "pyproject.toml",
+           re.search(r'"dagster>=([\d.]+)', pyproject).group(1): "pyproject.toml", cores: "docs/TIMINGS.md"}
+    out.update({t: "docs/TIMINGS.md" for times in _timings().values() for t in times})
+    return out
+
+
+def test_every_number_in_the_readme_is_read_from_its_source():
+    sources = _sources()
+    numbers = re.findall(r"(?<![\w.])\d+(?:[.:]\d+)*%?", _prose())
+    assert numbers and [n for n in numbers if n not in sources] == [], sources
+    # the counts the Table 3 command's comment gives, against the method registry
+    from stragglers.prediction.methods import BASELINES, SURVIVAL_FAMILY
+
+    m = re.search(r"the (\d+) baselines, the survival family \((\d+)\) and the (\d+) reference rules \((\d+) partitions\)",
+                  README)
+    assert m and tuple(map(int, m.groups())) == (len(BASELINES) - len(SURVIVAL_FAMILY) - len(REFERENCE_RULES),
+                                                 len(SURVIVAL_FAMILY), len(REFERENCE_RULES), len(BASELINES))
+    runs = next(n for n, src in sources.items() if src == "scripts/main_job.sh")
+    assert f"That is {runs} CLI runs" in README
+
+
+def test_the_readme_is_short():
+    assert len(README.splitlines()) <= 250

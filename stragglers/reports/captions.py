@@ -8,6 +8,10 @@ EARLINESS_CAPTION = (
     "tau. Jobs' completion time: what relaunching the flagged tasks does to it, in words (shortens or "
     "lengthens, by the mean share over jobs; Algorithm 2: unlimited machines; Algorithm 3: averaged over "
     "machine counts). docs/EVALUATION.md.")
+ACCURACY_VS_EARLINESS_CAPTION = (
+    "Accuracy against earliness, one point per method",
+    "x: final F1; y: f1_auc (F1 averaged over normalized time). On the diagonal a method is as accurate "
+    "early as at the end; below it, its flags come late. Methods at the same point share one label.")
 ABLATION_CAPTION = (
     "Where the paper's numbers come from: the protocol ablation",
     "NURD, NURD-NC, GBTR, the best baseline and the reference rules under the authors' protocol (their "

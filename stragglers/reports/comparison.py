@@ -165,6 +165,7 @@ def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
     for c, label in cols.items():
         if c in t3:
             out[label] = (t3[c].map(views.jct_words) if c.startswith("completion")
+                          else t3[c].map(views.lead_words) if c == "median_lead"
                           else t3[c].map(lambda v: "" if pd.isna(v) else f"{v:.2f}"))
     return views.banded(out)
 
@@ -234,10 +235,12 @@ def earliness(c: Comparison) -> Part | None:
     if not ("f1_auc" in t3 and t3["f1_auc"].notna().any()):
         return None
     heading, caption = cap.EARLINESS_CAPTION
-    return part("earliness", t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
-                                                 "completion_unlimited", "completion_limited_avg"]),
-                earliness_view(t3), ("accuracy_vs_earliness", figs.plot_accuracy_vs_earliness(t3, c.png("ae.png"))),
-                caption=(heading, caption + " " + ranking_note(t3)))
+    out = part("earliness", t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
+                                                "completion_unlimited", "completion_limited_avg"]),
+               earliness_view(t3), ("accuracy_vs_earliness", figs.plot_accuracy_vs_earliness(t3, c.png("ae.png"))),
+               caption=(heading, caption + " " + ranking_note(t3)))
+    out.captions["fig:accuracy_vs_earliness"] = cap.ACCURACY_VS_EARLINESS_CAPTION
+    return out
 
 
 def f1_over_time(c: Comparison) -> Part | None:
@@ -315,9 +318,11 @@ def sweep_curve(c: Comparison) -> Part | None:
         return None
     sweep = c.get("sweep_curve")
     view = sweep.assign(
+        method=sweep["method"].map(display_name),
         jct_reduction=(sweep["jct_reduction"] * 100).round(2),
         extra_machine_share=(sweep["extra_machine_share"] * 100).round(3)).rename(
-        columns={"jct_reduction": "jobs' completion time shortened by (%)", "extra_machine_share": "extra machine (%)"})
+        columns={"jct_reduction": "jobs' completion time shortened by (%)", "extra_machine_share": "extra machine (%)",
+                 "n_jobs": "jobs"})
     return part("sweep_curve", sweep, view, caption=cap.SWEEP_CURVE_CAPTION)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.failures.predict import SCENARIOS, TARGETS
-from stragglers.reports.files import md, pyplot, save_figure, write_text
+from stragglers.reports.files import legend, md, pyplot, save_figure, write_text
 
 # Table V: overhead on the entire workload (threshold x extra clones).
 PAPER_TABLE_V = pd.DataFrame({"threshold": [0.1, 0.5, 0.9, 0.95, 0.99],
@@ -69,7 +69,7 @@ def write_prediction_report(out: Path, trace: str, result: dict, settings: dict)
                 ax.set_title(f"{target.name}: {metric}", fontsize=9)
                 ax.set_xlabel(xcol.replace("_", " "), fontsize=8)
                 ax.set_ylim(-0.02, 1.02)
-        axes[0, 0].legend(fontsize=7)
+        legend(axes[0, 0], fontsize=7)
         fig.suptitle(f"{trace}: random forests (50 trees) varying the {xcol.replace('_', ' ')} (paper Figs. 7, 8, 10)",
                      fontsize=10)
         fig.tight_layout(rect=(0, 0, 1, 0.95))
@@ -119,7 +119,7 @@ def write_cloning_report(out: Path, trace: str, result: dict, settings: dict, cu
             ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=f"{by} {key} (n={len(x)})")
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("completion time / original")
-        ax.legend(fontsize=7)
+        legend(ax, fontsize=7)
     axes[0].set_ylabel("CDF")
     fig.suptitle(f"{trace}: proactive cloning (Algorithm 1, R={settings.get('clone_retries')}) (paper Fig. 11)",
                  fontsize=10)

@@ -10,6 +10,7 @@ shaded band of their own. Units are on every axis.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Callable
 
@@ -64,6 +65,82 @@ def panels(methods) -> list[tuple[str, list[str]]]:
     return out
 
 
+#: Offsets (points) tried in turn for a point's label: beside it first, then further above and below.
+_LABEL_OFFSETS = tuple((dx, dy) for dy in (3, -10, 12, -19, 21, -28, 30, -37, 39, -46)
+                       for dx in (5, -5))
+
+
+def label_points(ax, xs, ys, labels, *, fontsize: float = 7, merge_px: float = 6.0) -> list:
+    """Write ``labels`` beside the points (``xs``, ``ys``, data coordinates) so that no label lies on
+    another, on a point, or outside the axes: points closer than ``merge_px`` pixels share one label
+    (their names joined), and each label takes the first offset of ``_LABEL_OFFSETS`` where it fits,
+    with a thin line back to its point when it had to move away. Call it once the axes' limits are
+    final. Returns the label Text artists."""
+    renderer = ax.figure.canvas.get_renderer()
+    pts = ax.transData.transform(np.c_[np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
+    groups: list[tuple[np.ndarray, list[str]]] = []
+    for p, name in zip(pts, labels):
+        for g in groups:
+            if np.hypot(*(g[0] - p)) <= merge_px:
+                g[1].append(name)
+                break
+        else:
+            groups.append((p, [name]))
+    box = ax.get_window_extent(renderer)
+    # the markers as small boxes a label must not cover
+    taken = [(p[0] - 4, p[1] - 4, p[0] + 4, p[1] + 4) for p, _ in groups]
+
+    def overlap(a, b) -> float:
+        return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+    texts = []
+    # names of points on one another share a label, wrapped so it stays narrower than the axes
+    groups = [(p, ["\n".join(textwrap.wrap(", ".join(names), 40))]) for p, names in groups]
+    # top-right points first: they have the least room
+    for p, names in sorted(groups, key=lambda g: (-g[0][1], -g[0][0])):
+        xy = ax.transData.inverted().transform(p)
+        best = None
+        for dx, dy in _LABEL_OFFSETS:
+            t = ax.annotate(", ".join(names), xy, xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                            ha="left" if dx > 0 else "right", va="bottom", zorder=5)
+            e = t.get_window_extent(renderer)
+            b = (e.x0, e.y0, e.x1, e.y1)
+            own = (p[0] - 4, p[1] - 4, p[0] + 4, p[1] + 4)
+            outside = (max(0.0, box.x0 - b[0]) + max(0.0, b[2] - box.x1) + max(0.0, box.y0 - b[1])
+                       + max(0.0, b[3] - box.y1)) * 100
+            cost = outside + sum(overlap(b, o) for o in taken if o != own)
+            if best is None or cost < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (cost, t, b, (dx, dy))
+            else:
+                t.remove()
+            if cost == 0:
+                break
+        _, t, b, (dx, dy) = best
+        if abs(dy) > 12:
+            t.remove()
+            t = ax.annotate(", ".join(names), xy, xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                            ha="left" if dx > 0 else "right", va="bottom", zorder=5,
+                            arrowprops={"arrowstyle": "-", "color": "0.6", "linewidth": 0.5,
+                                        "shrinkA": 0, "shrinkB": 3})
+        taken.append(b)
+        texts.append(t)
+    return texts
+
+
+def legend_below(ax, **kwargs):
+    """The axes' legend under its x-axis label, outside the data (drawn once the layout is final)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    renderer = ax.figure.canvas.get_renderer()
+    below = min(ax.xaxis.get_tightbbox(renderer).y0, ax.get_window_extent(renderer).y0)
+    y = ax.transAxes.inverted().transform((0, below - 4))[1]
+    return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, y), frameon=False,
+                     **{"fontsize": 7, **kwargs})
+
+
 def _save(plt, fig, path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,16 +174,21 @@ def small_multiples(table: pd.DataFrame, x: str, y: str, path, *, xlabel: str, y
                 ax.set_ylim(*ylim)
             ax.grid(alpha=0.3)
             ax.tick_params(labelsize=7)
-            if r == len(traces) - 1:
-                ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
+    for ax in axes[-1]:
+        legend_below(ax, ncol=2)
     return _save(plt, fig, path)
 
 
-def method_bars(table: pd.DataFrame, value: str, err: str | None, path, *, xlabel: str, title: str,
-                label: Callable[[str], str], paper: dict[str, float] | None = None,
-                scale: float = 100.0) -> Path:
+def method_bars(table: pd.DataFrame, value: str, err: str | None, path, **kwargs) -> Path:
+    """``method_bars_figure`` written to ``path``."""
+    return _save(*method_bars_figure(table, value, err, **kwargs), path)
+
+
+def method_bars_figure(table: pd.DataFrame, value: str, err: str | None, *, xlabel: str, title: str,
+                       label: Callable[[str], str], paper: dict[str, float] | None = None,
+                       scale: float = 100.0):
     """Horizontal bars, one per method, grouped by family (top to bottom), one panel per trace.
 
     The reference rules sit on a shaded band; ``paper`` maps a trace to the
@@ -148,8 +230,7 @@ def method_bars(table: pd.DataFrame, value: str, err: str | None, path, *, xlabe
         ax.set_title(f"{title}: {trace}", fontsize=10)
         ax.grid(axis="x", alpha=0.3)
         ax.set_ylim(-0.6, len(methods) - 0.4)
-        handles, _ = ax.get_legend_handles_labels()
-        if handles:
-            ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    return _save(plt, fig, path)
+    for ax in axes[0]:      # below the axes: inside, it would cover a bar
+        legend_below(ax)
+    return plt, fig

@@ -27,6 +27,13 @@ def save_figure(fig, path: Path) -> Path:
     return path
 
 
+def legend(ax, **kwargs) -> None:
+    """The axes' legend when something on them is labelled: a panel with no line (a scenario or a
+    node with no rows) draws none instead of an empty box and matplotlib's warning."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
 def write_text(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")

@@ -28,7 +28,7 @@ th, td { border-bottom: 1px solid #e3e3e3; padding: 2px 8px; text-align: right; 
 /* headers wrap (long names with units), cells do not: a table is as wide as its values */
 th { background: #f3f3f3; position: sticky; top: 0; white-space: normal; vertical-align: bottom; }
 td:first-child, td:nth-child(2), th:first-child, th:nth-child(2) { text-align: left; }
-tr.band-head td { background: #eaeaea; font-weight: bold; text-align: left; }
+tr.band-head td { background: #eaeaea; font-weight: bold; text-align: left; white-space: normal; }
 tr.band-reference-rules td { background: #fde0c5; }
 tr.band-head.band-reference-rules td { background: #f8c18f; }
 tr.nurd td { font-weight: bold; }
@@ -82,6 +82,9 @@ def _bands(body: str) -> str:
                 classes.append(f"band-{band}")
             if re.search(r"<td[^>]*>(<strong>)?NURD(</strong>)?</td>", piece):
                 classes.append("nurd")
+            if "band-head" in classes:
+                # one cell across the row: the family's note wraps instead of widening the first column
+                piece = f'<tr><td colspan="{piece.count("<td")}">{first.group(1)}</td></tr>'
             if classes:
                 piece = piece.replace("<tr>", f'<tr class="{" ".join(classes)}">', 1)
         elif "<table" in piece:

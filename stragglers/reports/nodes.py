@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from stragglers.nodes.ranking import best_fit_counts, level_table
-from stragglers.reports.files import md, pyplot, save_figure, write_text
+from stragglers.reports.files import legend, md, pyplot, save_figure, write_text
 
 # Ouyang et al., Table 4 (MapReduce jobs, 12,583 nodes) and Section V-A (132 sampled nodes).
 PAPER_LEVELS = pd.DataFrame({"level": [0, 1, 2, 3, 4], "paper_nodes": [105, 1772, 7265, 3386, 55],
@@ -96,7 +96,7 @@ def write_node_report(out: Path, trace: str, ind: pd.DataFrame, fits: pd.DataFra
         ax.set_xlabel(f"{unit} of the trace")
         ax.set_ylabel("mean z")
         ax.set_title(f"{trace}: node performance over time (Fig. 7), 5 busiest nodes", fontsize=9)
-        ax.legend(fontsize=6)
+        legend(ax, fontsize=6)
         figs["trend"] = save_figure(fig, out / f"nodes_{trace}_trend.png")
     if checks is not None:
         tables["truth_checks"] = checks

@@ -92,6 +92,10 @@ def operator_view(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_pareto(table: pd.DataFrame, path, cost_curve: pd.DataFrame | None = None) -> Path:
+    return figures._save(*pareto_figure(table, cost_curve), path)
+
+
+def pareto_figure(table: pd.DataFrame, cost_curve: pd.DataFrame | None = None):
     """x = extra machine time, y = JCT reduction, one point per method, one panel per trace; free
     rules drawn as open squares, the oracle as a star, the Pareto front as a step line; with
     ``cost_curve`` (the operator's cost_curve table) each survival method's outcome over the price
@@ -110,7 +114,6 @@ def plot_pareto(table: pd.DataFrame, path, cost_curve: pd.DataFrame | None = Non
                 ax.scatter(x, y, marker="s", s=50, facecolor="none", edgecolor=st.color, linewidth=1.5, zorder=3)
             else:
                 ax.scatter(x, y, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
-            ax.annotate(display_name(r.method), (x, y), fontsize=7, xytext=(3, 2), textcoords="offset points")
         if cost_curve is not None and len(cost_curve):
             for method, c in cost_curve[cost_curve["trace"] == trace].groupby("method", sort=True):
                 c = c.sort_values("cost_lambda")
@@ -120,12 +123,17 @@ def plot_pareto(table: pd.DataFrame, path, cost_curve: pd.DataFrame | None = Non
         if len(front):
             ax.step(front["extra_machine_share"] * 100, front["jct_reduction"] * 100, where="post",
                     color="0.4", linewidth=1.0, linestyle="--", zorder=2, label="Pareto front")
-            ax.legend(loc="lower right", fontsize=8)
         ax.set_xlabel("extra machine time (% of the job's original machine time)")
         ax.set_ylabel("jobs' completion time shortened by (%), unlimited machines")
         ax.set_title(f"Operator's view: {trace} (squares: free rules, star: oracle)")
         ax.grid(alpha=0.3)
-    return figures._save(plt, fig, path)
+        ax.margins(0.08)       # room for the labels of the points on the edges
+        ax.autoscale_view()
+        figures.label_points(ax, g["extra_machine_share"] * 100, g["jct_reduction"] * 100,
+                             [display_name(m) for m in g["method"]])
+    for ax in axes[0]:
+        figures.legend_below(ax, fontsize=8)
+    return plt, fig
 
 
 def operator_paragraph(table: pd.DataFrame) -> str:

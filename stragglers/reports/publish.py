@@ -13,8 +13,66 @@ from typing import Mapping
 
 import pandas as pd
 
-from stragglers.reports.html import render_html
+from stragglers.reports.html import BAND_MARK, render_html
 from stragglers.reports.render import markdown_table
+
+#: The width (px) a table may take in report.html read at 1280 px (html._CSS: the body is at most
+#: 1180 px wide); a wider table is split, its later columns in a second table with the same rows.
+PAGE_PX = 1170
+
+
+def _cells(view: pd.DataFrame, col) -> list[str]:
+    """A column's cells as the Markdown shows them, the family header rows left out."""
+    body = view[~view.iloc[:, 0].astype(str).str.startswith(BAND_MARK)] if len(view.columns) else view
+    return ["" if pd.isna(v) else f"{v:.3f}" if isinstance(v, float) else str(v) for v in body[col]]
+
+
+def _column_px(view: pd.DataFrame, col) -> float:
+    """Estimated width of a column in report.html: its widest cell (cells do not wrap) or its
+    header's longest word (headers wrap), at the table's 12 px sans-serif, plus the padding."""
+    words = str(col).split() or [""]
+    return max(max(len(w) for w in words) * 8.0, max((len(c) for c in _cells(view, col)), default=0) * 6.9) + 17
+
+
+def _same_in_every_row(view: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The view without the columns that say the same thing in every row (of three or more; the
+    family header rows aside), and the sentence that says it once."""
+    same = {}
+    banded = bool(len(view.columns)) and view.iloc[:, 0].astype(str).str.startswith(BAND_MARK).any()
+    # the first column holds the family header rows' names, where there are any
+    for col in view.columns[1 if banded else 0:]:
+        cells = _cells(view, col)
+        if len(cells) >= 3 and len(set(cells)) == 1:
+            same[col] = cells[0] or "none"      # an empty column says so once, not with blank cells
+    if not same:
+        return view, ""
+    return (view.drop(columns=list(same)),
+            "In every row, " + "; ".join(f"{col}: {value}" for col, value in same.items()) + ".")
+
+
+def _fit_to_page(view: pd.DataFrame) -> list[pd.DataFrame]:
+    """The view as tables no wider than ``PAGE_PX``: each repeats the leading columns that name a
+    row (up to ``method``, else the first) and takes as many of the others as fit."""
+    cols = list(view.columns)
+    names = [str(c) for c in cols]
+    keys = cols[:names.index("method") + 1] if "method" in names[:3] else cols[:1]
+    rest = [c for c in cols if c not in keys]
+    key_px = sum(_column_px(view, c) for c in keys)
+    parts, chunk, width = [], [], key_px
+    for c in rest:
+        px = _column_px(view, c)
+        if chunk and width + px > PAGE_PX:
+            parts.append(chunk)
+            chunk, width = [], key_px
+        chunk.append(c)
+        width += px
+    parts.append(chunk)
+    return [view[keys + chunk] for chunk in parts if chunk or len(parts) == 1]
+
+
+def _words(name: str) -> str:
+    """A heading for a table or figure that has none: its name in words."""
+    return name.replace("_", " ").capitalize()
 
 
 def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
@@ -55,7 +113,7 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
                 plot.savefig(dest, dpi=110, bbox_inches="tight", format="png")
             else:
                 shutil.copyfile(Path(plot), dest)
-            heading, caption = captions.get(f"fig:{name}", (name, ""))
+            heading, caption = captions.get(f"fig:{name}", (_words(name), ""))
             return [f"### {heading}", "", f"![{heading}]({name}.png)", "",
                     *([f"> {caption}", ""] if caption else [])]
 
@@ -64,14 +122,20 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
             df.to_csv(tmp / f"{name}.csv", index=False)
             df.to_parquet(tmp / f"{name}.parquet", index=False)
             view = (markdown_tables or {}).get(name, df)
-            heading, caption = captions.get(name, (name, ""))
+            heading, caption = captions.get(name, (_words(name), ""))
             md += [f"## {heading}", "", *([f"> {caption}", ""] if caption else []),
                    f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
-                   f" ({len(df)} rows)", ""]
+                   f" ({len(df)} row{'' if len(df) == 1 else 's'})", ""]
             if len(view) > max_md_rows:
                 md += [f"First {max_md_rows} of {len(view)} rows:", ""]
                 view = view.head(max_md_rows)
-            md += [markdown_table(view, numparse=name not in (markdown_tables or {})), ""]
+            view, same = _same_in_every_row(view)
+            if same:
+                md += [same, ""]
+            for i, piece in enumerate(_fit_to_page(view)):
+                if i:
+                    md += ["The same rows, continued:", ""]
+                md += [markdown_table(piece, numparse=name not in (markdown_tables or {})), ""]
             for p in (figures_after or {}).get(name, []):
                 if p in plots:
                     md += figure(p, plots[p])

@@ -63,6 +63,12 @@ def _ci(v, lo, hi, digits=2) -> str:
     return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
+def lead_words(v) -> str:
+    """The median lead as the report shows it: NaN is a method that caught no straggler on any job
+    (the lead is a median over true positives)."""
+    return "no straggler caught" if pd.isna(v) else f"{v:.2f}"
+
+
 def table3_view(t3: pd.DataFrame, early: pd.DataFrame | None = None) -> pd.DataFrame:
     t = t3
     if early is not None and len(early) and "f1_auc" not in t:
@@ -77,7 +83,7 @@ def table3_view(t3: pd.DataFrame, early: pd.DataFrame | None = None) -> pd.DataF
         if "f1_auc" in r:
             row["F1 AUC (0-1)"] = _ci(r["f1_auc"], r.get("f1_auc_lo"), r.get("f1_auc_hi"))
         if "median_lead" in r:
-            row["median lead (share of tau)"] = "" if pd.isna(r["median_lead"]) else f"{r['median_lead']:.2f}"
+            row["median lead (share of tau)"] = lead_words(r["median_lead"])
         for col, label in (("completion_unlimited", "jobs' completion time, Alg. 2"),
                            ("completion_limited_avg", "jobs' completion time, Alg. 3")):
             if col in r:

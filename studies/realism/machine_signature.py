@@ -24,8 +24,8 @@ The generated trace is read the same way, over its first two task_usage parts an
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -83,9 +83,14 @@ def signature(usage: pd.DataFrame, interval: bool = False) -> dict:
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    real_dir = Path(args[0] if len(args) > 1 else os.environ.get("NURD_REALDATA_DIR", "../shared/realdata"))
-    gen_dir = Path(args[-1])
+    ap = argparse.ArgumentParser(description="A machine's mark on its tasks' CPU rate and CPI: the real "
+                                             "excerpt's sample beside a generated trace.")
+    ap.add_argument("real_dir", nargs="?", type=Path,
+                    default=Path(os.environ.get("NURD_REALDATA_DIR", "../shared/realdata")),
+                    help="the real data (default $NURD_REALDATA_DIR or ../shared/realdata)")
+    ap.add_argument("gen_dir", type=Path, help="a generated trace's raw files, e.g. $NURD_DATA_DIR/raw/synthetic")
+    args = ap.parse_args()
+    real_dir, gen_dir = args.real_dir, args.gen_dir
     sample = real_dir / "google_2011" / "samples" / "task_usage_part-00000_first_10000_rows.csv"
     real = pd.read_csv(sample)
     cols = google_columns("task_usage")

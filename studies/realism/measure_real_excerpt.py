@@ -11,9 +11,9 @@ indices in task_events parts 0-13; tasks "in window" = first SCHEDULE after time
 
 from __future__ import annotations
 
+import argparse
 import os
 import pprint
-import sys
 
 import duckdb
 
@@ -126,5 +126,8 @@ def measure(root: str) -> dict:
 
 
 if __name__ == "__main__":
-    base = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("NURD_REALDATA_DIR", "../shared/realdata")
-    pprint.pprint(measure(os.path.join(base, "google_2011")), width=110, sort_dicts=False)
+    ap = argparse.ArgumentParser(description="The numbers the embedded trace is calibrated to, measured on the "
+                                             "real Google 2011 excerpt (printed as a Python dict).")
+    ap.add_argument("realdata", nargs="?", default=os.environ.get("NURD_REALDATA_DIR", "../shared/realdata"),
+                    help="the real data (default $NURD_REALDATA_DIR or ../shared/realdata)")
+    pprint.pprint(measure(os.path.join(ap.parse_args().realdata, "google_2011")), width=110, sort_dicts=False)

@@ -7,7 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 import pandas as pd
 
-from stragglers.prediction.methods import FREE_RULES
+from stragglers.prediction.methods import FREE_RULES, is_learned
 from stragglers.prediction.sweep import BUDGETS, budget_table, curve_table, earlier_by_trace
 from stragglers.reports.budgets import flags_equal
 from stragglers.warehouse.results import replace_table
@@ -36,9 +36,9 @@ def budget_tables(con, nurd: NurdSettings) -> tuple[pd.DataFrame | None, pd.Data
              if table_exists(con, "operator_sweep_outcomes") else None)
     if sweep is None or not len(sweep):
         return None, None
-    earlier = earlier_by_trace(con, sorted(sweep["trace"].unique()))
+    earlier, choosing = earlier_by_trace(con, sorted(sweep["trace"].unique()))
     budgets = budget_table(sweep, earlier, FREE_RULES, nurd.evaluation().history_min_jobs,
-                           n_boot=nurd.n_boot, seed=nurd.seed)
+                           n_boot=nurd.n_boot, seed=nurd.seed, choosing=choosing, learned=is_learned)
     op_predictions = (con.execute(render("flag_times", predictions="operator_predictions")).df()
                       if table_exists(con, "operator_predictions") else None)
     if op_predictions is not None and len(op_predictions):

@@ -15,9 +15,10 @@ from stragglers.prediction.speculation import speculate_unlimited
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_setting
 from stragglers.prediction.protocol import OPERATOR, adapt_job
-from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.prediction.simulate import JobData, JobResult, replay_job
 from stragglers.prediction.sweep import (
-    NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, envelope, split_variant,
+    NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, choosing_jobs, envelope,
+    holm_intervals, paired_interval, split_variant,
     tuned_points,
 )
 from stragglers.settings import EvaluationSettings
@@ -133,17 +134,102 @@ def test_envelope_and_area_to_budget_worked_by_hand():
     assert area_to_budget(extra, jct, 0.05) == pytest.approx((0.02 * 0.02 + 0.05 * 0.02) / 0.05)
 
 
-def test_the_budget_table_pairs_each_method_with_the_best_free_rule():
+def _outcomes(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["trace", "method", "point", "job_id", "jct_reduction",
+                                       "extra_machine_share", "n_flagged"])
+
+
+def _learned(m: str) -> bool:
+    return m not in ("spark_speculation", "km_survival")
+
+
+def test_the_budget_table_compares_the_methods_named_on_the_first_half_on_the_second():
     rows = []
-    for j in range(8):
+    for j in range(12):
         rows += [("t", "spark_speculation", "p", j, 0.01, 0.005, 1), ("t", "km_survival", "p", j, 0.0, 0.001, 1),
-                 ("t", "nurd", "x", j, 0.03 + 0.001 * j, 0.004, 1), ("t", "nurd", "y", j, 0.5, 0.5, 9)]
-    out = pd.DataFrame(rows, columns=["trace", "method", "point", "job_id", "jct_reduction",
-                                      "extra_machine_share", "n_flagged"])
-    earlier = {"t": {j: tuple(range(j)) for j in range(8)}}
-    t = budget_table(out, earlier, ["spark_speculation", "km_survival"], min_jobs=2, budgets=[0.01], n_boot=200)
-    nurd = t[t["method"] == "nurd"].iloc[0]
-    assert nurd["reference"] == "spark_speculation" and nurd["point_mode"] == "x" and nurd["jobs_no_copy"] == 2
-    # jobs 2..7 copy: nurd 0.03 + 0.001 j against spark's 0.01; jobs 0, 1: neither copies
-    assert nurd["diff"] == pytest.approx(np.mean([0.02 + 0.001 * j for j in range(2, 8)] + [0, 0]))
-    assert nurd["diff_lo"] > 0 and nurd["in_sample_point"] == "x"
+                 ("t", "nurd", "x", j, 0.03 + 0.001 * j, 0.004, 1), ("t", "nurd", "y", j, 0.5, 0.5, 9),
+                 ("t", "gbtr", "x", j, 0.02, 0.004, 1)]
+    out = _outcomes(rows)
+    earlier = {"t": {j: tuple(range(j)) for j in range(12)}}
+    choosing = {"t": frozenset(range(6))}
+    t = budget_table(out, earlier, ["spark_speculation", "km_survival"], min_jobs=2, budgets=[0.01], n_boot=200,
+                     choosing=choosing, learned=_learned).set_index("method")
+    # named on jobs 0..5 (nurd's tuned mean there beats gbtr's), scored on jobs 6..11 only
+    assert t.loc["nurd", "named"] == "learned method" and t.loc["spark_speculation", "named"] == "free rule"
+    assert t.loc["gbtr", "named"] == "" and (t["n_jobs"] == 6).all() and (t["n_jobs_choosing"] == 6).all()
+    assert t.loc["nurd", "reference"] == "spark_speculation" and t.loc["nurd", "point_mode"] == "x"
+    assert t.loc["nurd", "jobs_no_copy"] == 0
+    assert t.loc["nurd", "named_diff"] == pytest.approx(np.mean([0.02 + 0.001 * j for j in range(6, 12)]))
+    assert t.loc["nurd", "named_diff_lo"] > 0 and np.isnan(t.loc["gbtr", "named_diff"])
+    # the choosing half's tuned mean: jobs 0, 1 copy nothing, jobs 2..5 copy x
+    assert t.loc["nurd", "choosing_jct_reduction"] == pytest.approx(np.mean([0, 0] + [0.03 + 0.001 * j for j in range(2, 6)]))
+    assert t.loc["nurd", "in_sample_point"] == "x"
+
+    # the names never read the scored jobs: scramble them and the names stand
+    rng = np.random.default_rng(1)
+    later = out["job_id"] >= 6
+    out2 = out.copy()
+    out2.loc[later, "jct_reduction"] = rng.random(int(later.sum()))
+    t2 = budget_table(out2, earlier, ["spark_speculation", "km_survival"], min_jobs=2, budgets=[0.01], n_boot=200,
+                      choosing=choosing, learned=_learned).set_index("method")
+    assert t2["named"].to_dict() == t["named"].to_dict()
+
+
+def test_holm_intervals_widen_with_the_family_and_agree_with_the_adjusted_p():
+    rng = np.random.default_rng(0)
+    diffs = {"clear": 0.05 + 0.01 * rng.normal(size=40), "weak": 0.004 + 0.01 * rng.normal(size=40),
+             "none": 0.01 * rng.normal(size=40)}
+    got = holm_intervals(diffs, n_boot=2000, seed=0)
+    alone = holm_intervals({"clear": diffs["clear"]}, n_boot=2000, seed=0)["clear"]
+    # alone, the interval is the plain 95% paired interval
+    assert alone[1:3] == pytest.approx(paired_interval(diffs["clear"], 2000, 0))
+    # in a family of three, the smallest p is tested at 0.05 / 3: a wider interval
+    assert got["clear"][1] < alone[1] and got["clear"][2] > alone[2]
+    ps = sorted(v[3] for v in got.values())
+    assert ps == sorted(ps) and all(0 <= p <= 1 for p in ps)
+    for mean, lo, hi, p in got.values():
+        assert (lo > 0 or hi < 0) == (p <= 0.05)
+    assert got["clear"][1] > 0 and got["none"][1] < 0 < got["none"][2]
+
+
+def test_the_jobs_that_end_first_choose():
+    times = pd.DataFrame({"job_id": [1, 2, 3, 4, 5], "end_us": [50, 10, 40, 20, 30], "cutoff_us": 0, "start_us": 0})
+    assert choosing_jobs(times) == frozenset({2, 4, 5})
+
+
+def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):
+    """NURD_COPY_KEEPS reaches the evaluation, and the sweep, the cost-aware threshold's outcomes and
+    the speculation table then give one job's flags the same outcome (and another at copy_keeps 0)."""
+    from assets.resources import NurdSettings
+    from stragglers.prediction.completion_tables import speculation_jobs
+    from stragglers.prediction.history import CostAwareSelection, grid_variant
+    from stragglers.prediction.simulate import VariantResult
+
+    monkeypatch.setenv("NURD_COPY_KEEPS", "0.7")
+    keeps = NurdSettings().evaluation().copy_keeps
+    assert keeps == 0.7
+    rng = np.random.default_rng(3)
+    y = np.round(100 + 400 * rng.lognormal(0, 0.6, 40), 3)
+    f = np.where(rng.random(40) < 0.3, 90.0, np.nan)
+    ids = np.arange(40)
+    latency = pd.Series(y, index=ids)
+
+    def variant(name):
+        return VariantResult(name, f, np.ones(40, bool), {"f1": 0.5}, np.zeros(10))
+
+    def everywhere(k):
+        sweep = SweepCollector("tr", {7: latency}, k)
+        sweep.add(JobResult(7, ids, [variant("spark_speculation@p")]))
+        swept = tuple(sweep.frame().iloc[0][["jct_reduction", "extra_machine_share"]])
+        sel = CostAwareSelection("tr", {}, {7: latency}, 1.0, 2, {"m": 0.5}, k, grid=(0.5,))
+        sel.add(JobResult(7, ids, [variant(grid_variant("m", 0.5))]))
+        chosen = tuple(sel.outcomes["m"][7][0])
+        tasks = pd.DataFrame({"trace": "tr", "job_id": 7, "task_id": ids, "latency_s": y})
+        preds = pd.DataFrame({"trace": "tr", "method": "m", "job_id": 7, "task_id": ids, "flagged_at_s": f})
+        table = tuple(speculation_jobs(tasks, preds, SWEEP_SEEDS, copy_keeps=k).iloc[0][
+            ["jct_reduction", "extra_machine_share"]])
+        return swept, chosen, table
+
+    swept, chosen, table = everywhere(keeps)
+    assert swept == pytest.approx(chosen) and swept == pytest.approx(table)
+    assert swept != pytest.approx(everywhere(0.0)[0])      # the setting changes the copies

@@ -236,14 +236,15 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     if learners:
         selection = CostAwareSelection.from_warehouse(
             con, trace, feats, jobs["job_id"].tolist(), {m: f for m, f in zip(methods, factories) if m in learners},
-            settings.cost_lambda, settings.history_min_jobs)
+            settings.cost_lambda, settings.history_min_jobs, settings.copy_keeps)
         prepare = AttachHistory(selection.histories, prepare)
         factories = [partial(ThresholdGrid, f) if m in learners else f for m, f in zip(methods, factories)]
     # the operator's view: every cut of every other method's flag in the same replay (its cost curve,
     # stragglers/prediction/sweep.py); the methods' own results are those of their plain replay
     sweep = None
     if is_operator(settings):
-        sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace))
+        sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace),
+                               settings.copy_keeps)
         factories = [f if m in learners else partial(SweepGrid, f) for m, f in zip(methods, factories)]
 
     def store(results) -> None:

@@ -111,11 +111,13 @@ def speculate_on_grid(y, f, relaunch, valid, grid, pool0: int, *, after_grid: st
 
 
 
-def copy_draws(y, trace, job_id, seeds, copy_keeps: float, fixed: np.ndarray) -> list[np.ndarray]:
+def copy_draws(y, trace, job_id, seeds, copy_keeps: float, fixed: np.ndarray | None = None) -> list[np.ndarray]:
     """One array of copy latencies per seed: the common draw (kept ``copy_keeps`` of the original),
-    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed)."""
+    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed).
+    The one copy model of every table of copies (the completion tables, the sweep, the cost-aware
+    threshold): the same ``copy_keeps`` gives the same copies everywhere."""
     draws = [copy_latencies(y, draw_relaunch_latencies(y, job_rng(s, trace, job_id)), copy_keeps) for s in seeds]
-    if np.isnan(fixed).all():
+    if fixed is None or np.isnan(fixed).all():
         return draws
     return [np.where(np.isnan(fixed), d, fixed) for d in draws]
 

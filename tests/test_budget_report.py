@@ -90,7 +90,7 @@ def test_report_opens_with_the_answer_and_fits_1280_px_in_chromium(tmp_path):
     md = (d / "report.md").read_text()
     heads = [line for line in md.splitlines() if line.startswith("## ")]
     assert heads[:3] == ["## What this run shows", "## The answer: what 2% extra machine time buys (operator's protocol)",
-                         "## Every method at every budget of extra machine time (operator's protocol)"]
+                         "## Every method at every budget of extra machine time (operator's protocol; exploration)"]
     assert len(set(heads)) == len(heads)      # distinct section names
     assert md.split("## What this run shows")[1].strip().startswith("**google_2011**")
     answer = pd.read_csv(d / "answer.csv")

@@ -17,8 +17,8 @@ from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_s
 from stragglers.prediction.protocol import OPERATOR, adapt_job
 from stragglers.prediction.simulate import JobData, JobResult, replay_job
 from stragglers.prediction.sweep import (
-    NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, choosing_jobs, envelope,
-    holm_intervals, paired_interval, split_variant,
+    BUDGETS, NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, choosing_jobs, envelope,
+    CAPPED_COLUMNS, holm_intervals, paired_interval, split_variant,
     tuned_points,
 )
 from stragglers.settings import EvaluationSettings
@@ -233,3 +233,112 @@ def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):
     swept, chosen, table = everywhere(keeps)
     assert swept == pytest.approx(chosen) and swept == pytest.approx(table)
     assert swept != pytest.approx(everywhere(0.0)[0])      # the setting changes the copies
+
+
+def test_capped_copies_worked_by_hand():
+    from stragglers.prediction.speculation import (
+        HADOOP_CAP, expected_copy_seconds, ranked_by_truth, speculate_capped,
+    )
+    # a copy's expected time at t: the median known then; at t = 4 three of four tasks have
+    # finished (1, 2, 3 s), so the Kaplan-Meier median is defined: 2 s
+    assert expected_copy_seconds([1.0, 2.0, 3.0, 50.0], [4.0]).tolist() == [2.0]
+    y = np.array([2.0, 4.0, 10.0, 10.0, 100.0])
+    e = expected_copy_seconds(y, [5.0])[0]      # three of five still run: the log-normal fit, >= t
+    assert e >= 5.0
+    machine = 2 + 4 + 5 + 5 + 5                 # machine seconds by t = 5
+    # a budget for 2.5 expected copies starts two: the task that truly ends last, then the first of
+    # the two that tie; both copies run 3 s (task 4 ends at 8, task 2 at 8)
+    got = speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 2.5 * e / machine)
+    assert got == (10.0, 3.0 + 3.0, 2)
+    # a budget too small for one copy: nothing changes
+    assert speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 0.9 * e / machine) == (100.0, 0.0, 0)
+    # nothing finished: the median is unknown, no copy
+    assert speculate_capped(y, [1.0], ranked_by_truth(y), np.full(5, 3.0), 0.5) == (100.0, 0.0, 0)
+    # Hadoop's caps: max(10, 10% of 30 running, 1% of 30) = 10 copies at once
+    y30 = np.arange(1.0, 31.0) + 10
+    assert speculate_capped(y30, [5.0], ranked_by_truth(y30), np.full(30, 1.0), HADOOP_CAP)[2] == 10
+
+
+def test_the_copies_a_method_ranks_first_start_first():
+    from stragglers.prediction.speculation import ranked_by_cuts
+    # three cuts (loose to strict): task 2 passes all three by t = 4, task 0 two, task 1 only the loosest
+    F = np.array([[1.0, 1.0, 4.0, np.nan],
+                  [1.0, np.nan, 4.0, np.nan],
+                  [np.nan, np.nan, 4.0, np.nan]])
+    ranked = ranked_by_cuts(F, 0, [1.0, 4.0])
+    none = np.zeros(4, bool)
+    assert ranked(0, 1.0, none).tolist() == [0, 1]          # at t = 1 task 2 is not flagged yet
+    assert ranked(1, 4.0, none).tolist() == [2, 0, 1]
+    assert ranked(1, 4.0, np.array([False, False, True, False])).tolist() == [0, 1]
+    assert ranked_by_cuts(F, 2, [1.0, 4.0])(1, 4.0, none).tolist() == [2]
+
+
+CAPPED_METHODS = ("spark_speculation", "km_survival", "wait_for_tau", "flag_all", "tobit")
+
+
+def test_capped_spend_stays_within_budget_and_the_capped_oracle_bounds_every_method():
+    collector = SweepCollector("capped", {})
+    for seed in range(6):
+        job = operator_job(seed)
+        collector.latency[int(job.job_id)] = pd.Series(job.latency, index=job.task_ids)
+        for name in (*CAPPED_METHODS, "oracle"):
+            collector.add(replay_job(job, SweepGrid(METHODS[name])))
+    capped = collector.capped_frame()
+    assert set(capped["method"]) == {*CAPPED_METHODS, "oracle"}
+    means = capped.groupby(["cap", "method", "point"])[["jct_reduction", "extra_machine_share"]].mean()
+    copied = capped.groupby(["cap", "method", "point"])["n_copies"].mean()
+    for b in BUDGETS:
+        at = means.loc[f"{b:g}"]
+        # every point of every method, mean over the jobs: within the budget (+10% of it)
+        assert (at["extra_machine_share"] <= 1.1 * b).all(), at[at["extra_machine_share"] > 1.1 * b]
+        oracle = at.loc[("oracle", "capped"), "jct_reduction"]
+        others = at.drop(index="oracle", level=0)
+        # the oracle's curve is at or above every method's point at that budget (simulation noise: 0.5 pp)
+        assert oracle >= others["jct_reduction"].max() - 0.005, (b, oracle, others["jct_reduction"].idxmax())
+    # 90 tasks: at 0.5% not one copy fits (its expected time is above 0.5% of the machine time so far);
+    # from 1% on the oracle copies
+    assert copied.loc[("0.005", "oracle", "capped")] == 0 and copied.loc[("0.01", "oracle", "capped")] > 0
+    # the uncapped flag-all spends far beyond every budget; capped, within each
+    flag_all = collector.frame().set_index(["method", "point"]).loc[("flag_all", "default"), "extra_machine_share"]
+    assert flag_all.mean() > 0.05 and means.loc[("0.05", "flag_all", "default"), "extra_machine_share"] <= 0.055
+
+
+def test_the_budget_table_under_an_enforced_budget_scores_each_method_at_its_cap():
+    rows, capped = [], []
+    for j in range(10):
+        rows += [("t", "spark_speculation", "p", j, 0.01, 0.02, 1), ("t", "nurd", "x", j, 0.2, 0.3, 9)]
+        # capped at 1%: nurd's cut x (uncapped 30% extra, off the budget) now spends 1%, and one
+        # job in ten overspends (a copy ran longer than expected after the last decision)
+        capped += [("t", "spark_speculation", "p", "0.01", j, 0.01, 0.009, 1.0),
+                   ("t", "nurd", "x", "0.01", j, 0.03, 0.012 if j == 9 else 0.01, 1.0),
+                   ("t", "oracle", "capped", "0.01", j, 0.05, 0.01, 1.0)]
+    out = _outcomes(rows)
+    capped = pd.DataFrame(capped, columns=CAPPED_COLUMNS)
+    earlier = {"t": {j: tuple(range(j)) for j in range(10)}}
+    kw = dict(min_jobs=2, budgets=[0.01], n_boot=200, choosing={"t": frozenset(range(5))}, learned=_learned)
+    matched = budget_table(out, earlier, ["spark_speculation"], **kw).set_index("method")
+    assert matched.loc["nurd", "point_mode"] == NO_COPY and not matched.loc["nurd", "enforced"]
+    t = budget_table(out, earlier, ["spark_speculation"], capped=capped, **kw).set_index("method")
+    assert "oracle" not in t.index and t["enforced"].all()
+    assert t.loc["nurd", "point_mode"] == "x" and t.loc["nurd", "jct_reduction"] == pytest.approx(0.03)
+    assert t.loc["nurd", "extra_machine_share"] == pytest.approx((4 * 0.01 + 0.012) / 5)
+    assert t.loc["nurd", "jobs_over_budget"] == 1 and t.loc["spark_speculation", "jobs_over_budget"] == 0
+    assert t.loc["nurd", "headroom"] == pytest.approx(0.05) and t.loc["nurd", "named_diff"] == pytest.approx(0.02)
+
+
+def test_the_ratio_grid_spans_nurds_score_range():
+    """NURD's score (its weighted prediction over tau) reaches 1 / eps = 20 x the prediction's ratio:
+    the grid's top cut flags nothing, so NURD, NURD-NC and GBTR each have a point below 0.5%, and
+    between the cut that copies every running task and none there is a point of NURD's own."""
+    from stragglers.prediction.methods.nurd import NurdFamily
+    collector = SweepCollector("grid", {})
+    for seed in range(2):
+        job = operator_job(seed)
+        collector.latency[int(job.job_id)] = pd.Series(job.latency, index=job.task_ids)
+        collector.add(replay_job(job, SweepGrid(NurdFamily)))
+    curve = collector.frame().groupby(["method", "point"])["extra_machine_share"].mean()
+    for method in ("nurd", "nurd_nc", "gbtr"):
+        assert curve.loc[(method, "100")] == 0.0 and curve.loc[method].min() < 0.005
+    # at the old top cut (3) NURD still copies as many tasks as at its own rule; past it, fewer
+    assert curve.loc[("nurd", "3")] == curve.loc[("nurd", "default")]
+    assert 0 < curve.loc[("nurd", "12.5")] < curve.loc[("nurd", "3")]

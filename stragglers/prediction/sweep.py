@@ -37,7 +37,10 @@ import pandas as pd
 
 import duckdb
 
-from stragglers.prediction.speculation import copy_draws, speculation_outcome
+from stragglers.prediction.speculation import (
+    HADOOP_CAP, capped_outcome, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_truth,
+    speculation_outcome,
+)
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
 from stragglers.prediction.simulate import JobResult
@@ -59,13 +62,21 @@ BUDGET_COLUMNS = ["trace", "method", "budget", "n_jobs", "n_jobs_choosing", "jct
                   "extra_machine_share", "point_mode", "jobs_no_copy", "choosing_jct_reduction", "named", "reference",
                   "diff", "diff_lo", "diff_hi", "diff_p_holm", "named_diff", "named_diff_lo", "named_diff_hi",
                   "in_sample_jct_reduction", "in_sample_extra_machine_share", "in_sample_point", "area_to_5pct",
-                  "spark_diff", "spark_diff_lo", "spark_diff_hi", "spark_diff_p_holm"]
+                  "spark_diff", "spark_diff_lo", "spark_diff_hi", "spark_diff_p_holm", "enforced", "jobs_over_budget",
+                  "extra_p90", "headroom"]
 #: ``budget_table.named``: the two methods named on the choosing half, before the scored half is read.
 NAMED_LEARNED, NAMED_FREE_RULE = "learned method", "free rule"
 #: The integer columns' dtypes as the tables above are computed (DuckDB's INTEGER reads back
 #: int32): a table read back from the warehouse is cast to them (warehouse.results.read_back).
 CURVE_DTYPES = {"n_jobs": "int64"}
-BUDGET_DTYPES = {"n_jobs": "int64", "n_jobs_choosing": "int64", "jobs_no_copy": "int64"}
+BUDGET_DTYPES = {"n_jobs": "int64", "n_jobs_choosing": "int64", "jobs_no_copy": "int64", "jobs_over_budget": "int64"}
+#: The oracle: under a cap it copies the tasks that truly end last first (the headroom at a budget).
+ORACLE = "oracle"
+#: The caps the replay's copies are scored under (``capped_rows``): each budget, and Hadoop's caps.
+CAPS: tuple[str, ...] = tuple(f"{b:g}" for b in BUDGETS) + (HADOOP_CAP,)
+#: The capped oracle's decisions: its first one, then this many evenly spaced up to the job's end.
+ORACLE_DECISIONS = 200
+CAPPED_COLUMNS = ["trace", "method", "point", "cap", "job_id", "jct_reduction", "extra_machine_share", "n_copies"]
 #: The rule every learned method must beat, tuned like them (its difference has its own columns).
 TUNED_RULE = "spark_speculation"
 
@@ -158,6 +169,49 @@ def outcome_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: 
     return rows
 
 
+def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: float = 0.0,
+                caps: Sequence[str] = CAPS) -> list[tuple]:
+    """One row per (variant of ``result``, cap): its outcome on this job when the copies its flags
+    ask for start only as the cap allows (``speculation.speculate_capped``; ``CAPPED_COLUMNS``).
+
+    The decisions are the times some variant of the method flagged (the replay's decisions that
+    asked for a copy); at each, the variant's flagged tasks are ranked by how many of the method's
+    cuts flagged them by then (``ranked_by_cuts``). The oracle's own result gives one row per cap:
+    from its first decision on, every running task, the ones that truly end last first
+    (``ranked_by_truth``), at ``ORACLE_DECISIONS`` decisions up to the job's end."""
+    y = latency.reindex(result.task_ids).to_numpy(float)
+    if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
+        return []
+    F = np.stack([v.flagged_at for v in result.variants]).astype(float)
+    F[F >= y[None, :]] = np.nan                 # a flag after the task ended asks for no copy
+    if np.isnan(F).all():
+        return []
+    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps)
+    job = int(result.job_id)
+
+    def cap_value(cap: str):
+        return cap if cap == HADOOP_CAP else float(cap)
+
+    method = split_variant(result.variants[0].method)[0]
+    if method == ORACLE:
+        t1 = float(np.nanmin(F))
+        decisions = np.linspace(t1, float(y.max()), ORACLE_DECISIONS + 1)[:-1]
+        ranked, expected = ranked_by_truth(y), expected_copy_seconds(y, decisions)
+        return [(trace, ORACLE, "capped", cap, job,
+                 *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
+    decisions = np.unique(F[~np.isnan(F)])
+    expected = expected_copy_seconds(y, decisions)
+    rows = []
+    for c, v in enumerate(result.variants):
+        if np.isnan(F[c]).all():
+            rows += [(trace, method, split_variant(v.method)[1], cap, job, 0.0, 0.0, 0.0) for cap in caps]
+            continue
+        ranked = ranked_by_cuts(F, c, decisions)
+        rows += [(trace, method, split_variant(v.method)[1], cap, job,
+                  *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
+    return rows
+
+
 @dataclass
 class SweepCollector:
     """Takes each job's sweep replay, keeps every point's outcome and hands back the method's own
@@ -167,9 +221,11 @@ class SweepCollector:
     latency: Mapping[int, pd.Series]          # job -> latency_s by task_id
     copy_keeps: float = 0.0                   # the copy model (setting copy_keeps)
     rows: list[tuple] = field(default_factory=list)
+    capped: list[tuple] = field(default_factory=list)
 
     def add(self, result: JobResult, own: Sequence[str] | None = None) -> JobResult:
         self.rows.extend(outcome_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps))
+        self.add_capped(result)
         if own is None:
             own = [v.method for v in result.variants if "@" not in v.method]
         return replace(result, variants=[v for v in result.variants if v.method in own])
@@ -179,8 +235,16 @@ class SweepCollector:
         for p, (red, extra) in zip(points, outcomes):
             self.rows.append((self.trace, method, p, int(job_id), float(red), float(extra), None))
 
+    def add_capped(self, result: JobResult) -> None:
+        """The capped outcomes of ``result``'s variants (``capped_rows``): every replay of the sweep,
+        and the survival family's threshold grid (its ``<name>@<q>`` variants)."""
+        self.capped.extend(capped_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps))
+
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=OUTCOME_COLUMNS)
+
+    def capped_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.capped, columns=CAPPED_COLUMNS)
 
 
 # ----------------------------------------------------------------------------- curves, budgets, tuning
@@ -252,7 +316,8 @@ def _wide(outcomes: pd.DataFrame, method: str) -> tuple[pd.DataFrame, pd.DataFra
 
 def tuned_outcomes(outcomes: pd.DataFrame, earlier: Mapping[int, Sequence[int]], budget: float,
                    min_jobs: int) -> pd.DataFrame:
-    """Per (method, job): the outcome of the point tuned on earlier jobs at ``budget``."""
+    """Per (method, job): the outcome of the point tuned on earlier jobs at ``budget`` (inf: the
+    best mean JCT cut there, whatever it spent)."""
     rows = []
     for method in sorted(outcomes["method"].unique()):
         jct, extra = _wide(outcomes, method)
@@ -330,7 +395,7 @@ def _paired(t: pd.DataFrame, method: str, other: pd.Series) -> np.ndarray:
 def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequence[int]]],
                  free_rules: Sequence[str], min_jobs: int, budgets: Sequence[float] = BUDGETS,
                  n_boot: int = 1000, seed: int = 0, *, choosing: Mapping[str, Collection[int]],
-                 learned: Callable[[str], bool]) -> pd.DataFrame:
+                 learned: Callable[[str], bool], capped: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (trace, method, budget), on the trace's scored jobs (those not in ``choosing``): the
     method tuned on earlier jobs (mean JCT cut and its 95% interval, mean extra machine time, its
     most chosen point, jobs without a copy).
@@ -344,7 +409,15 @@ def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequ
     Exploration: every method minus the named free rule (``diff*``) and minus the tuned Spark rule
     (``spark_diff*``), each a family per (trace, budget) with Holm-adjusted intervals and p-values
     (``holm_intervals``). Beside them, on the scored jobs: the curve's best point within budget
-    (chosen on the jobs it is scored on: an upper bound) and the area under it to 5%."""
+    (chosen on the jobs it is scored on: an upper bound) and the area under it to 5%.
+
+    ``capped`` (``capped_rows``, the budget enforced): at budget b each method is scored on its
+    rows under cap b, its point chosen on earlier jobs as the largest mean JCT cut there (the cap
+    keeps every point within budget, so none is ruled out by its spend); ``enforced`` is then
+    true, ``jobs_over_budget`` counts the scored jobs whose realized spend exceeded b (copies that
+    ran longer than expected after the last decision) and ``headroom`` is the capped oracle's mean
+    on the scored jobs (the oracle is not ranked as a method). Without it, each point is matched
+    on the earlier jobs' mean extra machine time (within b there)."""
     rows = []
     if outcomes.empty:
         return pd.DataFrame(columns=BUDGET_COLUMNS)
@@ -355,7 +428,14 @@ def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequ
         area = {m: area_to_budget(g["extra_machine_share"].to_numpy(), g["jct_reduction"].to_numpy(), 0.05)
                 for m, g in c.groupby("method")}
         for b in budgets:
-            tuned = tuned_outcomes(o, earlier[trace], b, min_jobs)
+            if capped is not None:
+                at = capped[(capped["trace"] == trace) & (capped["cap"] == f"{b:g}")]
+                oracle = at[(at["method"] == ORACLE) & ~at["job_id"].astype(int).isin(chooses)]
+                headroom = float(oracle["jct_reduction"].mean()) if len(oracle) else np.nan
+                tuned = tuned_outcomes(at[at["method"] != ORACLE], earlier[trace], np.inf, min_jobs)
+            else:
+                headroom = np.nan
+                tuned = tuned_outcomes(o, earlier[trace], b, min_jobs)
             first = tuned["job_id"].astype(int).isin(chooses)
             tc, ts = tuned[first], tuned[~first]
             if ts.empty:
@@ -392,5 +472,7 @@ def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequ
                              float(chosen_means.get(method, np.nan)), role, ref, *explore.get(method, none), *nd,
                              best, np.nan if i is None else float(g["extra_machine_share"].iloc[i]),
                              NO_COPY if i is None else g["point"].iloc[i], area.get(method, np.nan),
-                             *spark.get(method, none)))
+                             *spark.get(method, none), capped is not None,
+                             int((t["extra_machine_share"] > b + 1e-12).sum()),
+                             float(t["extra_machine_share"].quantile(0.9)), headroom))
     return pd.DataFrame(rows, columns=BUDGET_COLUMNS)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.prediction.sweep import budget_table, curve_table
+from stragglers.prediction.sweep import CAPPED_COLUMNS, budget_table, curve_table
 from stragglers.reports.budgets import answer_paragraph, flags_equal
 from stragglers.reports.comparison import build_report
 from tests.test_product import FIT_PROBE, _job_metrics, _probe_in_chromium
@@ -112,3 +112,24 @@ window.addEventListener('load', () => {
     assert first["alt"].startswith("Figure 0.") and first["ok"] and 600 < first["shown"] <= 1280
     fit = _probe_in_chromium(d, tmp_path, FIT_PROBE, "fit", "--window-size=1280,900")
     assert fit["page"] <= fit["W"] and fit["cut"] == [], fit
+
+
+def test_the_paragraph_says_when_the_budget_is_enforced_and_quotes_the_capped_headroom():
+    out = sweep_outcomes()
+    rows = []
+    for b in (0.005, 0.01, 0.02, 0.05):
+        scale = np.minimum(1.0, b / out["extra_machine_share"])      # a cap holds each point to b
+        c = out.assign(cap=f"{b:g}", jct_reduction=out["jct_reduction"] * scale,
+                       extra_machine_share=out["extra_machine_share"] * scale, n_copies=1.0)
+        c.loc[c["method"] == "oracle", "point"] = "capped"
+        rows.append(c[CAPPED_COLUMNS])
+    capped = pd.concat(rows, ignore_index=True)
+    choosing = {t: frozenset(range(6)) for t in ("synthetic", "google_2011")}
+    b = budget_table(out, earlier(), FREE_RULES, min_jobs=2, n_boot=100, choosing=choosing, learned=is_learned,
+                     capped=capped)
+    first = answer_paragraph(b, curve_table(out)).split("\n\n")[0]
+    assert "(the budget enforced at every decision)" in first
+    # the capped oracle at 2%: 0.3 x 2/5
+    assert "the oracle under the same cap (the tasks that truly end last copied first), the headroom at this " \
+           "budget, shortens jobs by 12.0%" in first
+    assert b["enforced"].all() and (b["extra_machine_share"] <= b["budget"] + 1e-12).all()

@@ -94,8 +94,10 @@ def named_comparison(b: pd.DataFrame) -> str:
     if learned.empty:
         return ""
     first = b.iloc[0]
+    how = ("the budget enforced at every decision" if bool(first.get("enforced", False))
+           else "the budget matched on earlier jobs' spend")
     s = [f"Named before scoring, on the {int(first.n_jobs_choosing)} jobs that ended first, and scored on the other "
-         f"{int(first.n_jobs)}: the learned method against the free rule with the largest tuned mean there,"]
+         f"{int(first.n_jobs)} ({how}): the learned method against the free rule with the largest tuned mean there,"]
     parts, signs = [], []
     for r in learned.itertuples(index=False):
         ref = free.loc[r.budget] if r.budget in free.index else None
@@ -142,7 +144,10 @@ def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float 
                      f"{jct_sentence(m.jct_reduction)} [{pct(m.jct_lo)}, {pct(m.jct_hi)}] for "
                      f"{pct(m.extra_machine_share)};")
         orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
-        if len(orc):
+        if "headroom" in at and at["headroom"].notna().any():
+            s.append(f"the oracle under the same cap (the tasks that truly end last copied first), the headroom at "
+                     f"this budget, {jct_sentence(at['headroom'].dropna().iloc[0])}.")
+        elif len(orc):
             o = orc.iloc[0]
             s.append(f"the oracle's headroom is {pct(o.jct_reduction)} (every true straggler copied at the first "
                      f"checkpoint, for {pct(o.extra_machine_share)} extra machine time).")

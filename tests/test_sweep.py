@@ -15,10 +15,10 @@ from stragglers.prediction.speculation import speculate_unlimited
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_setting
 from stragglers.prediction.protocol import OPERATOR, adapt_job
-from stragglers.prediction.simulate import JobData, JobResult, replay_job
+from stragglers.prediction.simulate import JobData, JobResult, VariantResult, replay_job
 from stragglers.prediction.sweep import (
     BUDGETS, NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, choosing_jobs, envelope,
-    CAPPED_COLUMNS, holm_intervals, paired_interval, split_variant,
+    CAPPED_COLUMNS, CAPS, capped_rows, holm_intervals, paired_interval, split_variant,
     tuned_points,
 )
 from stragglers.settings import EvaluationSettings
@@ -203,7 +203,6 @@ def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):
     from assets.resources import NurdSettings
     from stragglers.prediction.completion_tables import speculation_jobs
     from stragglers.prediction.history import CostAwareSelection, grid_variant
-    from stragglers.prediction.simulate import VariantResult
 
     monkeypatch.setenv("NURD_COPY_KEEPS", "0.7")
     keeps = NurdSettings().evaluation().copy_keeps
@@ -342,3 +341,21 @@ def test_the_ratio_grid_spans_nurds_score_range():
     # at the old top cut (3) NURD still copies as many tasks as at its own rule; past it, fewer
     assert curve.loc[("nurd", "3")] == curve.loc[("nurd", "default")]
     assert 0 < curve.loc[("nurd", "12.5")] < curve.loc[("nurd", "3")]
+
+
+def test_capped_rows_rank_each_method_of_a_family_by_its_own_cuts_and_keep_jobs_without_flags():
+    y = np.array([5.0, 10.0, 20.0, 40.0])
+    ids = np.arange(4)
+
+    def variant(name, f):
+        return VariantResult(name, np.asarray(f, float), np.ones(4, bool), {}, np.zeros(10))
+
+    nan = np.nan
+    result = JobResult(1, ids, [variant("nurd", [nan, 6, 6, 6]), variant("nurd@2", [nan, nan, 6, nan]),
+                                variant("gbtr", [nan] * 4), variant("gbtr@2", [nan] * 4)])
+    rows = pd.DataFrame(capped_rows("t", result, pd.Series(y, index=ids)), columns=CAPPED_COLUMNS)
+    assert set(zip(rows["method"], rows["point"])) == {("nurd", "default"), ("nurd", "2"), ("gbtr", "default"),
+                                                     ("gbtr", "2")}
+    # GBTR flagged nothing on this job: it is there, at no gain and no cost, under every cap
+    g = rows[rows["method"] == "gbtr"]
+    assert len(g) == 2 * len(CAPS) and (g[["jct_reduction", "extra_machine_share", "n_copies"]] == 0).all().all()

@@ -176,7 +176,8 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
 
     The decisions are the times some variant of the method flagged (the replay's decisions that
     asked for a copy); at each, the variant's flagged tasks are ranked by how many of the method's
-    cuts flagged them by then (``ranked_by_cuts``). The oracle's own result gives one row per cap:
+    cuts flagged them by then (``ranked_by_cuts``); a replay of several methods (the NURD family)
+    ranks each by its own cuts. The oracle's own result gives one row per cap:
     from its first decision on, every running task, the ones that truly end last first
     (``ranked_by_truth``), at ``ORACLE_DECISIONS`` decisions up to the job's end."""
     y = latency.reindex(result.task_ids).to_numpy(float)
@@ -184,31 +185,39 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
         return []
     F = np.stack([v.flagged_at for v in result.variants]).astype(float)
     F[F >= y[None, :]] = np.nan                 # a flag after the task ended asks for no copy
-    if np.isnan(F).all():
-        return []
     draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps)
     job = int(result.job_id)
 
     def cap_value(cap: str):
         return cap if cap == HADOOP_CAP else float(cap)
 
-    method = split_variant(result.variants[0].method)[0]
-    if method == ORACLE:
+    names = [split_variant(v.method) for v in result.variants]
+    if names[0][0] == ORACLE:
+        if np.isnan(F).all():                   # no straggler ran at a decision: nothing to copy
+            return [(trace, ORACLE, "capped", cap, job, 0.0, 0.0, 0.0) for cap in caps]
         t1 = float(np.nanmin(F))
         decisions = np.linspace(t1, float(y.max()), ORACLE_DECISIONS + 1)[:-1]
         ranked, expected = ranked_by_truth(y), expected_copy_seconds(y, decisions)
         return [(trace, ORACLE, "capped", cap, job,
                  *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
-    decisions = np.unique(F[~np.isnan(F)])
-    expected = expected_copy_seconds(y, decisions)
     rows = []
-    for c, v in enumerate(result.variants):
-        if np.isnan(F[c]).all():
-            rows += [(trace, method, split_variant(v.method)[1], cap, job, 0.0, 0.0, 0.0) for cap in caps]
+    # one replay can hold several methods (the NURD family: NURD, NURD-NC, GBTR): each is ranked
+    # by its own cuts, at the decisions where one of them flagged
+    for method in dict.fromkeys(m for m, _ in names):
+        own = [i for i, (m, _) in enumerate(names) if m == method]
+        Fm = F[own]
+        if np.isnan(Fm).all():
+            rows += [(trace, method, names[i][1], cap, job, 0.0, 0.0, 0.0) for i in own for cap in caps]
             continue
-        ranked = ranked_by_cuts(F, c, decisions)
-        rows += [(trace, method, split_variant(v.method)[1], cap, job,
-                  *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
+        decisions = np.unique(Fm[~np.isnan(Fm)])
+        expected = expected_copy_seconds(y, decisions)
+        for c, i in enumerate(own):
+            if np.isnan(Fm[c]).all():
+                rows += [(trace, method, names[i][1], cap, job, 0.0, 0.0, 0.0) for cap in caps]
+                continue
+            ranked = ranked_by_cuts(Fm, c, decisions)
+            rows += [(trace, method, names[i][1], cap, job,
+                      *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
     return rows
 
 

@@ -7,7 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 import pandas as pd
 
-from stragglers.prediction.methods import FREE_RULES
+from stragglers.prediction.methods import FREE_RULES, is_learned
 from stragglers.prediction.sweep import BUDGETS, budget_table, curve_table, earlier_by_trace
 from stragglers.reports.budgets import flags_equal
 from stragglers.warehouse.results import replace_table
@@ -21,7 +21,8 @@ from .prediction import baseline_eval, nurd_eval
 BUDGET_TABLES = ("matched_budgets", "sweep_curve")
 # what the budgets are computed from (earlier jobs: tasks and job_checkpoints): when none of these
 # changed, neither do they
-BUDGET_INPUTS = ("operator_sweep_outcomes", "operator_predictions", "tasks", "job_checkpoints")
+BUDGET_INPUTS = ("operator_sweep_outcomes", "operator_capped_outcomes", "operator_predictions", "tasks",
+                 "job_checkpoints")
 
 
 def budget_inputs(con, nurd: NurdSettings) -> str:
@@ -36,9 +37,13 @@ def budget_tables(con, nurd: NurdSettings) -> tuple[pd.DataFrame | None, pd.Data
              if table_exists(con, "operator_sweep_outcomes") else None)
     if sweep is None or not len(sweep):
         return None, None
-    earlier = earlier_by_trace(con, sorted(sweep["trace"].unique()))
+    # the budget enforced at every decision when the sweep recorded it, else matched on earlier jobs
+    capped = (con.table("operator_capped_outcomes").order("ALL").df()
+              if table_exists(con, "operator_capped_outcomes") else None)
+    earlier, choosing = earlier_by_trace(con, sorted(sweep["trace"].unique()))
     budgets = budget_table(sweep, earlier, FREE_RULES, nurd.evaluation().history_min_jobs,
-                           n_boot=nurd.n_boot, seed=nurd.seed)
+                           n_boot=nurd.n_boot, seed=nurd.seed, choosing=choosing, learned=is_learned,
+                           capped=capped if capped is not None and len(capped) else None)
     op_predictions = (con.execute(render("flag_times", predictions="operator_predictions")).df()
                       if table_exists(con, "operator_predictions") else None)
     if op_predictions is not None and len(op_predictions):

@@ -15,9 +15,10 @@ from stragglers.prediction.speculation import speculate_unlimited
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_setting
 from stragglers.prediction.protocol import OPERATOR, adapt_job
-from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.prediction.simulate import JobData, JobResult, VariantResult, replay_job
 from stragglers.prediction.sweep import (
-    NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, envelope, split_variant,
+    BUDGETS, NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, choosing_jobs, envelope,
+    CAPPED_COLUMNS, CAPS, capped_rows, holm_intervals, paired_interval, split_variant,
     tuned_points,
 )
 from stragglers.settings import EvaluationSettings
@@ -133,17 +134,228 @@ def test_envelope_and_area_to_budget_worked_by_hand():
     assert area_to_budget(extra, jct, 0.05) == pytest.approx((0.02 * 0.02 + 0.05 * 0.02) / 0.05)
 
 
-def test_the_budget_table_pairs_each_method_with_the_best_free_rule():
+def _outcomes(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["trace", "method", "point", "job_id", "jct_reduction",
+                                       "extra_machine_share", "n_flagged"])
+
+
+def _learned(m: str) -> bool:
+    return m not in ("spark_speculation", "km_survival")
+
+
+def test_the_budget_table_compares_the_methods_named_on_the_first_half_on_the_second():
     rows = []
-    for j in range(8):
+    for j in range(12):
         rows += [("t", "spark_speculation", "p", j, 0.01, 0.005, 1), ("t", "km_survival", "p", j, 0.0, 0.001, 1),
-                 ("t", "nurd", "x", j, 0.03 + 0.001 * j, 0.004, 1), ("t", "nurd", "y", j, 0.5, 0.5, 9)]
-    out = pd.DataFrame(rows, columns=["trace", "method", "point", "job_id", "jct_reduction",
-                                      "extra_machine_share", "n_flagged"])
-    earlier = {"t": {j: tuple(range(j)) for j in range(8)}}
-    t = budget_table(out, earlier, ["spark_speculation", "km_survival"], min_jobs=2, budgets=[0.01], n_boot=200)
-    nurd = t[t["method"] == "nurd"].iloc[0]
-    assert nurd["reference"] == "spark_speculation" and nurd["point_mode"] == "x" and nurd["jobs_no_copy"] == 2
-    # jobs 2..7 copy: nurd 0.03 + 0.001 j against spark's 0.01; jobs 0, 1: neither copies
-    assert nurd["diff"] == pytest.approx(np.mean([0.02 + 0.001 * j for j in range(2, 8)] + [0, 0]))
-    assert nurd["diff_lo"] > 0 and nurd["in_sample_point"] == "x"
+                 ("t", "nurd", "x", j, 0.03 + 0.001 * j, 0.004, 1), ("t", "nurd", "y", j, 0.5, 0.5, 9),
+                 ("t", "gbtr", "x", j, 0.02, 0.004, 1)]
+    out = _outcomes(rows)
+    earlier = {"t": {j: tuple(range(j)) for j in range(12)}}
+    choosing = {"t": frozenset(range(6))}
+    t = budget_table(out, earlier, ["spark_speculation", "km_survival"], min_jobs=2, budgets=[0.01], n_boot=200,
+                     choosing=choosing, learned=_learned).set_index("method")
+    # named on jobs 0..5 (nurd's tuned mean there beats gbtr's), scored on jobs 6..11 only
+    assert t.loc["nurd", "named"] == "learned method" and t.loc["spark_speculation", "named"] == "free rule"
+    assert t.loc["gbtr", "named"] == "" and (t["n_jobs"] == 6).all() and (t["n_jobs_choosing"] == 6).all()
+    assert t.loc["nurd", "reference"] == "spark_speculation" and t.loc["nurd", "point_mode"] == "x"
+    assert t.loc["nurd", "jobs_no_copy"] == 0
+    assert t.loc["nurd", "named_diff"] == pytest.approx(np.mean([0.02 + 0.001 * j for j in range(6, 12)]))
+    assert t.loc["nurd", "named_diff_lo"] > 0 and np.isnan(t.loc["gbtr", "named_diff"])
+    # the choosing half's tuned mean: jobs 0, 1 copy nothing, jobs 2..5 copy x
+    assert t.loc["nurd", "choosing_jct_reduction"] == pytest.approx(np.mean([0, 0] + [0.03 + 0.001 * j for j in range(2, 6)]))
+    assert t.loc["nurd", "in_sample_point"] == "x"
+
+    # the names never read the scored jobs: scramble them and the names stand
+    rng = np.random.default_rng(1)
+    later = out["job_id"] >= 6
+    out2 = out.copy()
+    out2.loc[later, "jct_reduction"] = rng.random(int(later.sum()))
+    t2 = budget_table(out2, earlier, ["spark_speculation", "km_survival"], min_jobs=2, budgets=[0.01], n_boot=200,
+                      choosing=choosing, learned=_learned).set_index("method")
+    assert t2["named"].to_dict() == t["named"].to_dict()
+
+
+def test_holm_intervals_widen_with_the_family_and_agree_with_the_adjusted_p():
+    rng = np.random.default_rng(0)
+    diffs = {"clear": 0.05 + 0.01 * rng.normal(size=40), "weak": 0.004 + 0.01 * rng.normal(size=40),
+             "none": 0.01 * rng.normal(size=40)}
+    got = holm_intervals(diffs, n_boot=2000, seed=0)
+    alone = holm_intervals({"clear": diffs["clear"]}, n_boot=2000, seed=0)["clear"]
+    # alone, the interval is the plain 95% paired interval
+    assert alone[1:3] == pytest.approx(paired_interval(diffs["clear"], 2000, 0))
+    # in a family of three, the smallest p is tested at 0.05 / 3: a wider interval
+    assert got["clear"][1] < alone[1] and got["clear"][2] > alone[2]
+    ps = sorted(v[3] for v in got.values())
+    assert ps == sorted(ps) and all(0 <= p <= 1 for p in ps)
+    for mean, lo, hi, p in got.values():
+        assert (lo > 0 or hi < 0) == (p <= 0.05)
+    assert got["clear"][1] > 0 and got["none"][1] < 0 < got["none"][2]
+
+
+def test_the_jobs_that_end_first_choose():
+    times = pd.DataFrame({"job_id": [1, 2, 3, 4, 5], "end_us": [50, 10, 40, 20, 30], "cutoff_us": 0, "start_us": 0})
+    assert choosing_jobs(times) == frozenset({2, 4, 5})
+
+
+def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):
+    """NURD_COPY_KEEPS reaches the evaluation, and the sweep, the cost-aware threshold's outcomes and
+    the speculation table then give one job's flags the same outcome (and another at copy_keeps 0)."""
+    from assets.resources import NurdSettings
+    from stragglers.prediction.completion_tables import speculation_jobs
+    from stragglers.prediction.history import CostAwareSelection, grid_variant
+
+    monkeypatch.setenv("NURD_COPY_KEEPS", "0.7")
+    keeps = NurdSettings().evaluation().copy_keeps
+    assert keeps == 0.7
+    rng = np.random.default_rng(3)
+    y = np.round(100 + 400 * rng.lognormal(0, 0.6, 40), 3)
+    f = np.where(rng.random(40) < 0.3, 90.0, np.nan)
+    ids = np.arange(40)
+    latency = pd.Series(y, index=ids)
+
+    def variant(name):
+        return VariantResult(name, f, np.ones(40, bool), {"f1": 0.5}, np.zeros(10))
+
+    def everywhere(k):
+        sweep = SweepCollector("tr", {7: latency}, k)
+        sweep.add(JobResult(7, ids, [variant("spark_speculation@p")]))
+        swept = tuple(sweep.frame().iloc[0][["jct_reduction", "extra_machine_share"]])
+        sel = CostAwareSelection("tr", {}, {7: latency}, 1.0, 2, {"m": 0.5}, k, grid=(0.5,))
+        sel.add(JobResult(7, ids, [variant(grid_variant("m", 0.5))]))
+        chosen = tuple(sel.outcomes["m"][7][0])
+        tasks = pd.DataFrame({"trace": "tr", "job_id": 7, "task_id": ids, "latency_s": y})
+        preds = pd.DataFrame({"trace": "tr", "method": "m", "job_id": 7, "task_id": ids, "flagged_at_s": f})
+        table = tuple(speculation_jobs(tasks, preds, SWEEP_SEEDS, copy_keeps=k).iloc[0][
+            ["jct_reduction", "extra_machine_share"]])
+        return swept, chosen, table
+
+    swept, chosen, table = everywhere(keeps)
+    assert swept == pytest.approx(chosen) and swept == pytest.approx(table)
+    assert swept != pytest.approx(everywhere(0.0)[0])      # the setting changes the copies
+
+
+def test_capped_copies_worked_by_hand():
+    from stragglers.prediction.speculation import (
+        HADOOP_CAP, expected_copy_seconds, ranked_by_truth, speculate_capped,
+    )
+    # a copy's expected time at t: the median known then; at t = 4 three of four tasks have
+    # finished (1, 2, 3 s), so the Kaplan-Meier median is defined: 2 s
+    assert expected_copy_seconds([1.0, 2.0, 3.0, 50.0], [4.0]).tolist() == [2.0]
+    y = np.array([2.0, 4.0, 10.0, 10.0, 100.0])
+    e = expected_copy_seconds(y, [5.0])[0]      # three of five still run: the log-normal fit, >= t
+    assert e >= 5.0
+    machine = 2 + 4 + 5 + 5 + 5                 # machine seconds by t = 5
+    # a budget for 2.5 expected copies starts two: the task that truly ends last, then the first of
+    # the two that tie; both copies run 3 s (task 4 ends at 8, task 2 at 8)
+    got = speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 2.5 * e / machine)
+    assert got == (10.0, 3.0 + 3.0, 2)
+    # a budget too small for one copy: nothing changes
+    assert speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 0.9 * e / machine) == (100.0, 0.0, 0)
+    # nothing finished: the median is unknown, no copy
+    assert speculate_capped(y, [1.0], ranked_by_truth(y), np.full(5, 3.0), 0.5) == (100.0, 0.0, 0)
+    # Hadoop's caps: max(10, 10% of 30 running, 1% of 30) = 10 copies at once
+    y30 = np.arange(1.0, 31.0) + 10
+    assert speculate_capped(y30, [5.0], ranked_by_truth(y30), np.full(30, 1.0), HADOOP_CAP)[2] == 10
+
+
+def test_the_copies_a_method_ranks_first_start_first():
+    from stragglers.prediction.speculation import ranked_by_cuts
+    # three cuts (loose to strict): task 2 passes all three by t = 4, task 0 two, task 1 only the loosest
+    F = np.array([[1.0, 1.0, 4.0, np.nan],
+                  [1.0, np.nan, 4.0, np.nan],
+                  [np.nan, np.nan, 4.0, np.nan]])
+    ranked = ranked_by_cuts(F, 0, [1.0, 4.0])
+    none = np.zeros(4, bool)
+    assert ranked(0, 1.0, none).tolist() == [0, 1]          # at t = 1 task 2 is not flagged yet
+    assert ranked(1, 4.0, none).tolist() == [2, 0, 1]
+    assert ranked(1, 4.0, np.array([False, False, True, False])).tolist() == [0, 1]
+    assert ranked_by_cuts(F, 2, [1.0, 4.0])(1, 4.0, none).tolist() == [2]
+
+
+CAPPED_METHODS = ("spark_speculation", "km_survival", "wait_for_tau", "flag_all", "tobit")
+
+
+def test_capped_spend_stays_within_budget_and_the_capped_oracle_bounds_every_method():
+    collector = SweepCollector("capped", {})
+    for seed in range(6):
+        job = operator_job(seed)
+        collector.latency[int(job.job_id)] = pd.Series(job.latency, index=job.task_ids)
+        for name in (*CAPPED_METHODS, "oracle"):
+            collector.add(replay_job(job, SweepGrid(METHODS[name])))
+    capped = collector.capped_frame()
+    assert set(capped["method"]) == {*CAPPED_METHODS, "oracle"}
+    means = capped.groupby(["cap", "method", "point"])[["jct_reduction", "extra_machine_share"]].mean()
+    copied = capped.groupby(["cap", "method", "point"])["n_copies"].mean()
+    for b in BUDGETS:
+        at = means.loc[f"{b:g}"]
+        # every point of every method, mean over the jobs: within the budget (+10% of it)
+        assert (at["extra_machine_share"] <= 1.1 * b).all(), at[at["extra_machine_share"] > 1.1 * b]
+        oracle = at.loc[("oracle", "capped"), "jct_reduction"]
+        others = at.drop(index="oracle", level=0)
+        # the oracle's curve is at or above every method's point at that budget (simulation noise: 0.5 pp)
+        assert oracle >= others["jct_reduction"].max() - 0.005, (b, oracle, others["jct_reduction"].idxmax())
+    # 90 tasks: at 0.5% not one copy fits (its expected time is above 0.5% of the machine time so far);
+    # from 1% on the oracle copies
+    assert copied.loc[("0.005", "oracle", "capped")] == 0 and copied.loc[("0.01", "oracle", "capped")] > 0
+    # the uncapped flag-all spends far beyond every budget; capped, within each
+    flag_all = collector.frame().set_index(["method", "point"]).loc[("flag_all", "default"), "extra_machine_share"]
+    assert flag_all.mean() > 0.05 and means.loc[("0.05", "flag_all", "default"), "extra_machine_share"] <= 0.055
+
+
+def test_the_budget_table_under_an_enforced_budget_scores_each_method_at_its_cap():
+    rows, capped = [], []
+    for j in range(10):
+        rows += [("t", "spark_speculation", "p", j, 0.01, 0.02, 1), ("t", "nurd", "x", j, 0.2, 0.3, 9)]
+        # capped at 1%: nurd's cut x (uncapped 30% extra, off the budget) now spends 1%, and one
+        # job in ten overspends (a copy ran longer than expected after the last decision)
+        capped += [("t", "spark_speculation", "p", "0.01", j, 0.01, 0.009, 1.0),
+                   ("t", "nurd", "x", "0.01", j, 0.03, 0.012 if j == 9 else 0.01, 1.0),
+                   ("t", "oracle", "capped", "0.01", j, 0.05, 0.01, 1.0)]
+    out = _outcomes(rows)
+    capped = pd.DataFrame(capped, columns=CAPPED_COLUMNS)
+    earlier = {"t": {j: tuple(range(j)) for j in range(10)}}
+    kw = dict(min_jobs=2, budgets=[0.01], n_boot=200, choosing={"t": frozenset(range(5))}, learned=_learned)
+    matched = budget_table(out, earlier, ["spark_speculation"], **kw).set_index("method")
+    assert matched.loc["nurd", "point_mode"] == NO_COPY and not matched.loc["nurd", "enforced"]
+    t = budget_table(out, earlier, ["spark_speculation"], capped=capped, **kw).set_index("method")
+    assert "oracle" not in t.index and t["enforced"].all()
+    assert t.loc["nurd", "point_mode"] == "x" and t.loc["nurd", "jct_reduction"] == pytest.approx(0.03)
+    assert t.loc["nurd", "extra_machine_share"] == pytest.approx((4 * 0.01 + 0.012) / 5)
+    assert t.loc["nurd", "jobs_over_budget"] == 1 and t.loc["spark_speculation", "jobs_over_budget"] == 0
+    assert t.loc["nurd", "headroom"] == pytest.approx(0.05) and t.loc["nurd", "named_diff"] == pytest.approx(0.02)
+
+
+def test_the_ratio_grid_spans_nurds_score_range():
+    """NURD's score (its weighted prediction over tau) reaches 1 / eps = 20 x the prediction's ratio:
+    the grid's top cut flags nothing, so NURD, NURD-NC and GBTR each have a point below 0.5%, and
+    between the cut that copies every running task and none there is a point of NURD's own."""
+    from stragglers.prediction.methods.nurd import NurdFamily
+    collector = SweepCollector("grid", {})
+    for seed in range(2):
+        job = operator_job(seed)
+        collector.latency[int(job.job_id)] = pd.Series(job.latency, index=job.task_ids)
+        collector.add(replay_job(job, SweepGrid(NurdFamily)))
+    curve = collector.frame().groupby(["method", "point"])["extra_machine_share"].mean()
+    for method in ("nurd", "nurd_nc", "gbtr"):
+        assert curve.loc[(method, "100")] == 0.0 and curve.loc[method].min() < 0.005
+    # at the old top cut (3) NURD still copies as many tasks as at its own rule; past it, fewer
+    assert curve.loc[("nurd", "3")] == curve.loc[("nurd", "default")]
+    assert 0 < curve.loc[("nurd", "12.5")] < curve.loc[("nurd", "3")]
+
+
+def test_capped_rows_rank_each_method_of_a_family_by_its_own_cuts_and_keep_jobs_without_flags():
+    y = np.array([5.0, 10.0, 20.0, 40.0])
+    ids = np.arange(4)
+
+    def variant(name, f):
+        return VariantResult(name, np.asarray(f, float), np.ones(4, bool), {}, np.zeros(10))
+
+    nan = np.nan
+    result = JobResult(1, ids, [variant("nurd", [nan, 6, 6, 6]), variant("nurd@2", [nan, nan, 6, nan]),
+                                variant("gbtr", [nan] * 4), variant("gbtr@2", [nan] * 4)])
+    rows = pd.DataFrame(capped_rows("t", result, pd.Series(y, index=ids)), columns=CAPPED_COLUMNS)
+    assert set(zip(rows["method"], rows["point"])) == {("nurd", "default"), ("nurd", "2"), ("gbtr", "default"),
+                                                     ("gbtr", "2")}
+    # GBTR flagged nothing on this job: it is there, at no gain and no cost, under every cap
+    g = rows[rows["method"] == "gbtr"]
+    assert len(g) == 2 * len(CAPS) and (g[["jct_reduction", "extra_machine_share", "n_copies"]] == 0).all().all()

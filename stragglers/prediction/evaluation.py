@@ -39,7 +39,7 @@ from stragglers.warehouse.storage import transaction
 from stragglers.warehouse.results import Kept, current_or_compute, insert_frame
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",
-                 "sweep_outcomes")
+                 "sweep_outcomes", "capped_outcomes")
 #: The operator's protocol (issue 26) writes the same tables under this prefix, beside the paper's.
 OPERATOR_PREFIX = "operator_"
 
@@ -236,14 +236,15 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     if learners:
         selection = CostAwareSelection.from_warehouse(
             con, trace, feats, jobs["job_id"].tolist(), {m: f for m, f in zip(methods, factories) if m in learners},
-            settings.cost_lambda, settings.history_min_jobs)
+            settings.cost_lambda, settings.history_min_jobs, settings.copy_keeps)
         prepare = AttachHistory(selection.histories, prepare)
         factories = [partial(ThresholdGrid, f) if m in learners else f for m, f in zip(methods, factories)]
     # the operator's view: every cut of every other method's flag in the same replay (its cost curve,
     # stragglers/prediction/sweep.py); the methods' own results are those of their plain replay
     sweep = None
     if is_operator(settings):
-        sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace))
+        sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace),
+                               settings.copy_keeps)
         factories = [f if m in learners else partial(SweepGrid, f) for m, f in zip(methods, factories)]
 
     def store(results) -> None:
@@ -280,6 +281,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
                 for m, by_job in selection.outcomes.items():
                     for j, out in by_job.items():
                         sweep.add_points(m, j, [f"{q:g}" for q in selection.grid], out)
+                for by_job in selection.results.values():
+                    for r in by_job.values():
+                        sweep.add_capped(r)
             store(final)
             for m, by_job in chosen.items():
                 got = [q for q in by_job.values() if q is not None]
@@ -296,6 +300,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             "seconds": seconds, "finished_at": datetime.now(timezone.utc).replace(tzinfo=None)} for v in variants])
         frames["cost_curve"] = curve
         frames["sweep_outcomes"] = sweep.frame() if sweep is not None else None
+        frames["capped_outcomes"] = sweep.capped_frame() if sweep is not None else None
         spool.flush()
         with transaction(con):
             _delete(con, trace, variants, [name[t] for t in RESULT_TABLES])
@@ -303,7 +308,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
                 con.execute(f"INSERT INTO {name['predictions']} BY NAME SELECT * FROM read_parquet(?)",
                             [[str(f) for f in spool.files]])
             for table in ("job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",
-                          "sweep_outcomes"):
+                          "sweep_outcomes", "capped_outcomes"):
                 insert_frame(con, name[table], frames[table])
     summary = table3(frames["job_metrics"], n_boot=settings.n_boot, seed=settings.seed)
     return EvaluationOutcome(frames, summary, hyper, len(jobs), skipped, seconds, stats, feature_set)

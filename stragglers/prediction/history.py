@@ -10,7 +10,7 @@ the job's first checkpoint: cutoff = the job's first SCHEDULE + t0, in trace tim
 - a **cost-aware threshold**: the threshold q of the grid ``THRESHOLD_GRID`` that maximized, over
   those jobs, the mean JCT reduction minus lambda x the mean extra machine time (both as shares
   of the job's own) under speculative copies with a machine always free (``speculate_unlimited``,
-  the relaunch draws of the completion simulation). Ties go to the higher threshold (fewer copies).
+  the copies of the completion tables: ``speculation.copy_draws``, setting ``copy_keeps``). Ties go to the higher threshold (fewer copies).
 
 While fewer than ``history_min_jobs`` jobs have ended, a job gets no prior and the method's
 fallback threshold (the first jobs of a trace).
@@ -33,8 +33,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
-from stragglers.prediction.speculation import speculation_outcome
+from stragglers.prediction.speculation import copy_draws, speculation_outcome
 from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet
@@ -229,6 +228,7 @@ class CostAwareSelection:
     cost_lambda: float
     min_jobs: int
     fallback: Mapping[str, float]             # method -> its fallback threshold
+    copy_keeps: float = 0.0                   # the copy model (setting copy_keeps)
     grid: tuple[float, ...] = THRESHOLD_GRID
     results: dict[str, dict[int, JobResult]] = field(default_factory=dict)
     outcomes: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
@@ -241,12 +241,12 @@ class CostAwareSelection:
     @classmethod
     def from_warehouse(cls, con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str],
                        job_ids: Sequence[int], factories: Mapping[str, Callable[[], Method]], cost_lambda: float,
-                       min_jobs: int) -> "CostAwareSelection":
+                       min_jobs: int, copy_keeps: float = 0.0) -> "CostAwareSelection":
         """For ``factories`` (learning method name -> factory) on the jobs ``job_ids`` of ``trace``:
         their histories (``build_histories``), the tasks' latencies, each method's fallback."""
         histories = build_histories(con, trace, features, job_ids, min_jobs)
         return cls(trace, histories, task_latencies(con, trace), cost_lambda, min_jobs,
-                   {m: f().fallback_threshold for m, f in factories.items()})
+                   {m: f().fallback_threshold for m, f in factories.items()}, copy_keeps)
 
     def owns(self, result: JobResult) -> bool:
         """A grid replay of one of the learning methods (the others' results pass by)."""
@@ -255,7 +255,7 @@ class CostAwareSelection:
     def add(self, result: JobResult) -> None:
         method = result.variants[0].method.split("@")[0]
         y = self.latency[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
-        draws = [draw_relaunch_latencies(y, job_rng(s, self.trace, result.job_id)) for s in SELECTION_SEEDS]
+        draws = copy_draws(y, self.trace, result.job_id, SELECTION_SEEDS, self.copy_keeps)
         by_q = {v.method: v for v in result.variants}
         out = np.array([speculation_outcome(y, by_q[grid_variant(method, q)].flagged_at, draws) for q in self.grid])
         self.results.setdefault(method, {})[int(result.job_id)] = result

@@ -94,8 +94,9 @@ class PredictionSettings(StageSettings):
     copy_keeps: float = setting(0.0, env="NURD_COPY_KEEPS", ge=0, le=1,
                                 doc="the share of its original's relative log-latency a speculative copy keeps: "
                                     "y' = y^k d^(1-k), d the fresh draw from the job's latencies (0 = today's "
-                                    "model; 1 = a copy as slow as its original); the operator's completion "
-                                    "tables only (docs/EVALUATION.md, 'What a copy buys')")
+                                    "model; 1 = a copy as slow as its original); one copy model for every "
+                                    "table of copies: the operator's completion tables, the sweep and its "
+                                    "budgets, the cost-aware threshold (docs/EVALUATION.md, 'What a copy buys')")
     cause_aware_copies: Literal["off", "on"] = setting(
         "off", env="NURD_CAUSE_AWARE_COPIES",
         doc="generated traces (their truth is known): 'on' = a speculative copy of a "
@@ -156,6 +157,7 @@ class EvaluationSettings(LinkedSettings):
     feature_set: str = linked(PredictionSettings, "feature_set")
     cost_lambda: float = linked(PredictionSettings, "cost_lambda")
     history_min_jobs: int = linked(PredictionSettings, "history_min_jobs")
+    copy_keeps: float = linked(PredictionSettings, "copy_keeps")
 
     rules = (t0_before_threshold,)
 

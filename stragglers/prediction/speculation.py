@@ -9,9 +9,11 @@ over many jobs are in stragglers/prediction/completion_tables.py.
 from __future__ import annotations
 
 from collections import deque
+from typing import Callable
 
 import numpy as np
 
+from stragglers.prediction.threshold import online_threshold
 from stragglers.prediction.completion import (
     AFTER_GRID_CHOICES, decision_points, draw_relaunch_latencies, job_rng, prepare_job,
 )
@@ -111,11 +113,13 @@ def speculate_on_grid(y, f, relaunch, valid, grid, pool0: int, *, after_grid: st
 
 
 
-def copy_draws(y, trace, job_id, seeds, copy_keeps: float, fixed: np.ndarray) -> list[np.ndarray]:
+def copy_draws(y, trace, job_id, seeds, copy_keeps: float, fixed: np.ndarray | None = None) -> list[np.ndarray]:
     """One array of copy latencies per seed: the common draw (kept ``copy_keeps`` of the original),
-    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed)."""
+    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed).
+    The one copy model of every table of copies (the completion tables, the sweep, the cost-aware
+    threshold): the same ``copy_keeps`` gives the same copies everywhere."""
     draws = [copy_latencies(y, draw_relaunch_latencies(y, job_rng(s, trace, job_id)), copy_keeps) for s in seeds]
-    if np.isnan(fixed).all():
+    if fixed is None or np.isnan(fixed).all():
         return draws
     return [np.where(np.isnan(fixed), d, fixed) for d in draws]
 
@@ -132,3 +136,121 @@ def speculation_outcome(y, flagged_at, draws) -> tuple[float, float]:
         red += (original - new) / original
         extra += ex / work
     return red / len(draws), extra / len(draws)
+
+
+# ---------------------------------------------------------------------------
+# Copies under a cap a scheduler enforces (docs/EVALUATION.md, "Cost curves")
+# ---------------------------------------------------------------------------
+#
+# At each decision t the scheduler knows each task's elapsed time, which tasks finished (and their
+# durations) and what its copies have run so far; it does not know how long a running attempt
+# will take. Copies start in the policy's order while the cap allows one more:
+#
+# - a budget b: the copies' machine time so far, plus what the running copies are expected to run
+#   still, plus the new copy's expected time, stays within b x the job's machine time so far
+#   (sum of min(y_i, t)). A copy is expected to run the job's median duration as known at t, minus
+#   its age: the copies are drawn from the job's durations, and the median known at t is
+#   ``threshold.online_threshold`` at q = 0.5 (Kaplan-Meier over the finished durations with the
+#   running tasks censored at t, a log-normal fit beyond, never below t; none: no copy). The median
+#   of the finished durations alone would be the short tasks' and let early copies overspend.
+#   Spend can exceed b only where copies run longer than expected after the last decision.
+# - Hadoop's caps (DefaultSpeculator's defaults): at most max(10, 10% of the running tasks, 1% of
+#   all tasks) copies running at once; no budget of machine time.
+
+#: Hadoop's speculative caps (mapreduce.job.speculative.*): minimum allowed, share of the running
+#: tasks, share of all tasks.
+HADOOP_CAPS = (10, 0.1, 0.01)
+#: The cap's name for Hadoop's caps in the tables (a budget's is its share, e.g. "0.02").
+HADOOP_CAP = "hadoop"
+
+
+def expected_copy_seconds(y, decisions) -> np.ndarray:
+    """Per decision t: a copy's expected duration as known at t, the job's median latency estimated
+    from the finished durations and the running tasks' elapsed t (``online_threshold``, q = 0.5)."""
+    y = np.asarray(y, dtype=float)
+    return np.array([online_threshold(y[y <= t], int((y > t).sum()), t, 0.5)
+                     for t in np.asarray(decisions, dtype=float).tolist()])
+
+
+def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None) -> tuple[float, float, int]:
+    """(new completion time, extra machine seconds, copies) with copies started at ``decisions``
+    in the order ``candidates(k, t, copied)`` gives (task indices, best first) while ``cap`` (a
+    budget share, or ``HADOOP_CAP``) allows one more (see the section's comment). ``expected``:
+    ``expected_copy_seconds`` (computed when not given). A copy ends at min(y_i, r_i + relaunch_i),
+    as with a machine always free."""
+    y = np.asarray(y, dtype=float)
+    if expected is None and cap != HADOOP_CAP:
+        expected = expected_copy_seconds(y, decisions)
+    relaunch = np.asarray(relaunch, dtype=float)
+    n = len(y)
+    start = np.full(n, np.nan)
+    done = y.copy()
+    for k, t in enumerate(np.asarray(decisions, dtype=float).tolist()):
+        copied = ~np.isnan(start)
+        order = np.asarray(candidates(k, t, copied), dtype=int)
+        order = order[(y[order] > t) & ~copied[order]]
+        if not len(order):
+            continue
+        running_copies = copied & (done > t)
+        if cap == HADOOP_CAP:
+            m0, share_running, share_all = HADOOP_CAPS
+            room = int(max(m0, share_running * int((y > t).sum()), share_all * n)) - int(running_copies.sum())
+            chosen = order[:max(room, 0)]
+        else:
+            expect = float(expected[k])
+            if not np.isfinite(expect) or expect <= 0:
+                continue
+            spent = float((np.minimum(done[copied], t) - start[copied]).sum())
+            ages = t - start[running_copies]
+            committed = spent + float(np.maximum(expect - ages, 0.0).sum())
+            allowed = float(cap) * float(np.minimum(y, t).sum())
+            n_new = int(max(allowed - committed, 0.0) // expect)
+            chosen = order[:n_new]
+        start[chosen] = t
+        done[chosen] = np.minimum(y[chosen], t + relaunch[chosen])
+    copied = ~np.isnan(start)
+    return float(done.max()), float((done[copied] - start[copied]).sum()), int(copied.sum())
+
+
+def capped_outcome(y, decisions, candidates, draws, cap, expected=None) -> tuple[float, float, int]:
+    """(JCT reduction, extra machine time as a share of the job's, copies) under ``cap``, mean over
+    the ``draws`` (one array per seed; copies: mean count)."""
+    y = np.asarray(y, dtype=float)
+    if expected is None and cap != HADOOP_CAP:
+        expected = expected_copy_seconds(y, decisions)
+    original, work = float(y.max()), float(y.sum())
+    red = extra = copies = 0.0
+    for r in draws:
+        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, expected)
+        red += (original - new) / original
+        extra += ex / work
+        copies += c
+    return red / len(draws), extra / len(draws), copies / len(draws)
+
+
+def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
+    """The order of a method's copies at each decision, from its flags at every cut
+    (``flagged_at``: cuts x tasks, NaN = never): the tasks ``cut`` has flagged by then, the ones
+    flagged by more cuts first (a task past a stricter cut ranks higher), then the earlier flagged,
+    then task order. Reads only flags given at or before the decision."""
+    F = np.asarray(flagged_at, dtype=float)
+    decisions = np.asarray(decisions, dtype=float)
+    with np.errstate(invalid="ignore"):
+        passed = [(F <= t).sum(axis=0) for t in decisions.tolist()]
+    own = F[cut]
+
+    def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:
+        with np.errstate(invalid="ignore"):
+            idx = np.flatnonzero((own <= t) & ~copied)
+        return idx[np.lexsort((idx, own[idx], -passed[k][idx]))]
+    return candidates
+
+
+def ranked_by_truth(y: np.ndarray) -> Callable:
+    """The oracle's order: every running task, the ones that truly end last first."""
+    y = np.asarray(y, dtype=float)
+
+    def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:
+        idx = np.flatnonzero((y > t) & ~copied)
+        return idx[np.argsort(-y[idx], kind="stable")]
+    return candidates

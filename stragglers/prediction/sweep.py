@@ -30,15 +30,17 @@ replayed exactly, its sweep's points are what that scoring gives.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 import duckdb
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
-from stragglers.prediction.speculation import speculation_outcome
+from stragglers.prediction.speculation import (
+    HADOOP_CAP, capped_outcome, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_truth,
+    speculation_outcome,
+)
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
 from stragglers.prediction.simulate import JobResult
@@ -56,15 +58,25 @@ SWEEP_SEEDS = range(10)
 
 OUTCOME_COLUMNS = ["trace", "method", "point", "job_id", "jct_reduction", "extra_machine_share", "n_flagged"]
 CURVE_COLUMNS = ["trace", "method", "point", "n_jobs", "jct_reduction", "extra_machine_share"]
-BUDGET_COLUMNS = ["trace", "method", "budget", "n_jobs", "jct_reduction", "jct_lo", "jct_hi", "extra_machine_share",
-                  "point_mode",
-                  "jobs_no_copy", "reference", "diff", "diff_lo", "diff_hi", "in_sample_jct_reduction",
-                  "in_sample_extra_machine_share", "in_sample_point", "area_to_5pct", "spark_diff", "spark_diff_lo",
-                  "spark_diff_hi"]
+BUDGET_COLUMNS = ["trace", "method", "budget", "n_jobs", "n_jobs_choosing", "jct_reduction", "jct_lo", "jct_hi",
+                  "extra_machine_share", "point_mode", "jobs_no_copy", "choosing_jct_reduction", "named", "reference",
+                  "diff", "diff_lo", "diff_hi", "diff_p_holm", "named_diff", "named_diff_lo", "named_diff_hi",
+                  "in_sample_jct_reduction", "in_sample_extra_machine_share", "in_sample_point", "area_to_5pct",
+                  "spark_diff", "spark_diff_lo", "spark_diff_hi", "spark_diff_p_holm", "enforced", "jobs_over_budget",
+                  "extra_p90", "headroom"]
+#: ``budget_table.named``: the two methods named on the choosing half, before the scored half is read.
+NAMED_LEARNED, NAMED_FREE_RULE = "learned method", "free rule"
 #: The integer columns' dtypes as the tables above are computed (DuckDB's INTEGER reads back
 #: int32): a table read back from the warehouse is cast to them (warehouse.results.read_back).
 CURVE_DTYPES = {"n_jobs": "int64"}
-BUDGET_DTYPES = {"n_jobs": "int64", "jobs_no_copy": "int64"}
+BUDGET_DTYPES = {"n_jobs": "int64", "n_jobs_choosing": "int64", "jobs_no_copy": "int64", "jobs_over_budget": "int64"}
+#: The oracle: under a cap it copies the tasks that truly end last first (the headroom at a budget).
+ORACLE = "oracle"
+#: The caps the replay's copies are scored under (``capped_rows``): each budget, and Hadoop's caps.
+CAPS: tuple[str, ...] = tuple(f"{b:g}" for b in BUDGETS) + (HADOOP_CAP,)
+#: The capped oracle's decisions: its first one, then this many evenly spaced up to the job's end.
+ORACLE_DECISIONS = 200
+CAPPED_COLUMNS = ["trace", "method", "point", "cap", "job_id", "jct_reduction", "extra_machine_share", "n_copies"]
 #: The rule every learned method must beat, tuned like them (its difference has its own columns).
 TUNED_RULE = "spark_speculation"
 
@@ -141,18 +153,71 @@ class SweepGrid(Method):
 
 # ----------------------------------------------------------------------------- per job, each point's outcome
 
-def outcome_rows(trace: str, result: JobResult, latency: pd.Series) -> list[tuple]:
-    """One row per variant of ``result``: its speculation outcome on this job (``OUTCOME_COLUMNS``)."""
+def outcome_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: float = 0.0) -> list[tuple]:
+    """One row per variant of ``result``: its speculation outcome on this job (``OUTCOME_COLUMNS``),
+    under the copy model ``copy_keeps`` (``speculation.copy_draws``)."""
     y = latency.reindex(result.task_ids).to_numpy(float)
     if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
         return []
-    draws = [draw_relaunch_latencies(y, job_rng(s, trace, result.job_id)) for s in SWEEP_SEEDS]
+    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps)
     rows = []
     for v in result.variants:
         method, point = split_variant(v.method)
         red, extra = speculation_outcome(y, v.flagged_at, draws)
         valid = ~np.isnan(v.flagged_at) & (v.flagged_at < y)
         rows.append((trace, method, point, int(result.job_id), red, extra, int(valid.sum())))
+    return rows
+
+
+def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: float = 0.0,
+                caps: Sequence[str] = CAPS) -> list[tuple]:
+    """One row per (variant of ``result``, cap): its outcome on this job when the copies its flags
+    ask for start only as the cap allows (``speculation.speculate_capped``; ``CAPPED_COLUMNS``).
+
+    The decisions are the times some variant of the method flagged (the replay's decisions that
+    asked for a copy); at each, the variant's flagged tasks are ranked by how many of the method's
+    cuts flagged them by then (``ranked_by_cuts``); a replay of several methods (the NURD family)
+    ranks each by its own cuts. The oracle's own result gives one row per cap:
+    from its first decision on, every running task, the ones that truly end last first
+    (``ranked_by_truth``), at ``ORACLE_DECISIONS`` decisions up to the job's end."""
+    y = latency.reindex(result.task_ids).to_numpy(float)
+    if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
+        return []
+    F = np.stack([v.flagged_at for v in result.variants]).astype(float)
+    F[F >= y[None, :]] = np.nan                 # a flag after the task ended asks for no copy
+    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps)
+    job = int(result.job_id)
+
+    def cap_value(cap: str):
+        return cap if cap == HADOOP_CAP else float(cap)
+
+    names = [split_variant(v.method) for v in result.variants]
+    if names[0][0] == ORACLE:
+        if np.isnan(F).all():                   # no straggler ran at a decision: nothing to copy
+            return [(trace, ORACLE, "capped", cap, job, 0.0, 0.0, 0.0) for cap in caps]
+        t1 = float(np.nanmin(F))
+        decisions = np.linspace(t1, float(y.max()), ORACLE_DECISIONS + 1)[:-1]
+        ranked, expected = ranked_by_truth(y), expected_copy_seconds(y, decisions)
+        return [(trace, ORACLE, "capped", cap, job,
+                 *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
+    rows = []
+    # one replay can hold several methods (the NURD family: NURD, NURD-NC, GBTR): each is ranked
+    # by its own cuts, at the decisions where one of them flagged
+    for method in dict.fromkeys(m for m, _ in names):
+        own = [i for i, (m, _) in enumerate(names) if m == method]
+        Fm = F[own]
+        if np.isnan(Fm).all():
+            rows += [(trace, method, names[i][1], cap, job, 0.0, 0.0, 0.0) for i in own for cap in caps]
+            continue
+        decisions = np.unique(Fm[~np.isnan(Fm)])
+        expected = expected_copy_seconds(y, decisions)
+        for c, i in enumerate(own):
+            if np.isnan(Fm[c]).all():
+                rows += [(trace, method, names[i][1], cap, job, 0.0, 0.0, 0.0) for cap in caps]
+                continue
+            ranked = ranked_by_cuts(Fm, c, decisions)
+            rows += [(trace, method, names[i][1], cap, job,
+                      *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
     return rows
 
 
@@ -163,10 +228,13 @@ class SweepCollector:
 
     trace: str
     latency: Mapping[int, pd.Series]          # job -> latency_s by task_id
+    copy_keeps: float = 0.0                   # the copy model (setting copy_keeps)
     rows: list[tuple] = field(default_factory=list)
+    capped: list[tuple] = field(default_factory=list)
 
     def add(self, result: JobResult, own: Sequence[str] | None = None) -> JobResult:
-        self.rows.extend(outcome_rows(self.trace, result, self.latency[int(result.job_id)]))
+        self.rows.extend(outcome_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps))
+        self.add_capped(result)
         if own is None:
             own = [v.method for v in result.variants if "@" not in v.method]
         return replace(result, variants=[v for v in result.variants if v.method in own])
@@ -176,8 +244,16 @@ class SweepCollector:
         for p, (red, extra) in zip(points, outcomes):
             self.rows.append((self.trace, method, p, int(job_id), float(red), float(extra), None))
 
+    def add_capped(self, result: JobResult) -> None:
+        """The capped outcomes of ``result``'s variants (``capped_rows``): every replay of the sweep,
+        and the survival family's threshold grid (its ``<name>@<q>`` variants)."""
+        self.capped.extend(capped_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps))
+
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=OUTCOME_COLUMNS)
+
+    def capped_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.capped, columns=CAPPED_COLUMNS)
 
 
 # ----------------------------------------------------------------------------- curves, budgets, tuning
@@ -249,7 +325,8 @@ def _wide(outcomes: pd.DataFrame, method: str) -> tuple[pd.DataFrame, pd.DataFra
 
 def tuned_outcomes(outcomes: pd.DataFrame, earlier: Mapping[int, Sequence[int]], budget: float,
                    min_jobs: int) -> pd.DataFrame:
-    """Per (method, job): the outcome of the point tuned on earlier jobs at ``budget``."""
+    """Per (method, job): the outcome of the point tuned on earlier jobs at ``budget`` (inf: the
+    best mean JCT cut there, whatever it spent)."""
     rows = []
     for method in sorted(outcomes["method"].unique()):
         jct, extra = _wide(outcomes, method)
@@ -269,58 +346,142 @@ def paired_interval(d: np.ndarray, n_boot: int, seed: int) -> tuple[float, float
     return float(lo), float(hi)
 
 
-def earlier_by_trace(con: duckdb.DuckDBPyConnection, traces: Sequence[str]) -> dict[str, dict[int, tuple[int, ...]]]:
-    """Per trace, per job: the jobs that ended before its first checkpoint (``history.earlier_jobs``)."""
-    return {t: earlier_jobs(job_times(con, t)) for t in traces}
+def holm_intervals(diffs: Mapping[str, np.ndarray], n_boot: int, seed: int, alpha: float = 0.05
+                   ) -> dict[str, tuple[float, float, float, float]]:
+    """Per hypothesis (a method's paired differences per job): (mean, lo, hi, Holm-adjusted p).
+
+    One family: the bootstrap p-value of each mean (twice the smaller share of resampled means on
+    either side of 0) is adjusted by Holm's step-down; the interval of the k-th smallest p is the
+    percentile interval at level 1 - alpha / (m - k), and from the first hypothesis Holm keeps on,
+    at that hypothesis' level, so an interval excludes 0 exactly when Holm rejects (up to the
+    resampling's resolution)."""
+    names = [n for n in diffs if len(diffs[n])]
+    boots, p = {}, {}
+    for n in names:
+        d = np.asarray(diffs[n], float)
+        rng = np.random.default_rng([seed, len(d)])
+        boots[n] = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+        p[n] = min(1.0, 2 * min(float((boots[n] <= 0).mean()), float((boots[n] >= 0).mean())))
+    m = len(names)
+    order = sorted(names, key=lambda n: p[n])
+    out, running, kept_at = {}, 0.0, None
+    for k, n in enumerate(order):
+        running = max(running, min(1.0, (m - k) * p[n]))
+        if kept_at is None and running > alpha:
+            kept_at = k
+        level = alpha / (m - (k if kept_at is None else kept_at))
+        lo, hi = np.percentile(boots[n], [100 * level / 2, 100 * (1 - level / 2)])
+        out[n] = (float(np.mean(diffs[n])), float(lo), float(hi), running)
+    return out
+
+
+def choosing_jobs(times: pd.DataFrame) -> frozenset[int]:
+    """The jobs that choose the pre-named methods: the half of the trace's jobs that end first
+    (end at or before the median end; ``job_times``). The others are the scored jobs."""
+    if times.empty:
+        return frozenset()
+    end = times["end_us"].to_numpy()
+    return frozenset(int(j) for j in times["job_id"].to_numpy()[end <= np.median(end)])
+
+
+def earlier_by_trace(con: duckdb.DuckDBPyConnection, traces: Sequence[str]
+                     ) -> tuple[dict[str, dict[int, tuple[int, ...]]], dict[str, frozenset[int]]]:
+    """Per trace: (per job, the jobs that ended before its first checkpoint (``history.earlier_jobs``);
+    the jobs that choose, ``choosing_jobs``)."""
+    times = {t: job_times(con, t) for t in traces}
+    return {t: earlier_jobs(x) for t, x in times.items()}, {t: choosing_jobs(x) for t, x in times.items()}
+
+
+def _per_job(t: pd.DataFrame, method: str) -> pd.Series:
+    return t[t["method"] == method].set_index("job_id")["jct_reduction"]
+
+
+def _paired(t: pd.DataFrame, method: str, other: pd.Series) -> np.ndarray:
+    both = _per_job(t, method).to_frame("m").join(other.rename("r"), how="inner")
+    return (both["m"] - both["r"]).to_numpy()
 
 
 def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequence[int]]],
                  free_rules: Sequence[str], min_jobs: int, budgets: Sequence[float] = BUDGETS,
-                 n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Per (trace, method, budget): the method tuned on earlier jobs (mean JCT cut, mean extra
-    machine time, its most chosen point, jobs without a copy), its difference with the best free
-    rule at that budget (``reference``: the free rule with the largest tuned mean) with a 95%
-    paired bootstrap interval over jobs, the curve's best point within budget (in-sample) and the
-    area under its curve to 5% (``area_to_budget``). ``earlier``: per trace, per job, the jobs
-    that ended before its first checkpoint. ``spark_diff*``: the same against the tuned Spark rule
-    (``TUNED_RULE``), the goal's yardstick, whichever free rule is best."""
+                 n_boot: int = 1000, seed: int = 0, *, choosing: Mapping[str, Collection[int]],
+                 learned: Callable[[str], bool], capped: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (trace, method, budget), on the trace's scored jobs (those not in ``choosing``): the
+    method tuned on earlier jobs (mean JCT cut and its 95% interval, mean extra machine time, its
+    most chosen point, jobs without a copy).
+
+    Named before the scored jobs are read, on the choosing jobs (``choosing[trace]``, the half that
+    ended first): at each budget the free rule (``reference``) and the learned method (``learned``)
+    with the largest tuned mean there (``named``; ``choosing_jct_reduction``: that mean). The
+    pre-named comparison: the named learned method minus the named free rule per scored job, with
+    a 95% paired bootstrap interval (``named_diff*``, on the named learned method's row; one
+    comparison per budget, so no adjustment, and "above at every budget" needs every one of them).
+    Exploration: every method minus the named free rule (``diff*``) and minus the tuned Spark rule
+    (``spark_diff*``), each a family per (trace, budget) with Holm-adjusted intervals and p-values
+    (``holm_intervals``). Beside them, on the scored jobs: the curve's best point within budget
+    (chosen on the jobs it is scored on: an upper bound) and the area under it to 5%.
+
+    ``capped`` (``capped_rows``, the budget enforced): at budget b each method is scored on its
+    rows under cap b, its point chosen on earlier jobs as the largest mean JCT cut there (the cap
+    keeps every point within budget, so none is ruled out by its spend); ``enforced`` is then
+    true, ``jobs_over_budget`` counts the scored jobs whose realized spend exceeded b (copies that
+    ran longer than expected after the last decision) and ``headroom`` is the capped oracle's mean
+    on the scored jobs (the oracle is not ranked as a method). Without it, each point is matched
+    on the earlier jobs' mean extra machine time (within b there)."""
     rows = []
     if outcomes.empty:
         return pd.DataFrame(columns=BUDGET_COLUMNS)
-    curves = curve_table(outcomes)
     for trace, o in outcomes.groupby("trace", sort=True):
-        c = curves[curves["trace"] == trace]
+        chooses = {int(j) for j in choosing.get(trace, ())}
+        scored_o = o[~o["job_id"].astype(int).isin(chooses)]
+        c = curve_table(scored_o)
         area = {m: area_to_budget(g["extra_machine_share"].to_numpy(), g["jct_reduction"].to_numpy(), 0.05)
                 for m, g in c.groupby("method")}
         for b in budgets:
-            tuned = tuned_outcomes(o, earlier[trace], b, min_jobs)
-            means = tuned.groupby("method")["jct_reduction"].mean()
-            rules = [r for r in free_rules if r in means.index]
-            ref = max(rules, key=lambda r: means[r]) if rules else None
-            ref_by_job = tuned[tuned["method"] == ref].set_index("job_id")["jct_reduction"] if ref else None
-            spark_by_job = (tuned[tuned["method"] == TUNED_RULE].set_index("job_id")["jct_reduction"]
-                            if TUNED_RULE in means.index else None)
-
-            def against(t: pd.DataFrame, other: pd.Series | None) -> tuple[float, float, float]:
-                """Mean paired difference with ``other`` per job and its 95% interval (NaN: none)."""
-                if other is None:
-                    return np.nan, np.nan, np.nan
-                both = t.set_index("job_id")["jct_reduction"].to_frame("m").join(other.rename("r"), how="inner")
-                if not len(both):
-                    return np.nan, np.nan, np.nan
-                diff = (both["m"] - both["r"]).to_numpy()
-                return (float(diff.mean()), *paired_interval(diff, n_boot, seed))
-
-            for method, t in tuned.groupby("method", sort=True):
+            if capped is not None:
+                at = capped[(capped["trace"] == trace) & (capped["cap"] == f"{b:g}")]
+                oracle = at[(at["method"] == ORACLE) & ~at["job_id"].astype(int).isin(chooses)]
+                headroom = float(oracle["jct_reduction"].mean()) if len(oracle) else np.nan
+                tuned = tuned_outcomes(at[at["method"] != ORACLE], earlier[trace], np.inf, min_jobs)
+            else:
+                headroom = np.nan
+                tuned = tuned_outcomes(o, earlier[trace], b, min_jobs)
+            first = tuned["job_id"].astype(int).isin(chooses)
+            tc, ts = tuned[first], tuned[~first]
+            if ts.empty:
+                continue
+            chosen_means = tc.groupby("method")["jct_reduction"].mean()
+            rules = [r for r in free_rules if r in chosen_means.index]
+            ref = max(rules, key=lambda r: (chosen_means[r], r)) if rules else None
+            models = [m for m in chosen_means.index if learned(m)]
+            named = max(models, key=lambda m: (chosen_means[m], m)) if models else None
+            methods = sorted(ts["method"].unique())
+            explore = {}
+            if ref is not None:
+                explore = holm_intervals({m: _paired(ts, m, _per_job(ts, ref)) for m in methods if m != ref},
+                                         n_boot, seed)
+            spark = {}
+            if TUNED_RULE in methods:
+                spark = holm_intervals({m: _paired(ts, m, _per_job(ts, TUNED_RULE)) for m in methods
+                                        if m != TUNED_RULE}, n_boot, seed)
+            none = (np.nan,) * 4
+            for method in methods:
+                t = ts[ts["method"] == method]
                 g = c[c["method"] == method]
                 best, i = envelope(g["extra_machine_share"].to_numpy(), g["jct_reduction"].to_numpy(), b)
-                d, lo, hi = against(t, ref_by_job if method != ref else None)
-                sd = against(t, spark_by_job if method != TUNED_RULE else None)
                 copies = t[t["point"] != NO_COPY]["point"]
                 own_lo, own_hi = paired_interval(t["jct_reduction"].to_numpy(), n_boot, seed)
-                rows.append((trace, method, b, len(t), float(t["jct_reduction"].mean()), own_lo, own_hi,
-                             float(t["extra_machine_share"].mean()),
+                role = NAMED_LEARNED if method == named else NAMED_FREE_RULE if method == ref else ""
+                nd = (np.nan,) * 3
+                if method == named and ref is not None:
+                    d = _paired(ts, method, _per_job(ts, ref))
+                    nd = (float(d.mean()), *paired_interval(d, n_boot, seed)) if len(d) else nd
+                rows.append((trace, method, b, len(t), int(tc["job_id"].nunique()), float(t["jct_reduction"].mean()),
+                             own_lo, own_hi, float(t["extra_machine_share"].mean()),
                              copies.mode().iloc[0] if len(copies) else NO_COPY, int((t["point"] == NO_COPY).sum()),
-                             ref, d, lo, hi, best, np.nan if i is None else float(g["extra_machine_share"].iloc[i]),
-                             NO_COPY if i is None else g["point"].iloc[i], area.get(method, np.nan), *sd))
+                             float(chosen_means.get(method, np.nan)), role, ref, *explore.get(method, none), *nd,
+                             best, np.nan if i is None else float(g["extra_machine_share"].iloc[i]),
+                             NO_COPY if i is None else g["point"].iloc[i], area.get(method, np.nan),
+                             *spark.get(method, none), capped is not None,
+                             int((t["extra_machine_share"] > b + 1e-12).sum()),
+                             float(t["extra_machine_share"].quantile(0.9)), headroom))
     return pd.DataFrame(rows, columns=BUDGET_COLUMNS)

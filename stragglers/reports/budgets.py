@@ -1,8 +1,10 @@
 """The operator's answer first: every method at every budget of extra machine time.
 
 From the sweep's per-job outcomes (stragglers/prediction/sweep.py, table ``operator_sweep_outcomes``):
-one paragraph per trace ("At 2% extra machine time, Spark tuned on earlier jobs shortens these jobs
-by x% [CI]; the best learned method, M, by y% [CI]; the oracle's headroom is z%"), one figure (JCT
+one paragraph per trace, opening with the comparison named before scoring (the learned method and
+the free rule chosen on the jobs that ended first, compared on the others), then "At 2% extra
+machine time, Spark tuned on earlier jobs shortens these jobs by x% [CI]; the pre-named learned
+method, M, by y% [CI]; the oracle's headroom is z%"; one figure (JCT
 cut against extra machine time: one line per method, the free rules dashed, the tuned Spark rule
 bold, the oracle a point, a legend instead of labels on the lines so none overlap) and the
 matched-budget table. Plain pandas in; every number from the tables.
@@ -15,25 +17,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.methods import FREE_RULES, REFERENCE_RULES, VARIANTS
+from stragglers.prediction.methods import FREE_RULES, is_learned
 from stragglers.prediction.methods.rules import spark_setting
-from stragglers.prediction.sweep import DEFAULT_POINT, HEADLINE_BUDGET, NO_COPY
+from stragglers.prediction.sweep import DEFAULT_POINT, HEADLINE_BUDGET, NAMED_FREE_RULE, NAMED_LEARNED, NO_COPY, ORACLE
 from stragglers.reports import figures
 from stragglers.reports.style import display_name, style_for
 from stragglers.reports.views import jct_sentence, jct_words
 
-ORACLE = "oracle"
 SPARK = "spark_speculation"
 #: the lines the figure names in its legend beside the free rules, the tuned rule and the oracle
-NAMED_LEARNED = 5
-
-
-def is_learned(method: str) -> bool:
-    """A learned method: not a reference rule, not a reader of true labels (the oracle, Wrangler)."""
-    if method in REFERENCE_RULES:
-        return False
-    owner = VARIANTS.get(method)
-    return owner is not None and not owner.tags.reads_labels
+LEGEND_LEARNED = 5
 
 
 def pct(v, digits: int = 1) -> str:
@@ -61,7 +54,7 @@ def point_words(method: str, point: str) -> str:
 
 
 def verdict(r) -> str:
-    """Above / below the best free rule at the budget, or a tie (the 95% interval holds 0)."""
+    """Above / below the pre-named free rule at the budget, or a tie (the Holm-adjusted interval holds 0)."""
     if pd.isna(r.diff_lo):
         return "the reference" if r.method == r.reference else ""
     if r.diff_lo > 0:
@@ -71,9 +64,9 @@ def verdict(r) -> str:
     return "tie"
 
 
-def best_learned(budgets: pd.DataFrame, budget: float) -> pd.Series | None:
-    g = budgets[(budgets["budget"] == budget) & budgets["method"].map(is_learned)]
-    return None if g.empty else g.loc[g["jct_reduction"].idxmax()]
+def named_rows(budgets: pd.DataFrame, role: str) -> pd.DataFrame:
+    """Per budget, the row of the method named on the choosing half in ``role`` (sweep.NAMED_*)."""
+    return budgets[budgets["named"] == role].sort_values("budget")
 
 
 def flags_equal(predictions: pd.DataFrame, reference: str = "flag_all") -> pd.DataFrame:
@@ -93,18 +86,47 @@ def flags_equal(predictions: pd.DataFrame, reference: str = "flag_all") -> pd.Da
     return pd.DataFrame(rows, columns=["trace", "method", "flags_equal_flag_all"])
 
 
+def named_comparison(b: pd.DataFrame) -> str:
+    """The pre-named comparison of one trace, in words: which two methods the choosing half named
+    at each budget, and their paired difference on the scored half."""
+    learned, free = named_rows(b, NAMED_LEARNED), named_rows(b, NAMED_FREE_RULE).set_index("budget")
+    if learned.empty:
+        return ""
+    first = b.iloc[0]
+    how = ("the budget enforced at every decision" if bool(first.get("enforced", False))
+           else "the budget matched on earlier jobs' spend")
+    s = [f"Named before scoring, on the {int(first.n_jobs_choosing)} jobs that ended first, and scored on the other "
+         f"{int(first.n_jobs)} ({how}): the learned method against the free rule with the largest tuned mean there,"]
+    parts, signs = [], []
+    for r in learned.itertuples(index=False):
+        ref = free.loc[r.budget] if r.budget in free.index else None
+        spend = "" if ref is None else f" for {pct(r.extra_machine_share, 2)} against {pct(ref.extra_machine_share, 2)}"
+        d = ("" if pd.isna(r.named_diff_lo) else
+             f" {r.named_diff * 100:+.1f} pp {pp_interval(r.named_diff_lo, r.named_diff_hi)}")
+        parts.append(f"at {r.budget * 100:g}% {display_name(r.method)} minus {display_name(r.reference)}{d}{spend}")
+        signs.append("above" if r.named_diff_lo > 0 else "below" if r.named_diff_hi < 0 else "tie")
+    s.append("; ".join(parts) + " extra machine time (paired 95% intervals over the scored jobs).")
+    if signs and all(x == "above" for x in signs):
+        s.append("The pre-named learned method is above the pre-named free rule at every budget up to 5%.")
+    else:
+        s.append("The pre-named learned method is not above the pre-named free rule at every budget up to 5% ("
+                 + ", ".join(f"{x} at {r.budget * 100:g}%" for x, r in zip(signs, learned.itertuples(index=False)))
+                 + "); every other method is exploration (the table below, Holm-adjusted intervals).")
+    return " ".join(s)
+
+
 def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> str:
-    """One paragraph per trace answering "I can spend ``budget`` more machine time: what do I set,
-    and what does it buy?"; every number from ``budgets`` (``sweep.budget_table``, with
+    """One paragraph per trace: first the pre-named comparison (``named_comparison``), then the
+    answer to "I can spend ``budget`` more machine time: what do I set, and what does it buy?" on
+    the scored jobs; every number from ``budgets`` (``sweep.budget_table``, with
     ``flags_equal_flag_all`` when known) and ``curves``."""
     out = []
     for trace, b in budgets.groupby("trace", sort=True):
         at = b[b["budget"] == budget]
         if at.empty:
             continue
-        n = int(at["n_jobs"].max())
-        s = [f"**{trace}** ({n} jobs; operator's protocol; every setting tuned on the jobs that ended before each "
-             f"job). At {budget * 100:g}% extra machine time,"]
+        s = [f"**{trace}** (operator's protocol; every setting tuned on the jobs that ended before each job).",
+             named_comparison(b), f"At {budget * 100:g}% extra machine time, on the scored jobs,"]
         spark = at[at["method"] == SPARK]
         if len(spark):
             r = spark.iloc[0]
@@ -114,44 +136,26 @@ def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float 
                      f"[{pct(r.jct_lo)}, {pct(r.jct_hi)}] for {pct(r.extra_machine_share)} extra machine time;")
         else:
             s.append("Spark's rule was not evaluated on this trace;")
-        m = best_learned(b, budget)
-        if m is not None:
-            cmp = ""
-            if not pd.isna(m.diff_lo):
-                rel = "above" if m.diff_lo > 0 else "below" if m.diff_hi < 0 else "a tie with"
-                cmp = (f": {rel} the best free rule ({display_name(m.reference)}, {m['diff'] * 100:+.1f} pp "
-                       f"{pp_interval(m.diff_lo, m.diff_hi)})")
-            s.append(f"the best learned method, {display_name(m.method)} ({point_words(m.method, m.point_mode)}), "
+        m = named_rows(at, NAMED_LEARNED)
+        if len(m):
+            m = m.iloc[0]
+            s.append(f"the pre-named learned method, {display_name(m.method)} ({point_words(m.method, m.point_mode)}), "
                      f"{jct_sentence(m.jct_reduction)} [{pct(m.jct_lo)}, {pct(m.jct_hi)}] for "
-                     f"{pct(m.extra_machine_share)}{cmp};")
+                     f"{pct(m.extra_machine_share)};")
         orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
-        if len(orc):
+        if "headroom" in at and at["headroom"].notna().any():
+            s.append(f"the oracle under the same cap (the tasks that truly end last copied first), the headroom at "
+                     f"this budget, {jct_sentence(at['headroom'].dropna().iloc[0])}.")
+        elif len(orc):
             o = orc.iloc[0]
             s.append(f"the oracle's headroom is {pct(o.jct_reduction)} (every true straggler copied at the first "
                      f"checkpoint, for {pct(o.extra_machine_share)} extra machine time).")
-        goal = b[b["method"].map(is_learned)]
-        if len(goal) and "spark_diff_lo" in goal and goal["spark_diff_lo"].notna().any():
-            n_budgets = b["budget"].nunique()
-            winners = [display_name(m) for m, g in goal.groupby("method", sort=True)
-                       if len(g) == n_budgets and bool((g["spark_diff_lo"] > 0).all())]
-            if winners:
-                s.append("Above the tuned Spark rule at every budget up to 5% (paired 95% intervals excluding a tie): "
-                         + ", ".join(winners) + ".")
-            else:   # the measured gap at each budget: the best learned method there minus the tuned rule
-                gaps = []
-                for bud, g in goal.groupby("budget", sort=True):
-                    top = g.loc[g["jct_reduction"].idxmax()]
-                    gaps.append(f"{bud * 100:g}%: {display_name(top.method)} {top.spark_diff * 100:+.1f} pp "
-                                f"{pp_interval(top.spark_diff_lo, top.spark_diff_hi)}")
-                s.append("No learned method lies above the tuned Spark rule at every budget up to 5% with a paired 95% "
-                         "interval excluding a tie; the best learned method minus the tuned rule at each budget: "
-                         + "; ".join(gaps) + ".")
         same = (sorted(set(b[b["flags_equal_flag_all"].astype("boolean").fillna(False).astype(bool)]["method"]))
                 if "flags_equal_flag_all" in b else [])
         if same:
             s.append("Flags identical to flag-all's on every job (the same copies at the same checkpoints): "
                      + ", ".join(display_name(x) for x in same) + ".")
-        out.append(" ".join(s))
+        out.append(" ".join(x for x in s if x))
     return "\n\n".join(out)
 
 
@@ -160,13 +164,11 @@ def answer_table(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HE
     free rule when it is not Spark's, and the oracle (its own point: its cost is what it is)."""
     rows = []
     for trace, b in budgets[budgets["budget"] == budget].groupby("trace", sort=True):
-        picks = [("Spark tuned on earlier jobs", b[b["method"] == SPARK])]
-        m = best_learned(budgets[budgets["trace"] == trace], budget)
-        if m is not None:
-            picks.append(("best learned method", b[b["method"] == m.method]))
-        ref = b["reference"].dropna()
-        if len(ref) and ref.iloc[0] != SPARK:
-            picks.append(("best free rule", b[b["method"] == ref.iloc[0]]))
+        picks = [("Spark tuned on earlier jobs", b[b["method"] == SPARK]),
+                 ("pre-named learned method", named_rows(b, NAMED_LEARNED))]
+        ref = named_rows(b, NAMED_FREE_RULE)
+        if len(ref) and ref.iloc[0].method != SPARK:
+            picks.append(("pre-named free rule", ref))
         for role, r in picks:
             if r.empty:
                 continue
@@ -175,15 +177,23 @@ def answer_table(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HE
                          "method": display_name(r.method), "setting (most chosen)": point_words(r.method, r.point_mode),
                          "jobs' completion time [95% CI]": f"{jct_words(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
                          "extra machine": pct(r.extra_machine_share, 2),
-                         "vs tuned Spark [95% CI]": ("" if pd.isna(r.get("spark_diff", np.nan)) else
-                                                     f"{r.spark_diff * 100:+.1f} pp {pp_interval(r.spark_diff_lo, r.spark_diff_hi)}")})
+                         "minus the pre-named free rule [paired 95% CI]": (
+                             "" if pd.isna(r.named_diff) else
+                             f"{r.named_diff * 100:+.1f} pp {pp_interval(r.named_diff_lo, r.named_diff_hi)}")})
         orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
-        if len(orc):
+        if "headroom" in b and b["headroom"].notna().any():
+            rows.append({"trace": trace, "who": f"headroom (the oracle under the same cap, at {budget * 100:g}%)",
+                         "method": display_name(ORACLE),
+                         "setting (most chosen)": "the tasks that truly end last copied first",
+                         "jobs' completion time [95% CI]": jct_words(b["headroom"].dropna().iloc[0]),
+                         "extra machine": "", "minus the pre-named free rule [paired 95% CI]": ""})
+        elif len(orc):
             o = orc.iloc[0]
             rows.append({"trace": trace, "who": "headroom (its own point)", "method": display_name(ORACLE),
                          "setting (most chosen)": "every true straggler at the first checkpoint",
                          "jobs' completion time [95% CI]": jct_words(o.jct_reduction),
-                         "extra machine": pct(o.extra_machine_share, 2), "vs tuned Spark [95% CI]": ""})
+                         "extra machine": pct(o.extra_machine_share, 2),
+                         "minus the pre-named free rule [paired 95% CI]": ""})
     return pd.DataFrame(rows)
 
 
@@ -197,14 +207,15 @@ def budget_view(budgets: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "trace": r.trace, "budget": f"{r.budget * 100:g}%",
             "method": display_name(r.method) + ("" if r.learned else " (free rule)" if r.method in FREE_RULES
-                                                else " (reads labels)"),
+                                                else " (reads labels)") + (f", pre-named {r.named}" if r.named else ""),
             "setting (most chosen)": point_words(r.method, r.point_mode),
             "JCT, tuned on earlier jobs": f"{jct_words(r.jct_reduction) or 'no change'} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
             "extra machine": pct(r.extra_machine_share, 2),
-            "vs best free rule": (verdict(r) if pd.isna(r.diff) else
-                                  f"{verdict(r)}: {r.diff * 100:+.2f} pp {pp_interval(r.diff_lo, r.diff_hi)}"),
-            "vs tuned Spark": ("" if pd.isna(getattr(r, "spark_diff", np.nan))
-                               else f"{r.spark_diff * 100:+.2f} pp {pp_interval(r.spark_diff_lo, r.spark_diff_hi)}"),
+            "vs pre-named free rule (Holm)": (verdict(r) if pd.isna(r.diff) else
+                                              f"{verdict(r)}: {r.diff * 100:+.2f} pp {pp_interval(r.diff_lo, r.diff_hi)}"),
+            "vs tuned Spark (Holm)": ("" if pd.isna(r.spark_diff)
+                                      else f"{r.spark_diff * 100:+.2f} pp {pp_interval(r.spark_diff_lo, r.spark_diff_hi)}"),
+            "chosen on (first half)": pct(r.choosing_jct_reduction),
             "curve's best (same jobs)": f"{jct_words(r.in_sample_jct_reduction) or 'no change'}",
             "area to 5%": pct(r.area_to_5pct, 2),
         })
@@ -215,7 +226,7 @@ def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max:
     """Per trace: each method's best JCT cut against extra machine time (the upper envelope of its
     sweep, a step line up to ``x_max``); free rules dashed, the tuned Spark rule bold (its outcome at
     each budget), the oracle a star. Named in the legend: the free rules, the tuned rule, the oracle
-    and the ``NAMED_LEARNED`` learned methods with the largest area to 5%; the others thin grey."""
+    and the ``LEGEND_LEARNED`` learned methods with the largest area to 5%; the others thin grey."""
     plt = figures._plt()
     traces = sorted(curves["trace"].unique())
     fig, axes = plt.subplots(len(traces), 1, figsize=(11.0, 5.2 * max(1, len(traces))), squeeze=False)
@@ -224,7 +235,7 @@ def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max:
         b = budgets[budgets["trace"] == trace]
         area = b.groupby("method")["area_to_5pct"].first()
         learned = [m for m in area.sort_values(ascending=False).index if is_learned(m)]
-        named = set(learned[:NAMED_LEARNED]) | {"nurd"}
+        named = set(learned[:LEGEND_LEARNED]) | {"nurd"}
         xs = np.linspace(0, x_max, 201)
         for method, g in c.groupby("method", sort=True):
             if method == ORACLE:
@@ -243,6 +254,10 @@ def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max:
         if len(tuned):
             ax.plot(tuned["extra_machine_share"] * 100, tuned["jct_reduction"] * 100, color="black", linewidth=3.0,
                     marker="o", label="Spark tuned on earlier jobs (at 0.5, 1, 2, 5%)", zorder=5)
+        head = (b.groupby("budget")["headroom"].first().dropna() if "headroom" in b else pd.Series(dtype=float))
+        if len(head):
+            ax.plot(head.index * 100, head.to_numpy() * 100, color="goldenrod", linewidth=2.0, marker="*",
+                    markersize=12, label="oracle under the same cap (headroom, at 0.5, 1, 2, 5%)", zorder=6)
         orc = c[c["method"] == ORACLE]
         if len(orc):
             o = orc.iloc[0]

@@ -67,24 +67,29 @@ COST_CURVE_CAPTION = (
 
 ANSWER_CAPTION = (
     "The answer: what 2% extra machine time buys (operator's protocol)",
-    "Per trace: Spark's speculation with its settings (quantile, multiplier, minTaskRuntime) chosen for each job on "
-    "the jobs that ended before it, the learned method with the largest cut at 2% (chosen the same way), the best "
-    "free rule when it is not Spark's, and the oracle's headroom. Brackets: 95% bootstrap intervals over jobs; vs "
-    "tuned Spark: paired over jobs. Every budget and every method: the next table, and docs/EVALUATION.md "
-    "'Cost curves'.")
+    "Per trace, on the scored jobs (the half that ended last): Spark's speculation with its settings (quantile, "
+    "multiplier, minTaskRuntime) chosen for each job on the jobs that ended before it, the learned method and the "
+    "free rule named at 2% on the half that ended first (the largest tuned cut there, chosen before these jobs "
+    "were read), and the oracle's headroom. Brackets: 95% bootstrap intervals over the scored jobs; minus the "
+    "pre-named free rule: paired over them. Every budget and every method: the next table, and "
+    "docs/EVALUATION.md 'Cost curves'.")
 MATCHED_BUDGETS_CAPTION = (
-    "Every method at every budget of extra machine time (operator's protocol)",
+    "Every method at every budget of extra machine time (operator's protocol; exploration)",
     "Per budget (0.5, 1, 2, 5% extra machine time, a share of the jobs' own): each method's flag cut (Spark's "
     "rule: quantile x multiplier x minTaskRuntime; the KM rule: q; wait-for-tau: its margin; a model: the cut on "
     "its score) chosen for each job on the jobs that ended before that job's first checkpoint (the largest mean "
-    "shortening of the jobs' completion time (JCT) within the budget there; no copy while fewer than NURD_HISTORY_MIN_JOBS jobs have ended or when "
-    "nothing fits), then scored on that job: nothing is tuned on the jobs it is scored on. JCT: mean over jobs "
-    "and 10 relaunch seeds, speculative copies, unlimited machines, with a 95% bootstrap interval over jobs; "
-    "extra machine: what that choice cost on these jobs (it can exceed the budget: it was chosen on earlier "
-    "ones). vs best free rule: the method minus the free rule with the largest tuned shortening of the jobs' completion time (JCT) at that budget, "
-    "per job, with a 95% paired bootstrap interval over jobs; verdict: above or below when the interval "
-    "excludes 0, else a tie. The curve's best within budget is chosen on the same jobs (an upper bound, not a "
-    "result); area to 5%: the mean over budgets 0-5% of the curve's best cut (docs/EVALUATION.md, 'Cost curves').")
+    "shortening of the jobs' completion time (JCT) within the budget there; no copy while fewer than "
+    "NURD_HISTORY_MIN_JOBS jobs have ended or when nothing fits), then scored on that job. Rows: the scored jobs, "
+    "the half of the trace's jobs that ended last. Pre-named: the learned method and the free rule with the "
+    "largest tuned mean on the half that ended first (column 'chosen on'), named before the scored jobs were "
+    "read; their paired comparison is the report's first paragraph. JCT: mean over jobs and 10 relaunch seeds, "
+    "speculative copies, unlimited machines, with a 95% bootstrap interval over jobs; extra machine: what that "
+    "choice cost on these jobs (it can exceed the budget: it was chosen on earlier ones). Every other row is "
+    "exploration: vs pre-named free rule and vs tuned Spark, the method minus that rule per job, with paired "
+    "bootstrap intervals Holm-adjusted over the methods at that budget and trace; verdict: above or below when "
+    "the adjusted interval excludes 0, else a tie. The curve's best within budget is chosen on the same jobs "
+    "(an upper bound, not a result); area to 5%: the mean over budgets 0-5% of the curve's best cut "
+    "(docs/EVALUATION.md, 'Cost curves').")
 BUDGET_CURVES_CAPTION = (
     "Figure 0. The jobs' completion-time cut against the extra machine time, every method",
     "Each line: the best shortening of the jobs' completion time (JCT) a method's sweep reaches within a budget (its upper envelope over its flag "

@@ -51,8 +51,18 @@ REFERENCE_RULES = tuple(n for n, cls in VARIANTS.items() if cls.tags.reference_r
 #: The free rules: what a scheduler gets without a model (the oracle reads the true labels).
 FREE_RULES = tuple(n for n in REFERENCE_RULES if not METHODS[n].tags.reads_labels)
 
+
+
+def is_learned(method: str) -> bool:
+    """A learned method: not a reference rule, not a reader of true labels (the oracle, Wrangler)."""
+    if method in REFERENCE_RULES:
+        return False
+    owner = VARIANTS.get(method)
+    return owner is not None and not owner.tags.reads_labels
+
+
 #: The survival family: the methods that learn from earlier jobs.
 SURVIVAL_FAMILY = tuple(n for n, cls in METHODS.items() if cls.tags.learns_from_earlier_jobs)
 
 __all__ = ["SURVIVAL_FAMILY", "BASELINES", "METHODS", "METHOD_CLASSES", "NURD_FAMILY", "FREE_RULES", "REFERENCE_RULES",
-           "VARIANTS", "CannotFit", "JobContext", "Method", "MethodTags", "TaskSet"]
+           "VARIANTS", "is_learned", "CannotFit", "JobContext", "Method", "MethodTags", "TaskSet"]

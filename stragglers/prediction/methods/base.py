@@ -111,8 +111,11 @@ class JobHistory:
 # ----------------------------------------------------------------------------- the flag threshold's sweep
 # The operator's cost curves (stragglers/prediction/sweep.py): each method's flag compares a continuous
 # score with a cut; one replay scores every cut of its grid (variants ``<name>@<cut>``). The grids, once:
-#: a predicted latency over tau (the regressors: flag at >= 1 by default)
-RATIO_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0)
+#: a predicted latency over tau (the regressors: flag at >= 1 by default). Log-spaced beyond 3 up to
+#: 100: NURD's score is its prediction over tau divided by a propensity weight as small as eps (0.05),
+#: so it reaches 20 x the prediction's ratio; a grid that stopped at 3 left NURD no cheap point.
+RATIO_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0,
+                                 4.0, 5.0, 6.0, 8.0, 10.0, 12.5, 15.0, 20.0, 30.0, 50.0, 100.0)
 #: a probability (survival rules, PU learners, XGBOD: 0.5 by default)
 PROBABILITY_GRID: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 #: an unsupervised detector's contamination: flag above this top share of the training scores (0.1)

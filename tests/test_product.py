@@ -355,9 +355,8 @@ def full_report(tmp_path_factory):
     """The report with every section the main job gives it: the operator's answer, view and sweep,
     the paper's tables, the completion-time figures."""
     from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
-    from stragglers.prediction.methods import FREE_RULES
-    from stragglers.prediction.sweep import budget_table, curve_table
-    from tests.test_budget_report import METHODS, earlier, sweep_outcomes
+    from stragglers.prediction.sweep import curve_table
+    from tests.test_budget_report import METHODS, budgets, sweep_outcomes
 
     jm = _job_metrics(METHODS, n_jobs=6)
     jm.loc[jm["method"] == "spark4_speculation", "median_lead"] = np.nan      # a rule that never flags early
@@ -371,7 +370,7 @@ def full_report(tmp_path_factory):
                        for t in ("synthetic", "google_2011") for m in METHODS for j in range(2) for k in range(1, 11)])
     d = tmp_path_factory.mktemp("full") / "reports"
     build_report(d, {"job_metrics": jm, "operator_job_metrics": jm, "speculation_times": spec,
-                     "matched_budgets": budget_table(out, earlier(), FREE_RULES, min_jobs=2, n_boot=100),
+                     "matched_budgets": budgets(out, n_boot=100),
                      "sweep_curve": curve_table(out), "f1_over_time": ft,
                      "completion_times": fake_completion()}, n_boot=50, completion_seeds=range(2))
     return d

@@ -113,12 +113,27 @@ def speculate_on_grid(y, f, relaunch, valid, grid, pool0: int, *, after_grid: st
 
 def copy_draws(y, trace, job_id, seeds, copy_keeps: float, fixed: np.ndarray) -> list[np.ndarray]:
     """One array of copy latencies per seed: the common draw (kept ``copy_keeps`` of the original),
-    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed)."""
-    draws = [copy_latencies(y, draw_relaunch_latencies(y, job_rng(s, trace, job_id)), copy_keeps) for s in seeds]
+    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed;
+    +inf: a task that does not finish, whose copy never does, ``copy_draw_sets``)."""
+    fixed = np.asarray(fixed, dtype=float)
+    draws = [copy_latencies(y, d, copy_keeps) for d in copy_draw_sets(y, trace, job_id, seeds, ~np.isposinf(fixed))]
     if np.isnan(fixed).all():
         return draws
     return [np.where(np.isnan(fixed), d, fixed) for d in draws]
 
+
+
+def copy_draw_sets(y, trace, job_id, seeds, finished: np.ndarray | None = None) -> list[np.ndarray]:
+    """One array of copy latencies per seed: the relaunch draws of the completion simulation, from
+    the latencies of the tasks that finish. A copy of a task that does not finish in the trace
+    (killed, evicted, failed, lost, or running when the trace ends) never finishes (+inf): it runs
+    beside its original until the original ends and buys nothing (docs/PROTOCOL_DECISIONS.md)."""
+    y = np.asarray(y, dtype=float)
+    if finished is None or np.all(finished):
+        return [draw_relaunch_latencies(y, job_rng(s, trace, job_id)) for s in seeds]
+    finished = np.asarray(finished, dtype=bool)
+    return [np.where(finished, draw_relaunch_latencies(y, job_rng(s, trace, job_id), pool=finished), np.inf)
+            for s in seeds]
 
 
 def speculation_outcome(y, flagged_at, draws) -> tuple[float, float]:

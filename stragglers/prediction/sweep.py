@@ -37,8 +37,7 @@ import pandas as pd
 
 import duckdb
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
-from stragglers.prediction.speculation import speculation_outcome
+from stragglers.prediction.speculation import copy_draw_sets, speculation_outcome
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
 from stragglers.prediction.simulate import JobResult
@@ -141,12 +140,14 @@ class SweepGrid(Method):
 
 # ----------------------------------------------------------------------------- per job, each point's outcome
 
-def outcome_rows(trace: str, result: JobResult, latency: pd.Series) -> list[tuple]:
-    """One row per variant of ``result``: its speculation outcome on this job (``OUTCOME_COLUMNS``)."""
+def outcome_rows(trace: str, result: JobResult, latency: pd.Series, finished: pd.Series | None = None) -> list[tuple]:
+    """One row per variant of ``result``: its speculation outcome on this job (``OUTCOME_COLUMNS``);
+    ``finished`` (by task_id) marks the tasks that finish (None: all; speculation.copy_draw_sets)."""
     y = latency.reindex(result.task_ids).to_numpy(float)
     if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
         return []
-    draws = [draw_relaunch_latencies(y, job_rng(s, trace, result.job_id)) for s in SWEEP_SEEDS]
+    fin = None if finished is None else finished.reindex(result.task_ids).to_numpy(bool)
+    draws = copy_draw_sets(y, trace, result.job_id, SWEEP_SEEDS, fin)
     rows = []
     for v in result.variants:
         method, point = split_variant(v.method)
@@ -164,9 +165,11 @@ class SweepCollector:
     trace: str
     latency: Mapping[int, pd.Series]          # job -> latency_s by task_id
     rows: list[tuple] = field(default_factory=list)
+    finished: Mapping[int, pd.Series] | None = None   # job -> finished by task_id (None: every task)
 
     def add(self, result: JobResult, own: Sequence[str] | None = None) -> JobResult:
-        self.rows.extend(outcome_rows(self.trace, result, self.latency[int(result.job_id)]))
+        fin = None if self.finished is None else self.finished[int(result.job_id)]
+        self.rows.extend(outcome_rows(self.trace, result, self.latency[int(result.job_id)], fin))
         if own is None:
             own = [v.method for v in result.variants if "@" not in v.method]
         return replace(result, variants=[v for v in result.variants if v.method in own])
@@ -270,8 +273,9 @@ def paired_interval(d: np.ndarray, n_boot: int, seed: int) -> tuple[float, float
 
 
 def earlier_by_trace(con: duckdb.DuckDBPyConnection, traces: Sequence[str]) -> dict[str, dict[int, tuple[int, ...]]]:
-    """Per trace, per job: the jobs that ended before its first checkpoint (``history.earlier_jobs``)."""
-    return {t: earlier_jobs(job_times(con, t)) for t in traces}
+    """Per trace, per job: the jobs that ended before its first decision (``history.earlier_jobs`` on
+    the operator's tasks: the sweep is the operator's)."""
+    return {t: earlier_jobs(job_times(con, t, "operator_tasks")) for t in traces}
 
 
 def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequence[int]]],

@@ -208,17 +208,22 @@ def flag_differences(ra, rb, last: float) -> list[str]:
 
 
 def differences(world: World, name: str | None, label: str = "online") -> list[str]:
-    """Everything that differs, over every (cut, job) with decisions before T (empty: nothing)."""
+    """Everything that differs, over every (cut, job) with decisions before T (empty: nothing). The
+    decisions' inputs are compared on every such job; a method's flags on the jobs that T cuts in
+    two (decisions on both sides): on a job wholly before T a replay that reads only its inputs
+    and the tasks ended by then (identical there) cannot differ, and each method's replays are the
+    test's cost."""
     out = []
     recorded = {}
     for cut, j, n in world.pairs(label):
         a, b = world.jobs[label][j], cut.jobs[label][j]
         where = f"T={cut.t_us} job {j}"
         out += [f"{where}: {d}" for d in data_differences(a, b, n)]
-        if name is None or out:
+        if name is None or out or n == len(a.checkpoints):
             continue
-        if j not in recorded:   # the recorded replay, once, on the decisions before the latest cut
-            recorded[j] = replay(world.con, world.trace, a, name, max(c.before[label][j] for c in world.cuts))
+        if j not in recorded:   # the recorded replay, once, on the decisions before the latest cut across it
+            recorded[j] = replay(world.con, world.trace, a, name, max(
+                c.before[label][j] for c in world.cuts if c.before[label][j] < len(a.checkpoints)))
         rb = replay(cut.con, world.trace, b, name, n)
         out += [f"{where}: {d}" for d in flag_differences(recorded[j], rb, float(a.checkpoints[n - 1]))]
     return out

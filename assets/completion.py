@@ -4,6 +4,7 @@ speculative copies (the operator's protocol) of every evaluated method's flags d
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+import numpy as np
 import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
@@ -25,8 +26,8 @@ from .prediction import baseline_eval, nurd_eval
 COMPLETION_SEEDS = range(10)
 SIMULATION_TABLES = ("completion_times", "speculation_times", "speculation_job_times")
 # what the simulations are computed from: when none of these changed, neither do they
-SIMULATION_INPUTS = ("job_metrics", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
-                     "operator_job_metrics", "operator_predictions")
+SIMULATION_INPUTS = ("job_metrics", "predictions", "tasks", "job_checkpoints", "operator_tasks",
+                     "operator_checkpoints", "operator_job_metrics", "operator_predictions")
 
 
 def simulation_inputs(con, nurd: NurdSettings) -> str:
@@ -41,11 +42,16 @@ def with_cause_aware_copies(tasks, nurd: NurdSettings, log):
         return tasks
     parts = []
     for trace in sorted(tasks["trace"].unique()):
-        t = tasks[tasks["trace"] == trace]
+        t = tasks[tasks["trace"] == trace].copy()
         if trace in FORMATS and FORMATS[trace].embedded and FORMATS[trace].is_google_layout:
             _jobs, truth_tasks = load_truth(truth_dir(nurd.data_dir, trace))
             copies = cause_aware_copy_latency(truth_tasks)
+            # a task that does not finish keeps its copy that never does (copy_latency_s = +inf)
+            kept = t.pop("copy_latency_s") if "copy_latency_s" in t.columns else None
             t = t.merge(copies, on=["job_id", "task_id"], how="left")
+            if kept is not None:
+                t["copy_latency_s"] = np.where(np.isposinf(kept.to_numpy(float)), np.inf,
+                                               t["copy_latency_s"].to_numpy(float))
             log(f"cause-aware copies on {trace}: {int(t.copy_latency_s.notna().sum())} tasks' copies redo their work")
         else:
             log(f"cause-aware copies: {trace} has no truth of causes, its copies draw as by default")
@@ -72,7 +78,9 @@ def simulations(con, nurd: NurdSettings, log) -> tuple[pd.DataFrame, pd.DataFram
     speculation = speculation_per_job = None
     if op_predictions is not None and len(op_predictions):
         log("speculative-copy simulation (operator's protocol)")
-        copy_tasks = with_cause_aware_copies(tasks, nurd, log)
+        # every task the operator's replay saw, those that do not finish too (their copies buy nothing)
+        op_tasks = con.execute(render("speculated_tasks")).df() if both else tasks
+        copy_tasks = with_cause_aware_copies(op_tasks, nurd, log)
         speculation = speculation_table(copy_tasks, op_predictions, op_checkpoints, seeds=COMPLETION_SEEDS,
                                         copy_keeps=nurd.copy_keeps)
         # per job, for the survival family's intervals against the free rules

@@ -22,7 +22,7 @@
 -- columns a method sees is the evaluation's feature_set (usage, events or all).
 WITH sel AS (
     SELECT job_id, task_id, first_schedule_us, latency_us
-    FROM tasks WHERE trace = '${trace}' AND ${job_slice}   -- a slice of jobs (bounded memory)
+    FROM ${tasks} WHERE trace = '${trace}' AND ${job_slice}   -- a slice of jobs (bounded memory)
 ),
 windows AS (
     -- per (task, window end) sums of the selected tasks (usage_windows.sql),

@@ -21,7 +21,7 @@
 -- attempts of the slice's jobs), machine_streams (machine_streams.sql), job_runs (submits,
 -- ends, logical names and latencies of every job: job_runs.sql), stg_machine_events (capacities).
 WITH sel AS (
-    SELECT job_id, task_id, first_schedule_us, latency_us FROM tasks WHERE trace = '${trace}' AND ${job_slice}
+    SELECT job_id, task_id, first_schedule_us, latency_us FROM ${tasks} WHERE trace = '${trace}' AND ${job_slice}
 ),
 sel_jobs AS (SELECT DISTINCT job_id FROM sel),
 grid AS (

@@ -1,28 +1,38 @@
 -- The operator's decision clock (docs/PROTOCOL.md, "The operator's clock"; the switch and the
 -- replay's side are in stragglers/prediction/clock.py): when a scheduler that knows only the past
 -- decides, per selected job, on the paper's common task-time clock (seconds since each task's own
--- first SCHEDULE; at time t the tasks with latency <= t have finished, the others have run t).
--- Every decision time is a function of what has happened by then:
---   k = 0, t0: the ceil(${initial_fraction} * n)-th task has finished (at least the 1st): read
---         from job_checkpoints (n, the job's task count, is known at submission);
+-- first SCHEDULE; at time t a task has ended iff its latency_us <= t, the others have run t).
+-- It reads `operator_tasks`: every task the scheduler sees run, not only those that will finish.
+-- n, the job's task count, is that of operator_tasks: known at submission, whatever the tasks do
+-- later. Every decision time is a function of what has happened by then:
+--   k = 0, t0: the ceil(${initial_fraction} * n)-th task to finish has finished (at least the 1st);
 --   counted: each time a further ${clock_finished_percent}% of the n tasks have finished, i.e. at
---         the latency of the ceil(j * ${clock_finished_percent} * n / 100)-th fastest task
---         (integer arithmetic: exact), j = 1, 2, ...;
+--         the latency of the ceil(j * ${clock_finished_percent} * n / 100)-th fastest finished task
+--         (integer arithmetic: exact), j = 1, 2, ... (a count that is never reached places nothing);
 --   timed: t0 + every ${clock_interval_s} s, the interval doubling after every
 --         ${clock_doubling_after} timed decisions (a long tail gets a number of decisions
 --         logarithmic in its length; a fixed cap would need the job's end to place them);
--- each kept only while some task still runs (latency > t: known at t) and after t0.
--- Nothing here reads tau, a final latency or the job's end to place a decision; tau_s is
--- carried for the scoring only (labels), as in job_checkpoints.
-WITH ranked AS (
-    SELECT job_id, latency_us,
+-- each kept only while some task still runs (has not ended: known at t) and after t0.
+-- Nothing here reads tau, a final latency or the job's end to place a decision; tau_s (the
+-- paper's, over the finished tasks) is carried for the scoring only (labels).
+WITH seen AS (
+    SELECT job_id, task_id, latency_us, finished,
+        count(*) OVER (PARTITION BY job_id) AS n_tasks
+    FROM operator_tasks WHERE trace = '${trace}'
+),
+ranked AS (
+    -- the finished tasks in the order they finish
+    SELECT job_id, latency_us, n_tasks,
         row_number() OVER (PARTITION BY job_id ORDER BY latency_us, task_id) AS r
-    FROM tasks WHERE trace = '${trace}'
+    FROM seen WHERE finished
 ),
 job_clock AS (
-    -- t0, tau and the task count as the paper's clock has them (job_checkpoints' k = 0 row)
-    SELECT job_id, checkpoint_us AS t0_us, tau_s, n_finished AS n_tasks
-    FROM job_checkpoints WHERE trace = '${trace}' AND k = 0
+    -- t0 from the task count at submission; tau (labels only) from the paper's clock
+    SELECT r.job_id, r.latency_us AS t0_us, c.tau_s, r.n_tasks,
+        (SELECT count(*) FROM ranked x WHERE x.job_id = r.job_id) AS n_finished
+    FROM ranked r
+    JOIN job_checkpoints c ON c.trace = '${trace}' AND c.job_id = r.job_id AND c.k = 0
+    WHERE r.r = greatest(1, ceil(${initial_fraction} * r.n_tasks))
 ),
 counted AS (
     SELECT r.job_id, r.latency_us AS t_us
@@ -48,7 +58,7 @@ decisions AS (
     JOIN job_clock c USING (job_id)
     -- while some task still runs at t (what the scheduler sees at t: a task not finished yet)
     WHERE d.t_us > c.t0_us
-      AND EXISTS (SELECT 1 FROM ranked r WHERE r.job_id = d.job_id AND r.latency_us > d.t_us)
+      AND EXISTS (SELECT 1 FROM seen r WHERE r.job_id = d.job_id AND r.latency_us > d.t_us)
 )
 SELECT
     '${trace}'                                                          AS trace,
@@ -58,6 +68,7 @@ SELECT
     d.t_us / 1e6                                                        AS checkpoint_s,
     c.t0_us / 1e6                                                       AS t0_s,
     c.tau_s,
-    c.n_tasks                                                           AS n_finished
+    c.n_finished,
+    c.n_tasks
 FROM decisions d JOIN job_clock c USING (job_id)
 ORDER BY d.job_id, k

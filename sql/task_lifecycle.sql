@@ -7,7 +7,8 @@
 -- trace has such re-runs) keeps its first life; the later SCHEDULEs are counted
 -- in `reruns`.
 -- Final state = the last terminal event (EVICT 2, FAIL 3, FINISH 4, KILL 5,
--- LOST 6) of that life by time; ties broken by the larger event type (deterministic).
+-- LOST 6) of that life by time; ties broken by the larger event type (deterministic);
+-- final_event_us is its time (when the task ended, however it ended).
 -- EVICT / FAIL times are kept (NULL when none, the common case) so that the
 -- features can count them as of any checkpoint without reading the events again.
 -- Window edges (stg_task_event_parts): a FINISH before the first SCHEDULE with a
@@ -42,6 +43,8 @@ per_task AS (
         arg_max(event_type, {'t': time, 'e': event_type})
             FILTER (WHERE event_type BETWEEN 2 AND 6
                     AND (life_finish_us IS NULL OR time <= life_finish_us)) AS final_event,
+        max(time) FILTER (WHERE event_type BETWEEN 2 AND 6
+                          AND (life_finish_us IS NULL OR time <= life_finish_us)) AS final_event_us,
         max(priority)                                            AS max_priority,
         coalesce(bool_or(priority BETWEEN 9 AND 11), false)      AS production_priority,
         list(time ORDER BY time) FILTER (WHERE event_type = 2)   AS evict_times,
@@ -65,7 +68,8 @@ edges AS (
 )
 SELECT
     '${trace}' AS trace,
-    job_id, task_id, first_submit_us, first_schedule_us, final_finish_us, final_event, max_priority, production_priority,
+    job_id, task_id, first_submit_us, first_schedule_us, final_finish_us, final_event, final_event_us,
+    max_priority, production_priority,
     evict_times, fail_times,
     -- evictions and failures before the final FINISH (all of them if none)
     coalesce(len(list_filter(evict_times, x -> final_finish_us IS NULL OR x < final_finish_us)), 0) AS evictions,

@@ -20,7 +20,8 @@ COPIES, PARTS = 6, 1
 SPAN_US = 70_740 * 1_000_000   # >= the span of the parts copied: the copies never overlap
 TABLES = ("task_lifecycle", "jobs", "task_outcomes", "tasks", "selection_funnel", "job_checkpoints",
           "task_attempts", "job_runs", "machine_streams", "event_features", "checkpoint_features",
-          "operator_checkpoints", "operator_event_features", "operator_checkpoint_features", "quarantine")
+          "operator_tasks", "operator_checkpoints", "operator_event_features", "operator_checkpoint_features",
+          "quarantine")
 
 
 @pytest.fixture(scope="module")

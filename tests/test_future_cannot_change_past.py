@@ -1,23 +1,29 @@
 """The future cannot change the past: under the operator's protocol, every decision a method makes
 before a time T is the same, bit for bit, whatever happens after T.
 
-A job is replayed twice, from two warehouses built from raw events: as recorded, and with its
-future rewritten after an absolute trace time T (its task and job events after T happen three times
-as late after T, so the tasks still running at T finish three times later; their usage windows
-after T are stretched the same way and their usage values halved). The clock, the features and the
-thresholds are rebuilt from the rewritten events by the pipeline's own SQL. A decision at task
-time t takes each task as of its own first SCHEDULE + min(t, latency): it lies before T when the
-latest of these, D(t), is <= T. For every such decision, and every method of the registry (but the
-two that are given the labels, oracle and wrangler) and every reference rule: the decision times,
-tau_hat(t), the features, the fallbacks and the flags (each flag launches a speculative copy: the
-copies launched are the flags) must be identical. On the legacy grid (cut from the true tau) the
-same comparison must find a difference: the test can fail.
+A trace is replayed from warehouses built from raw events: as recorded, and, for each of three
+cut times T, with its future rewritten after T in every job and on every machine: (1) every task,
+job and machine event and usage window after T happens three times as late after T (so the tasks
+running at T run three times longer; usage values after T are halved), and (2) of the tasks whose
+final event comes after T, some that finish are killed instead and some that are killed finish
+instead. The clock, the tasks the replay sees, the features, the thresholds and the earlier jobs
+are rebuilt from the rewritten events by the pipeline's own SQL. A decision at task time t takes
+each task as of its own first SCHEDULE + min(t, how long it ran): it lies before T when the latest
+of these, D(t), is <= T. For every job with decisions before T (ten jobs or more per trace, each
+cut at the three T), every method of the registry (but the two that are given the labels, oracle
+and wrangler) and every reference rule, every point of its budget curve (the sweep's cuts of its
+score, the survival family's thresholds) and the history it is given from earlier jobs: the
+decision times, tau_hat(t), the features, the fallbacks and the flags (each flag launches a
+speculative copy: the copies launched are the flags) must be identical; so must each job's earlier
+jobs and their prior, what the rules and tuned settings learned from earlier jobs are chosen on.
+On the legacy grid (cut from the true tau) the same comparison must find a difference: the test
+can fail.
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -26,10 +32,13 @@ import numpy as np
 import pytest
 
 from stragglers.prediction.evaluation import load_jobs, method_factory
-from stragglers.prediction.history import AttachHistory, CostAwareSelection, ThresholdGrid
+from stragglers.prediction.history import (
+    AttachHistory, CostAwareSelection, ThresholdGrid, build_histories, earlier_jobs, job_times,
+)
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.protocol import OPERATOR, adapt_job
 from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.prediction.sweep import SweepGrid
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.warehouse.build import build_features, build_selection
 from stragglers.warehouse.staging import stage_google
@@ -39,133 +48,157 @@ LABEL_READERS = {name for name, cls in METHODS.items() if cls.tags.reads_labels}
 METHODS_UNDER_TEST = sorted(set(METHODS) - LABEL_READERS)
 STRETCH = 3          # events after T happen this many times as late after T
 FOREVER = 9223372036854775807   # the trace's "no time" sentinel
+FINISH, KILL = 4, 5
+MIN_JOBS = 10        # jobs compared per trace, at least
+CUTS = 3             # values of T
 
 
 def operator(**kw) -> EvaluationSettings:
     return EvaluationSettings(workers=1, **(dict(OPERATOR) | kw))
 
 
-def rewrite_future(con: duckdb.DuckDBPyConnection, job_id: int, t_us: int) -> None:
-    """Replace the staged views by tables where job ``job_id``'s events and usage after ``t_us``
-    happen STRETCH times as late after it (usage values halved): the raw level, before any build."""
-    def later(col: str) -> str:
-        return (f"CASE WHEN job_id = {job_id} AND {col} > {t_us} AND {col} < {FOREVER} "
-                f"THEN {t_us} + {STRETCH} * ({col} - {t_us}) ELSE {col} END AS {col}")
+SETTINGS = {"online": operator(), "legacy": operator(decision_clock="legacy_grid")}
 
-    for view in ("stg_task_events", "stg_job_events"):
-        con.execute(f"CREATE TABLE fut_{view} AS SELECT * REPLACE ({later('time')}) FROM {view}")
-        con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM fut_{view}")
-    halved = ", ".join(f"CASE WHEN job_id = {job_id} AND end_time > {t_us} THEN {c} / 2 ELSE {c} END AS {c}"
+
+def rewrite_future(con: duckdb.DuckDBPyConnection, t_us: int) -> None:
+    """Replace the staged views by tables where, in every job and on every machine, the events and
+    usage after ``t_us`` happen STRETCH times as late after it (usage values halved), and where of
+    the final FINISH / KILL events after ``t_us`` a third of the FINISHes become KILLs and half the
+    KILLs become FINISHes (by job and task index): the raw level, before any build."""
+    def later(col: str) -> str:
+        return f"CASE WHEN {col} > {t_us} AND {col} < {FOREVER} THEN {t_us} + {STRETCH} * ({col} - {t_us}) ELSE {col} END"
+
+    after = f"time > {t_us} AND time < {FOREVER}"
+    swapped = (f"CASE WHEN {after} AND event_type = {FINISH} AND (job_id + task_index) % 3 = 0 THEN {KILL} "
+               f"WHEN {after} AND event_type = {KILL} AND (job_id + task_index) % 2 = 0 THEN {FINISH} "
+               f"ELSE event_type END")
+    con.execute(f"""CREATE TABLE fut_stg_task_events AS
+                    SELECT * REPLACE ({later('time')} AS time, ({swapped})::INTEGER AS event_type) FROM stg_task_events""")
+    for view in ("stg_job_events", "stg_machine_events"):
+        con.execute(f"CREATE TABLE fut_{view} AS SELECT * REPLACE ({later('time')} AS time) FROM {view}")
+    halved = ", ".join(f"CASE WHEN end_time > {t_us} THEN {c} / 2 ELSE {c} END AS {c}"
                        for c in ("cpu_rate", "canonical_memory", "assigned_memory", "disk_io_time"))
     con.execute(f"""CREATE TABLE fut_stg_task_usage AS
-                    SELECT * REPLACE ({later('start_time')}, {later('end_time')}, {halved}) FROM stg_task_usage""")
-    con.execute("CREATE OR REPLACE VIEW stg_task_usage AS SELECT * FROM fut_stg_task_usage")
+                    SELECT * REPLACE ({later('start_time')} AS start_time, {later('end_time')} AS end_time, {halved})
+                    FROM stg_task_usage""")
+    for view in ("stg_task_events", "stg_job_events", "stg_machine_events", "stg_task_usage"):
+        con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM fut_{view}")
 
 
-def warehouse(raw: Path, settings: SelectionSettings, rewrite: tuple[int, int] | None = None
-              ) -> duckdb.DuckDBPyConnection:
+def warehouse(raw: Path, settings: SelectionSettings, cut_us: int | None = None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     stage_google(con, raw, settings)
-    if rewrite is not None:
-        rewrite_future(con, *rewrite)
+    if cut_us is not None:
+        rewrite_future(con, cut_us)
     build_selection(con, settings)
     build_features(con, settings)
     return con
 
 
 def decision_instants(con, trace: str, job_id: int, times: np.ndarray) -> np.ndarray:
-    """D(t) per decision time t: the latest absolute time a decision at t looks at (us)."""
-    s, y = con.execute("SELECT first_schedule_us, latency_us FROM tasks WHERE trace = ? AND job_id = ?",
+    """D(t) per decision time t: the latest absolute time a decision at t looks at (us), over every
+    task the operator's replay sees (a superset of the paper's finished tasks)."""
+    s, y = con.execute("SELECT first_schedule_us, latency_us FROM operator_tasks WHERE trace = ? AND job_id = ?",
                        [trace, job_id]).fetchnumpy().values()
     return np.array([int((s + np.minimum(round(t * 1e6), y)).max()) for t in times])
 
 
-@dataclass
-class Pair:
-    trace: str
-    job_id: int
-    cut_us: int                      # T
-    recorded: duckdb.DuckDBPyConnection
-    rewritten: duckdb.DuckDBPyConnection
-    jobs: dict                       # settings label -> (recorded JobData, rewritten JobData)
-
-
-def _job(con, trace: str, job_id: int, s: EvaluationSettings) -> JobData:
+def jobs_of(con, trace: str, label: str) -> dict[int, JobData]:
+    s = SETTINGS[label]
     jobs, _ = load_jobs(con, trace, s)
-    return adapt_job(next(j for j in jobs if j.job_id == job_id), s)
+    return {j.job_id: adapt_job(j, s) for j in jobs}
 
 
-def make_pair(raw: Path, settings: SelectionSettings) -> Pair:
-    """The smallest evaluable job with decisions on both sides of T = D(its middle decision)."""
-    recorded = warehouse(raw, settings)
+@dataclass
+class Cut:
+    t_us: int                                  # T
+    con: duckdb.DuckDBPyConnection             # the warehouse of the rewritten trace
+    jobs: dict                                 # label -> job_id -> JobData
+    before: dict = field(default_factory=dict)  # label -> job_id -> decisions of the recorded replay before T
+
+
+@dataclass
+class World:
+    trace: str
+    con: duckdb.DuckDBPyConnection             # as recorded
+    jobs: dict                                 # label -> job_id -> JobData
+    cuts: list[Cut]
+
+    def pairs(self, label: str = "online"):
+        """(cut, job_id, decisions before T) for every job of both warehouses with a decision before T."""
+        return [(c, j, n) for c in self.cuts for j, n in c.before[label].items() if n >= 1 and j in c.jobs[label]]
+
+
+def make_world(raw: Path, settings: SelectionSettings) -> World:
+    """The recorded warehouse and one rewritten warehouse per cut. The cuts are the instants of the
+    middle decisions of CUTS jobs spread over the trace (each cuts its job in two; the jobs before it
+    are compared whole, the jobs across it in part)."""
     trace = settings.trace
-    online = operator()
-    jobs, _ = load_jobs(recorded, trace, online)
-    candidates = sorted((len(j.task_ids) * len(j.checkpoints), j.job_id) for j in jobs
-                        if len(j.checkpoints) >= 6)
-    assert candidates, "no job with 6 decisions or more"
-    job_id = candidates[0][1]
-    job = next(j for j in jobs if j.job_id == job_id)
-    instants = decision_instants(recorded, trace, job_id, job.checkpoints)
-    cut = int(instants[len(instants) // 2])
-    rewritten = warehouse(raw, settings, (job_id, cut))
-    pair = Pair(trace, job_id, cut, recorded, rewritten, {})
-    for label, s in (("online", online), ("legacy", operator(decision_clock="legacy_grid"))):
-        pair.jobs[label] = (_job(recorded, trace, job_id, s), _job(rewritten, trace, job_id, s))
-    return pair
-
-
-def decisions_before(pair: Pair, label: str) -> int:
-    """How many decisions of the recorded replay lie before T (D(t) <= T)."""
-    a, _ = pair.jobs[label]
-    return int((decision_instants(pair.recorded, pair.trace, pair.job_id, a.checkpoints) <= pair.cut_us).sum())
+    con = warehouse(raw, settings)
+    world = World(trace, con, {label: jobs_of(con, trace, label) for label in SETTINGS}, [])
+    online = world.jobs["online"]
+    instants = {j: decision_instants(con, trace, j, job.checkpoints) for j, job in online.items()}
+    middles = sorted(int(d[len(d) // 2]) for d in instants.values() if len(d) >= 4)
+    assert len(middles) >= CUTS, f"{len(middles)} jobs with 4 decisions or more"
+    for q in np.linspace(0.5, 1.0, CUTS):
+        t_us = middles[min(int(q * (len(middles) - 1)), len(middles) - 1)]
+        rewritten = warehouse(raw, settings, t_us)
+        cut = Cut(t_us, rewritten, {label: jobs_of(rewritten, trace, label) for label in SETTINGS})
+        for label in SETTINGS:
+            cut.before[label] = {j: int((decision_instants(con, trace, j, job.checkpoints) <= t_us).sum())
+                                 for j, job in world.jobs[label].items()}
+        world.cuts.append(cut)
+    return world
 
 
 #: cheaper than the defaults, the same code path (CI time): Tobit's optimizer iterations
 CHEAP = {"tobit": {"max_iter": 100}}
 
 
-def replay(pair: Pair, which: int, label: str, name: str, n: int):
-    """``name`` replayed on the first ``n`` decisions (those before T) of the pair's job: the replay
-    is sequential and a method is handed X[k] and tau_hat(t_k) at decision k only, so what comes
-    after the n-th decision cannot act on the first n; cutting it halves the test's time."""
-    con = pair.recorded if which == 0 else pair.rewritten
-    job = pair.jobs[label][which]
-    job = replace(job, checkpoints=job.checkpoints[:n], X=job.X[:n], thresholds=job.thresholds[:n],
-                  steps=None if job.steps is None else job.steps[:n])
-    s = operator() if label == "online" else operator(decision_clock="legacy_grid")
+def truncated(job: JobData, n: int) -> JobData:
+    from dataclasses import replace
+
+    return replace(job, checkpoints=job.checkpoints[:n], X=job.X[:n],
+                   thresholds=None if job.thresholds is None else job.thresholds[:n],
+                   steps=None if job.steps is None else job.steps[:n])
+
+
+def replay(con, trace: str, job: JobData, name: str, n: int):
+    """``name`` replayed on the first ``n`` decisions of ``job`` with every point of its budget curve
+    (the sweep's cuts, or the survival family's thresholds with the history of earlier jobs): the
+    replay is sequential and a method is handed X[k] and tau_hat(t_k) at decision k only, so what
+    comes after the n-th decision cannot act on the first n; cutting it saves the test's time."""
+    job = truncated(job, n)
+    s = SETTINGS["online"]
     factory = partial(method_factory(name, s), **CHEAP.get(name, {}))
     if METHODS[name].tags.learns_from_earlier_jobs:
-        # every threshold of the cost-aware choice, each job with the history of the jobs before it
-        sel = CostAwareSelection.from_warehouse(con, pair.trace, job.feature_names, [job.job_id],
-                                                {name: factory}, s.cost_lambda, s.history_min_jobs)
-        job = AttachHistory(sel.histories)(job)
-        factory = partial(ThresholdGrid, factory)
-    return replay_job(job, factory(), seed=0)
+        sel = CostAwareSelection.from_warehouse(con, trace, job.feature_names, [job.job_id], {name: factory},
+                                                s.cost_lambda, s.history_min_jobs, "operator_tasks")
+        return replay_job(AttachHistory(sel.histories)(job), ThresholdGrid(factory), seed=0)
+    return replay_job(job, SweepGrid(factory), seed=0)
 
 
-def differences(pair: Pair, label: str, name: str | None) -> list[str]:
-    """What differs between the two replays in the decisions before T (empty: none)."""
-    a, b = pair.jobs[label]
-    n = decisions_before(pair, label)
-    out = []
+def data_differences(a: JobData, b: JobData, n: int) -> list[str]:
+    """What differs in the first ``n`` decisions' inputs (empty: nothing)."""
     if not np.array_equal(a.checkpoints[:n], b.checkpoints[:n]):
-        out.append(f"decision times: {a.checkpoints[:n]} vs {b.checkpoints[:n]}")
-        return out
-    if not np.array_equal(a.thresholds[:n], b.thresholds[:n]):
+        return [f"decision times: {a.checkpoints[:n]} vs {b.checkpoints[:n]}"]
+    out = []
+    if a.thresholds is not None and not np.array_equal(a.thresholds[:n], b.thresholds[:n]):
         out.append(f"tau_hat: {a.thresholds[:n]} vs {b.thresholds[:n]}")
     if not np.array_equal(a.task_ids, b.task_ids) or not np.array_equal(a.X[:n], b.X[:n], equal_nan=True):
-        out.append("features")
+        out.append("tasks or features")
     if a.steps is not None and not np.array_equal(a.steps[:n], b.steps[:n]):
         out.append("steps")
-    if name is None:
-        return out
-    last = a.checkpoints[n - 1]
-    ra, rb = replay(pair, 0, label, name, n), replay(pair, 1, label, name, n)
+    return out
+
+
+def flag_differences(ra, rb, last: float) -> list[str]:
+    out = []
     fa = [(k, t, r) for k, t, r in ra.fallbacks if t <= last]
     fb = [(k, t, r) for k, t, r in rb.fallbacks if t <= last]
     if fa != fb:
         out.append(f"fallbacks: {fa} vs {fb}")
+    assert [v.method for v in ra.variants] == [v.method for v in rb.variants]
     for va, vb in zip(ra.variants, rb.variants):
         before_a = np.where(va.flagged_at <= last, va.flagged_at, np.nan)
         before_b = np.where(vb.flagged_at <= last, vb.flagged_at, np.nan)
@@ -174,70 +207,148 @@ def differences(pair: Pair, label: str, name: str | None) -> list[str]:
     return out
 
 
-def check_pair(pair: Pair) -> None:
-    """The pair can tell: decisions on both sides of T, and the rewrite changed the job."""
-    a, b = pair.jobs["online"]
-    n = decisions_before(pair, "online")
-    assert 2 <= n < len(a.checkpoints), n
-    assert np.array_equal(a.task_ids, b.task_ids)
-    assert (b.latency > a.latency).any() and b.tau != a.tau     # tasks ran on after T, longer
+def differences(world: World, name: str | None, label: str = "online") -> list[str]:
+    """Everything that differs, over every (cut, job) with decisions before T (empty: nothing). The
+    decisions' inputs are compared on every such job; a method's flags on the jobs that T cuts in
+    two (decisions on both sides): on a job wholly before T a replay that reads only its inputs
+    and the tasks ended by then (identical there) cannot differ, and each method's replays are the
+    test's cost."""
+    out = []
+    recorded = {}
+    for cut, j, n in world.pairs(label):
+        a, b = world.jobs[label][j], cut.jobs[label][j]
+        where = f"T={cut.t_us} job {j}"
+        out += [f"{where}: {d}" for d in data_differences(a, b, n)]
+        if name is None or out or n == len(a.checkpoints):
+            continue
+        if j not in recorded:   # the recorded replay, once, on the decisions before the latest cut across it
+            recorded[j] = replay(world.con, world.trace, a, name, max(
+                c.before[label][j] for c in world.cuts if c.before[label][j] < len(a.checkpoints)))
+        rb = replay(cut.con, world.trace, b, name, n)
+        out += [f"{where}: {d}" for d in flag_differences(recorded[j], rb, float(a.checkpoints[n - 1]))]
+    return out
 
 
-def fetched_pair(tmp: Path, settings: SelectionSettings, **fetch) -> Pair:
-    """The pair of ``settings.trace`` fetched into ``tmp`` (``fetch``: fetch_trace's options), checked
+def history_differences(world: World) -> list[str]:
+    """Each job's earlier jobs and their prior, for every job whose first decision is before T."""
+    out = []
+    feats = next(iter(world.jobs["online"].values())).feature_names
+    ids = sorted(world.jobs["online"])
+    times = job_times(world.con, world.trace, "operator_tasks").set_index("job_id")
+    hist = build_histories(world.con, world.trace, feats, ids, 1, "operator_tasks")
+    earlier = earlier_jobs(times.reset_index())
+    for cut in world.cuts:
+        times_b = job_times(cut.con, world.trace, "operator_tasks").set_index("job_id")
+        earlier_b = earlier_jobs(times_b.reset_index())
+        hist_b = build_histories(cut.con, world.trace, feats, [j for j in ids if j in times_b.index], 1,
+                                 "operator_tasks")
+        for j in ids:
+            if times.loc[j, "cutoff_us"] > cut.t_us or j not in times_b.index:
+                continue
+            if earlier[j] != earlier_b[j]:
+                out.append(f"T={cut.t_us} job {j}: earlier jobs {earlier[j]} vs {earlier_b[j]}")
+            pa, pb = hist[j].prior, hist_b[j].prior
+            if (pa is None) != (pb is None) or (pa is not None and not (
+                    np.array_equal(pa.beta, pb.beta) and pa.sigma == pb.sigma)):
+                out.append(f"T={cut.t_us} job {j}: prior from earlier jobs")
+    return out
+
+
+def check_world(world: World) -> None:
+    """The worlds can tell: at least MIN_JOBS jobs compared, cut in two by some T; the rewrites
+    stretched tasks and turned finishing tasks into killed ones and killed ones into finishing ones."""
+    pairs = world.pairs()
+    assert len({j for _, j, _ in pairs}) >= MIN_JOBS, pairs
+    across = [(c, j) for c, j, n in pairs if n < len(world.jobs["online"][j].checkpoints)]
+    assert len(across) >= CUTS, "too few jobs with decisions on both sides of a T"
+    for cut in world.cuts:
+        moved = world.con.execute("SELECT job_id, task_id, end_state FROM operator_tasks").df().merge(
+            cut.con.execute("SELECT job_id, task_id, end_state, latency_us FROM operator_tasks").df(),
+            on=["job_id", "task_id"], suffixes=("", "_b"))
+        assert ((moved.end_state == "finished") & (moved.end_state_b == "killed")).any()
+        assert ((moved.end_state == "killed") & (moved.end_state_b == "finished")).any()
+
+
+def fetched_world(tmp: Path, settings: SelectionSettings, **fetch) -> World:
+    """The world of ``settings.trace`` fetched into ``tmp`` (``fetch``: fetch_trace's options), checked
     able to tell."""
     from stragglers.traces.fetch import fetch_trace
 
     fetch_trace(settings.trace, tmp, log=lambda _: None, **fetch)
     raw = next(p for p in tmp.rglob("task_events")).parent
-    pair = make_pair(raw, settings)
-    check_pair(pair)
-    return pair
+    world = make_world(raw, settings)
+    check_world(world)
+    return world
 
 
 # ---------------------------------------------------------------- the embedded trace
 
 @pytest.fixture(scope="module")
-def embedded(tmp_path_factory) -> Pair:
+def embedded(tmp_path_factory) -> World:
     from stragglers.traces.fetch import SyntheticScale
 
-    return fetched_pair(tmp_path_factory.mktemp("future"), SelectionSettings(),
-                        scale=SyntheticScale(n_jobs=12, n_parts=4))
+    return fetched_world(tmp_path_factory.mktemp("future"), SelectionSettings(),
+                         scale=SyntheticScale(n_jobs=EMBEDDED_JOBS, n_parts=4))
+
+
+#: generated jobs: enough that MIN_JOBS of them are evaluable
+EMBEDDED_JOBS = 24
 
 
 @pytest.mark.parametrize("name", METHODS_UNDER_TEST)
 def test_the_future_cannot_change_the_past_embedded(embedded, name):
-    assert differences(embedded, "online", name) == []
+    assert differences(embedded, name) == []
+
+
+def test_the_history_from_earlier_jobs_cannot_see_the_future_embedded(embedded):
+    assert history_differences(embedded) == []
 
 
 def test_the_legacy_grid_lets_the_future_change_the_past_embedded(embedded):
     # its step is cut from the true tau: a longer future moves every decision
-    assert differences(embedded, "legacy", None)
+    assert differences(embedded, None, "legacy")
 
 
 # ---------------------------------------------------------------- the real excerpt
 
 @pytest.fixture(scope="module")
-def real(realdata, tmp_path_factory) -> Pair:
-    """The real excerpt's first ~2.7 h of task events (test_realdata.py's subset: no task_usage, so
-    the event features), its smallest evaluable job."""
-    return fetched_pair(tmp_path_factory.mktemp("future_real"), SelectionSettings(trace="google_2011"),
-                        url=str(realdata / "google_2011"), parts="job_events=0-19,task_events=0-1,machine_events=all")
+def real(realdata, tmp_path_factory) -> World:
+    """The real excerpt's first three task_events parts (~4 h; no task_usage, so the event features):
+    16 evaluable jobs."""
+    return fetched_world(tmp_path_factory.mktemp("future_real"), SelectionSettings(trace="google_2011"),
+                         url=str(realdata / "google_2011"), parts="job_events=0-19,task_events=0-2,machine_events=all")
 
 
 @pytest.mark.parametrize("name", METHODS_UNDER_TEST)
 def test_the_future_cannot_change_the_past_real(real, name):
-    assert differences(real, "online", name) == []
+    assert differences(real, name) == []
+
+
+def test_the_history_from_earlier_jobs_cannot_see_the_future_real(real):
+    assert history_differences(real) == []
 
 
 def test_the_legacy_grid_lets_the_future_change_the_past_real(real):
-    assert differences(real, "legacy", None)
+    assert differences(real, None, "legacy")
+
+
+def test_flag_all_copies_tasks_that_never_finish_real(real):
+    """The operator's replay sees the tasks that will not finish: flag_all copies them too."""
+    job_ids = sorted(real.jobs["online"])
+    unfinished = 0
+    for j in job_ids:
+        job = real.jobs["online"][j]
+        r = replay_job(job, method_factory("flag_all", SETTINGS["online"])(), seed=0)
+        flagged = ~np.isnan(r.variants[0].flagged_at)
+        if job.finished is not None:
+            unfinished += int((flagged & ~job.finished).sum())
+    assert unfinished > 0
 
 
 def test_an_online_methods_step_points_at_the_clocks_next_timed_decision(embedded):
     """The step an online method is given (stragglers/prediction/clock.py, in Python) lands on a
     decision of sql/operator_checkpoints.sql, or after the job's last task ended."""
-    a, _ = embedded.jobs["online"]
+    a = next(j for j in embedded.jobs["online"].values() if len(j.checkpoints) >= 4)
     assert (a.steps > 0).all()
     for t in a.checkpoints + a.steps:
         assert np.isclose(a.checkpoints, t, rtol=0, atol=1e-6).any() or t >= a.latency.max(), t
@@ -266,11 +377,11 @@ def test_a_real_mirror_with_a_task_events_part_missing_runs_green_on_the_online_
     out = evaluate(con, "google_2011", rules, operator())
     jm = out.frames["job_metrics"]
     assert out.n_jobs > 0 and set(jm.method) == set(rules) and jm.n_checkpoints.min() >= 2
-    # every decision of the clock has a feature row for every task of its job
-    assert con.execute("""SELECT count(*) FROM operator_checkpoints c JOIN (SELECT job_id, count(*) AS n FROM tasks
-                          GROUP BY job_id) t USING (job_id)""").fetchone()[0] > 0
-    assert con.execute("""SELECT sum(t.n) FROM operator_checkpoints c JOIN (SELECT job_id, count(*) AS n FROM tasks
-                          GROUP BY job_id) t USING (job_id)""").fetchone()[0] == \
+    # every decision of the clock has a feature row for every task the replay sees (those that do not finish too)
+    assert con.execute("""SELECT count(*) FROM operator_checkpoints c JOIN (SELECT job_id, count(*) AS n
+                          FROM operator_tasks GROUP BY job_id) t USING (job_id)""").fetchone()[0] > 0
+    assert con.execute("""SELECT sum(t.n) FROM operator_checkpoints c JOIN (SELECT job_id, count(*) AS n
+                          FROM operator_tasks GROUP BY job_id) t USING (job_id)""").fetchone()[0] == \
         con.execute("SELECT count(*) FROM operator_checkpoint_features").fetchone()[0]
 
 

@@ -310,3 +310,58 @@ def test_a_long_tail_gets_at_most_twenty_checkpoints_past_the_warehouse_grid():
     y = np.r_[np.arange(1.0, 100.0), 10_000.0]
     end = adapt_job(job(y, np.arange(4.0, 90.0, 10.0)), EvaluationSettings(workers=1, horizon="end"))
     assert len(end.checkpoints) - 9 <= 20 and end.checkpoints[-1] < 10_000.0
+
+
+# ---------------------------------------------------------------- every task the scheduler sees
+
+class ProbeSets(Method):
+    """Records the finished and running task ids and the candidates at each decision; flags all."""
+    name = "probe_sets"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[float, list, list, list]] = []
+
+    def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
+        self.seen.append((t, finished.task_ids.tolist(), running.task_ids.tolist()))
+
+    def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        self.seen[-1] = (*self.seen[-1], candidates.task_ids.tolist())
+        return {self.name: np.ones(len(candidates), dtype=bool)}
+
+
+def test_a_task_that_will_not_finish_is_a_candidate_while_it_runs_and_is_never_a_straggler():
+    # tasks 0-2 finish at 1, 2, 3 s; task 3 is killed at 10 s; task 4 finishes at 20 s; task 5 is killed at 2.5 s
+    j = replace(job([1, 2, 3, 10, 20, 2.5], [1.5, 5, 15], tau=10.0),
+                finished=np.array([True, True, True, False, True, False]))
+    probe = ProbeSets()
+    r = replay_job(j, probe)
+    # at 5 s: 0-2 finished (with latencies), task 5 ended (killed: in neither set), 3 and 4 run and are copied
+    assert probe.seen[0] == (5.0, [0, 1, 2], [3, 4], [3, 4])
+    # the killed task 3 is a false positive, never a straggler; task 4 (20 s >= tau) is the straggler
+    assert j.labels.tolist() == [False, False, False, False, True, False]
+    assert r.variants[0].scores["fp"] == 1 and r.variants[0].scores["tp"] == 1
+    # tau_hat reads the finished tasks and censors the running ones, not the killed one
+    online = adapt_job(j, operator_settings())
+    assert online.thresholds[1] == online_threshold(np.array([1.0, 2.0, 3.0]), 2, 5.0, 0.9)
+
+
+def test_a_copy_of_a_task_that_will_not_finish_buys_nothing_and_runs_until_the_original_ends():
+    from stragglers.prediction.speculation import copy_draw_sets, speculation_outcome
+
+    y, finished = np.array([10.0, 100.0, 80.0]), np.array([True, True, False])
+    draws = copy_draw_sets(y, "t", 1, range(3), finished)
+    # the killed task's copy never finishes; the others draw from the finished tasks' latencies
+    assert all(np.isinf(d[2]) and set(d[:2]) <= {10.0, 100.0} for d in draws)
+    # copying only the killed task at 20 s: no cut (the job ends when it ends), 60 s more machine time
+    red, extra = speculation_outcome(y, np.array([np.nan, np.nan, 20.0]), draws)
+    assert red == 0.0 and extra == pytest.approx(60.0 / 190.0)
+
+
+def test_spark_counts_every_task_of_the_job_in_its_quantile_gate():
+    # 10 tasks, 7 finish early; 3 are killed late: Spark (quantile 0.75) needs 7.5 finished, never 7 of 7
+    lat = np.r_[np.arange(1.0, 8.0), 50.0, 60.0, 70.0]
+    j = replace(job(lat, [1, 5, 8, 30, 40], tau=7.0), finished=np.r_[np.ones(7, bool), np.zeros(3, bool)])
+    spark = METHODS["spark_speculation"]()
+    r = replay_job(j, spark)
+    assert np.isnan(r.variants[0].flagged_at).all()

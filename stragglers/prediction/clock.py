@@ -4,7 +4,9 @@ Under ``threshold="online"`` (the operator's protocol) with ``decision_clock="on
 default) the replay decides at the times of ``operator_checkpoints`` (sql/operator_checkpoints.sql,
 built with the features by the warehouse), on features as of each of those times
 (``operator_checkpoint_features``: the paper's own SQL on that grid), until the job's last task
-ends. Every decision time is a function of what has happened by then, on the paper's common
+ends, for every task the scheduler sees run (``operator_tasks``: the tasks that will be killed,
+evicted, failed or lost too, not only those that finish; the job's task count n is theirs, known at
+submission). Every decision time is a function of what has happened by then, on the paper's common
 task-time clock: t0 (a share of the tasks has finished), each time a further
 ``clock_finished_percent`` of the job's tasks have finished, and every ``clock_interval_s`` while
 tasks run, that interval doubling after every ``clock_doubling_after`` timed decisions. No decision
@@ -27,6 +29,9 @@ from stragglers.warehouse.settings import WarehouseSettings
 #: (decision times, features) the replay reads: the paper's grid, the operator's clock
 PAPER_TABLES = ("job_checkpoints", "checkpoint_features")
 ONLINE_TABLES = ("operator_checkpoints", "operator_checkpoint_features")
+#: the tasks each grid's tables are built on: the paper's finished tasks (`tasks`), or every task the
+#: scheduler sees run (`operator_tasks`: those that will be killed, evicted, failed or lost too)
+TASKS_OF = {**{t: "tasks" for t in PAPER_TABLES}, **{t: "operator_tasks" for t in ONLINE_TABLES}}
 
 
 def uses_online_clock(s: EvaluationSettings) -> bool:
@@ -64,4 +69,5 @@ def clock_caption(finished_percent: int | None = None, interval_s: int | None = 
                           value("clock_doubling_after", doubling_after))
     return (f"decisions on an online clock: each time a further {pct}% of the job's tasks have finished and "
             f"every {every} s while tasks run (the interval doubling after every {double}), until the last "
-            f"task ends; the threshold and the features as known at each decision")
+            f"task ends; the threshold and the features as known at each decision; the replay sees every task "
+            f"of the job, those that will be killed, evicted, failed or lost too (a copy of one buys nothing)")

@@ -21,13 +21,13 @@ import pandas as pd
 from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.methods.base import variant_names
 from stragglers.prediction.metrics import table3
-from stragglers.prediction.clock import grid_tables, uses_online_clock
+from stragglers.prediction.clock import TASKS_OF, grid_tables, uses_online_clock
 from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ProgressLog, ReplayStats, replay_batches
 from stragglers.prediction.history import (
-    AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods, task_latencies,
+    AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods, task_finished, task_latencies,
 )
 from stragglers.prediction.sweep import SweepCollector, SweepGrid
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
@@ -232,19 +232,20 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     # methods that learn from earlier jobs: one replay per job scores every threshold, then each job's
     # threshold is chosen on the jobs that ended before it (stragglers/prediction/history.py)
     learners = learning_methods(methods)
+    tasks = TASKS_OF[grid_tables(settings)[0]]   # the tasks the replay sees (the paper's, or the operator's)
     selection = None
     if learners:
         selection = CostAwareSelection.from_warehouse(
             con, trace, feats, jobs["job_id"].tolist(), {m: f for m, f in zip(methods, factories) if m in learners},
-            settings.cost_lambda, settings.history_min_jobs, settings.copy_keeps)
+            settings.cost_lambda, settings.history_min_jobs, settings.copy_keeps, tasks)
         prepare = AttachHistory(selection.histories, prepare)
         factories = [partial(ThresholdGrid, f) if m in learners else f for m, f in zip(methods, factories)]
     # the operator's view: every cut of every other method's flag in the same replay (its cost curve,
     # stragglers/prediction/sweep.py); the methods' own results are those of their plain replay
     sweep = None
     if is_operator(settings):
-        sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace),
-                               settings.copy_keeps)
+        sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace, tasks),
+                               settings.copy_keeps, finished=task_finished(con, trace, tasks))
         factories = [f if m in learners else partial(SweepGrid, f) for m, f in zip(methods, factories)]
 
     def store(results) -> None:

@@ -59,27 +59,51 @@ def grid_variant(method: str, q: float) -> str:
 
 # ----------------------------------------------------------------------------- which jobs came before
 
-def job_times(con: duckdb.DuckDBPyConnection, trace: str) -> pd.DataFrame:
-    """Per job: start (its first task's first SCHEDULE), end (its last task's finish) and cutoff
-    (start + t0: when its first checkpoint can be taken at the earliest), trace time in us."""
-    return con.execute("""
+def job_times(con: duckdb.DuckDBPyConnection, trace: str, tasks: str = "tasks") -> pd.DataFrame:
+    """Per job: start (its first task's first SCHEDULE), end (when its last task ended) and cutoff
+    (start + t0: when its first checkpoint can be taken at the earliest), trace time in us.
+
+    ``tasks`` = "tasks" (the paper's view: its finished tasks, t0 of its grid) or "operator_tasks"
+    (the operator's: every task the scheduler saw run, t0 of the operator's clock); there a job has
+    ended when its last task ended in any way, and a job with a task still running when the trace
+    ends has no end (never an earlier job)."""
+    if tasks == "tasks":
+        return con.execute("""
+            SELECT t.job_id, min(t.first_schedule_us) AS start_us,
+                   max(t.first_schedule_us + t.latency_us) AS end_us,
+                   min(t.first_schedule_us) + CAST(round(any_value(c.t0_s) * 1e6) AS BIGINT) AS cutoff_us
+            FROM tasks t JOIN (SELECT job_id, any_value(t0_s) AS t0_s FROM job_checkpoints
+                               WHERE trace = ? GROUP BY job_id) c USING (job_id)
+            WHERE t.trace = ? GROUP BY t.job_id ORDER BY t.job_id""", [trace, trace]).df()
+    return con.execute(f"""
         SELECT t.job_id, min(t.first_schedule_us) AS start_us,
-               max(t.first_schedule_us + t.latency_us) AS end_us,
+               CASE WHEN bool_and(t.end_state <> 'still_running')
+                    THEN max(t.first_schedule_us + t.latency_us) END AS end_us,
                min(t.first_schedule_us) + CAST(round(any_value(c.t0_s) * 1e6) AS BIGINT) AS cutoff_us
-        FROM tasks t JOIN (SELECT job_id, any_value(t0_s) AS t0_s FROM job_checkpoints
-                           WHERE trace = ? GROUP BY job_id) c USING (job_id)
+        FROM {tasks} t JOIN (SELECT job_id, any_value(t0_s) AS t0_s FROM operator_checkpoints
+                             WHERE trace = ? GROUP BY job_id) c USING (job_id)
         WHERE t.trace = ? GROUP BY t.job_id ORDER BY t.job_id""", [trace, trace]).df()
 
 
-def task_latencies(con: duckdb.DuckDBPyConnection, trace: str) -> dict[int, pd.Series]:
-    """Per job, its tasks' latencies (s) by task_id: what the speculation outcomes are computed on."""
-    lat = con.execute("SELECT job_id, task_id, latency_s FROM tasks WHERE trace = ?", [trace]).df()
+def task_latencies(con: duckdb.DuckDBPyConnection, trace: str, tasks: str = "tasks") -> dict[int, pd.Series]:
+    """Per job, its tasks' latencies (s) by task_id: what the speculation outcomes are computed on
+    (of ``tasks``: for the operator's tasks, how long each ran, however it ended)."""
+    lat = con.execute(f"SELECT job_id, task_id, latency_s FROM {tasks} WHERE trace = ?", [trace]).df()
     return {int(j): g.set_index("task_id")["latency_s"] for j, g in lat.groupby("job_id")}
 
 
+def task_finished(con: duckdb.DuckDBPyConnection, trace: str, tasks: str = "tasks") -> dict[int, pd.Series] | None:
+    """Per job, whether each task finished, by task_id (None for the paper's tasks: all do)."""
+    if tasks == "tasks":
+        return None
+    df = con.execute(f"SELECT job_id, task_id, finished FROM {tasks} WHERE trace = ?", [trace]).df()
+    return {int(j): g.set_index("task_id")["finished"] for j, g in df.groupby("job_id")}
+
+
 def earlier_jobs(times: pd.DataFrame) -> dict[int, tuple[int, ...]]:
-    """Per job, the jobs that ended strictly before its cutoff (never itself, never a later one)."""
-    end = times["end_us"].to_numpy()
+    """Per job, the jobs that ended strictly before its cutoff (never itself, never a later one, never
+    one without an end)."""
+    end = times["end_us"].to_numpy(float)
     ids = times["job_id"].to_numpy()
     return {int(j): tuple(int(i) for i in ids[(end < c) & (ids != j)])
             for j, c in zip(ids, times["cutoff_us"].to_numpy())}
@@ -140,9 +164,10 @@ class PriorFitter:
 
 
 def build_histories(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str], job_ids: Sequence[int],
-                    min_jobs: int) -> dict[int, JobHistory]:
-    """Per job to replay: the earlier jobs and the prior fitted on them (thresholds come later)."""
-    times = job_times(con, trace)
+                    min_jobs: int, tasks: str = "tasks") -> dict[int, JobHistory]:
+    """Per job to replay: the earlier jobs (``job_times`` of ``tasks``) and the prior fitted on them
+    (thresholds come later)."""
+    times = job_times(con, trace, tasks)
     before = earlier_jobs(times)
     cutoff = dict(zip(times["job_id"].astype(int), times["cutoff_us"].astype(int)))
     fitter = PriorFitter.from_rows(prior_rows(con, trace, features), features)
@@ -232,6 +257,7 @@ class CostAwareSelection:
     grid: tuple[float, ...] = THRESHOLD_GRID
     results: dict[str, dict[int, JobResult]] = field(default_factory=dict)
     outcomes: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
+    finished: Mapping[int, pd.Series] | None = None   # job -> finished by task_id (None: every task)
 
     def __post_init__(self) -> None:
         for method, q in self.fallback.items():
@@ -241,12 +267,14 @@ class CostAwareSelection:
     @classmethod
     def from_warehouse(cls, con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str],
                        job_ids: Sequence[int], factories: Mapping[str, Callable[[], Method]], cost_lambda: float,
-                       min_jobs: int, copy_keeps: float = 0.0) -> "CostAwareSelection":
+                       min_jobs: int, copy_keeps: float = 0.0, tasks: str = "tasks") -> "CostAwareSelection":
         """For ``factories`` (learning method name -> factory) on the jobs ``job_ids`` of ``trace``:
-        their histories (``build_histories``), the tasks' latencies, each method's fallback."""
-        histories = build_histories(con, trace, features, job_ids, min_jobs)
-        return cls(trace, histories, task_latencies(con, trace), cost_lambda, min_jobs,
-                   {m: f().fallback_threshold for m, f in factories.items()}, copy_keeps)
+        their histories (``build_histories``), the tasks' latencies, each method's fallback; on the
+        paper's tasks or the operator's (``tasks``)."""
+        histories = build_histories(con, trace, features, job_ids, min_jobs, tasks)
+        return cls(trace, histories, task_latencies(con, trace, tasks), cost_lambda, min_jobs,
+                   {m: f().fallback_threshold for m, f in factories.items()}, copy_keeps,
+                   finished=task_finished(con, trace, tasks))
 
     def owns(self, result: JobResult) -> bool:
         """A grid replay of one of the learning methods (the others' results pass by)."""
@@ -255,7 +283,8 @@ class CostAwareSelection:
     def add(self, result: JobResult) -> None:
         method = result.variants[0].method.split("@")[0]
         y = self.latency[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
-        draws = copy_draws(y, self.trace, result.job_id, SELECTION_SEEDS, self.copy_keeps)
+        fin = None if self.finished is None else self.finished[int(result.job_id)].reindex(result.task_ids).to_numpy(bool)
+        draws = copy_draws(y, self.trace, result.job_id, SELECTION_SEEDS, self.copy_keeps, finished=fin)
         by_q = {v.method: v for v in result.variants}
         out = np.array([speculation_outcome(y, by_q[grid_variant(method, q)].flagged_at, draws) for q in self.grid])
         self.results.setdefault(method, {})[int(result.job_id)] = result

@@ -24,18 +24,20 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from stragglers.prediction.clock import TASKS_OF
 from stragglers.prediction.simulate import JobData
 
 
 def evaluable_jobs(con: duckdb.DuckDBPyConnection, trace: str, min_finished: int,
                    checkpoints: str = "job_checkpoints") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(jobs to replay: job_id, tau_s, n_tasks, n_cp; jobs skipped: job_id, reason), by job_id, on the
-    decision times of table ``checkpoints`` (the paper's grid, or operator_checkpoints)."""
+    decision times of table ``checkpoints`` (the paper's grid, or operator_checkpoints) and the tasks
+    they are built on (clock.TASKS_OF)."""
     clock = con.execute(f"""
         SELECT c.job_id, any_value(c.tau_s) AS tau_s, any_value(c.n_finished) AS n_finished,
                count(*) AS n_cp, any_value(t.n_tasks) AS n_tasks
         FROM {checkpoints} c
-        LEFT JOIN (SELECT job_id, count(*) AS n_tasks FROM tasks WHERE trace = ? GROUP BY job_id) t
+        LEFT JOIN (SELECT job_id, count(*) AS n_tasks FROM {TASKS_OF[checkpoints]} WHERE trace = ? GROUP BY job_id) t
                USING (job_id)
         WHERE c.trace = ? GROUP BY c.job_id ORDER BY c.job_id""", [trace, trace]).df()
     if clock.empty:
@@ -60,7 +62,8 @@ def batches(jobs: pd.DataFrame, batch_jobs: int) -> list[pd.DataFrame]:
 def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str],
                  job_ids: Sequence[int], directory: Path, table: str = "checkpoint_features") -> Path:
     """Write the batch's rows of feature table ``table`` to ``directory/batch-<uuid>.parquet``
-    (temporary name, then rename).
+    (temporary name, then rename), with each task's latency and whether it finished (the operator's
+    tasks: those that end otherwise too, clock.TASKS_OF).
     The id range lets DuckDB skip the row groups of other jobs (batches are consecutive job ids)."""
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / f"batch-{uuid.uuid4().hex}.parquet"
@@ -69,11 +72,13 @@ def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[
     con.register("_batch_job_ids", ids)
     try:
         cols = ", ".join(f"f.{c}" for c in features)
+        tasks = TASKS_OF[table]
         rel = con.sql(f"""
-            SELECT f.job_id, f.k, f.task_id, f.checkpoint_s, t.latency_s, {cols}
+            SELECT f.job_id, f.k, f.task_id, f.checkpoint_s, t.latency_s,
+                   {"true" if tasks == "tasks" else "t.finished"} AS finished, {cols}
             FROM {table} f
             JOIN _batch_job_ids b ON b.job_id = f.job_id
-            JOIN tasks t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id
+            JOIN {tasks} t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id
             WHERE f.trace = '{_quote(trace)}' AND f.job_id BETWEEN {int(ids.job_id.min())} AND {int(ids.job_id.max())}
             ORDER BY f.job_id, f.k, f.task_id""")
         rel.write_parquet(str(tmp), row_group_size=32768)
@@ -128,7 +133,10 @@ def job_from_rows(ft: pd.DataFrame, job_id: int, tau_s: float, n_tasks: int, fea
     if not (ft["task_id"].to_numpy().reshape(K, n) == task_ids).all():
         raise ValueError(f"job {job_id}: checkpoint_features has different tasks at different checkpoints")
     latency = ft["latency_s"].to_numpy(float)[:n]
+    # None when every task finishes (the paper's tasks, or an operator's job without other ends)
+    finished = ft["finished"].to_numpy(bool)[:n] if "finished" in ft else None
     X = ft[list(features)].to_numpy(float).reshape(K, n, len(features))
     return JobData(job_id=int(job_id), task_ids=task_ids, latency=latency,
                    checkpoints=ft["checkpoint_s"].to_numpy(float)[::n], X=X, tau=float(tau_s),
-                   feature_names=tuple(features))
+                   feature_names=tuple(features),
+                   finished=None if finished is None or finished.all() else finished)

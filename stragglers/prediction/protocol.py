@@ -149,10 +149,12 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
     if s.quantiles == "sorted_index":
         tau = float(srt[min(int(s.quantile * n), n - 1)])
         initial = lat < srt[min(int(s.initial_fraction * n), n - 1)]
+        evaluated = ~initial
     else:
         tau = job.tau if lat is job.latency else float(np.quantile(lat, s.quantile))
-        initial = lat <= job.t0
-    evaluated = ~initial
+        # F0: finished by t0; scored: running at t0 (the operator's tasks that ended otherwise are neither)
+        ended0, initial = job.ended_by(job.t0) if lat is job.latency else (lat <= job.t0, lat <= job.t0)
+        evaluated = ~ended0
     step = float(job.checkpoints[1] - job.checkpoints[0]) if len(job.checkpoints) > 1 else None
     if s.test_set == "length_filter" and step:
         # series length = number of checkpoint steps the task runs (the authors count usage windows)
@@ -185,9 +187,13 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
             X = np.concatenate([X, np.repeat(X[-1:], len(extra), axis=0)])
     thresholds = None
     if s.threshold == "online":
-        # tau_hat(t_k) from the latencies known at t_k (finished) and the running tasks censored at t_k
-        thresholds = np.array([online_threshold(lat[lat <= t], int((lat > t).sum()), float(t), s.quantile)
-                               for t in checkpoints])
+        # tau_hat(t_k) from the latencies known at t_k (finished) and every running task censored at t_k
+        # (a task that ended otherwise by t_k has no latency: in neither)
+        def known(t: float) -> tuple[np.ndarray, int]:
+            ended, done = job.ended_by(t) if lat is job.latency else (lat <= t, lat <= t)
+            return lat[done], int((~ended).sum())
+
+        thresholds = np.array([online_threshold(*known(float(t)), float(t), s.quantile) for t in checkpoints])
     steps = None
     if online_clock:
         steps = np.array([next_timed_decision(float(checkpoints[0]), float(t), s.clock_interval_s,
@@ -195,7 +201,7 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
     span_end = float(lat.max()) if s.horizon == "end" else None
     return JobData(job_id=job.job_id, task_ids=job.task_ids, latency=lat, checkpoints=checkpoints, X=X, tau=tau,
                    feature_names=job.feature_names, initial=initial, evaluated=evaluated,
-                   thresholds=thresholds, span_end=span_end, steps=steps)
+                   thresholds=thresholds, span_end=span_end, steps=steps, finished=job.finished)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,9 @@
 All tasks of a job share a clock that starts at each task's own start. At
 checkpoint t a task is finished iff its latency y <= t. Per job:
 
+The operator's replay also holds the tasks that end without finishing (``JobData.finished``):
+such a task is a candidate while it runs, is never in F_t, and leaves R_t when it ends.
+
 1. k = 0, t0: the first ``initial_fraction`` of tasks have finished. The
    method's ``begin(F0, R0, t0)`` sees them; nothing is flagged.
 2. k = 1, 2, ...: ``fit(F_t, R_t, t)`` then ``flag(candidates)``. A flag is
@@ -64,6 +67,10 @@ class JobData:
     # the operator's online clock (stragglers/prediction/clock.py): steps[k] = the time from t_k to the
     # next timed decision (known at t_k), what an online method is given as JobContext.step at k
     steps: np.ndarray | None = None        # (K,)
+    # the operator's tasks (sql/operator_tasks.sql): finished[i] = task i ends by finishing; the others
+    # end otherwise at latency[i] (killed, evicted, failed, lost, or the trace ends), have no latency
+    # in the paper's sense and are never stragglers. None = every task finishes (the paper's tasks)
+    finished: np.ndarray | None = None     # (n,) bool
 
     def __post_init__(self) -> None:
         K, n, d = self.X.shape
@@ -71,6 +78,8 @@ class JobData:
             raise ValueError(f"job {self.job_id}: {len(self.steps)} steps for {K} checkpoints")
         if self.thresholds is not None and len(self.thresholds) != K:
             raise ValueError(f"job {self.job_id}: {len(self.thresholds)} thresholds for {K} checkpoints")
+        if self.finished is not None and len(self.finished) != n:
+            raise ValueError(f"job {self.job_id}: {len(self.finished)} finished flags for {n} tasks")
         if len(self.task_ids) != n or len(self.latency) != n or len(self.checkpoints) != K:
             raise ValueError(f"job {self.job_id}: inconsistent shapes X={self.X.shape}, "
                              f"tasks={len(self.task_ids)}, checkpoints={len(self.checkpoints)}")
@@ -83,7 +92,14 @@ class JobData:
 
     @property
     def labels(self) -> np.ndarray:
-        return self.latency >= self.tau
+        straggler = self.latency >= self.tau
+        return straggler if self.finished is None else straggler & self.finished
+
+    def ended_by(self, t: float) -> np.ndarray:
+        """(ended, finished) by time t: a task has ended once it ran its latency, however it ended;
+        it has finished if it ended by finishing (what a scheduler sees at t)."""
+        ended = self.latency <= t
+        return ended, ended if self.finished is None else ended & self.finished
 
 
 @dataclass
@@ -136,19 +152,23 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
     method.reset(ctx)
     names = method.variant_names
     flagged_at = {v: np.full(n, np.nan) for v in names}
-    initial = y <= job.t0 if job.initial is None else job.initial
-    scored = ~initial if job.evaluated is None else job.evaluated.copy()
+    ended0, finished0 = job.ended_by(job.t0)
+    # F0: the tasks finished by t0; scored: the tasks still running at t0
+    initial = finished0 if job.initial is None else job.initial
+    scored = ~ended0 if job.evaluated is None else job.evaluated.copy()
     restrict = method.scored_task_ids(ctx)
     if restrict is not None:
         scored &= np.isin(job.task_ids, restrict)
     fallbacks: list[tuple[int, float, str]] = []
 
     def sets(k: int, t: float) -> tuple[np.ndarray, TaskSet, TaskSet]:
-        fin = y <= t
-        return fin, TaskSet(job.task_ids[fin], job.X[k][fin], y[fin]), TaskSet(job.task_ids[~fin], job.X[k][~fin])
+        # F_t: finished by t (their latencies); R_t: running at t (a task that ended otherwise is in neither)
+        ended, fin = job.ended_by(t)
+        return ended, TaskSet(job.task_ids[fin], job.X[k][fin], y[fin]), TaskSet(job.task_ids[~ended], job.X[k][~ended])
 
     F0 = TaskSet(job.task_ids[initial], job.X[0][initial], y[initial])
-    R0 = TaskSet(job.task_ids[~initial], job.X[0][~initial])
+    running0 = ~initial if job.finished is None else ~initial & ~ended0
+    R0 = TaskSet(job.task_ids[running0], job.X[0][running0])
     try:
         method.begin(F0, R0, job.t0)
     except DEGENERATE as e:
@@ -156,11 +176,11 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
 
     for k in range(1, len(job.checkpoints)):
         t = float(job.checkpoints[k])
-        fin, F, R = sets(k, t)
+        ended, F, R = sets(k, t)
         open_any = np.zeros(n, bool)
         for v in names:
             open_any |= np.isnan(flagged_at[v])
-        cand = ~fin & scored & open_any
+        cand = ~ended & scored & open_any
         if not cand.any():
             continue
         cand_idx = np.flatnonzero(cand)

@@ -113,16 +113,35 @@ def speculate_on_grid(y, f, relaunch, valid, grid, pool0: int, *, after_grid: st
 
 
 
-def copy_draws(y, trace, job_id, seeds, copy_keeps: float, fixed: np.ndarray | None = None) -> list[np.ndarray]:
+def copy_draws(y, trace, job_id, seeds, copy_keeps: float = 0.0, fixed: np.ndarray | None = None,
+               finished: np.ndarray | None = None) -> list[np.ndarray]:
     """One array of copy latencies per seed: the common draw (kept ``copy_keeps`` of the original),
-    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed).
-    The one copy model of every table of copies (the completion tables, the sweep, the cost-aware
-    threshold): the same ``copy_keeps`` gives the same copies everywhere."""
-    draws = [copy_latencies(y, draw_relaunch_latencies(y, job_rng(s, trace, job_id)), copy_keeps) for s in seeds]
+    except where ``fixed`` gives the task's copy latency (cause-aware copies: the same in every seed;
+    +inf: a task that does not finish, whose copy never does). ``finished`` (default: the tasks
+    ``fixed`` does not mark +inf) marks the tasks that finish (``copy_draw_sets``). The one copy model
+    of every table of copies (the completion tables, the sweep, the cost-aware threshold): the same
+    ``copy_keeps`` gives the same copies everywhere."""
+    fixed = None if fixed is None else np.asarray(fixed, dtype=float)
+    if finished is None and fixed is not None:
+        finished = ~np.isposinf(fixed)
+    draws = [copy_latencies(y, d, copy_keeps) for d in copy_draw_sets(y, trace, job_id, seeds, finished)]
     if fixed is None or np.isnan(fixed).all():
         return draws
     return [np.where(np.isnan(fixed), d, fixed) for d in draws]
 
+
+
+def copy_draw_sets(y, trace, job_id, seeds, finished: np.ndarray | None = None) -> list[np.ndarray]:
+    """One array of copy latencies per seed: the relaunch draws of the completion simulation, from
+    the latencies of the tasks that finish. A copy of a task that does not finish in the trace
+    (killed, evicted, failed, lost, or running when the trace ends) never finishes (+inf): it runs
+    beside its original until the original ends and buys nothing (docs/PROTOCOL_DECISIONS.md)."""
+    y = np.asarray(y, dtype=float)
+    if finished is None or np.all(finished):
+        return [draw_relaunch_latencies(y, job_rng(s, trace, job_id)) for s in seeds]
+    finished = np.asarray(finished, dtype=bool)
+    return [np.where(finished, draw_relaunch_latencies(y, job_rng(s, trace, job_id), pool=finished), np.inf)
+            for s in seeds]
 
 
 def speculation_outcome(y, flagged_at, draws) -> tuple[float, float]:
@@ -246,11 +265,13 @@ def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
     return candidates
 
 
-def ranked_by_truth(y: np.ndarray) -> Callable:
-    """The oracle's order: every running task, the ones that truly end last first."""
+def ranked_by_truth(y: np.ndarray, finished: np.ndarray | None = None) -> Callable:
+    """The oracle's order: every running task that will finish (``finished``, None: all), the ones
+    that truly end last first (a copy of a task that will not finish buys nothing)."""
     y = np.asarray(y, dtype=float)
+    will_finish = np.ones(len(y), bool) if finished is None else np.asarray(finished, dtype=bool)
 
     def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:
-        idx = np.flatnonzero((y > t) & ~copied)
+        idx = np.flatnonzero((y > t) & ~copied & will_finish)
         return idx[np.argsort(-y[idx], kind="stable")]
     return candidates

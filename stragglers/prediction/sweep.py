@@ -153,13 +153,16 @@ class SweepGrid(Method):
 
 # ----------------------------------------------------------------------------- per job, each point's outcome
 
-def outcome_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: float = 0.0) -> list[tuple]:
+def outcome_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: float = 0.0,
+                 finished: pd.Series | None = None) -> list[tuple]:
     """One row per variant of ``result``: its speculation outcome on this job (``OUTCOME_COLUMNS``),
-    under the copy model ``copy_keeps`` (``speculation.copy_draws``)."""
+    under the copy model ``copy_keeps`` (``speculation.copy_draws``); ``finished`` (by task_id) marks
+    the tasks that finish (None: all)."""
     y = latency.reindex(result.task_ids).to_numpy(float)
     if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
         return []
-    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps)
+    fin = None if finished is None else finished.reindex(result.task_ids).to_numpy(bool)
+    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps, finished=fin)
     rows = []
     for v in result.variants:
         method, point = split_variant(v.method)
@@ -170,7 +173,7 @@ def outcome_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: 
 
 
 def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: float = 0.0,
-                caps: Sequence[str] = CAPS) -> list[tuple]:
+                caps: Sequence[str] = CAPS, finished: pd.Series | None = None) -> list[tuple]:
     """One row per (variant of ``result``, cap): its outcome on this job when the copies its flags
     ask for start only as the cap allows (``speculation.speculate_capped``; ``CAPPED_COLUMNS``).
 
@@ -185,7 +188,8 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
         return []
     F = np.stack([v.flagged_at for v in result.variants]).astype(float)
     F[F >= y[None, :]] = np.nan                 # a flag after the task ended asks for no copy
-    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps)
+    fin = None if finished is None else finished.reindex(result.task_ids).to_numpy(bool)
+    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps, finished=fin)
     job = int(result.job_id)
 
     def cap_value(cap: str):
@@ -197,7 +201,7 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
             return [(trace, ORACLE, "capped", cap, job, 0.0, 0.0, 0.0) for cap in caps]
         t1 = float(np.nanmin(F))
         decisions = np.linspace(t1, float(y.max()), ORACLE_DECISIONS + 1)[:-1]
-        ranked, expected = ranked_by_truth(y), expected_copy_seconds(y, decisions)
+        ranked, expected = ranked_by_truth(y, fin), expected_copy_seconds(y, decisions)
         return [(trace, ORACLE, "capped", cap, job,
                  *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
     rows = []
@@ -231,9 +235,14 @@ class SweepCollector:
     copy_keeps: float = 0.0                   # the copy model (setting copy_keeps)
     rows: list[tuple] = field(default_factory=list)
     capped: list[tuple] = field(default_factory=list)
+    finished: Mapping[int, pd.Series] | None = None   # job -> finished by task_id (None: every task)
+
+    def _finished(self, job_id) -> pd.Series | None:
+        return None if self.finished is None else self.finished[int(job_id)]
 
     def add(self, result: JobResult, own: Sequence[str] | None = None) -> JobResult:
-        self.rows.extend(outcome_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps))
+        self.rows.extend(outcome_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps,
+                                      self._finished(result.job_id)))
         self.add_capped(result)
         if own is None:
             own = [v.method for v in result.variants if "@" not in v.method]
@@ -247,7 +256,8 @@ class SweepCollector:
     def add_capped(self, result: JobResult) -> None:
         """The capped outcomes of ``result``'s variants (``capped_rows``): every replay of the sweep,
         and the survival family's threshold grid (its ``<name>@<q>`` variants)."""
-        self.capped.extend(capped_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps))
+        self.capped.extend(capped_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps,
+                                       finished=self._finished(result.job_id)))
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=OUTCOME_COLUMNS)
@@ -386,9 +396,9 @@ def choosing_jobs(times: pd.DataFrame) -> frozenset[int]:
 
 def earlier_by_trace(con: duckdb.DuckDBPyConnection, traces: Sequence[str]
                      ) -> tuple[dict[str, dict[int, tuple[int, ...]]], dict[str, frozenset[int]]]:
-    """Per trace: (per job, the jobs that ended before its first checkpoint (``history.earlier_jobs``);
-    the jobs that choose, ``choosing_jobs``)."""
-    times = {t: job_times(con, t) for t in traces}
+    """Per trace: (per job, the jobs that ended before its first decision (``history.earlier_jobs`` on
+    the operator's tasks: the sweep is the operator's); the jobs that choose, ``choosing_jobs``)."""
+    times = {t: job_times(con, t, "operator_tasks") for t in traces}
     return {t: earlier_jobs(x) for t, x in times.items()}, {t: choosing_jobs(x) for t, x in times.items()}
 
 

@@ -24,9 +24,9 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
             "tasks": ("usage_windows", "task_outcomes", "tasks") if google else ("task_outcomes", "tasks"),
             "selection_funnel": ("selection_funnel",),
             "checkpoint_features": ("job_checkpoints", "task_attempts", *EVENT_STREAM_TABLES, "event_features",
-                                    "checkpoint_features", "operator_checkpoints", "operator_event_features",
+                                    "checkpoint_features", "operator_tasks", "operator_checkpoints", "operator_event_features",
                                     "operator_checkpoint_features")
-            if google else ("job_checkpoints", "checkpoint_features", "operator_checkpoints",
+            if google else ("job_checkpoints", "checkpoint_features", "operator_tasks", "operator_checkpoints",
                             "operator_checkpoint_features")}[step]
 
 
@@ -107,7 +107,9 @@ def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) 
         counts |= build_event_streams(con, settings)
         counts["event_features"] = build_table(con, "event_features", settings)
     counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
-    # the same features on the operator's decision clock, until each job's last task ends
+    # the same features on the operator's decision clock, until each job's last task ends, for every
+    # task the scheduler sees run (those that will not finish too)
+    counts["operator_tasks"] = build_table(con, "operator_tasks", settings)
     counts["operator_checkpoints"] = build_table(con, "operator_checkpoints", settings)
     if settings.is_google_format:
         counts["operator_event_features"] = build_table(con, "operator_event_features", settings)

@@ -40,7 +40,8 @@ PRODUCED_BY = {
     "job_runs": "checkpoint_features", "machine_streams": "checkpoint_features",
     "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
     "reexecution_pairs": "reexecutions",
-    "operator_checkpoints": "checkpoint_features", "operator_event_features": "checkpoint_features",
+    "operator_tasks": "checkpoint_features", "operator_checkpoints": "checkpoint_features",
+    "operator_event_features": "checkpoint_features",
     "operator_checkpoint_features": "checkpoint_features",
 }
 

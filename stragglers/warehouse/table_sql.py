@@ -10,16 +10,18 @@ from stragglers.warehouse.staged_parts import missing_parts, usage_absent_reason
 
 
 #: The operator's features: the paper's SQL files (one construction) on the operator's decision
-#: clock (sql/operator_checkpoints.sql) instead of the paper's grid: table -> (SQL file, parameters).
+#: clock (sql/operator_checkpoints.sql) instead of the paper's grid, for every task the scheduler
+#: sees (sql/operator_tasks.sql) instead of the finished ones: table -> (SQL file, parameters).
 OPERATOR_FEATURE_TABLES = {
-    "operator_event_features": ("event_features", {"checkpoints": "operator_checkpoints"}),
+    "operator_event_features": ("event_features", {"checkpoints": "operator_checkpoints", "tasks": "operator_tasks"}),
     "operator_checkpoint_features": ("checkpoint_features", {"checkpoints": "operator_checkpoints",
-                                                             "event_features": "operator_event_features"}),
+                                                             "event_features": "operator_event_features",
+                                                             "tasks": "operator_tasks"}),
 }
 
 
-#: The grid tables the feature SQL files read by default (the paper's).
-GRID_TABLES = {"checkpoints": "job_checkpoints", "event_features": "event_features"}
+#: The tables the feature SQL files read by default (the paper's: its grid, its finished tasks).
+GRID_TABLES = {"checkpoints": "job_checkpoints", "event_features": "event_features", "tasks": "tasks"}
 
 
 def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, table: str | None = None,

@@ -1,0 +1,133 @@
+"""Evaluate methods under the operator's protocol into a warehouse of their own (the replay's
+inputs as the code that runs it builds them), then compare two such warehouses.
+
+    python studies/operator/replay_tasks.py run WORK --trace synthetic|google_2011 [--url DIR] [--parts SPEC]
+        [--methods a,b,...] [--workers 1]
+    python studies/operator/replay_tasks.py compare BEFORE_WORK AFTER_WORK --trace T [--out result.json]
+
+``run`` builds WORK/warehouse.duckdb (fetching the trace into WORK/raw) and evaluates ``methods``
+with the operator's settings (``OPERATOR``, every other setting at its default). ``compare`` reads
+each warehouse's operator predictions and the tasks its replay saw (``operator_tasks`` where it
+exists, else the finished tasks of ``tasks``: the replay before every task was in it) and scores
+each method the one way (a copy per flag, a machine always free, the sweep's 10 copy draws per job,
+``speculation.copy_draw_sets``: a copy of a task that does not finish buys nothing and runs until
+its original ends): mean JCT cut and extra machine time over jobs, copies per job, copies of tasks
+that never finish, mean F1, decisions per job, tasks per job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from stragglers.prediction.evaluation import evaluate  # noqa: E402
+from stragglers.prediction.protocol import OPERATOR  # noqa: E402
+from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
+
+SEEDS = range(10)
+
+
+def run(work: Path, trace: str, url: str | None, parts: str | None, methods: list[str], workers: int) -> None:
+    from stragglers.traces.fetch import fetch_trace
+    from stragglers.warehouse.assemble import build_warehouse
+
+    raw_root = work / "raw"
+    if not list(raw_root.rglob("task_events")):
+        fetch_trace(trace, raw_root, log=lambda _: None, **({"url": url} if url else {}),
+                    **({"parts": parts} if parts else {}))
+    raw = next(p for p in raw_root.rglob("task_events")).parent
+    con = duckdb.connect(str(work / "warehouse.duckdb"))
+    build_warehouse(con, raw, SelectionSettings(trace=trace))
+    for m in methods:   # one call per method: a slow one does not hold the others back
+        evaluate(con, trace, [m], EvaluationSettings(workers=workers, **OPERATOR))
+        print(f"{trace}: {m} evaluated", flush=True)
+
+
+def scores(work: Path, trace: str) -> dict:
+    from stragglers.prediction.speculation import copy_draw_sets, speculation_outcome
+
+    con = duckdb.connect(str(work / "warehouse.duckdb"), read_only=True)
+    has_all = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'operator_tasks'"
+                          ).fetchone()[0] > 0
+    table = "operator_tasks" if has_all else "tasks"
+    finished = "finished" if has_all else "true"
+    tasks = con.execute(f"SELECT job_id, task_id, latency_s, {finished} AS finished FROM {table} WHERE trace = ?",
+                        [trace]).df()
+    preds = con.execute("SELECT method, job_id, task_id, flagged_at_s FROM operator_predictions WHERE trace = ?",
+                        [trace]).df()
+    jm = con.execute("SELECT method, job_id, f1, n_checkpoints FROM operator_job_metrics WHERE trace = ?",
+                     [trace]).df()
+    by_job = {int(j): g.sort_values("task_id") for j, g in tasks.groupby("job_id")}
+    out = {}
+    for method, p in preds.groupby("method"):
+        rows = []
+        for j, g in p.groupby("job_id"):
+            t = by_job[int(j)]
+            y = t.latency_s.to_numpy(float)
+            fin = t.finished.to_numpy(bool)
+            f = g.set_index("task_id").flagged_at_s.reindex(t.task_id).to_numpy(float)
+            draws = copy_draw_sets(y, trace, int(j), SEEDS, fin)
+            red, extra = speculation_outcome(y, f, draws)
+            copied = ~np.isnan(f) & (f < y)
+            rows.append((red, extra, int(copied.sum()), int((copied & ~fin).sum()), len(y)))
+        r = np.array(rows, dtype=float)
+        m = jm[jm.method == method]
+        out[method] = {"n_jobs": len(rows), "jct_cut": round(float(r[:, 0].mean()), 4),
+                       "extra_machine": round(float(r[:, 1].mean()), 4),
+                       "copies_per_job": round(float(r[:, 2].mean()), 1),
+                       "copies_of_unfinished_per_job": round(float(r[:, 3].mean()), 1),
+                       "tasks_per_job": round(float(r[:, 4].mean()), 1),
+                       "f1": round(float(m.f1.mean()), 3), "decisions_per_job": round(float(m.n_checkpoints.mean()), 1)}
+    return {"tasks_table": table, "methods": out}
+
+
+def markdown(before: dict, after: dict) -> str:
+    def pct(v):
+        return "" if v is None else f"{v * 100:.1f}%"
+
+    lines = ["| method | jobs | tasks / job | JCT cut | extra machine time | copies / job | copies of tasks that never finish / job | F1 | decisions / job |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for m in sorted(after["methods"], key=lambda m: -after["methods"][m]["jct_cut"]):
+        a, b = before["methods"].get(m, {}), after["methods"][m]
+        lines.append(f"| {m} | {a.get('n_jobs')} -> {b['n_jobs']} | {a.get('tasks_per_job')} -> {b['tasks_per_job']} | "
+                     f"{pct(a.get('jct_cut'))} -> {pct(b['jct_cut'])} | {pct(a.get('extra_machine'))} -> "
+                     f"{pct(b['extra_machine'])} | {a.get('copies_per_job')} -> {b['copies_per_job']} | "
+                     f"{a.get('copies_of_unfinished_per_job')} -> {b['copies_of_unfinished_per_job']} | "
+                     f"{a.get('f1')} -> {b['f1']} | {a.get('decisions_per_job')} -> {b['decisions_per_job']} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("what", choices=("run", "compare"))
+    p.add_argument("work", nargs="+")
+    p.add_argument("--trace", default="synthetic")
+    p.add_argument("--url")
+    p.add_argument("--parts")
+    p.add_argument("--methods", default="flag_all,km_survival,spark_speculation,spark4_speculation,wait_for_tau,oracle")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--out")
+    a = p.parse_args()
+    if a.what == "run":
+        work = Path(a.work[0])
+        work.mkdir(parents=True, exist_ok=True)
+        run(work, a.trace, a.url, a.parts, a.methods.split(","), a.workers)
+        return 0
+    before, after = (scores(Path(w), a.trace) for w in a.work)
+    result = {"trace": a.trace, "before": before, "after": after}
+    if a.out:
+        Path(a.out).write_text(json.dumps(result, indent=1))
+    print(markdown(before, after))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

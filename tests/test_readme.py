@@ -63,6 +63,24 @@ def _timings() -> dict[str, set[str]]:
     return out
 
 
+def test_timings_md_is_one_row_per_step_as_benchmarks_timings_writes_it(tmp_path):
+    """Every step once, and rewriting the file with the script changes none of its rows (no row added
+    or typed by hand beside the script's table)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("timings", REPO / "benchmarks" / "timings.py")
+    timings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(timings)
+    text = (REPO / "docs" / "TIMINGS.md").read_text()
+    steps = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")][1:]
+    assert steps and len(steps) == len(set(steps)) and set(steps) <= set(timings.STEPS), steps
+    copy = tmp_path / "TIMINGS.md"
+    copy.write_text(text)
+    timings.write_markdown([], copy, "unused")
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert [line for line in copy.read_text().splitlines() if line.startswith("|")] == table
+
+
 #: the README's timing rows -> the step of docs/TIMINGS.md they quote
 README_ROWS = {"install (`scripts/setup.sh`": "install", "command 1 after the install": "command1",
                "`comparison_tables` alone": "comparison", "the tests (command 2": "tests"}

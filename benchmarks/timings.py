@@ -4,6 +4,7 @@ Usage (from the project root, with the project's venv):
 
     .venv/bin/python benchmarks/timings.py                    # command1, comparison, baselines
     .venv/bin/python benchmarks/timings.py --steps install,command1,comparison,baselines,tests
+    .venv/bin/python benchmarks/timings.py --steps ''        # measure nothing, rewrite the file
 
 Steps (each in a fresh data dir and a fresh Dagster instance under a temporary
 directory, nothing of the user's data is touched):
@@ -18,11 +19,14 @@ directory, nothing of the user's data is touched):
   command1 when the baselines are not measured);
 - ``baselines``: the 20 baselines in one run (``--partition-range
   abod...xgbod``);
+- ``protocol_ablation``, ``nurd_sensitivity``: the two studies of
+  docs/EVALUATION.md, each in one run after the steps before it;
 - ``tests``: README command 2 after the install (``pytest -q``).
 
 The machine's load is part of the result: the 1-minute load average is
 sampled every 5 s during each step and reported with the cores, so a time
-measured on a busy machine says so. Re-run on an idle machine for the
+measured on a busy machine says so. The file has one row per step: a step
+measured replaces its row, the others are kept as they were. Re-run on an idle machine for the
 README's "idle 2 cores" figures.
 """
 
@@ -45,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from stragglers.prediction.methods import REFERENCE_RULES  # noqa: E402  (what scripts/main_job.sh runs)
-STEPS = ("install", "command1", "baselines", "comparison", "tests")
+STEPS = ("install", "command1", "baselines", "comparison", "protocol_ablation", "nurd_sensitivity", "tests")
 DEFAULT_STEPS = ("command1", "baselines", "comparison")
 README_COMMANDS = {
     "install": 'bash scripts/setup.sh   (python3.11 -m venv .venv; pip install -e ".[test]")',
@@ -53,6 +57,8 @@ README_COMMANDS = {
                 "rules, comparison_tables, summary)",
     "baselines": "dagster asset materialize -m pipeline --select baseline_eval --partition-range 'abod...xgbod'",
     "comparison": "dagster asset materialize -m pipeline --select completion_times,operator_budgets,comparison_tables",
+    "protocol_ablation": "dagster asset materialize -m pipeline --select protocol_ablation",
+    "nurd_sensitivity": "dagster asset materialize -m pipeline --select nurd_sensitivity",
     "tests": "pytest -q (README command 2 after the install)",
 }
 
@@ -108,47 +114,74 @@ def run_step(name: str, cmd: list[str], env: dict, cwd: Path, log: Path) -> dict
 
 
 def _mmss(seconds: float) -> str:
-    return f"{int(seconds // 60)}:{int(round(seconds % 60)):02d}"
+    seconds = round(seconds)   # 59.6 s is 1:00, not 0:60
+    return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def _row_line(r: dict, commit: str) -> str:
+#: the table's columns, in order (a row read back from the file keeps its cells under these names)
+COLUMNS = ("step", "command", "wall clock (m:ss)", "CPU (m:ss)", "load mean", "load max", "measured (UTC)", "commit")
+#: older layouts of the file named some columns otherwise (rows measured by hand): their names here
+OLD_NAMES = {"load": "load mean"}
+
+
+def _row_cells(r: dict, commit: str) -> dict:
     now = dt.datetime.now(dt.timezone.utc)
-    return (f"| {r['step']} | `{README_COMMANDS[r['step']]}` | {_mmss(r['seconds'])} | "
-            f"{_mmss(r['cpu_seconds'])} | {r['load_mean']:.1f} | {r['load_max']:.1f} | "
-            f"{now:%Y-%m-%d %H:%M} | `{commit}` |")
+    return dict(zip(COLUMNS, (r["step"], f"`{README_COMMANDS[r['step']]}`", _mmss(r["seconds"]),
+                              _mmss(r["cpu_seconds"]), f"{r['load_mean']:.1f}", f"{r['load_max']:.1f}",
+                              f"{now:%Y-%m-%d %H:%M}", f"`{commit}`")))
+
+
+def read_rows(path: Path) -> dict[str, dict]:
+    """Step -> the cells of its row in the file as it is: of every table in it whose first column is the
+    step (older versions of the file had a second table of times measured by hand), the latest
+    measurement of each step, so that the file written back has one row per step."""
+    rows: dict[str, dict] = {}
+    if not path.exists():
+        return rows
+    header: list[str] | None = None
+    previous: dict = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = [OLD_NAMES.get(c, c) for c in cells]
+            continue
+        if cells[0] not in STEPS or len(cells) != len(header):
+            continue
+        row = {name: cell for name, cell in zip(header, cells) if name in COLUMNS}
+        # the command is the script's for the step (the commit says which version of it was measured)
+        row["command"] = f"`{README_COMMANDS[cells[0]]}`"
+        if row.get("commit") == "same":   # older rows measured by hand said "same" for the row above's commit
+            row["commit"] = previous.get("commit", "")
+        previous = row
+        if cells[0] not in rows or row.get("measured (UTC)", "") > rows[cells[0]].get("measured (UTC)", ""):
+            rows[cells[0]] = row
+    return rows
 
 
 def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
-    """Write the table; rows of steps not measured this time are kept from the file as they were, and
-    so is everything after the table (the times measured by hand)."""
+    """Write the table, one row per step: a step measured now replaces its row; the rows of steps not
+    measured this time are kept from the file as they were."""
     cores = os.cpu_count()
-    kept, after = {}, []
-    if path.exists():
-        old = path.read_text(encoding="utf-8").splitlines()
-        header = next((i for i, line in enumerate(old) if line.startswith("| step | command | wall clock")), len(old))
-        end = next((i for i in range(header, len(old)) if not old[i].startswith("|")), len(old))
-        for line in old[header:end]:
-            cells = [c.strip() for c in line.split("|")]
-            if len(cells) > 2 and cells[1] in STEPS:
-                kept[cells[1]] = line
-        after = old[end:]
-    kept |= {r["step"]: _row_line(r, commit) for r in rows}
+    kept = read_rows(path) | {r["step"]: _row_cells(r, commit) for r in rows}
     lines = [
         "# Wall-clock times of the README's commands",
         "",
-        "Written by `benchmarks/timings.py` (re-run it to check them on your machine; a step it measures "
-        "replaces that step's row). Each step ran in a fresh data directory and a fresh Dagster instance, "
-        f"on {cores} cores, Python {platform.python_version()}. \"load\" is the 1-minute load average "
+        "Written by `benchmarks/timings.py` alone (re-run it to check them on your machine; a step it measures "
+        "replaces that step's row, the others keep theirs, with the commit they were measured at). Each step "
+        f"ran in a fresh data directory and a fresh Dagster instance, on {cores} cores, Python "
+        f"{platform.python_version()}. \"load\" is the 1-minute load average "
         "sampled every 5 s during the step: on an idle machine it stays near what the step itself uses "
         f"(at most {cores}); higher means other work shared the cores. \"CPU\" is the user + system time "
         "of the step's processes, which other work hardly changes: on an idle machine the wall clock lies "
         f"between CPU / {cores} (all cores busy throughout) and CPU (one core at a time), plus time spent "
-        "waiting on the network or the disk.",
+        "waiting on the network or the disk. A blank cell was not recorded.",
         "",
-        "| step | command | wall clock (m:ss) | CPU (m:ss) | load mean | load max | measured (UTC) | commit |",
-        "|---|---|---|---|---|---|---|---|",
-        *[kept[s] for s in STEPS if s in kept],
-        *after,
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+        *["| " + " | ".join(kept[s].get(c, "") for c in COLUMNS) + " |" for s in STEPS if s in kept],
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"[timings] wrote {path}")
@@ -204,6 +237,9 @@ def main() -> int:
             rows.append(run_step("comparison", [*dagster, "--select",
                                                 "completion_times,operator_budgets,comparison_tables"], env, project,
                                  work / "comparison.log"))
+        for study in ("protocol_ablation", "nurd_sensitivity"):
+            if study in steps:
+                rows.append(run_step(study, [*dagster, "--select", study], env, project, work / f"{study}.log"))
         if "tests" in steps:
             # command 2 as a user runs it: none of the steps' NURD_* / DAGSTER_HOME (the tests set their own)
             user_env = {k: v for k, v in os.environ.items()

@@ -19,12 +19,15 @@ PY="${PY:-.venv/bin/python}"
 started=$SECONDS
 since=$(date +%s)
 source scripts/env.sh
-materialize() { "$PY" -m dagster asset materialize -m pipeline "$@"; }
-materialize --select '*nurd_eval'
-# the free reference rules (partitions of baseline_eval, named by the method registry): cheap,
-# and the summary compares NURD with them; one run each (--partition-range takes a contiguous range)
+# the chain to NURD's evaluation; the free reference rules (partitions of baseline_eval, named by the
+# method registry): cheap, and the summary compares NURD with them, one run each (--partition-range
+# takes a contiguous range, and they are not); then the simulations, the budgets and the report.
+# The same runs as `dagster asset materialize -m pipeline --select ...` one by one, launched from one
+# Python process so that Dagster and the project load once.
+runs=('*nurd_eval')
 for rule in $("$PY" -c "from stragglers.prediction.methods import REFERENCE_RULES; print(*REFERENCE_RULES)"); do
-  materialize --select baseline_eval --partition "$rule"
+  runs+=("baseline_eval@$rule")
 done
-materialize --select completion_times,operator_budgets,comparison_tables   # the simulations, the budgets, then the report
+runs+=('completion_times,operator_budgets,comparison_tables')
+"$PY" scripts/materialize.py "${runs[@]}"
 "$PY" scripts/summary.py --elapsed $((SECONDS - started)) --since "$since"

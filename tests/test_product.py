@@ -347,6 +347,24 @@ window.addEventListener('load', () => {
 });
 </script>"""
 
+def test_results_md_is_the_reports_csv_files(report_dir, tmp_path):
+    """scripts/results.py writes the page from the report's CSV files: every table report.md links,
+    under its heading, each cell the CSV's text (the first rows of a long one)."""
+    from stragglers.reports.results import MAX_ROWS, parse_results, read_csv, report_tables
+
+    out = tmp_path / "RESULTS.md"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "results.py"), "--reports", str(report_dir),
+                    "--out", str(out)], check=True, capture_output=True)
+    text = out.read_text()
+    shown = parse_results(text)
+    linked = report_tables(report_dir)
+    assert linked and [name for name, _ in linked] == list(shown)
+    for name, heading in linked:
+        header, rows = read_csv(report_dir / f"{name}.csv")
+        assert f"## {heading}" in text
+        assert shown[name] == (header, rows[:MAX_ROWS]), name
+
+
 INTERNAL_NAMES = tuple(m for m in ALL_METHODS if display_name(m) != m)
 
 

@@ -31,11 +31,17 @@ def _selections(text: str) -> list[str]:
     return re.findall(r"materialize(?: -m pipeline)? --select (\S+)", text)
 
 
+def _main_job_runs(script: str) -> list[str]:
+    """The selections scripts/main_job.sh hands scripts/materialize.py (the loop's once)."""
+    return [s.split("@")[0] for s in re.findall(r"runs\+?=\(['\"]([^'\"]+)['\"]\)", script)]
+
+
 def test_command1_block_runs_what_main_job_runs():
     block = _command1_block()
     script = (REPO / "scripts" / "main_job.sh").read_text()
-    assert _selections(block) == _selections(script) == ["'*nurd_eval'", "baseline_eval",
-                                                         "completion_times,operator_budgets,comparison_tables"]
+    assert [s.strip("'") for s in _selections(block)] == _main_job_runs(script) == [
+        "*nurd_eval", "baseline_eval", "completion_times,operator_budgets,comparison_tables"]
+    assert "baseline_eval@$rule" in script and "--partition $rule" in block
     loop = re.search(r"for rule in ([^;]+); do", block)
     assert loop and tuple(loop.group(1).split()) == REFERENCE_RULES
     assert "REFERENCE_RULES" in script        # the script takes the rules from the registry
@@ -61,6 +67,24 @@ def _timings() -> dict[str, set[str]]:
         if len(cells) > 3 and re.fullmatch(r"\d+:\d\d", cells[2]):
             out.setdefault(cells[0], set()).add(cells[2])
     return out
+
+
+def test_timings_md_is_one_row_per_step_as_benchmarks_timings_writes_it(tmp_path):
+    """Every step once, and rewriting the file with the script changes none of its rows (no row added
+    or typed by hand beside the script's table)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("timings", REPO / "benchmarks" / "timings.py")
+    timings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(timings)
+    text = (REPO / "docs" / "TIMINGS.md").read_text()
+    steps = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")][1:]
+    assert steps and len(steps) == len(set(steps)) and set(steps) <= set(timings.STEPS), steps
+    copy = tmp_path / "TIMINGS.md"
+    copy.write_text(text)
+    timings.write_markdown([], copy, "unused")
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert [line for line in copy.read_text().splitlines() if line.startswith("|")] == table
 
 
 #: the README's timing rows -> the step of docs/TIMINGS.md they quote
@@ -118,8 +142,8 @@ def _sources() -> dict[str, str]:
     timings = (REPO / "docs" / "TIMINGS.md").read_text()
     cores = re.search(r"on (\d+) cores", timings).group(1)
     main_job = (REPO / "scripts" / "main_job.sh").read_text()
-    # the CLI runs of the main job: one per `materialize` line, the loop's once per rule
-    runs = len(re.findall(r"^\s*materialize ", main_job, re.M)) - 1 + len(REFERENCE_RULES)
+    # the Dagster runs of the main job: one per run it lists, the loop's once per rule
+    runs = len(_main_job_runs(main_job)) - 1 + len(REFERENCE_RULES)
     out = {f"{HEADLINE_BUDGET * 100:g}%": "stragglers.prediction.sweep.HEADLINE_BUDGET",
            str(len(REFERENCE_RULES)): "REFERENCE_RULES", str(runs): "scripts/main_job.sh",
            re.search(r'requires-python = ">=([\d.]+)', pyproject).group(1): "pyproject.toml",
@@ -140,7 +164,7 @@ def test_every_number_in_the_readme_is_read_from_its_source():
     assert m and tuple(map(int, m.groups())) == (len(BASELINES) - len(SURVIVAL_FAMILY) - len(REFERENCE_RULES),
                                                  len(SURVIVAL_FAMILY), len(REFERENCE_RULES), len(BASELINES))
     runs = next(n for n, src in sources.items() if src == "scripts/main_job.sh")
-    assert f"That is {runs} CLI runs" in README
+    assert f"That is {runs} Dagster runs" in README
 
 
 def test_the_readme_is_short():

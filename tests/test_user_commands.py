@@ -117,6 +117,20 @@ def test_dagster_materialize_as_typed_from_the_root(materialized):
     assert "RUN_SUCCESS" in _ok(typed(materialized, "dagster asset materialize -m pipeline --select nurd_eval"))
 
 
+def test_materialize_py_launches_each_run_as_the_cli_does(materialized):
+    """scripts/materialize.py (what scripts/main_job.sh launches): one Dagster run per argument, in one
+    process, each what `dagster asset materialize --select S --partition P` does; a malformed
+    argument is refused before any run."""
+    out = _ok(typed(materialized, "python scripts/materialize.py baseline_eval@flag_all baseline_eval@oracle"))
+    assert out.count("RUN_SUCCESS") == 2
+    with duckdb.connect(str(materialized / "data" / "warehouse.duckdb"), read_only=True) as db:
+        methods = {m for (m,) in db.execute("select distinct method from job_metrics").fetchall()}
+    assert {"flag_all", "oracle"} <= methods
+    bad = typed(materialized, "python scripts/materialize.py baseline_eval@")
+    assert bad.returncode != 0 and "RUN_START" not in bad.stdout + bad.stderr
+    assert bad.stderr.strip().splitlines()[-1] == "materialize: 'baseline_eval@' is not SELECTION or SELECTION@PARTITION"
+
+
 def test_dg_commands_as_typed_from_the_root(materialized):
     assert "All definitions loaded successfully" in _ok(typed(materialized, "dg check defs"))
     listed = _ok(typed(materialized, "dg list defs --json"))

@@ -184,7 +184,7 @@ def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
                              "answers data skew and the best constant answer in hindsight. Beside Hound, "
                              "hound_with_nodes: limited processor alone where most of the job's stragglers run on "
                              "machines the other jobs' tasks show slow (node_task_durations, Ouyang et al. Eq. 1), "
-                             "Hound's mixture elsewhere (docs/HOUND.md, issue 28 third pass); Hound's own answer is "
+                             "Hound's mixture elsewhere (docs/HOUND.md, \"node evidence\"); Hound's own answer is "
                              "unchanged. Only for the embedded trace (the only one with a truth). Table "
                              "hound_validation.")
 def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:

@@ -4,7 +4,7 @@
 fields, their defaults, bounds, variables and descriptions are the stage models' (declared there
 only). A field left out of a run's config takes its ``NURD_...`` variable when that is set, else
 its default. The resource key stays ``nurd`` (docs/CONTRACT.md); ``NurdSettings``
-is the class's former name.
+is another name for the class.
 
 ``WarehouseResource`` opens ``<data_dir>/warehouse.duckdb`` of the *run's* settings
 (not of the environment at load time), with the run's DuckDB memory limit, threads
@@ -113,7 +113,7 @@ class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
         return FailureSettings(**linked_values(FailureSettings, self.settings()))
 
 
-#: the class's former name (tests, scripts and other branches use it)
+#: another name for the class (tests and scripts import it)
 NurdSettings = PipelineSettings
 
 

@@ -1,4 +1,4 @@
-"""The operator's protocol (issue 26): tau_hat, checkpoints until the job ends, speculative copies,
+"""The operator's protocol: tau_hat, checkpoints until the job ends, speculative copies,
 the rules operators run and the oracle, on hand-made jobs with answers worked by hand."""
 
 from __future__ import annotations
@@ -287,7 +287,7 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
         points = dict(con.execute("SELECT method, count(*) FROM sweep_curve GROUP BY method").fetchall())
     assert set(points) == expected and points["spark_speculation"] == 54 + 1 and points["oracle"] == 1
     assert points["survival_history"] == 24 + 1 and points["nurd"] == 11 + 1
-    # the survival family beside every free rule, with its sentence (issue 27)
+    # the survival family beside every free rule, with its sentence
     verdict = pd.read_csv(out / "survival_verdict.csv")
     assert set(verdict["rule"]) == set(OPERATOR_RULES) - {"oracle"} and set(verdict["method"]) == {"survival_history"}
     assert "Survival family on `synthetic`" in report.split("## ")[1] and "of the oracle's headroom" in report

@@ -124,7 +124,7 @@ def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
 
 
 def test_every_method_runs_on_event_features_of_the_partial_mirror(real_run):
-    """No task_usage: with feature_set auto the methods see the event features (issue 25); NURD and
+    """No task_usage: with feature_set auto the methods see the event features; NURD and
     three baseline partitions (a feature model, a time-only rule, Wrangler) run on the real jobs."""
     result, tmp, root = real_run
     resources = _resources(tmp, root)
@@ -159,7 +159,7 @@ def test_every_method_runs_on_event_features_of_the_partial_mirror(real_run):
 
 
 def test_the_survival_family_runs_on_real_jobs_under_the_operator_protocol(real_run):
-    """Issue 27 on the partial mirror: survival_job and survival_history beside Spark's rule under
+    """The survival family on the partial mirror: survival_job and survival_history beside Spark's rule under
     NURD_PROTOCOL=operator (speculative copies, online tau_hat), in one Dagster run. The first jobs,
     with fewer than history_min_jobs earlier ended jobs, get no prior and the fallback threshold:
     counted in the cost curve."""

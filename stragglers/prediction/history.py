@@ -1,4 +1,4 @@
-"""What a scheduler learns from earlier jobs (issue 27; docs/EVALUATION.md "The survival family").
+"""What a scheduler learns from earlier jobs (docs/EVALUATION.md "The survival family").
 
 A method tagged ``learns_from_earlier_jobs`` gets, at each job, only the jobs that *ended* before
 the job's first checkpoint: cutoff = the job's first SCHEDULE + t0, in trace time. From them:

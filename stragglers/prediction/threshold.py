@@ -1,4 +1,4 @@
-"""The straggler threshold a scheduler can know at time t (the operator's protocol, issue 26).
+"""The straggler threshold a scheduler can know at time t (the operator's protocol).
 
 The paper hands every method the job's true p90 latency tau, known only once the job is
 over. Under ``threshold="online"`` a method is given tau_hat(t) instead: the job's latency

@@ -231,12 +231,12 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
     from dagster_duckdb import DuckDBResource
 
     from assets import diagnosis, nodes, prediction, traces, warehouse
-    from assets.resources import NurdSettings
+    from assets.resources import PipelineSettings
     from stragglers.diagnosis.truth import recall_by_cause
     from stragglers.warehouse.validation import validate_table
 
     data = tmp_path / "data"
-    res = {"nurd": NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1, n_boot=50,
+    res = {"nurd": PipelineSettings(data_dir=str(data), synthetic_jobs=10, workers=1, n_boot=50,
                                 hound_replicas=5, hound_adaboost_rounds=10, node_fit_sample=3),
            "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,

@@ -226,9 +226,10 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     from dagster_duckdb import DuckDBResource
 
     from assets import budgets, completion, prediction, reports, traces, warehouse
-    from assets.resources import NurdSettings
+    from assets.resources import PipelineSettings
 
-    res = {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20, protocol="operator"),
+    res = {"nurd": PipelineSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20,
+                                    protocol="operator"),
            "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
     instance = dg.DagsterInstance.ephemeral()
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,

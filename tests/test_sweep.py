@@ -12,12 +12,13 @@ import pytest
 
 from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
 from stragglers.prediction.speculation import speculate_unlimited
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_setting
 from stragglers.prediction.protocol import OPERATOR, adapt_job
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.prediction.sweep import (
-    NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, envelope, split_variant,
+    NO_COPY, SweepCollector, SweepGrid, area_to_budget, budget_table, envelope, split_variant,
     tuned_points,
 )
 from stragglers.settings import EvaluationSettings
@@ -89,15 +90,15 @@ def test_a_curve_point_of_spark_is_the_replay_worked_by_hand():
     rows = collector.frame().set_index(["method", "point"])
     flags = np.array([np.nan, np.nan, np.nan, 3.5, 3.5])
     red = extra = 0.0
-    for s in SWEEP_SEEDS:
+    for s in RELAUNCH_SEEDS:
         r = draw_relaunch_latencies(y, job_rng(s, "hand", 7))
         done = np.minimum(y, np.where(np.isnan(flags), y, flags + r))     # the copy or the original
         assert speculate_unlimited(y, flags, relaunch=r)[0] == done.max()
         red += (10.0 - done.max()) / 10.0
         extra += np.nansum(np.where(np.isnan(flags), 0.0, done - flags)) / y.sum()
     row = rows.loc[("spark_speculation", "q0.5-m1.5-min0.1")]
-    assert row["jct_reduction"] == pytest.approx(red / len(SWEEP_SEEDS))
-    assert row["extra_machine_share"] == pytest.approx(extra / len(SWEEP_SEEDS))
+    assert row["jct_reduction"] == pytest.approx(red / len(RELAUNCH_SEEDS))
+    assert row["extra_machine_share"] == pytest.approx(extra / len(RELAUNCH_SEEDS))
     assert row["n_flagged"] == 2
     # minTaskRuntime 60 s is above every latency: no copy, no gain, no cost
     assert rows.loc[("spark_speculation", "q0.5-m1.5-min60"), "extra_machine_share"] == 0.0

@@ -37,7 +37,7 @@ import pandas as pd
 
 import duckdb
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
+from stragglers.prediction.completion import RELAUNCH_SEEDS, draw_relaunch_latencies, job_rng
 from stragglers.prediction.speculation import speculation_outcome
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
@@ -51,8 +51,6 @@ HEADLINE_BUDGET = 0.02
 DEFAULT_POINT = "default"
 #: "no copy at all": what a tuned rule does when nothing fits the budget (zero cost, zero gain).
 NO_COPY = "none"
-#: Relaunch draws per job (the report's completion seeds and the cost-aware threshold's).
-SWEEP_SEEDS = range(10)
 
 OUTCOME_COLUMNS = ["trace", "method", "point", "job_id", "jct_reduction", "extra_machine_share", "n_flagged"]
 CURVE_COLUMNS = ["trace", "method", "point", "n_jobs", "jct_reduction", "extra_machine_share"]
@@ -146,7 +144,7 @@ def outcome_rows(trace: str, result: JobResult, latency: pd.Series) -> list[tupl
     y = latency.reindex(result.task_ids).to_numpy(float)
     if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
         return []
-    draws = [draw_relaunch_latencies(y, job_rng(s, trace, result.job_id)) for s in SWEEP_SEEDS]
+    draws = [draw_relaunch_latencies(y, job_rng(s, trace, result.job_id)) for s in RELAUNCH_SEEDS]
     rows = []
     for v in result.variants:
         method, point = split_variant(v.method)

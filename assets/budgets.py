@@ -13,7 +13,7 @@ from stragglers.reports.budgets import flags_equal
 from stragglers.warehouse.results import replace_table
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 from .common import automated_asset, md_table, table_contents, tables_from_evaluations
 from .prediction import baseline_eval, nurd_eval
@@ -25,13 +25,13 @@ BUDGET_INPUTS = ("operator_sweep_outcomes", "operator_capped_outcomes", "operato
                  "job_checkpoints")
 
 
-def budget_inputs(con, nurd: NurdSettings) -> str:
+def budget_inputs(con, nurd: PipelineSettings) -> str:
     """A digest of the budgets' input tables and settings: equal digests, equal budget tables."""
     return table_contents(con, BUDGET_INPUTS, [nurd.n_boot, nurd.seed, nurd.evaluation().history_min_jobs,
                                                list(BUDGETS)])
 
 
-def budget_tables(con, nurd: NurdSettings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+def budget_tables(con, nurd: PipelineSettings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """(matched_budgets, sweep_curve) from the warehouse's operator sweep; (None, None) without it."""
     sweep = (con.table("operator_sweep_outcomes").order("ALL").df()
              if table_exists(con, "operator_sweep_outcomes") else None)
@@ -58,7 +58,7 @@ def budget_tables(con, nurd: NurdSettings) -> tuple[pd.DataFrame | None, pd.Data
                              "curve (table `sweep_curve`), from the operator's sweep (`operator_sweep_outcomes`), "
                              "for every trace in the warehouse; both empty without that sweep. comparison_tables "
                              "reads them.")
-def operator_budgets(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def operator_budgets(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     def compute(con) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
         context.log.info("every method at every budget (operator's sweep, tuned on earlier jobs)")

@@ -10,7 +10,7 @@ from stragglers.settings import SelectionSettings
 from stragglers.warehouse import ledger, read_errors, staged_parts, storage, suites
 from stragglers.warehouse.validation import validate_table
 from .common import connected
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 # the suites' code is part of what a cached pass depends on
 SUITES_VERSION = ledger.digest(Path(suites.__file__).read_text())
@@ -34,7 +34,7 @@ def table_check(asset, suite: str, *, table: str | None = None, params=None, war
     staged = table.startswith("stg_")
 
     @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
-    def _validate(context: dg.AssetCheckExecutionContext, nurd: NurdSettings,
+    def _validate(context: dg.AssetCheckExecutionContext, nurd: PipelineSettings,
                   duckdb: DuckDBResource) -> dg.AssetCheckResult:
         s = nurd.selection()
         if applies is not None and not applies(s):

@@ -19,7 +19,7 @@ from stragglers.warehouse.results import Kept, current_or_compute, trace_rows
 from stragglers.warehouse.sql_files import GOOGLE_VIEWS, render
 from stragglers.warehouse.staging import stage_trace
 from stragglers.warehouse.storage import configure, table_exists
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every
 # asset's data version is a digest of its inputs (raw files, settings, SQL), so re-running the main
@@ -72,7 +72,7 @@ def report_metadata(result: dict, tables_left_out: tuple[str, ...] = ()) -> dict
     return meta | {f"plot_{name}": md_image_file(p) for name, p in result["figures"].items()}
 
 
-def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:
+def prepare(con: duckdb.DuckDBPyConnection, nurd: PipelineSettings) -> None:
     """The run's DuckDB options (the one place they are set): memory limit, threads, spill directory;
     and staging views that read this run's trace (``restage_if_another_trace``)."""
     s = nurd.settings()
@@ -82,14 +82,14 @@ def prepare(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> None:
 
 
 @contextmanager
-def connected(nurd: NurdSettings, resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
+def connected(nurd: PipelineSettings, resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the run's warehouse, prepared (``prepare``): what the assets build and read the tables through."""
     with resource.get_connection() as con:
         prepare(con, nurd)
         yield con
 
 
-def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: NurdSettings) -> bool:
+def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: PipelineSettings) -> bool:
     """The stg_* views are one set per warehouse and read the raw files of the trace staged last.
     A warehouse holds several traces (trace_realism compares two), so a step of trace A run after
     trace B was staged would read B's files: here the views are pointed back at this run's trace
@@ -118,7 +118,7 @@ def require_evaluations(con: duckdb.DuckDBPyConnection) -> None:
                           "(and baseline_eval partitions) first")
 
 
-def tables_from_evaluations(context, nurd: NurdSettings, resource: DuckDBResource, *, counted: dict,
+def tables_from_evaluations(context, nurd: PipelineSettings, resource: DuckDBResource, *, counted: dict,
                             inputs, compute, settings: dict) -> tuple[Kept, str]:
     """The step of an asset whose tables are computed from the evaluations (the simulations, the budgets):
     ``compute(con)`` runs, and writes every table, unless each ledger name of ``counted`` (name -> the

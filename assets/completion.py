@@ -9,6 +9,7 @@ import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.clock import grid_tables
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.completion_tables import completion_table, speculation_jobs, speculation_table
 from stragglers.warehouse.results import replace_table
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
@@ -18,24 +19,23 @@ from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 from .common import automated_asset, md_table, table_contents, tables_from_evaluations
 from .prediction import baseline_eval, nurd_eval
 
-COMPLETION_SEEDS = range(10)
 SIMULATION_TABLES = ("completion_times", "speculation_times", "speculation_job_times")
 # what the simulations are computed from: when none of these changed, neither do they
 SIMULATION_INPUTS = ("job_metrics", "predictions", "tasks", "job_checkpoints", "operator_tasks",
                      "operator_checkpoints", "operator_job_metrics", "operator_predictions")
 
 
-def simulation_inputs(con, nurd: NurdSettings) -> str:
+def simulation_inputs(con, nurd: PipelineSettings) -> str:
     """A digest of the simulations' input tables and settings: equal digests, equal simulations."""
-    return table_contents(con, SIMULATION_INPUTS, [list(COMPLETION_SEEDS), nurd.copy_keeps, nurd.cause_aware_copies])
+    return table_contents(con, SIMULATION_INPUTS, [list(RELAUNCH_SEEDS), nurd.copy_keeps, nurd.cause_aware_copies])
 
 
-def with_cause_aware_copies(tasks, nurd: NurdSettings, log):
+def with_cause_aware_copies(tasks, nurd: PipelineSettings, log):
     """Setting cause_aware_copies='on': each generated trace's tasks get the copy latency its truth gives
     (stragglers.prediction.reexecution.cause_aware_copy_latency); real traces have no truth and draw."""
     if nurd.cause_aware_copies != "on":
@@ -59,7 +59,7 @@ def with_cause_aware_copies(tasks, nurd: NurdSettings, log):
     return pd.concat(parts, ignore_index=True)
 
 
-def simulations(con, nurd: NurdSettings, log) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]:
+def simulations(con, nurd: PipelineSettings, log) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]:
     """(completion, speculation, speculation per job) of every evaluated method's flags, each table
     replaced in the warehouse; the operator's two are None (their tables empty) without its predictions."""
     predictions = con.execute(render("flag_times", predictions="predictions")).df()
@@ -73,19 +73,19 @@ def simulations(con, nurd: NurdSettings, log) -> tuple[pd.DataFrame, pd.DataFram
     both = (table_exists(con, "operator_job_metrics")
             and con.execute(render("table_contents", table="operator_job_metrics")).fetchone()[0] > 0)
     tasks = con.execute(render("evaluated_tasks__operator" if both else "evaluated_tasks")).df()
-    log(f"completion-time simulation over {len(COMPLETION_SEEDS)} seeds")
-    completion = completion_table(tasks, predictions, checkpoints, seeds=COMPLETION_SEEDS)
+    log(f"completion-time simulation over {len(RELAUNCH_SEEDS)} seeds")
+    completion = completion_table(tasks, predictions, checkpoints, seeds=RELAUNCH_SEEDS)
     speculation = speculation_per_job = None
     if op_predictions is not None and len(op_predictions):
         log("speculative-copy simulation (operator's protocol)")
         # every task the operator's replay saw, those that do not finish too (their copies buy nothing)
         op_tasks = con.execute(render("speculated_tasks")).df() if both else tasks
         copy_tasks = with_cause_aware_copies(op_tasks, nurd, log)
-        speculation = speculation_table(copy_tasks, op_predictions, op_checkpoints, seeds=COMPLETION_SEEDS,
+        speculation = speculation_table(copy_tasks, op_predictions, op_checkpoints, seeds=RELAUNCH_SEEDS,
                                         copy_keeps=nurd.copy_keeps)
         # per job, for the survival family's intervals against the free rules
         per_job = op_predictions[op_predictions["method"].isin([*SURVIVAL_FAMILY, *FREE_RULES])]
-        speculation_per_job = speculation_jobs(copy_tasks, per_job, seeds=COMPLETION_SEEDS,
+        speculation_per_job = speculation_jobs(copy_tasks, per_job, seeds=RELAUNCH_SEEDS,
                                                copy_keeps=nurd.copy_keeps) if len(per_job) else None
     # an absent simulation leaves its table empty (the report then leaves its sections out)
     for table, df in zip(SIMULATION_TABLES, (completion, speculation, speculation_per_job)):
@@ -98,14 +98,14 @@ def simulations(con, nurd: NurdSettings, log) -> tuple[pd.DataFrame, pd.DataFram
                              "completion time (the paper's Algorithms 2-3, Figures 4-9: table `completion_times`), "
                              "and, under the operator's protocol, what speculative copies do (table "
                              "`speculation_times`; per job for the survival family and the free rules: "
-                             f"`speculation_job_times`), mean over {len(COMPLETION_SEEDS)} simulation seeds, for "
+                             f"`speculation_job_times`), mean over {len(RELAUNCH_SEEDS)} simulation seeds, for "
                              "every trace in the warehouse. comparison_tables reads them.")
-def completion_times(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def completion_times(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     kept, inputs = tables_from_evaluations(
         context, nurd, duckdb, counted={"completion_times": SIMULATION_TABLES}, inputs=simulation_inputs,
         compute=lambda con: simulations(con, nurd, context.log.info),
-        settings={"seeds": list(COMPLETION_SEEDS), "copy_keeps": nurd.copy_keeps,
+        settings={"seeds": list(RELAUNCH_SEEDS), "copy_keeps": nurd.copy_keeps,
                   "cause_aware_copies": nurd.cause_aware_copies})
     if not kept.rebuilt:
         return dg.MaterializeResult(metadata={"rebuilt": False}, data_version=dg.DataVersion(inputs))

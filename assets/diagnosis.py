@@ -17,7 +17,7 @@ from stragglers.diagnosis import truth as hound_truth
 from stragglers.reports.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse import ledger, runner, storage
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_image_file, md_table
@@ -89,7 +89,7 @@ class _Scored(NamedTuple):
     summary: pd.DataFrame
 
 
-def _scored(con, nurd: NurdSettings, s, hs, causes: pd.DataFrame, jobs: list, inputs: pd.DataFrame) -> _Scored:
+def _scored(con, nurd: PipelineSettings, s, hs, causes: pd.DataFrame, jobs: list, inputs: pd.DataFrame) -> _Scored:
     """The one scoring of ``causes`` against the truth that hound_validation records and hound_report shows
     (``inputs``: hound_inputs' rows, at least those of ``_truth_inputs``)."""
     truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
@@ -106,7 +106,7 @@ def _scored(con, nurd: NurdSettings, s, hs, causes: pd.DataFrame, jobs: list, in
                              "Schweizer-Wolff) and CA (AdaBoost-IPW Rubin causal model) over the Table 2 metrics of "
                              "sql/hound_inputs.sql. Tables hound_inputs and hound_profiles (job x learner x metric).")
 @google_format_only(HOUND_NEEDS)
-def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def hound_profiles(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                    duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
     started = time.perf_counter()
@@ -135,7 +135,7 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: NurdSettings,
                              "left as its keywords. Tables hound_topics and hound_topic_mixtures (job x ensemble "
                              "topic).")
 @google_format_only(HOUND_NEEDS)
-def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def hound_topics(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
     with connected(nurd, duckdb) as con:
@@ -158,7 +158,7 @@ def hound_topics(context: dg.AssetExecutionContext, nurd: NurdSettings,
                  description="Hound's Table 5: each job's mixture of named causes (ensemble topics of the same name "
                              "summed; unnamed topics keep their keywords, named = false). Table hound_job_causes.")
 @google_format_only(HOUND_NEEDS)
-def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def hound_job_causes(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         mixtures = _read(con, "SELECT job_id, topic, weight FROM hound_topic_mixtures WHERE trace = ?", s.trace)
@@ -184,10 +184,10 @@ def hound_job_causes(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
                              "answers data skew and the best constant answer in hindsight. Beside Hound, "
                              "hound_with_nodes: limited processor alone where most of the job's stragglers run on "
                              "machines the other jobs' tasks show slow (node_task_durations, Ouyang et al. Eq. 1), "
-                             "Hound's mixture elsewhere (docs/HOUND.md, issue 28 third pass); Hound's own answer is "
+                             "Hound's mixture elsewhere (docs/HOUND.md, \"node evidence\"); Hound's own answer is "
                              "unchanged. Only for the embedded trace (the only one with a truth). Table "
                              "hound_validation.")
-def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def hound_validation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
     if s.trace != "synthetic":
         return dg.MaterializeResult(metadata={"note": f"no ground truth for {s.trace}: only the embedded trace has one"})
@@ -224,7 +224,7 @@ def hound_validation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Materiali
                              "a cause that hit the task (planted, or planted plus background eviction). Table "
                              "straggler_explanations.")
 @google_format_only(HOUND_NEEDS)
-def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                            duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     started = time.perf_counter()
@@ -278,7 +278,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: NurdSettings
                              "(propensity estimators) as plots. Its own asset and module "
                              "(stragglers/reports/hound.py), so that comparison_tables stays NURD's Table 3.")
 @google_format_only(HOUND_NEEDS)
-def hound_report(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def hound_report(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, hs = nurd.selection(), nurd.hound()
     with connected(nurd, duckdb) as con:

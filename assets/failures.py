@@ -15,7 +15,7 @@ from stragglers.reports.failures import write_cloning_report, write_prediction_r
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table, report_metadata
 from .nodes import task_attempts
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 
 NEEDS = "it has no per-attempt events"
@@ -27,7 +27,7 @@ NEEDS = "it has no per-attempt events"
                              "PastAttemptsFlag) and early_usage (first 5 minutes; empty where the trace has no "
                              "task_usage).")
 @google_format_only(NEEDS)
-def failure_inputs(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def failure_inputs(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         counts = fb.build_failure_inputs(con, s, nurd.failures())
@@ -45,7 +45,7 @@ def _failure_step(name: str, description: str, compute) -> dg.AssetsDefinition:
     @automated_asset(name=name, deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"},
                      description=description)
     @google_format_only(NEEDS)
-    def step(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    def step(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
         s, fs = nurd.selection(), nurd.failures()
         started = time.perf_counter()
         with connected(nurd, duckdb) as con:

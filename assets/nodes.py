@@ -15,13 +15,13 @@ from stragglers.reports.files import md, write_text
 from stragglers.reports.nodes import truth_checks, write_node_report
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table, report_metadata
-from .resources import NurdSettings
+from .resources import PipelineSettings
 from .prediction import baseline_eval, nurd_eval
 from .warehouse import jobs, staged_trace
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.completion_tables import completion_table
 from stragglers.warehouse.storage import table_exists
 
-RELAUNCH_SEEDS = range(10)    # as comparison_tables
 
 
 @automated_asset(deps=[staged_trace], group_name="nodes", kinds={"duckdb"},
@@ -29,7 +29,7 @@ RELAUNCH_SEEDS = range(10)    # as comparison_tables
                              "terminal event, machine, end event) and the machines' capacities (sql/machines.sql, "
                              "where machine_events exists). Shared by node ranking and failure prediction.")
 @google_format_only("it has no per-attempt events")
-def task_attempts(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def task_attempts(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         counts = nb.build_attempts(con, nurd.raw_path, s)
@@ -45,7 +45,7 @@ def task_attempts(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeR
                              "on the confidence interval (node_indicators), the 9 distributions ranked by "
                              "Anderson-Darling on a sample of nodes (node_fits). Report: reports/nodes/.")
 @google_format_only("it has no machine placement")
-def node_ranking(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def node_ranking(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s, ns = nurd.selection(), nurd.nodes()
     started = time.perf_counter()
@@ -72,7 +72,7 @@ def node_ranking(context: dg.AssetExecutionContext, nurd: NurdSettings,
                              "P-cores level-0 machines (relaunch latencies drawn only from tasks that ran above level "
                              "0) beside the default draw, for every method with predictions; gain = difference of the "
                              "mean reductions (10 seeds, common random numbers).")
-def node_relaunch_gain(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def node_relaunch_gain(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         if not (table_exists(con, "predictions") and table_exists(con, "node_indicators")):

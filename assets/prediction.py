@@ -17,7 +17,7 @@ from stragglers.prediction.methods import REFERENCE_RULES
 from stragglers.reports.evaluation_summary import views_summary
 from stragglers.warehouse.staged_parts import usage_absent_reason
 from stragglers.warehouse.results import current_or_compute, trace_rows
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 from .common import as_metadata, automated_asset, connected, md_table
 from .warehouse import checkpoint_features, selection_funnel
@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 BASELINE_PARTITIONS = dg.StaticPartitionsDefinition(sorted(BASELINES))
 
 
-def _methods_for_features(context, nurd: NurdSettings, duckdb: DuckDBResource,
+def _methods_for_features(context, nurd: PipelineSettings, duckdb: DuckDBResource,
                           methods=("nurd",)) -> tuple[list[str], dg.MaterializeResult | None, dict]:
     """The methods that run on the configured feature set (NURD_FEATURE_SET, 'auto' resolved on the
     trace). Only usage features on a trace without usage (a partial mirror with feature_set=usage)
@@ -53,7 +53,7 @@ def _methods_for_features(context, nurd: NurdSettings, duckdb: DuckDBResource,
     return [], dg.MaterializeResult(metadata={"skipped": dg.MetadataValue.md(reason), "n_jobs": 0} | note), {}
 
 
-def _evaluation(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource,
+def _evaluation(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource,
                 methods: list[str]) -> dg.MaterializeResult:
     """``methods`` (those the configured feature set leaves) evaluated under the configured protocol
     and its other view, each unless current (stragglers/prediction/evaluation.py
@@ -79,7 +79,8 @@ def _evaluation(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: D
                              "features observed so far, and flags running tasks as stragglers. NURD's ablations "
                              "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
                              "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
-def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def nurd_eval(context: dg.AssetExecutionContext, nurd: PipelineSettings,
+              duckdb: DuckDBResource) -> dg.MaterializeResult:
     return _evaluation(context, nurd, duckdb, ["nurd"])
 
 
@@ -87,7 +88,7 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: Duc
                  partitions_def=BASELINE_PARTITIONS, backfill_policy=dg.BackfillPolicy.single_run(),
                  description="One baseline of the paper's Table 3 per partition, through the same online replay. "
                              "A backfill of several partitions runs in one run (single-run backfill policy).")
-def baseline_eval(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def baseline_eval(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     # all requested methods in one replay: jobs are loaded once and spread over the workers
     return _evaluation(context, nurd, duckdb, sorted(context.partition_keys))
@@ -107,7 +108,7 @@ def _best_baseline(con, trace: str) -> str:
                       "setting switched back one at a time, and this pipeline's protocol. Writes "
                       "`protocol_ablation` (means over jobs, the settings of every row). Costly: "
                       "`ablation_max_jobs` limits the jobs (recorded in each row).")
-def protocol_ablation(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def protocol_ablation(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
     trace, selection, max_jobs = nurd.trace, nurd.selection(), nurd.ablation_max_jobs or None
     with connected(nurd, duckdb) as con:
@@ -138,7 +139,7 @@ def protocol_ablation(context: dg.AssetExecutionContext, nurd: NurdSettings,
           description="NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} x straggler quantile in "
                       "{0.7, 0.8, 0.9, 0.95}, beside the reference rules, under the configured protocol. "
                       "Writes `nurd_sensitivity`. `ablation_max_jobs` limits the jobs (recorded).")
-def nurd_sensitivity(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def nurd_sensitivity(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     trace, evaluation, selection = nurd.trace, nurd.evaluation(), nurd.selection()
     max_jobs = nurd.ablation_max_jobs or None

@@ -14,7 +14,7 @@ from stragglers.warehouse import realism
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse.runner import replace_trace_frame
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table
@@ -30,7 +30,7 @@ from .warehouse import jobs, tasks
                              "states) per statistic, overlaid CDFs. Usage of a trace without task_usage comes from "
                              "NURD_USAGE_SAMPLE (a CSV with a header, e.g. the real excerpt's sample).")
 @google_format_only("the statistics are those of the Google 2011 tables")
-def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def trace_realism(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
@@ -77,7 +77,7 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: NurdSettings,
                              "(stragglers/prediction/reexecution.py); on the embedded trace, the generator's own "
                              "re-runs of every finished task, from its truth.")
 @google_format_only("re-executions are read from Google task_events")
-def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def reexecutions(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
@@ -110,7 +110,7 @@ def reexecutions(context: dg.AssetExecutionContext, nurd: NurdSettings,
                             "log-latencies and on P(second life straggles | first did) "
                             "(stragglers/warehouse/realism.py generator_against_real); passes with a note when the "
                             "warehouse lacks a generated or a real trace's re-executions.")
-def reexecution_generator_within_real(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.AssetCheckResult:
+def reexecution_generator_within_real(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.AssetCheckResult:
     with connected(nurd, duckdb) as con:
         table = realism.generator_against_real(con)
     if not len(table):

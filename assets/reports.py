@@ -8,6 +8,7 @@ from dagster_duckdb import DuckDBResource
 import pandas as pd
 
 from stragglers.warehouse.results import read_back, replace_table
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.sweep import BUDGET_DTYPES, CURVE_DTYPES
 from stragglers.reports.budgets import answer_paragraph
 from stragglers.reports.comparison import build_report
@@ -17,11 +18,11 @@ from stragglers.trace_formats import FORMATS
 from stragglers.warehouse.ledger import record_settings, recorded_inputs
 from stragglers.warehouse.sql_files import sql_text
 from stragglers.warehouse.storage import table_exists, transaction
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 from .common import automated_asset, connected, md_image, md_table, require_evaluations, table_contents
 from .budgets import budget_inputs, operator_budgets
-from .completion import COMPLETION_SEEDS, completion_times, simulation_inputs
+from .completion import completion_times, simulation_inputs
 from .prediction import baseline_eval, nurd_eval
 
 # what the report is computed from: when none of these changed, neither does the report
@@ -34,9 +35,9 @@ OPTIONAL_TABLES = ("protocol_ablation", "nurd_sensitivity", "operator_job_metric
                    "reexecution_summary")
 
 
-def report_inputs(con, nurd: NurdSettings) -> str:
+def report_inputs(con, nurd: PipelineSettings) -> str:
     """A digest of the contents of every table the report reads and of the report's settings."""
-    return table_contents(con, REPORT_INPUTS, [nurd.n_boot, nurd.seed, list(COMPLETION_SEEDS), nurd.copy_keeps,
+    return table_contents(con, REPORT_INPUTS, [nurd.n_boot, nurd.seed, list(RELAUNCH_SEEDS), nurd.copy_keeps,
                                                nurd.cause_aware_copies])
 
 
@@ -54,14 +55,14 @@ def read_table(con: duckdb.DuckDBPyConnection, name: str) -> pd.DataFrame | None
                              "earliness of the flags (f1_auc, median_lead) and the completion-time reduction of every "
                              "method, the paper's numbers beside ours for the real traces), F1 over normalized time "
                              "(its Figures 2-3) and the reduction in job completion time when flagged tasks are "
-                             f"relaunched (its Figures 4-9, mean over {len(COMPLETION_SEEDS)} simulation seeds: asset "
+                             f"relaunched (its Figures 4-9, mean over {len(RELAUNCH_SEEDS)} simulation seeds: asset "
                              "completion_times), every method at every budget of extra machine time (asset "
                              "operator_budgets), with the free reference rules in their own band; the protocol "
                              "ablation and NURD's sensitivity when those assets were materialized. Metadata starts "
                              "with the headline numbers and the key figure; the whole report is one self-contained "
                              "page, report.html, under $NURD_DATA_DIR/reports/ (also report.md, CSV, Parquet, PNG). "
                              "Writes the table `comparison`.")
-def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def comparison_tables(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
     out = nurd.data_path / "reports"
     with connected(nurd, duckdb) as con:
@@ -99,10 +100,10 @@ def comparison_tables(context: dg.AssetExecutionContext, nurd: NurdSettings,
         if budgets is None or not len(budgets):
             budgets = curves = None
     tables |= {"matched_budgets": budgets, "sweep_curve": curves}
-    report = build_report(out, tables, n_boot=nurd.n_boot, seed=nurd.seed, completion_seeds=COMPLETION_SEEDS,
+    report = build_report(out, tables, n_boot=nurd.n_boot, seed=nurd.seed, completion_seeds=RELAUNCH_SEEDS,
                           notes=f"Traces: {', '.join(sorted(job_metrics.trace.unique()))}. Bootstrap seed "
                                 f"{nurd.seed}, {nurd.n_boot} resamples over jobs; completion-time seeds "
-                                f"{list(COMPLETION_SEEDS)}.")
+                                f"{list(RELAUNCH_SEEDS)}.")
     t3 = report.tables["table3"]
     with connected(nurd, duckdb) as con:
         replace_table(con, "comparison", t3)

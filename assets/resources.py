@@ -3,8 +3,7 @@
 ``PipelineSettings`` is the stages' settings composed (``stragglers.settings.RUN_STAGES``): its
 fields, their defaults, bounds, variables and descriptions are the stage models' (declared there
 only). A field left out of a run's config takes its ``NURD_...`` variable when that is set, else
-its default. The resource key stays ``nurd`` (docs/CONTRACT.md); ``NurdSettings``
-is the class's former name.
+its default. The resource key stays ``nurd`` (docs/CONTRACT.md).
 
 ``WarehouseResource`` opens ``<data_dir>/warehouse.duckdb`` of the *run's* settings
 (not of the environment at load time), with the run's DuckDB memory limit, threads
@@ -111,10 +110,6 @@ class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
     def failures(self) -> FailureSettings:
         """Failure-prediction settings (stragglers/failures/settings.py holds the ones not exposed here)."""
         return FailureSettings(**linked_values(FailureSettings, self.settings()))
-
-
-#: the class's former name (tests, scripts and other branches use it)
-NurdSettings = PipelineSettings
 
 
 def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> PipelineSettings:

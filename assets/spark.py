@@ -14,13 +14,13 @@ from stragglers.prediction import spark_speculation as sp
 from stragglers.traces.spark_eventlog import application_of, discover
 from stragglers.warehouse.spark_staging import TRACE, stage_spark
 
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 #: One partition per application whose event log is complete (added by spark_eventlog_sensor).
 spark_applications = dg.DynamicPartitionsDefinition(name="spark_applications")
 
 
-def _not_spark(nurd: NurdSettings) -> dg.MaterializeResult | None:
+def _not_spark(nurd: PipelineSettings) -> dg.MaterializeResult | None:
     if nurd.trace != TRACE:
         return dg.MaterializeResult(metadata={"note": f"not applicable to {nurd.trace}: it reads Spark event logs "
                                                       f"(NURD_TRACE={TRACE})"})
@@ -30,7 +30,7 @@ def _not_spark(nurd: NurdSettings) -> dg.MaterializeResult | None:
 @dg.asset(group_name="spark", kinds={"duckdb"},
           description="Every event log under NURD_TRACE_URL staged into the stg_spark_* tables (bad lines as "
                       "NURD_ON_BAD_ROWS says; skipped files counted in table quarantine).")
-def spark_staged(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def spark_staged(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     skip = _not_spark(nurd)
     if skip:
         return skip
@@ -44,7 +44,7 @@ def spark_staged(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeRe
           description="Spark's speculation replayed on the staged stage attempts: the settings to set (chosen on "
                       "the earlier stages, scored on the later ones beside Spark's defaults), written to "
                       "reports/spark_speculation.md and reports/spark-defaults.conf.")
-def spark_speculation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     skip = _not_spark(nurd)
     if skip:
         return skip
@@ -63,7 +63,7 @@ def spark_speculation(nurd: NurdSettings, duckdb: DuckDBResource) -> dg.Material
            description="Watches NURD_TRACE_URL (NURD_TRACE=spark_eventlog): an application whose event log is "
                        "complete becomes a partition of spark_applications and the chain re-runs; a log still "
                        "being written (.inprogress, or a rolling folder whose status says so) waits.")
-def spark_eventlog_sensor(context: dg.SensorEvaluationContext, nurd: NurdSettings):
+def spark_eventlog_sensor(context: dg.SensorEvaluationContext, nurd: PipelineSettings):
     if nurd.trace != TRACE:
         return dg.SkipReason(f"NURD_TRACE={nurd.trace}: no Spark event logs to watch")
     logs, _ = discover(Path(nurd.trace_url))

@@ -10,7 +10,7 @@ import urllib.error
 from stragglers.traces.download import TraceDownloadError
 from stragglers.warehouse.ledger import files_digest
 from stragglers.traces.fetch import fetch_trace, source_version
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 from .common import automated_asset, md_table
 
@@ -23,7 +23,7 @@ from .common import automated_asset, md_table
                 "of a local directory's files; generator version + seed + scale of the embedded trace. "
                 "A new version re-runs everything downstream.",
 )
-def trace_source(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.DataVersion:
+def trace_source(context: dg.AssetExecutionContext, nurd: PipelineSettings) -> dg.DataVersion:
     version = source_version(nurd.trace, nurd.data_dir, url=nurd.trace_url, scale=nurd.scale)
     context.log.info(f"trace {nurd.trace}: data version {version}")
     return dg.DataVersion(version)
@@ -42,7 +42,7 @@ def trace_source(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.Da
                 "listed in the metadata. Alibaba: "
                 "batch_instance.tar.gz streamed and unpacked.",
 )
-def raw_trace(context: dg.AssetExecutionContext, nurd: NurdSettings) -> dg.MaterializeResult:
+def raw_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings) -> dg.MaterializeResult:
     try:
         nurd.settings()   # every setting checked before any work
         report = fetch_trace(nurd.trace, nurd.data_dir, url=nurd.trace_url, parts=nurd.parts,

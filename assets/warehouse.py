@@ -14,7 +14,7 @@ from dagster_duckdb import DuckDBResource
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_features, build_funnel, build_jobs, build_tasks, grid_coverage, step_tables
 from stragglers.warehouse import ledger, locate, progress, sql_files, staged_parts, staging
-from .resources import NurdSettings
+from .resources import PipelineSettings
 
 from .checks import table_check
 from .common import automated_asset, connected, google_format, md_table, preview
@@ -26,7 +26,7 @@ RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each ta
 @automated_asset(deps=[raw_trace], group_name="warehouse", kinds={"duckdb"},
                  description="Typed staging views over the raw trace files (read_csv with explicit column names "
                              "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core.")
-def staged_trace(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def staged_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
@@ -62,7 +62,7 @@ class BuiltStep:
 
 
 @contextmanager
-def _built(context, nurd: NurdSettings, duckdb: DuckDBResource, step: str, build) -> Iterator[BuiltStep]:
+def _built(context, nurd: PipelineSettings, duckdb: DuckDBResource, step: str, build) -> Iterator[BuiltStep]:
     """The warehouse after SQL step ``step``: ``build(con, selection)`` ran unless every table of the
     step was built from the same raw files, settings and SQL (then the rows would be identical)."""
     s = nurd.selection()
@@ -84,7 +84,7 @@ def _rows(con, table: str, trace: str) -> int:
 @automated_asset(deps=[staged_trace], group_name="warehouse", kinds={"duckdb"},
                  description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
                              "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
-def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def jobs(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with _built(context, nurd, duckdb, "jobs", build_jobs) as step:
         con, s = step.con, step.selection
         meta = {"dagster/row_count": _rows(con, "jobs", s.trace), "preview": preview(con, "jobs", s.trace),
@@ -97,7 +97,7 @@ def jobs(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBRe
                  description="Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE "
                              "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
                              "Excluded tasks are counted by reason in task_outcomes.")
-def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def tasks(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with _built(context, nurd, duckdb, "tasks", build_tasks) as step:
         con, s = step.con, step.selection
         outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
@@ -110,7 +110,7 @@ def tasks(context: dg.AssetExecutionContext, nurd: NurdSettings, duckdb: DuckDBR
 
 @automated_asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"},
                  description="Jobs and tasks before and after every filter of the selection, by reason.")
-def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def selection_funnel(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
     with _built(context, nurd, duckdb, "selection_funnel", build_funnel) as step:
         funnel = step.con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
@@ -125,7 +125,7 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: NurdSettings,
                              "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints. "
                              "On a trace without task_usage (partial mirror) the usage features are 0 and the "
                              "metadata says so: only the time-only rules use these rows then.")
-def checkpoint_features(context: dg.AssetExecutionContext, nurd: NurdSettings,
+def checkpoint_features(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                         duckdb: DuckDBResource) -> dg.MaterializeResult:
     started = time.perf_counter()
     with _built(context, nurd, duckdb, "checkpoint_features", build_features) as step:

@@ -1,4 +1,4 @@
-"""What the event features (sql/event_features.sql, issue 25) cost, measured in ONE run:
+"""What the event features (sql/event_features.sql) cost, measured in ONE run:
 
 (a) the real excerpt (../shared/realdata/google_2011: job_events, machine_events, task_events
     parts 0-13 = 19.65 h), and (b) an events-only trace 10x its size generated from it: ten

@@ -1,4 +1,4 @@
-"""What issue 22's checks cost, measured in ONE run on the real excerpt (task_events parts 0-13,
+"""What the reliability checks (first life, window edges, value anomalies) cost, measured in ONE run on the real excerpt (task_events parts 0-13,
 job_events, machine_events; ../shared/realdata):
 
 (a) task_lifecycle as built now (a task's first life, window-edge states: two window passes) against
@@ -40,7 +40,7 @@ def _timed(fn, repeat: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--realdata", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "realdata")
-    ap.add_argument("--old-sql", type=Path, required=True, help="the task_lifecycle.sql before issue 22")
+    ap.add_argument("--old-sql", type=Path, required=True, help="the task_lifecycle.sql of one aggregation (git show cf586bc:sql/task_lifecycle.sql)")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     raw = args.realdata / "google_2011"
@@ -63,7 +63,7 @@ def main() -> None:
     print(f"Real excerpt: {n_tasks:,} task indices (task_events parts 0-13), {args.repeat} runs each, medians.\n")
     print("| step | seconds | ratio |")
     print("|---|---|---|")
-    print(f"| task_lifecycle before issue 22 (one aggregation) | {t_old:.2f} | 1.00 |")
+    print(f"| task_lifecycle as one aggregation | {t_old:.2f} | 1.00 |")
     print(f"| task_lifecycle now (first life, window edges) | {t_new:.2f} | {t_new / t_old:.2f} |")
     print(f"| one scan of task_events + job_events | {t_scan:.2f} | 1.00 |")
     print(f"| NaN/infinity and repeat checks of the same two views | {t_checks:.2f} | {t_checks / t_scan:.2f} |")

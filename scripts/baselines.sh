@@ -9,7 +9,7 @@ Usage: bash scripts/baselines.sh [FIRST...LAST]
 
 Evaluates the baselines (partitions of asset baseline_eval, the method names in
 alphabetical order, default the range abod...xgbod = all 27: the paper's 20
-baselines, survival_job (issue 27) and the reference rules flag_all, km_survival, oracle, spark_speculation,
+baselines, survival_job and the reference rules flag_all, km_survival, oracle, spark_speculation,
 spark4_speculation, wait_for_tau) on the trace the
 main job prepared (run scripts/run.sh first), in one run, then rebuilds the
 comparison report and prints the summary. Expect tens of minutes on 2 cores

@@ -7,8 +7,12 @@ case "${1:-}" in
     cat <<'USAGE'
 Usage: bash scripts/test.sh [PYTEST ARGS...]
 
-Sets up .venv (scripts/setup.sh), then runs the test suite with pytest; any
-argument is passed to pytest, e.g. bash scripts/test.sh tests/test_reports.py -x
+Sets up .venv (scripts/setup.sh), then runs the test suite with pytest, its
+test files spread over one worker process per core (pytest-xdist, -n auto
+--dist loadfile: a file's tests, and the warehouse its fixtures build, stay on
+one worker). Any argument is passed to pytest, e.g.
+  bash scripts/test.sh tests/test_reports.py -x
+NURD_TEST_WORKERS=N sets the number of workers (0: no workers, in this process).
 Tests that need the real trace excerpt (NURD_REALDATA_DIR) or Chromium skip
 with the reason when those are absent.
 USAGE
@@ -16,4 +20,6 @@ USAGE
 esac
 bash scripts/setup.sh
 source scripts/env.sh
-.venv/bin/python -m pytest -q "$@"
+# every test keeps its files, instances and ports to itself (tmp_path, an ephemeral Dagster
+# instance, port 0): the files can run side by side
+.venv/bin/python -m pytest -q -n "${NURD_TEST_WORKERS:-auto}" --dist loadfile "$@"

@@ -4,6 +4,9 @@ module level or inside a function, read with ``ast`` and checked against the all
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -108,7 +111,7 @@ def late_imports(root: Path) -> list[str]:
 
 
 def test_the_domain_package_imports_run_one_way():
-    # no import runs up the order and no layers form a cycle (issue 24 left no exception) ...
+    # no import runs up the order and no layers form a cycle, with no exception ...
     assert violations(REPO / "stragglers") == []
     # ... and none hides in a function
     assert late_imports(REPO / "stragglers") == []
@@ -149,3 +152,59 @@ def test_a_late_import_within_a_layer_is_caught(tmp_path):
     (root / "reports" / "views.py").write_text("def f():\n    from stragglers.reports import story\n")
     assert violations(root) == []   # allowed by the order ...
     assert [v.split(":")[0] for v in late_imports(root)] == ["stragglers/reports/views.py"]   # ... not late
+
+
+# ----------------------------------------------------------------------------- comments say intent
+#: The folders whose comments and docstrings a newcomer reads beside the code.
+CODE_DIRS = ("stragglers", "assets", "pipeline", "sql", "scripts", "benchmarks", "tests")
+#: A comment that cites a ticket (the word issue, or a hash sign, before a number), a numbered pass or
+#: what a name or a grid was once, instead of saying what the code is for.
+HISTORY = re.compile(r"\bissues?\s*#?\d+|(?<![\w&#])#\d+\b|\b(?:first|second|third|fourth|fifth|last|earlier|"
+                     r"previous) pass\b|\bformer name\b|\bused before\b", re.IGNORECASE)
+
+
+def comments(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring in a Python, SQL or shell file."""
+    text = path.read_text()
+    if path.suffix == ".sql":
+        return [(i, line.split("--", 1)[1]) for i, line in enumerate(text.splitlines(), 1) if "--" in line]
+    if path.suffix == ".sh":
+        return [(i, line.split("#", 1)[1]) for i, line in enumerate(text.splitlines(), 1)
+                if line.lstrip().startswith("#")]
+    found = [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+             if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                found += [(node.body[0].lineno + i, line) for i, line in enumerate(doc.splitlines())]
+    return found
+
+
+def history_citations(root: Path, dirs=CODE_DIRS) -> list[str]:
+    files = [p for d in dirs for ext in ("py", "sql", "sh") for p in sorted((root / d).rglob(f"*.{ext}"))
+             if ".venv" not in p.parts]
+    return [f"{p.relative_to(root)}:{line}: {text.strip()}" for p in files for line, text in comments(p)
+            if HISTORY.search(text)]
+
+
+def test_no_comment_cites_an_issue_or_a_past_version():
+    # a comment says why the code is as it is; the ticket it came from is in git's history
+    assert history_citations(REPO) == []
+
+
+@pytest.mark.parametrize("name, source", [
+    ("a.py", "x = 1  # the operator's protocol (issue 26)\n"),
+    ("a.py", '"""What a scheduler learns, see #27."""\n'),
+    ("a.py", "def f():\n    \"\"\"Measured in the third pass.\"\"\"\n"),
+    ("a.sql", "-- the survival family's threshold (issue 27)\nSELECT 1\n"),
+    ("a.sh", "# the former name of the resource\necho hi\n"),
+])
+def test_a_comment_citing_history_is_caught(tmp_path, name, source):
+    (tmp_path / "stragglers").mkdir()
+    path = tmp_path / "stragglers" / name
+    path.write_text(source)
+    assert len(history_citations(tmp_path, ("stragglers",))) == 1
+    path.write_text(source.replace("26", "").replace("#27", "").replace("issue", "").replace("third pass", "")
+                    .replace("27", "").replace("former name", "name"))
+    assert history_citations(tmp_path, ("stragglers",)) == []

@@ -11,7 +11,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from assets import traces, warehouse
-from assets.resources import NurdSettings
+from assets.resources import PipelineSettings
 from stragglers.traces.synth import generate_google
 from stragglers.traces.fetch import SyntheticScale, source_version
 
@@ -51,7 +51,7 @@ def test_missing_source_is_a_clear_error(tmp_path):
 def test_new_data_version_requests_downstream_runs(mirror, tmp_path):
     local = tmp_path / "mirror"
     shutil.copytree(mirror, local)
-    res = {"nurd": NurdSettings(data_dir=str(tmp_path / "data"), trace="google_2011", trace_url=str(local),
+    res = {"nurd": PipelineSettings(data_dir=str(tmp_path / "data"), trace="google_2011", trace_url=str(local),
                                 trace_parts="all", workers=1),
            "duckdb": DuckDBResource(database=str(tmp_path / "data" / "warehouse.duckdb"))}
     assets = [traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs]

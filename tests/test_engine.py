@@ -21,7 +21,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from assets import prediction
-from assets.resources import NurdSettings
+from assets.resources import PipelineSettings
 from stragglers.settings import EngineSettings
 from stragglers.prediction.evaluation import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
@@ -116,7 +116,7 @@ def test_dagster_runs_on_a_local_dask_cluster_match_the_local_run(warehouse, ref
     pool gives the reference's results (previous test), so the three engines agree."""
     lc, _ = cluster
     db = copy_of(warehouse, tmp_path)
-    res = {"nurd": NurdSettings(data_dir=str(tmp_path), n_boot=20, batch_jobs=3, dask_address=lc.scheduler_address),
+    res = {"nurd": PipelineSettings(data_dir=str(tmp_path), n_boot=20, batch_jobs=3, dask_address=lc.scheduler_address),
            "duckdb": DuckDBResource(database=str(db))}
     with dg.instance_for_test() as instance:
         a = dg.materialize([prediction.nurd_eval], resources=res, instance=instance)

@@ -15,7 +15,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from assets import budgets, completion, prediction, reports, traces, warehouse
-from assets.resources import NurdSettings
+from assets.resources import PipelineSettings
 from stragglers.prediction.ablation import protocol_ablation
 from stragglers.prediction.protocol import AUTHORS, ours_value
 
@@ -33,7 +33,7 @@ def read(data: Path, sql: str) -> list[tuple]:
 
 
 def resources(data_dir: Path, **settings) -> dict:
-    return {"nurd": NurdSettings(data_dir=str(data_dir), synthetic_jobs=10, workers=1, n_boot=20, **settings),
+    return {"nurd": PipelineSettings(data_dir=str(data_dir), synthetic_jobs=10, workers=1, n_boot=20, **settings),
             "duckdb": DuckDBResource(database=str(data_dir / "warehouse.duckdb"))}
 
 
@@ -138,7 +138,7 @@ def test_budgets_are_read_by_the_report_as_computed(warehouse_ready, tmp_path):
 def test_protocol_ablation_rows_record_their_settings(warehouse_ready):
     """The ablation on the real warehouse, with the rules only (cheap; the assets run NURD too)."""
     data, _ = warehouse_ready
-    nurd = NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1)
+    nurd = PipelineSettings(data_dir=str(data), synthetic_jobs=10, workers=1)
     with duckdb.connect(str(data / "warehouse.duckdb")) as con:
         table = protocol_ablation(con, "synthetic", nurd.evaluation(), nurd.selection(), "hbos", max_jobs=3,
                                   methods=RULES)

@@ -149,7 +149,7 @@ def test_steps_read_their_own_trace_when_the_warehouse_staged_another_since(tmp_
     from dagster_duckdb import DuckDBResource
 
     from assets import failures, nodes, warehouse
-    from assets.resources import NurdSettings
+    from assets.resources import PipelineSettings
 
     _trace().write(tmp_path / "raw" / "google_2011")
     other = MiniTrace()
@@ -159,7 +159,7 @@ def test_steps_read_their_own_trace_when_the_warehouse_staged_another_since(tmp_
     db = DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))
 
     def run(trace, assets):
-        res = {"nurd": NurdSettings(data_dir=str(tmp_path), trace=trace), "duckdb": db}
+        res = {"nurd": PipelineSettings(data_dir=str(tmp_path), trace=trace), "duckdb": db}
         result = dg.materialize(assets, resources=res, instance=dg.DagsterInstance.ephemeral())
         assert result.success
         return result

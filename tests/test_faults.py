@@ -25,7 +25,7 @@ import dagster as dg
 import pytest
 
 from assets import prediction, traces
-from assets.resources import NurdSettings, WarehouseResource
+from assets.resources import PipelineSettings, WarehouseResource
 from pipeline import behaviour_snapshot
 from stragglers.settings import SettingError
 
@@ -148,16 +148,16 @@ def _failure_message(result) -> str:
 
 def test_setting_error_is_not_retried_and_missing_upstream_names_the_asset(tmp_path):
     with pytest.raises(SettingError, match="NURD_TRACE_PARTS='abc'"):
-        NurdSettings(data_dir=str(tmp_path), trace_parts="abc")   # in Python: at once
+        PipelineSettings(data_dir=str(tmp_path), trace_parts="abc")   # in Python: at once
     # from a run config (the launchpad): the run fails, naming the value, and is not retried
-    result = dg.materialize([traces.raw_trace], resources={"nurd": NurdSettings(data_dir=str(tmp_path))},
+    result = dg.materialize([traces.raw_trace], resources={"nurd": PipelineSettings(data_dir=str(tmp_path))},
                             run_config={"resources": {"nurd": {"config": {"trace_parts": "abc"}}}},
                             raise_on_error=False, instance=dg.DagsterInstance.ephemeral())
     assert not result.success
     assert "setting NURD_TRACE_PARTS='abc' is invalid: expected 'all', 'events' or a positive integer" in _failure_message(result)
     assert not [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]
 
-    nurd = NurdSettings(data_dir=str(tmp_path / "fresh"), workers=1)
+    nurd = PipelineSettings(data_dir=str(tmp_path / "fresh"), workers=1)
     result = dg.materialize([prediction.nurd_eval], resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)},
                             raise_on_error=False, instance=dg.DagsterInstance.ephemeral())
     assert not result.success

@@ -132,9 +132,9 @@ def test_naming_follows_table4():
     assert name_topic(_topic(MEAN_MEM_m=0.5, PEAK_MEM_p=0.5)) is None   # contradictory signs: unnamed
 
 
-# ----------------------------------------------------------------------------- share weights (issue 28)
+# ------------------------------------------------------------------------ share weights (docs/HOUND.md)
 def _mild_cpu_strong_memory_job():
-    """Hand-made job (issue 28): 180 normal tasks, 20 stragglers (latency above the p90). 12 stragglers
+    """Hand-made job: 180 normal tasks, 20 stragglers (latency above the p90). 12 stragglers
     (60 %) have a mild CPU(-): their MEAN_CPU is the normal tasks' 25th percentile, well inside the
     normal range. 4 (20 %) have a strong memory(+): above every normal task on six data-skew metrics
     that move together (one input size). 4 have nothing. Every other value of a straggler is the
@@ -231,12 +231,12 @@ def test_hound_assets_materialize_on_a_small_generated_trace(tmp_path):
     from dagster_duckdb import DuckDBResource
 
     from assets import diagnosis, nodes, prediction, traces, warehouse
-    from assets.resources import NurdSettings
+    from assets.resources import PipelineSettings
     from stragglers.diagnosis.truth import recall_by_cause
     from stragglers.warehouse.validation import validate_table
 
     data = tmp_path / "data"
-    res = {"nurd": NurdSettings(data_dir=str(data), synthetic_jobs=10, workers=1, n_boot=50,
+    res = {"nurd": PipelineSettings(data_dir=str(data), synthetic_jobs=10, workers=1, n_boot=50,
                                 hound_replicas=5, hound_adaboost_rounds=10, node_fit_sample=3),
            "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,

@@ -1,6 +1,6 @@
 """hound_with_nodes (stragglers/diagnosis/machine_evidence.py) on hand-made rows with known answers:
 a straggler counts as on a slow machine when the other jobs' tasks there (>= node_min_tasks) have a mean
-z above 0 by a one-sided t-test at 0.05 (Ouyang et al. Eq. 1; docs/HOUND.md, issue 28 third pass)."""
+z above 0 by a one-sided t-test at 0.05 (Ouyang et al. Eq. 1; docs/HOUND.md, "node evidence for limited processor")."""
 
 from __future__ import annotations
 

@@ -195,13 +195,13 @@ def test_the_run_a_user_starts_names_file_and_line(tmp_path):
     import dagster as dg
 
     from assets import warehouse
-    from assets.resources import NurdSettings, WarehouseResource
+    from assets.resources import PipelineSettings, WarehouseResource
 
     data = tmp_path / "data"
     raw = _trace(data / "raw" / "google_2011")
     part = _part(raw, "task_usage")
     _edit(part, lambda ls: ls[:2] + [ls[2].rsplit(",", 1)[0]] + ls[3:])
-    nurd = NurdSettings(data_dir=str(data), trace="google_2011", min_tasks=2)
+    nurd = PipelineSettings(data_dir=str(data), trace="google_2011", min_tasks=2)
     result = dg.materialize([warehouse.staged_trace, *warehouse.checks[:3]],
                             resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)},
                             raise_on_error=False, instance=dg.DagsterInstance.ephemeral())
@@ -390,14 +390,14 @@ def test_a_header_row_is_named_not_counted(tmp_path):
     import dagster as dg
 
     from assets import warehouse
-    from assets.resources import NurdSettings, WarehouseResource
+    from assets.resources import PipelineSettings, WarehouseResource
 
     data = tmp_path / "data"
     raw = _trace(data / "raw" / "google_2011")
     part = _part(raw, "task_events")
     _edit(part, lambda ls: ["time,missing_info,job_id,task_index,machine_id,event_type,user,class,priority,"
                             "cpu,mem,disk,different_machine"] + ls)
-    nurd = NurdSettings(data_dir=str(data), trace="google_2011", min_tasks=2)
+    nurd = PipelineSettings(data_dir=str(data), trace="google_2011", min_tasks=2)
     result = dg.materialize([warehouse.staged_trace], resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)},
                             raise_on_error=False, instance=dg.DagsterInstance.ephemeral())
     assert not result.success                     # staged_trace stops there, before counting the header

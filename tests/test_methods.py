@@ -58,7 +58,7 @@ RULES = ("flag_all", "wait_for_tau", "spark_speculation", "spark4_speculation", 
 
 
 def test_registry_has_the_20_baselines_and_the_reference_rules():
-    # the paper's 20 baselines, the reference rules, and the survival family (issue 27, not in the paper)
+    # the paper's 20 baselines, the reference rules, and the survival family (not in the paper)
     assert sorted(BASELINES) == sorted([*EXPECTED, *RULES, "survival_job", "survival_history"])
     for name, cls in BASELINES.items():
         assert cls.name == name

@@ -9,7 +9,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from assets import failures, nodes, traces, warehouse
-from assets.resources import NurdSettings
+from assets.resources import PipelineSettings
 from stragglers.nodes.truth import planted_machines
 
 
@@ -21,7 +21,7 @@ def read(data, sql: str) -> list[tuple]:
 @pytest.fixture(scope="module")
 def materialized(tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
-    nurd = NurdSettings(data_dir=str(data), synthetic_jobs=12, workers=1, node_fit_sample=6, node_min_tasks=5,
+    nurd = PipelineSettings(data_dir=str(data), synthetic_jobs=12, workers=1, node_fit_sample=6, node_min_tasks=5,
                         failure_trees=10, failure_max_train_rows=5000, clone_tasks=300)
     resources = {"nurd": nurd, "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
     assets = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, nodes.task_attempts, nodes.node_ranking,

@@ -1,4 +1,4 @@
-"""The operator's protocol (issue 26): tau_hat, checkpoints until the job ends, speculative copies,
+"""The operator's protocol: tau_hat, checkpoints until the job ends, speculative copies,
 the rules operators run and the oracle, on hand-made jobs with answers worked by hand."""
 
 from __future__ import annotations
@@ -227,9 +227,10 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     from dagster_duckdb import DuckDBResource
 
     from assets import budgets, completion, prediction, reports, traces, warehouse
-    from assets.resources import NurdSettings
+    from assets.resources import PipelineSettings
 
-    res = {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20, protocol="operator"),
+    res = {"nurd": PipelineSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20,
+                                    protocol="operator"),
            "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
     instance = dg.DagsterInstance.ephemeral()
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
@@ -291,7 +292,7 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
         points = dict(con.execute("SELECT method, count(*) FROM sweep_curve GROUP BY method").fetchall())
     assert set(points) == expected and points["spark_speculation"] == 54 + 1 and points["oracle"] == 1
     assert points["survival_history"] == 24 + 1 and points["nurd"] == len(RATIO_GRID) + 1
-    # the survival family beside every free rule, with its sentence (issue 27)
+    # the survival family beside every free rule, with its sentence
     verdict = pd.read_csv(out / "survival_verdict.csv")
     assert set(verdict["rule"]) == set(OPERATOR_RULES) - {"oracle"} and set(verdict["method"]) == {"survival_history"}
     assert "Survival family on `synthetic`" in report.split("## ")[1] and "of the oracle's headroom" in report

@@ -16,7 +16,7 @@ from dagster_duckdb import DuckDBResource
 
 from assets import budgets, completion, prediction, reports, traces, warehouse
 from pipeline import defs
-from assets.resources import NurdSettings
+from assets.resources import PipelineSettings
 from stragglers.reports.style import display_name
 
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
@@ -31,7 +31,7 @@ def read(data: Path, sql: str) -> list[tuple]:
 
 
 def resources(data_dir: Path, **settings) -> dict:
-    return {"nurd": NurdSettings(data_dir=str(data_dir), synthetic_jobs=10, workers=1, n_boot=50, **settings),
+    return {"nurd": PipelineSettings(data_dir=str(data_dir), synthetic_jobs=10, workers=1, n_boot=50, **settings),
             "duckdb": DuckDBResource(database=str(data_dir / "warehouse.duckdb"))}
 
 

@@ -16,7 +16,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from assets import prediction, realism, traces, warehouse
-from assets.resources import NurdSettings
+from assets.resources import PipelineSettings
 
 PARTS = "job_events=0-19,task_events=0-1,machine_events=all"   # ~2.7 h of task events: fast, and real
 JE = ["time", "missing_info", "job_id", "event_type", "user_name", "scheduling_class", "job_name",
@@ -56,7 +56,7 @@ def _expected(root: Path, min_tasks: int = 100):
 
 def _resources(tmp: Path, root: Path, **settings) -> dict:
     """The nurd and duckdb resources of a run on the fixture's warehouse, with extra settings."""
-    return {"nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS,
+    return {"nurd": PipelineSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(root), trace_parts=PARTS,
                                  **settings),
             "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb"))}
 
@@ -74,7 +74,7 @@ def _partition_range(resources: dict, first: str, last: str, instance=None) -> d
 def real_run(realdata, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("real")
     resources = {
-        "nurd": NurdSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(realdata / "google_2011"),
+        "nurd": PipelineSettings(data_dir=str(tmp), trace="google_2011", trace_url=str(realdata / "google_2011"),
                              trace_parts=PARTS, usage_sample=str(realdata / "google_2011" / USAGE_SAMPLE)),
         "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
     }
@@ -124,7 +124,7 @@ def test_partial_real_mirror_builds_jobs_and_tasks_green(real_run):
 
 
 def test_every_method_runs_on_event_features_of_the_partial_mirror(real_run):
-    """No task_usage: with feature_set auto the methods see the event features (issue 25); NURD and
+    """No task_usage: with feature_set auto the methods see the event features; NURD and
     three baseline partitions (a feature model, a time-only rule, Wrangler) run on the real jobs."""
     result, tmp, root = real_run
     resources = _resources(tmp, root)
@@ -159,7 +159,7 @@ def test_every_method_runs_on_event_features_of_the_partial_mirror(real_run):
 
 
 def test_the_survival_family_runs_on_real_jobs_under_the_operator_protocol(real_run):
-    """Issue 27 on the partial mirror: survival_job and survival_history beside Spark's rule under
+    """The survival family on the partial mirror: survival_job and survival_history beside Spark's rule under
     NURD_PROTOCOL=operator (speculative copies, online tau_hat), in one Dagster run. The first jobs,
     with fewer than history_min_jobs earlier ended jobs, get no prior and the fallback threshold:
     counted in the cost curve."""
@@ -220,7 +220,8 @@ def test_trace_realism_real_excerpt_vs_embedded(real_run):
     first = result.asset_materializations_for_node("trace_realism")[0].metadata
     assert "no statistics of google_2011" not in first["comparison"].value   # it is the real side itself
     resources = {
-        "nurd": NurdSettings(data_dir=str(tmp), trace="synthetic", synthetic_jobs=12, realism_against="google_2011"),
+        "nurd": PipelineSettings(data_dir=str(tmp), trace="synthetic", synthetic_jobs=12,
+                                 realism_against="google_2011"),
         "duckdb": DuckDBResource(database=str(tmp / "warehouse.duckdb")),
     }
     synth = dg.materialize([traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
@@ -273,7 +274,7 @@ def test_a_gap_between_task_events_parts_is_counted_not_an_error(realdata, tmp_p
         (mirror / "job_events" / name).symlink_to(src / "job_events" / name)
     (mirror / "machine_events").symlink_to(src / "machine_events", target_is_directory=True)
     data = tmp_path / "data"
-    resources = {"nurd": NurdSettings(data_dir=str(data), trace="google_2011", trace_url=str(mirror),
+    resources = {"nurd": PipelineSettings(data_dir=str(data), trace="google_2011", trace_url=str(mirror),
                                       trace_parts="all"),
                  "duckdb": DuckDBResource(database=str(data / "warehouse.duckdb"))}
     result = dg.materialize(

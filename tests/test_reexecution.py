@@ -267,13 +267,13 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
     from dagster_duckdb import DuckDBResource
 
     from assets import budgets, completion, prediction, realism, reports, traces, warehouse
-    from assets.resources import NurdSettings
+    from assets.resources import PipelineSettings
     from stragglers.diagnosis.truth import load_truth
     from stragglers.prediction.completion_tables import speculation_table
     from stragglers.traces.fetch import truth_dir
 
     def resources(**extra):
-        return {"nurd": NurdSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20,
+        return {"nurd": PipelineSettings(data_dir=str(tmp_path), synthetic_jobs=10, workers=1, n_boot=20,
                                      protocol="operator", **extra),
                 "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
     instance = dg.DagsterInstance.ephemeral()
@@ -313,7 +313,7 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
                              instance=instance)
         assert run.success
         shown = pd.read_csv(tmp_path / "reports" / "operator_view.csv").set_index("method")
-        want = speculation_table(t, preds, cps, seeds=range(10))
+        want = speculation_table(t, preds, cps)    # the relaunch seeds the asset draws
         want = want[want.algorithm == "unlimited"].set_index("method")
         assert shown.loc["oracle", "jct_reduction"] == pytest.approx(want.loc["oracle", "reduction_mean"])
         oracle[setting] = shown.loc["oracle", "jct_reduction"]

@@ -95,7 +95,7 @@ def t3(jm):
 
 def test_paper_table3_complete():
     assert len(PAPER_TABLE3) == 2 * 23
-    # every method the paper reports (the reference rules and the survival family, issue 27, are not in it)
+    # every method the paper reports (the reference rules and the survival family are not in it)
     paper = list(dict.fromkeys(PAPER_TABLE3["method"]))
     assert paper == [m for m in METHOD_ORDER if m in paper]        # ours, in the comparison's order
     assert PAPER_TABLE3[["tpr", "fpr", "fnr", "f1"]].dtypes.eq(float).all()    # numbers, not strings

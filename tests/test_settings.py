@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from assets import traces, warehouse
-from assets.resources import NurdSettings, WarehouseResource, settings_from_env
+from assets.resources import PipelineSettings, WarehouseResource, settings_from_env
 from stragglers.diagnosis.settings import HoundSettings
 from stragglers.failures.settings import FailureSettings
 from stragglers.nodes.settings import NodeSettings
@@ -21,9 +21,9 @@ from stragglers.warehouse.suites import DEFAULT_PARAMS
 
 def test_every_default_is_the_models():
     model = Settings()
-    resource = NurdSettings()
-    assert set(NurdSettings.model_fields) == set(Settings.model_fields) - {"automation", "observe_cron"}
-    for name in NurdSettings.model_fields:
+    resource = PipelineSettings()
+    assert set(PipelineSettings.model_fields) == set(Settings.model_fields) - {"automation", "observe_cron"}
+    for name in PipelineSettings.model_fields:
         assert getattr(resource, name) == getattr(model, name), name
     for sub in (SelectionSettings(), EvaluationSettings(workers=1)):
         for f in fields(sub):
@@ -62,13 +62,13 @@ def test_rules_between_settings_and_run_config_are_checked():
     with pytest.raises(SettingError, match=r"initial_fraction=0\.95 is invalid: expected a number below quantile"):
         Settings(initial_fraction=0.95)
     with pytest.raises(SettingError, match="min_tasks=1 is invalid"):
-        NurdSettings(min_tasks=1).settings()
+        PipelineSettings(min_tasks=1).settings()
     assert Settings.from_env({"NURD_SEED": "7"}, n_boot=5).seed == 7
 
 
 def test_launchpad_data_dir_moves_the_warehouse_and_tables_record_their_settings(tmp_path):
     """The warehouse follows the run's data_dir (not the environment when definitions loaded)."""
-    nurd = NurdSettings(data_dir=str(tmp_path / "elsewhere"), synthetic_jobs=10, synthetic_parts=2, min_tasks=10)
+    nurd = PipelineSettings(data_dir=str(tmp_path / "elsewhere"), synthetic_jobs=10, synthetic_parts=2, min_tasks=10)
     res = {"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)}
     result = dg.materialize([traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs],
                             resources=res, instance=dg.DagsterInstance.ephemeral(),
@@ -90,7 +90,7 @@ def test_a_partial_run_config_keeps_the_environments_other_settings(tmp_path, mo
     seen = {}
 
     @dg.asset
-    def probe(nurd: NurdSettings):
+    def probe(nurd: PipelineSettings):
         s = nurd.settings()
         seen.update(data_dir=s.data_dir, seed=s.synthetic_seed, hound_min_tasks=s.hound_min_tasks, quantile=s.quantile)
 
@@ -116,7 +116,7 @@ def test_each_stage_owns_its_settings_and_the_root_only_composes_them():
     declared = [name for stage in STAGES for name in stage.model_fields]
     assert len(declared) == len(set(declared))
     assert set(Settings.model_fields) == set(declared)
-    assert set(NurdSettings.model_fields) == {name for stage in RUN_STAGES for name in stage.model_fields}
+    assert set(PipelineSettings.model_fields) == {name for stage in RUN_STAGES for name in stage.model_fields}
     for stage in STAGES:
         assert stage.__module__.startswith("stragglers.") and stage.__module__.endswith(".settings")
         assert stage.__module__ != "stragglers.settings"
@@ -138,12 +138,12 @@ def test_typed_settings_take_defaults_and_bounds_from_the_models(typed):
 def test_a_bound_is_checked_by_the_declaration_wherever_the_value_comes_from():
     line = "setting NURD_HOUND_MIN_TASKS=3 is invalid: expected an integer >= 5; did you mean 5?"
     for make in (lambda: HoundSettings(min_tasks=3), lambda: Settings(hound_min_tasks=3),
-                 lambda: NurdSettings(hound_min_tasks=3), lambda: Settings.from_env({"NURD_HOUND_MIN_TASKS": "3"})):
+                 lambda: PipelineSettings(hound_min_tasks=3), lambda: Settings.from_env({"NURD_HOUND_MIN_TASKS": "3"})):
         with pytest.raises(SettingError) as e:
             make()
         assert str(e.value).startswith(line) and "\n" not in str(e.value)
     with pytest.raises(SettingError, match=r"NURD_PROTOCOL='operatr' is invalid: .*did you mean 'operator'\?"):
-        NurdSettings(protocol="operatr")   # a launchpad value
+        PipelineSettings(protocol="operatr")   # a launchpad value
     with pytest.raises(SettingError, match=r"setting node_fit_sample=-1 is invalid: expected an integer >= 0"):
         NodeSettings(fit_sample_nodes=-1)
 

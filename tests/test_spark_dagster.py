@@ -9,12 +9,12 @@ from pathlib import Path
 import dagster as dg
 
 from nurd_pipeline.assets import spark, traces
-from nurd_pipeline.assets.resources import NurdSettings, WarehouseResource
+from nurd_pipeline.assets.resources import PipelineSettings, WarehouseResource
 from stragglers.prediction.spark_speculation import ANSWER_FILE, CONF_FILE
 
 
-def _nurd(tmp_path: Path, log_dir: Path, **kw) -> NurdSettings:
-    return NurdSettings(data_dir=str(tmp_path / "data"), trace="spark_eventlog", trace_url=str(log_dir), **kw)
+def _nurd(tmp_path: Path, log_dir: Path, **kw) -> PipelineSettings:
+    return PipelineSettings(data_dir=str(tmp_path / "data"), trace="spark_eventlog", trace_url=str(log_dir), **kw)
 
 
 def test_the_sensor_adds_each_complete_log_once_and_waits_for_one_in_progress(spark_eventlogs, tmp_path):
@@ -43,7 +43,7 @@ def test_the_sensor_adds_each_complete_log_once_and_waits_for_one_in_progress(sp
 
 def test_the_sensor_skips_another_trace(tmp_path):
     with dg.instance_for_test() as instance:
-        ctx = dg.build_sensor_context(instance=instance, resources={"nurd": NurdSettings(data_dir=str(tmp_path))})
+        ctx = dg.build_sensor_context(instance=instance, resources={"nurd": PipelineSettings(data_dir=str(tmp_path))})
         assert isinstance(spark.spark_eventlog_sensor(ctx), dg.SkipReason)
 
 

@@ -78,10 +78,10 @@ def test_a_failing_rollback_never_hides_the_error_that_caused_it():
 
 
 def test_a_read_only_warehouse_is_named_first_with_what_to_do(tmp_path, tiny_disk):
-    from assets.resources import NurdSettings, WarehouseResource
+    from assets.resources import PipelineSettings, WarehouseResource
 
     data = tiny_disk / "data"
-    nurd = NurdSettings(data_dir=str(data), synthetic_jobs=12)
+    nurd = PipelineSettings(data_dir=str(data), synthetic_jobs=12)
     wh = WarehouseResource(nurd=nurd)
     with wh.get_connection() as con:          # a warehouse exists, then the disk turns read-only
         con.execute("CREATE TABLE t AS SELECT 1 AS x")

@@ -1,4 +1,4 @@
-"""The survival family (issue 27) on hand-made jobs with known answers."""
+"""The survival family on hand-made jobs with known answers."""
 
 from __future__ import annotations
 

@@ -12,12 +12,13 @@ import pytest
 
 from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
 from stragglers.prediction.speculation import speculate_unlimited
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_setting
 from stragglers.prediction.protocol import OPERATOR, adapt_job
 from stragglers.prediction.simulate import JobData, JobResult, VariantResult, replay_job
 from stragglers.prediction.sweep import (
-    BUDGETS, NO_COPY, SWEEP_SEEDS, SweepCollector, SweepGrid, area_to_budget, budget_table, choosing_jobs, envelope,
+    BUDGETS, NO_COPY, SweepCollector, SweepGrid, area_to_budget, budget_table, choosing_jobs, envelope,
     CAPPED_COLUMNS, CAPS, capped_rows, holm_intervals, paired_interval, split_variant,
     tuned_points,
 )
@@ -90,15 +91,15 @@ def test_a_curve_point_of_spark_is_the_replay_worked_by_hand():
     rows = collector.frame().set_index(["method", "point"])
     flags = np.array([np.nan, np.nan, np.nan, 3.5, 3.5])
     red = extra = 0.0
-    for s in SWEEP_SEEDS:
+    for s in RELAUNCH_SEEDS:
         r = draw_relaunch_latencies(y, job_rng(s, "hand", 7))
         done = np.minimum(y, np.where(np.isnan(flags), y, flags + r))     # the copy or the original
         assert speculate_unlimited(y, flags, relaunch=r)[0] == done.max()
         red += (10.0 - done.max()) / 10.0
         extra += np.nansum(np.where(np.isnan(flags), 0.0, done - flags)) / y.sum()
     row = rows.loc[("spark_speculation", "q0.5-m1.5-min0.1")]
-    assert row["jct_reduction"] == pytest.approx(red / len(SWEEP_SEEDS))
-    assert row["extra_machine_share"] == pytest.approx(extra / len(SWEEP_SEEDS))
+    assert row["jct_reduction"] == pytest.approx(red / len(RELAUNCH_SEEDS))
+    assert row["extra_machine_share"] == pytest.approx(extra / len(RELAUNCH_SEEDS))
     assert row["n_flagged"] == 2
     # minTaskRuntime 60 s is above every latency: no copy, no gain, no cost
     assert rows.loc[("spark_speculation", "q0.5-m1.5-min60"), "extra_machine_share"] == 0.0
@@ -200,12 +201,12 @@ def test_the_jobs_that_end_first_choose():
 def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):
     """NURD_COPY_KEEPS reaches the evaluation, and the sweep, the cost-aware threshold's outcomes and
     the speculation table then give one job's flags the same outcome (and another at copy_keeps 0)."""
-    from assets.resources import NurdSettings
+    from assets.resources import PipelineSettings
     from stragglers.prediction.completion_tables import speculation_jobs
     from stragglers.prediction.history import CostAwareSelection, grid_variant
 
     monkeypatch.setenv("NURD_COPY_KEEPS", "0.7")
-    keeps = NurdSettings().evaluation().copy_keeps
+    keeps = PipelineSettings().evaluation().copy_keeps
     assert keeps == 0.7
     rng = np.random.default_rng(3)
     y = np.round(100 + 400 * rng.lognormal(0, 0.6, 40), 3)
@@ -225,7 +226,7 @@ def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):
         chosen = tuple(sel.outcomes["m"][7][0])
         tasks = pd.DataFrame({"trace": "tr", "job_id": 7, "task_id": ids, "latency_s": y})
         preds = pd.DataFrame({"trace": "tr", "method": "m", "job_id": 7, "task_id": ids, "flagged_at_s": f})
-        table = tuple(speculation_jobs(tasks, preds, SWEEP_SEEDS, copy_keeps=k).iloc[0][
+        table = tuple(speculation_jobs(tasks, preds, RELAUNCH_SEEDS, copy_keeps=k).iloc[0][
             ["jct_reduction", "extra_machine_share"]])
         return swept, chosen, table
 

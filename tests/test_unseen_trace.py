@@ -11,7 +11,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from assets import traces, warehouse
-from assets.resources import NurdSettings
+from assets.resources import PipelineSettings
 from stragglers.traces.synth import generate_google
 from tests.httpserver import TraceServer
 
@@ -27,7 +27,7 @@ def bucket(tmp_path_factory):
 
 
 def _resources(tmp_path, url):
-    return {"nurd": NurdSettings(data_dir=str(tmp_path), trace="google_2011", trace_url=url, trace_parts="all",
+    return {"nurd": PipelineSettings(data_dir=str(tmp_path), trace="google_2011", trace_url=url, trace_parts="all",
                                  download_workers=3),
             "duckdb": DuckDBResource(database=str(tmp_path / "warehouse.duckdb"))}
 

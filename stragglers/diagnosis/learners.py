@@ -218,7 +218,7 @@ class AdaBoostIPW:
 LEARNERS = ("PR", "DP", "CA")
 
 
-# --------------------------------------------------------------------------- share weights (issue 28)
+# ------------------------------------------------- share weights (measured beside Hound's own, docs/HOUND.md)
 def straggler_shares(X: np.ndarray, y: np.ndarray, quantile: float = 0.9) -> np.ndarray:
     """Per metric, the share of the job's stragglers that deviate from its normal tasks, signed
     (+: higher for stragglers). A straggler's latency is above the job's ``quantile``; the others are

@@ -1,6 +1,6 @@
 """Node evidence for limited processor beside Hound: the answer ``hound_with_nodes``.
 
-Issue 28, third pass (docs/HOUND.md, "node evidence for limited processor"; measured by
+Measured beside Hound (docs/HOUND.md, "node evidence for limited processor"; by
 ``studies/hound/hound_nodes.py``). Limited processor is a property of the machine. A job's own tasks
 show it weakly; the other jobs' tasks on the same machine show it too. Ouyang et al. (SCC 2016)
 z-normalize every finished task's duration within its job (Eq. 1) and describe a machine by the

@@ -44,7 +44,7 @@ class HoundSettings(LinkedSettings):
     ensemble_lambda: float = constant(2 / 3, setting="hound_ensemble_lambda", ge=0, le=1)   # Algorithm 4: SCORE = lambda H1 + (1 - lambda)(1 - H2)
     # a profile's weights: "strength", each learner's own magnitudes (Section 3.1, as published), or
     # "share", each learner's words weighted by the share of the job's stragglers that show them
-    # (Section 5.1; learners.share_weighted). Issue 28: measured, not adopted (docs/HOUND.md).
+    # (Section 5.1; learners.share_weighted): measured, not the default (docs/HOUND.md).
     profile_weights: str = constant("strength", setting="hound_profile_weights", choices=PROFILE_WEIGHTS)
     # "share": a straggler's latency is above this quantile (the quantile's default, not the run's)
     straggler_quantile: float = linked(WarehouseSettings, "quantile", from_run=False)

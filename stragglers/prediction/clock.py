@@ -13,7 +13,7 @@ tasks run, that interval doubling after every ``clock_doubling_after`` timed dec
 time reads tau, a final latency or the job's end (tests/test_future_cannot_change_past.py rewrites
 a job's future and asserts every earlier decision is bit-identical).
 
-``decision_clock="legacy_grid"`` switches the grid used before back on: the paper's grid, whose
+``decision_clock="legacy_grid"`` switches the paper's grid on instead, whose
 step is cut from the true tau, then steps to the job's end spaced by its last latency, on features
 repeated from the last row before tau (``protocol.adapt_job``). It reads the future; it is kept to
 measure what that did (docs/EVALUATION.md) and to show that the test above catches it.

@@ -75,6 +75,10 @@ from collections import deque
 import numpy as np
 
 AFTER_GRID_CHOICES = ("event", "never")
+#: The relaunch draws behind every expected outcome (the completion and speculation tables, the
+#: budget sweep, the cost-aware threshold, the node ranking's avoidance): one seed per draw of
+#: ``draw_relaunch_latencies``, through ``job_rng``, so they all average the same ten futures.
+RELAUNCH_SEEDS = range(10)
 
 # ---------------------------------------------------------------------------
 # One job

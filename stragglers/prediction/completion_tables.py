@@ -22,7 +22,8 @@ from typing import Iterable, Iterator
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import decision_points, draw_relaunch_latencies, job_rng, simulate_limited
+from stragglers.prediction.completion import (RELAUNCH_SEEDS, decision_points, draw_relaunch_latencies, job_rng,
+                                              simulate_limited)
 from stragglers.prediction.speculation import copy_draws, speculate_on_grid, speculate_unlimited, speculation_outcome
 
 TABLE_COLUMNS = [
@@ -136,7 +137,7 @@ def _iter_job_results(
 def completion_jobs(
     tasks_df: pd.DataFrame, predictions_df: pd.DataFrame,
     checkpoints_df: pd.DataFrame | None = None,
-    machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = range(10),
+    machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = RELAUNCH_SEEDS,
     *, kill_frees_machine: bool = False, after_grid: str = "event",
 ) -> pd.DataFrame:
     """Per (trace, method, algorithm, machines, seed, job) rows: original_s, new_s, reduction."""
@@ -159,7 +160,7 @@ def completion_jobs(
 def completion_table(
     tasks_df: pd.DataFrame, predictions_df: pd.DataFrame,
     checkpoints_df: pd.DataFrame | None = None,
-    machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = range(10),
+    machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = RELAUNCH_SEEDS,
     *, kill_frees_machine: bool = False, after_grid: str = "event",
     excluded_machines: frozenset = frozenset(),
 ) -> pd.DataFrame:
@@ -198,7 +199,7 @@ def completion_table(
 
 
 
-def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds: Iterable[int] = range(10),
+def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds: Iterable[int] = RELAUNCH_SEEDS,
                      *, copy_keeps: float = 0.0) -> pd.DataFrame:
     """Per (trace, method, job): ``speculation_outcome`` of its flags (what intervals over jobs need)."""
     rows = []
@@ -214,7 +215,7 @@ def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds
 
 def speculation_table(
     tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, checkpoints_df: pd.DataFrame | None = None,
-    machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = range(10),
+    machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = RELAUNCH_SEEDS,
     *, after_grid: str = "event", copy_keeps: float = 0.0,
 ) -> pd.DataFrame:
     """Per (trace, method, algorithm, machines) with speculative copies: the JCT reduction (mean over

@@ -40,7 +40,7 @@ from stragglers.warehouse.results import Kept, current_or_compute, insert_frame
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",
                  "sweep_outcomes", "capped_outcomes")
-#: The operator's protocol (issue 26) writes the same tables under this prefix, beside the paper's.
+#: The operator's protocol writes the same tables under this prefix, so one warehouse holds both views.
 OPERATOR_PREFIX = "operator_"
 
 

@@ -1,4 +1,4 @@
-"""What a scheduler learns from earlier jobs (issue 27; docs/EVALUATION.md "The survival family").
+"""What a scheduler learns from earlier jobs (docs/EVALUATION.md "The survival family").
 
 A method tagged ``learns_from_earlier_jobs`` gets, at each job, only the jobs that *ended* before
 the job's first checkpoint: cutoff = the job's first SCHEDULE + t0, in trace time. From them:
@@ -33,6 +33,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.speculation import copy_draws, speculation_outcome
 from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.methods import METHODS
@@ -46,8 +47,6 @@ from stragglers.trace_formats import CLOCK_FEATURES
 THRESHOLD_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(1, 20)) + (0.97, 0.98, 0.99, 0.995, 0.999)
 #: The prices of machine time the curve is reported at (the configured cost_lambda is added).
 LAMBDA_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-#: Relaunch draws per job for the expected outcome of a threshold (those of the completion tables).
-SELECTION_SEEDS = range(10)
 
 COST_CURVE_COLUMNS = ["trace", "method", "cost_lambda", "configured", "n_jobs", "n_jobs_with_history",
                       "threshold_mean", "jct_reduction", "extra_machine_share", "f1_mean"]
@@ -284,7 +283,7 @@ class CostAwareSelection:
         method = result.variants[0].method.split("@")[0]
         y = self.latency[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
         fin = None if self.finished is None else self.finished[int(result.job_id)].reindex(result.task_ids).to_numpy(bool)
-        draws = copy_draws(y, self.trace, result.job_id, SELECTION_SEEDS, self.copy_keeps, finished=fin)
+        draws = copy_draws(y, self.trace, result.job_id, RELAUNCH_SEEDS, self.copy_keeps, finished=fin)
         by_q = {v.method: v for v in result.variants}
         out = np.array([speculation_outcome(y, by_q[grid_variant(method, q)].flagged_at, draws) for q in self.grid])
         self.results.setdefault(method, {})[int(result.job_id)] = result

@@ -54,7 +54,7 @@ AUTHORS: dict[str, object] = {
 }
 SELECTION_FIELDS = ("feature_mode",)
 
-#: The operator's protocol (issue 26, docs/EVALUATION.md "Two protocols"): what a scheduler has
+#: The operator's protocol (docs/EVALUATION.md "Two protocols"): what a scheduler has
 #: (a threshold estimated from what is known at t, checkpoints until the job ends) and does
 #: (a speculative copy beside the original, paid in machine time). Everything else is ours.
 OPERATOR: dict[str, object] = {
@@ -75,7 +75,7 @@ def is_operator(s: EvaluationSettings) -> bool:
 
 def both_views(evaluation: EvaluationSettings) -> tuple[EvaluationSettings, EvaluationSettings]:
     """(the configured evaluation, the other view): the evaluation assets run both, so one warehouse
-    holds the paper's protocol and the operator's (issue 26). The other view of a paper's protocol
+    holds the paper's protocol and the operator's. The other view of a paper's protocol
     (ours or authors) is it with the operator's settings; of an operator's, it with the paper's."""
     if is_operator(evaluation):
         return evaluation, replace(evaluation, **{k: PROTOCOL_CHOICES[k][0] for k in OPERATOR})

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import job_rng
+from stragglers.prediction.completion import RELAUNCH_SEEDS, job_rng
 from stragglers.prediction.speculation import copy_latencies
 from stragglers.prediction.metrics import _boot_counts, _nanpercentile
 from stragglers.traces.synth.model import (REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES, TYPICAL_SLOWDOWN,
@@ -87,7 +87,7 @@ def statistics(pairs: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, level:
     return out
 
 
-def replay_copy_model(pairs: pd.DataFrame, job_latencies: dict, *, trace: str, seeds=range(10),
+def replay_copy_model(pairs: pd.DataFrame, job_latencies: dict, *, trace: str, seeds=RELAUNCH_SEEDS,
                       keeps: float = 0.0) -> pd.DataFrame:
     """The same pairs with each second life replaced by the simulator's copy of the first: a draw
     from the job's latencies (``job_latencies[job_id]``, its timed first lives) with the simulator's
@@ -105,7 +105,7 @@ def replay_copy_model(pairs: pd.DataFrame, job_latencies: dict, *, trace: str, s
 
 
 def fit_copy_keeps(pairs: pd.DataFrame, job_latencies: dict, *, trace: str, target_corr: float,
-                   grid=np.round(np.arange(0, 1.0001, 0.05), 2), seeds=range(10)) -> tuple[float, pd.DataFrame]:
+                   grid=np.round(np.arange(0, 1.0001, 0.05), 2), seeds=RELAUNCH_SEEDS) -> tuple[float, pd.DataFrame]:
     """The share k on ``grid`` whose replayed correlation is nearest ``target_corr`` (ties: the smaller
     k, the nearer today's model), and the replayed statistics at every k (no intervals: n_boot=0)."""
     rows = []
@@ -150,7 +150,7 @@ def job_first_lives(con, trace: str, job_ids) -> dict:
 
 
 def summarize(table: pd.DataFrame, job_latencies: dict, *, trace: str, n_boot: int, seed: int,
-              copy_keeps: float = 0.0, seeds=range(10), generated: pd.DataFrame | None = None) -> pd.DataFrame:
+              copy_keeps: float = 0.0, seeds=RELAUNCH_SEEDS, generated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Rows of ``reexecution_summary``: the trace's pairs, the copy model replayed on them (fresh draw),
     and with ``copy_keeps`` when it is not 0; on the embedded trace the generator's own re-executions
     (``generated``: ``generator_pairs``); the same bootstrap seed for every row."""

@@ -107,7 +107,7 @@ class PredictionSettings(StageSettings):
         "lifecycle", doc="'usage_windows': a task's latency is the sum of its usage-window durations")
     baseline_params: Literal[PROTOCOL_CHOICES["baseline_params"]] = setting(
         "ours", doc="'authors': the baselines' hyperparameters of the released code")
-    # the survival family (issue 27; stragglers/prediction/history.py)
+    # the survival family (stragglers/prediction/history.py)
     cost_lambda: float = setting(1.0, env="NURD_COST_LAMBDA", ge=0, le=1e6,
                                  doc="the price of machine time for the survival family's cost-aware threshold: "
                                      "each job's threshold maximizes, over the jobs that ended before it, the JCT "

@@ -19,7 +19,7 @@ from stragglers.prediction.completion import (
 )
 
 # ---------------------------------------------------------------------------
-# Speculative copies (the operator's protocol, intervention="speculate"; issue 26)
+# Speculative copies (the operator's protocol, intervention="speculate")
 # ---------------------------------------------------------------------------
 #
 # What Spark, Hadoop MapReduce, LATE, Mantri and Dolly do with a suspected straggler: at the

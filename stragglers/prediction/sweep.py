@@ -37,6 +37,7 @@ import pandas as pd
 
 import duckdb
 
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.speculation import (
     HADOOP_CAP, capped_outcome, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_truth,
     speculation_outcome,
@@ -53,8 +54,6 @@ HEADLINE_BUDGET = 0.02
 DEFAULT_POINT = "default"
 #: "no copy at all": what a tuned rule does when nothing fits the budget (zero cost, zero gain).
 NO_COPY = "none"
-#: Relaunch draws per job (the report's completion seeds and the cost-aware threshold's).
-SWEEP_SEEDS = range(10)
 
 OUTCOME_COLUMNS = ["trace", "method", "point", "job_id", "jct_reduction", "extra_machine_share", "n_flagged"]
 CURVE_COLUMNS = ["trace", "method", "point", "n_jobs", "jct_reduction", "extra_machine_share"]
@@ -162,7 +161,7 @@ def outcome_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: 
     if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
         return []
     fin = None if finished is None else finished.reindex(result.task_ids).to_numpy(bool)
-    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps, finished=fin)
+    draws = copy_draws(y, trace, result.job_id, RELAUNCH_SEEDS, copy_keeps, finished=fin)
     rows = []
     for v in result.variants:
         method, point = split_variant(v.method)
@@ -189,7 +188,7 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
     F = np.stack([v.flagged_at for v in result.variants]).astype(float)
     F[F >= y[None, :]] = np.nan                 # a flag after the task ended asks for no copy
     fin = None if finished is None else finished.reindex(result.task_ids).to_numpy(bool)
-    draws = copy_draws(y, trace, result.job_id, SWEEP_SEEDS, copy_keeps, finished=fin)
+    draws = copy_draws(y, trace, result.job_id, RELAUNCH_SEEDS, copy_keeps, finished=fin)
     job = int(result.job_id)
 
     def cap_value(cap: str):

@@ -1,4 +1,4 @@
-"""The straggler threshold a scheduler can know at time t (the operator's protocol, issue 26).
+"""The straggler threshold a scheduler can know at time t (the operator's protocol).
 
 The paper hands every method the job's true p90 latency tau, known only once the job is
 over. Under ``threshold="online"`` a method is given tau_hat(t) instead: the job's latency
@@ -34,6 +34,8 @@ from lifelines import KaplanMeierFitter
 from lifelines.utils import qth_survival_time
 from scipy import optimize, stats
 
+from stragglers.prediction.likelihood import tobit_negloglik
+
 
 def _observations(finished_y: np.ndarray, n_running: int, t: float) -> tuple[np.ndarray, np.ndarray]:
     fin = np.asarray(finished_y, dtype=float)
@@ -55,11 +57,11 @@ def lognormal_fit(durations, observed) -> tuple[float, float] | None:
     """(shape sigma, scale exp(mu)) of a log-normal fitted by maximum likelihood to right-censored
     data, or None with fewer than two distinct positive exact observations.
 
-    The log-likelihood of log-latencies z: sum over exact z of log phi((z - mu)/sigma) - log sigma,
-    plus sum over censored z of log(1 - Phi((z - mu)/sigma)) (e.g. Klein and Moeschberger,
-    Survival Analysis, 2003, Section 3.5), maximized by L-BFGS over (mu, log sigma) from the exact
-    observations' mean and std. The same optimum as scipy's generic ``lognorm.fit`` on
-    ``CensoredData`` with floc=0 (tested), about 10x faster: it runs at every checkpoint of every job.
+    The log-latencies are a right-censored normal sample: the censored normal likelihood of the
+    Tobit fitters (``likelihood.tobit_negloglik``) with an intercept only, maximized by L-BFGS over
+    (mu, log sigma) from the exact observations' mean and std. The same optimum as scipy's generic
+    ``lognorm.fit`` on ``CensoredData`` with floc=0 (tested), about 10x faster: it runs at every
+    checkpoint of every job.
     """
     durations = np.asarray(durations, dtype=float)
     observed = np.asarray(observed, bool)
@@ -67,22 +69,13 @@ def lognormal_fit(durations, observed) -> tuple[float, float] | None:
     if len(np.unique(exact)) < 2:
         return None
     right = np.log(durations[~observed & (durations > 0)])
-
-    def nll(theta):
-        mu, log_sigma = theta
-        sigma = math.exp(log_sigma)
-        ze, zr = (exact - mu) / sigma, (right - mu) / sigma
-        value = -(stats.norm.logpdf(ze).sum() - len(exact) * log_sigma + stats.norm.logsf(zr).sum())
-        # gradient: d/dmu and d/dlog_sigma
-        hr = np.exp(stats.norm.logpdf(zr) - stats.norm.logsf(zr))          # hazard of the censored
-        g_mu = -(ze.sum() + hr.sum()) / sigma
-        g_ls = -((ze ** 2).sum() - len(exact) + (hr * zr).sum())
-        return value, np.array([g_mu, g_ls])
-
+    z = np.r_[exact, right]
+    censored = np.r_[np.zeros(len(exact), bool), np.ones(len(right), bool)]
     start = np.array([exact.mean(), math.log(max(exact.std(), 1e-3))])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = optimize.minimize(nll, start, jac=True, method="L-BFGS-B")
+        res = optimize.minimize(tobit_negloglik, start, args=(np.ones((len(z), 1)), z, censored), jac=True,
+                                method="L-BFGS-B")
     mu, sigma = float(res.x[0]), float(math.exp(res.x[1]))
     if not (res.success and np.isfinite(mu) and np.isfinite(sigma) and sigma > 0):
         return None

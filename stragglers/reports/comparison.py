@@ -27,6 +27,7 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from stragglers.prediction import metrics
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.reports import budgets as budget_report
 from stragglers.reports import captions as cap
 from stragglers.reports import comparison_figures as figs
@@ -69,7 +70,7 @@ class Comparison:
     settings, a scratch directory for the figures, and what several sections share."""
 
     def __init__(self, tables: Mapping[str, pd.DataFrame | None], workdir: Path, *, n_boot: int = 1000,
-                 seed: int = 0, completion_seeds=range(10)):
+                 seed: int = 0, completion_seeds=RELAUNCH_SEEDS):
         self.tables, self.workdir = dict(tables), Path(workdir)
         self.n_boot, self.seed, self.completion_seeds = n_boot, seed, completion_seeds
         self.captions = views.captions(n_boot=n_boot, seed=seed, seeds=completion_seeds)
@@ -348,7 +349,8 @@ def what_this_run_shows(c: Comparison) -> str:
 
 
 def build_report(out_dir, tables: Mapping[str, pd.DataFrame | None], sections: Sequence[Section] = SECTIONS, *,
-                 n_boot: int = 1000, seed: int = 0, completion_seeds=range(10), notes: str | None = None) -> Report:
+                 n_boot: int = 1000, seed: int = 0, completion_seeds=RELAUNCH_SEEDS,
+                 notes: str | None = None) -> Report:
     """Render each of ``sections`` from ``tables`` (warehouse table name -> frame; see the module's
     docstring) and publish report.md, report.html, CSV, Parquet and PNG under ``out_dir``."""
     with tempfile.TemporaryDirectory() as d:

@@ -1,4 +1,4 @@
-"""The operator's view (issue 26; docs/EVALUATION.md "Two protocols"): what the report leads with.
+"""The operator's view (docs/EVALUATION.md "Two protocols"): what the report leads with.
 
 Per (trace, method) under the operator's protocol (threshold tau_hat(t), decisions on the online
 clock until the job ends: stragglers/prediction/clock.py; a speculative copy per flag): the reduction in job completion time (JCT) with a machine

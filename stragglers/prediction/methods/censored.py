@@ -1,4 +1,5 @@
-"""The censored normal likelihood and its fitters (no method here: survival.py uses them).
+"""The censored normal fitters (no method here: survival.py uses them); the likelihood they maximize
+is stragglers/prediction/likelihood.py's.
 
 Right-censored normal regression, y* = Z beta + sigma eps, eps ~ N(0, 1): a finished task is an
 exact observation y, a running one is censored at c (known only to be >= c). Shaped like
@@ -15,40 +16,9 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 from scipy import optimize, special
 
+from stragglers.prediction.likelihood import LOG_SQRT_2PI, tobit_negloglik
 from stragglers.prediction.methods._common import quiet
 from stragglers.prediction.methods.base import CannotFit
-
-_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
-
-
-def _inv_mills(z: np.ndarray) -> np.ndarray:
-    """lambda(z) = phi(z) / (1 - Phi(z)) = phi(z) / Phi(-z), computed in logs."""
-    return np.exp(-0.5 * z * z - _LOG_SQRT_2PI - special.log_ndtr(-z))
-
-
-def tobit_negloglik(theta: np.ndarray, Z: np.ndarray, y: np.ndarray, cens: np.ndarray) -> tuple[float, np.ndarray]:
-    """Negative Tobit log-likelihood and its gradient in theta = (beta, log sigma).
-
-    Right-censored normal regression, y* = Z beta + sigma eps, eps ~ N(0, 1)
-    (Tobin 1958; Amemiya 1984, "Tobit models: a survey", J. Econometrics 24):
-
-        log L = sum_{exact i}    [ log phi((y_i - z_i b) / s) - log s ]
-              + sum_{censored i}   log(1 - Phi((c_i - z_i b) / s))
-
-    with c_i the censoring time (the observation is y_i >= c_i). Gradient, with
-    z = (y - Zb)/s and lambda(z) = phi(z)/(1 - Phi(z)) (inverse Mills ratio):
-      exact:    d/db = z Z / s,         d/dlog s = z^2 - 1
-      censored: d/db = lambda(z) Z / s, d/dlog s = lambda(z) z
-    """
-    beta, log_s = theta[:-1], theta[-1]
-    s = np.exp(log_s)
-    z = (y - Z @ beta) / s
-    ex, ce = ~cens, cens
-    ll = np.sum(-0.5 * z[ex] ** 2 - _LOG_SQRT_2PI - log_s) + np.sum(special.log_ndtr(-z[ce]))
-    lam = _inv_mills(z[ce])
-    g_beta = Z[ex].T @ z[ex] / s + Z[ce].T @ lam / s
-    g_logs = np.sum(z[ex] ** 2 - 1.0) + np.sum(lam * z[ce])
-    return -float(ll), -np.r_[g_beta, g_logs]
 
 
 # ----------------------------------------------------------------------------- the fitters
@@ -236,7 +206,7 @@ def tobit_objective(sigma: float, min_hess: float = 1e-6) -> Callable[[np.ndarra
         hess = np.full_like(f, 1.0 / s**2)
         if cens.any():
             u = (f[cens] - lo[cens]) / s
-            m = np.exp(-0.5 * u * u - _LOG_SQRT_2PI - special.log_ndtr(u))
+            m = np.exp(-0.5 * u * u - LOG_SQRT_2PI - special.log_ndtr(u))
             grad[cens] = -m / s
             hess[cens] = m * (u + m) / s**2
         hess = np.maximum(hess, min_hess / s**2)
@@ -249,4 +219,4 @@ def tobit_nll(f: np.ndarray, y: np.ndarray, censored: np.ndarray, sigma: float) 
     """Per-row censored-normal negative log-likelihood (the Grabit loss)."""
     f, y, c = np.asarray(f, float), np.asarray(y, float), np.asarray(censored, bool)
     z = (y - f) / sigma
-    return np.where(c, -special.log_ndtr(-z), 0.5 * z * z + np.log(sigma) + _LOG_SQRT_2PI)
+    return np.where(c, -special.log_ndtr(-z), 0.5 * z * z + np.log(sigma) + LOG_SQRT_2PI)

@@ -1,5 +1,5 @@
 """Censored and survival regression baselines: Tobit, Grabit, CoxPH (docs/PROTOCOL.md section 5),
-and the survival family of the operator's protocol: survival_job, survival_history (issue 27).
+and the survival family of the operator's protocol: survival_job, survival_history.
 
 At checkpoint t every finished task is an exact observation (its latency y)
 and every running task is right-censored at t (its latency is > t, known
@@ -287,7 +287,7 @@ class CoxPH(Method):
 
 
 # ---------------------------------------------------------------------------
-# the survival family (issue 27): survival_job, survival_history
+# the survival family (a scheduler's censored model, not in the paper): survival_job, survival_history
 # ---------------------------------------------------------------------------
 class SurvivalJob(Method):
     """P(latency > tau | latency > elapsed, features) from a censored log-normal model of the job's

@@ -17,8 +17,8 @@ from .formats import (
 )
 from .google_jobs import _Job, _Task, _choice
 
-# INVENTED: a cause's severity median scales with the job's noise (0.6 at the former mean
-# sigma 0.21): jobs whose tasks all take the same time get mild stragglers
+# INVENTED: a cause's severity median scales with the job's noise (0.6 at sigma 0.21,
+# the generator's calibration point): jobs whose tasks all take the same time get mild stragglers
 SEVERITY_PER_SIGMA = M.SEVERITY_MEDIAN / 0.21
 # a re-submitted task waits like a new one (excerpt's SUBMIT -> SCHEDULE quantiles) but below the
 # excerpt's 90 % point (52 s): INVENTED cap, tuned once on the excerpt's max/p50 (with the full tail

@@ -8,13 +8,19 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 REPO = Path(__file__).resolve().parent.parent
 
 
-def realdata_dir() -> Path | None:
-    """The real Google 2011 excerpt: ``$NURD_REALDATA_DIR``, else ``<repo>/../shared/realdata``
-    (where CI puts it beside the clone); None where neither exists (a user's clone)."""
+def _shared_realdata(holds) -> Path | None:
+    """The first real-data root for which ``holds(root)``: ``$NURD_REALDATA_DIR``, else
+    ``<repo>/../shared/realdata`` (where CI puts it beside the clone); None where neither does
+    (a user's clone)."""
     for candidate in (os.environ.get("NURD_REALDATA_DIR"), REPO.parent / "shared" / "realdata"):
-        if candidate and (Path(candidate) / "google_2011").is_dir():
+        if candidate and holds(Path(candidate)):
             return Path(candidate)
     return None
+
+
+def realdata_dir() -> Path | None:
+    """The real Google 2011 excerpt's root (with its ``google_2011`` folder); None where absent."""
+    return _shared_realdata(lambda root: (root / "google_2011").is_dir())
 
 
 @pytest.fixture(scope="session")
@@ -30,10 +36,8 @@ def realdata() -> Path:
 def spark_realdata_dir() -> Path | None:
     """The real Spark event logs (shared/realdata/spark_eventlogs, with its MANIFEST.tsv), found as
     ``realdata_dir`` finds the Google excerpt; None where absent."""
-    for root in (os.environ.get("NURD_REALDATA_DIR"), REPO.parent / "shared" / "realdata"):
-        if root and (Path(root) / "spark_eventlogs" / "MANIFEST.tsv").is_file():
-            return Path(root) / "spark_eventlogs"
-    return None
+    root = _shared_realdata(lambda root: (root / "spark_eventlogs" / "MANIFEST.tsv").is_file())
+    return None if root is None else root / "spark_eventlogs"
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,7 @@ removed, and the exception propagates so the caller's transaction rolls back.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import time
@@ -113,10 +114,51 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 # Imported once by the fork server; every worker is forked from it with these modules loaded.
 # A spawned worker imported them itself: ~1.6 CPU s per worker, a fifth of NURD's whole replay of
 # the embedded trace (docs/BENCHMARKS.md). The fork server is a fresh single-threaded process
-# (unlike this one: DuckDB, Dagster threads), so forking it is safe. It is stopped and reaped with
-# the pool, so the workers' CPU time counts in this process's RUSAGE_CHILDREN (benchmarks/timings.py).
+# (unlike this one: DuckDB, Dagster threads), so forking it is safe. It starts with the first pool and
+# serves every later one in this process (its start, ~3 s of imports, was paid again by each evaluation:
+# 14 times in command 1); it is stopped and reaped at exit (or at once on cancellation), so the workers'
+# CPU time counts in this process's RUSAGE_CHILDREN (benchmarks/timings.py).
 WORKER_PRELOAD = ("stragglers.prediction.engine", "stragglers.prediction.methods", "xgboost",
                   "sklearn.linear_model")
+
+
+class _SharedForkServer:
+    """The fork server the local pools of this process share (``LocalEngine``)."""
+
+    started_here = False
+    stopped_at_exit = False
+
+    @classmethod
+    def start_here(cls) -> None:
+        """Mark the fork server about to start as this process's, stopped at exit."""
+        cls.started_here = True
+        if not cls.stopped_at_exit:
+            atexit.register(cls.stop)
+            cls.stopped_at_exit = True
+
+    @classmethod
+    def stop(cls, kill_workers: bool = False) -> None:
+        """Stop the fork server this process started and wait for it (it has reaped the workers).
+        It exits once every worker has (each holds its "alive" pipe), so on cancellation its
+        remaining children are killed first: a worker forked while the signal arrived inside
+        ``submit`` is not in the pool's list and would otherwise keep it, and this wait, alive."""
+        if not cls.started_here:
+            return
+        cls.started_here = False
+        server = forkserver._forkserver
+        if kill_workers and server._forkserver_pid is not None:
+            pid = server._forkserver_pid
+            try:
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            except OSError:
+                children = []
+            for child in children:
+                try:
+                    os.kill(int(child), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if server._forkserver_pid is not None:
+            server._stop()   # no public API; exists in CPython 3.8-3.13
 
 
 class LocalEngine:
@@ -133,36 +175,15 @@ class LocalEngine:
         # the workers multi-threaded BLAS: 6x the CPU time under load).
         self._saved_env = {k: os.environ.get(k) for k in _THREAD_VARS}
         os.environ.update({k: "1" for k in _THREAD_VARS})
-        # the fork server starts here, with these variables set, and stops with the pool
+        # the fork server starts with the first pool, with these variables set, and serves the later ones
         context = get_context("forkserver")
         context.set_forkserver_preload(list(WORKER_PRELOAD))
-        self._own_forkserver = forkserver._forkserver._forkserver_pid is None
+        if forkserver._forkserver._forkserver_pid is None:
+            _SharedForkServer.start_here()
         # start it now (non-blocking): its imports overlap the caller's first batch export
         forkserver.ensure_running()
         self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         return self
-
-    def _stop_forkserver(self, kill_workers: bool = False) -> None:
-        """Stop the fork server this engine started and wait for it (it has reaped the workers).
-        It exits once every worker has (each holds its "alive" pipe), so on cancellation its
-        remaining children are killed first: a worker forked while the signal arrived inside
-        ``submit`` is not in the pool's list and would otherwise keep it, and this wait, alive."""
-        if not getattr(self, "_own_forkserver", False):
-            return
-        self._own_forkserver = False
-        server = forkserver._forkserver
-        if kill_workers and server._forkserver_pid is not None:
-            pid = server._forkserver_pid
-            try:
-                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-            except OSError:
-                children = []
-            for child in children:
-                try:
-                    os.kill(int(child), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        server._stop()   # no public API; exists in CPython 3.8-3.13
 
     def _restore_env(self) -> None:
         for k, v in getattr(self, "_saved_env", {}).items():
@@ -188,14 +209,13 @@ class LocalEngine:
             p.join(timeout=5)
             if p.is_alive():
                 p.kill()
-        self._stop_forkserver(kill_workers=True)
+        _SharedForkServer.stop(kill_workers=True)
         self._restore_env()
 
     def __exit__(self, *exc) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
             self.pool = None
-        self._stop_forkserver()
         self._restore_env()
 
 

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 import duckdb
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.methods.base import variant_names
@@ -271,6 +272,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
             tempfile.TemporaryDirectory(prefix="nurd-exchange-"))
         Path(exchange).mkdir(parents=True, exist_ok=True)
         spool.directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="results-", dir=exchange)))
+        # this process scores what the workers send back (the sweep's and the caps' copies, the cost-aware
+        # choice): with one BLAS thread, as they have (a threaded BLAS on these small fits cost 3x the CPU)
+        stack.enter_context(threadpool_limits(1))
         stats = replay_batches(con, trace, jobs, factories, features=feats,
                                seed=settings.seed, workers=settings.workers, settings=engine,
                                exchange=Path(exchange), on_job=store, progress=progress,

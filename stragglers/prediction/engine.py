@@ -126,15 +126,15 @@ class _SharedForkServer:
     """The fork server the local pools of this process share (``LocalEngine``)."""
 
     started_here = False
-    stopped_at_exit = False
+    exit_hook_registered = False
 
     @classmethod
     def start_here(cls) -> None:
         """Mark the fork server about to start as this process's, stopped at exit."""
         cls.started_here = True
-        if not cls.stopped_at_exit:
+        if not cls.exit_hook_registered:
             atexit.register(cls.stop)
-            cls.stopped_at_exit = True
+            cls.exit_hook_registered = True
 
     @classmethod
     def stop(cls, kill_workers: bool = False) -> None:

@@ -223,6 +223,8 @@ FACTORIES = {
     "table_check": lambda call: ("check", (_name(call.args[0]), f"{_constant(call.args[1])}_valid")),
     "_failure_step": lambda call: ("asset", _constant(call.args[0])),
 }
+#: An asset or a check is glue: read, call one domain function, write, return metadata.
+MAX_ASSET_LINES = 40
 
 
 def _name(node: ast.AST) -> str:
@@ -323,3 +325,54 @@ def test_a_check_the_loader_cannot_see_is_caught(tmp_path, monkeypatch):
     (tmp_path / "glue_probe" / "mod.py").write_text(source.replace("checks = [a_positive]",
                                                                    "checks = {'a': a_positive}\ndel a_positive"))
     assert loaded() != defined_in(tmp_path / "glue_probe")[:2]
+
+
+def sideways_imports(root: Path) -> list[str]:
+    """Every import, in a module of ``root`` (assets/), of another module of it that is not a helper."""
+    found = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = []
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module] if node.module else [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[-2:-1] == ["assets"]:
+                targets = [node.module.split(".")[-1]]
+            elif isinstance(node, ast.ImportFrom) and node.module in ("assets", "nurd_pipeline.assets"):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name.split(".")[-1] for a in node.names if a.name.split(".")[-2:-1] == ["assets"]]
+            found += [f"{path.name}:{node.lineno}: imports assets.{t}" for t in targets
+                      if t.split(".")[0] not in ASSET_HELPERS | {path.stem}]
+    return found
+
+
+def test_asset_modules_import_only_the_helpers():
+    assert sideways_imports(REPO / "assets") == []
+
+
+@pytest.mark.parametrize("line", ["from .prediction import nurd_eval", "from . import warehouse",
+                                  "from nurd_pipeline.assets.traces import raw_trace", "import assets.nodes"])
+def test_a_sideways_asset_import_is_caught(tmp_path, line):
+    (tmp_path / "common.py").write_text("")
+    (tmp_path / "budgets.py").write_text("from .common import md_table\n")
+    assert sideways_imports(tmp_path) == []
+    (tmp_path / "budgets.py").write_text(f"from .common import md_table\n{line}\n")
+    assert [v.split(":")[0] for v in sideways_imports(tmp_path)] == ["budgets.py"]
+
+
+def long_glue(root: Path, limit: int = MAX_ASSET_LINES) -> list[str]:
+    """Every asset or check function of ``root`` longer than ``limit`` lines (``def`` to its end)."""
+    return [f"{path.name}:{f.lineno}: {f.name} has {f.end_lineno - f.lineno + 1} lines"
+            for path, f, *_ in glue_functions(root) if f.end_lineno - f.lineno + 1 > limit]
+
+
+def test_every_asset_is_glue():
+    assert long_glue(REPO / "assets") == []
+
+
+def test_a_long_asset_is_caught(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_ASSET_LINES))
+    (tmp_path / "a.py").write_text(f"import dagster as dg\n\n\n@dg.asset\ndef a():\n{body}")
+    assert [v.split(":")[0] for v in long_glue(tmp_path)] == ["a.py"]
+    (tmp_path / "a.py").write_text(f"import dagster as dg\n\n\n@dg.asset\ndef a():\n{body[body.index(chr(10)) + 1:]}")
+    assert long_glue(tmp_path) == []

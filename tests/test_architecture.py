@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 #: Each layer of ``stragglers`` and the layers it may import (besides itself). Written once, here.
 #: ``base`` is the package root (SQL_DIR), the failpoints and the trace formats (plain data: the
-#: NURD_TRACE values and what distinguishes them); diagnosis, nodes and failures (Hound,
+#: NURD_TRACE values and what distinguishes them); ``settings`` (the package stragglers/settings/:
+#: every stage's model and the composed settings) sits on it, below every stage; diagnosis, nodes and failures (Hound,
 #: Ouyang et al., El-Sayed et al.) stand beside prediction: they read traces and the warehouse,
 #: never each other's internals; reports read everything.
 _BELOW_SYSTEMS = {"base", "settings", "traces", "warehouse"}
@@ -34,13 +35,11 @@ ALLOWED: dict[str, set[str]] = {
 
 def layer(module: str) -> str:
     """``stragglers.x.y`` -> its layer (``stragglers``, ``stragglers.faults`` and
-    ``stragglers.trace_formats`` are ``base``; ``stragglers.stage_settings`` and every stage's
-    ``settings`` module are ``settings``)."""
+    ``stragglers.trace_formats`` are ``base``; the package ``stragglers.settings``, every stage's
+    settings model and the composed ones, is ``settings``, below every stage)."""
     parts = module.split(".")
     if len(parts) == 1 or parts[1] in ("faults", "trace_formats", "__init__"):
         return "base"
-    if parts[1] == "stage_settings" or parts[2:] == ["settings"]:
-        return "settings"   # each stage's settings module: the root composes them
     return parts[1]
 
 
@@ -123,7 +122,7 @@ def test_every_layer_is_in_the_order():
 
 
 @pytest.mark.parametrize("where, line", [
-    ("settings.py", "from stragglers.traces.fetch import fetch_trace"),               # module level
+    ("settings/prediction.py", "from stragglers.traces.fetch import fetch_trace"),    # module level
     ("trace_formats.py", "from stragglers.settings import Settings"),                 # base, up to settings
     ("traces/fetch.py", "def f():\n    from stragglers.warehouse import build\n"),    # inside a function
     ("prediction/evaluation.py", "from stragglers.reports import comparison"),
@@ -131,11 +130,10 @@ def test_every_layer_is_in_the_order():
 ])
 def test_an_upward_import_is_caught(tmp_path, where, line):
     root = tmp_path / "stragglers"
-    for name in set(ALLOWED) - {"base", "settings"}:
+    for name in set(ALLOWED) - {"base"}:
         (root / name).mkdir(parents=True)
         (root / name / "__init__.py").write_text("")
     (root / "__init__.py").write_text("")
-    (root / "settings.py").write_text("")
     target = root / where
     target.write_text(line + "\n")
     found = violations(root)

@@ -12,13 +12,13 @@ import duckdb
 import pandas as pd
 from dagster_duckdb import DuckDBResource
 
-from stragglers.reports.evaluation_summary import Markdown
+from stragglers.reports.evaluation_summary import Markdown, Url
+from stragglers.reports.freshness import Derived, build_unless_current
 from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.warehouse.ledger import digest
-from stragglers.warehouse.results import Kept, current_or_compute, trace_rows
-from stragglers.warehouse.sql_files import GOOGLE_VIEWS, render
+from stragglers.warehouse.results import Kept
+from stragglers.warehouse.sql_files import GOOGLE_VIEWS
 from stragglers.warehouse.staging import stage_trace
-from stragglers.warehouse.storage import configure, table_exists
+from stragglers.warehouse.storage import configure
 from .resources import PipelineSettings
 
 # Re-run when an upstream asset has a new *data version* (not merely a new materialization): every
@@ -59,9 +59,18 @@ def md_image_file(path) -> dg.MetadataValue:
 
 def as_metadata(values: dict) -> dict:
     """Plain metadata (stragglers.reports.evaluation_summary) as Dagster's: Markdown text as Markdown,
-    dicts as JSON, other values as they are."""
-    return {k: dg.MetadataValue.md(v) if isinstance(v, Markdown) else dg.MetadataValue.json(v) if isinstance(v, dict)
-            else v for k, v in values.items()}
+    a ``Url`` as a link, a path as a path, dicts as JSON, other values as they are."""
+    return {k: _metadata_value(v) for k, v in values.items()}
+
+
+def _metadata_value(v):
+    if isinstance(v, Markdown):
+        return dg.MetadataValue.md(v)
+    if isinstance(v, Url):
+        return dg.MetadataValue.url(v)
+    if isinstance(v, Path):
+        return dg.MetadataValue.path(str(v))
+    return dg.MetadataValue.json(v) if isinstance(v, dict) else v
 
 
 def report_metadata(result: dict, tables_left_out: tuple[str, ...] = ()) -> dict:
@@ -111,38 +120,18 @@ def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10)
     return md_table(con.execute(f"SELECT * FROM {table} WHERE trace = ? LIMIT {n}", [trace]).df())
 
 
-def require_evaluations(con: duckdb.DuckDBPyConnection) -> None:
-    """Stop with one line when no evaluation has run yet: what the simulations and the report read."""
-    if not table_exists(con, "job_metrics"):
-        raise LookupError("table job_metrics does not exist in the warehouse: materialize asset nurd_eval "
-                          "(and baseline_eval partitions) first")
-
-
-def tables_from_evaluations(context, nurd: PipelineSettings, resource: DuckDBResource, *, counted: dict,
-                            inputs, compute, settings: dict) -> tuple[Kept, str]:
+def tables_from_evaluations(context, nurd: PipelineSettings, resource: DuckDBResource, derived: Derived,
+                            compute) -> tuple[Kept, str]:
     """The step of an asset whose tables are computed from the evaluations (the simulations, the budgets):
-    ``compute(con)`` runs, and writes every table, unless each ledger name of ``counted`` (name -> the
-    tables whose rows it counts) was recorded from the same ``inputs(con, nurd)`` digest and
-    ``settings``, with its tables' rows still there. Returns what ``current_or_compute`` kept and the digest."""
+    ``compute(con, settings)`` runs and writes them unless they are current (decided by
+    stragglers/reports/freshness.py). Returns what was kept and the digest of the inputs."""
+    s = nurd.settings()
     with connected(nurd, resource) as con:
-        require_evaluations(con)
-        version = inputs(con, nurd)
-        kept = current_or_compute(con, "*", dict.fromkeys(counted, version), lambda: compute(con),
-                                  rows=lambda name: {t: trace_rows(con, t)[t] for t in counted[name]},
-                                  settings=settings)
+        kept, version = build_unless_current(con, derived, s, lambda: compute(con, s))
     if not kept.rebuilt:
         context.log.info(f"{context.asset_key.to_user_string()}: up to date (same evaluations, tables and "
                          f"settings): not rebuilt")
     return kept, version
-
-
-def table_contents(con: duckdb.DuckDBPyConnection, tables, settings: list) -> str:
-    """A digest of the contents of those of ``tables`` that exist (a hash aggregate in DuckDB,
-    sql/table_contents.sql: cheap next to the simulations and the bootstrap that read them) and of
-    the ``settings`` that shape what is computed from them."""
-    contents = [(name, con.execute(render("table_contents", table=name)).fetchone())
-                for name in tables if table_exists(con, name)]
-    return digest([contents, *settings])
 
 
 def google_format(s) -> bool:

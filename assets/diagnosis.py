@@ -21,9 +21,6 @@ from .resources import PipelineSettings
 
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_image_file, md_table
-from .nodes import node_ranking
-from .prediction import nurd_eval
-from .warehouse import checkpoint_features, tasks
 
 EXPLAINED_METHOD = "nurd"      # the method whose flagged tasks get explanations
 UI_SAMPLE = 25                 # flagged tasks shown in the asset's metadata
@@ -100,7 +97,7 @@ def _scored(con, nurd: PipelineSettings, s, hs, causes: pd.DataFrame, jobs: list
     return _Scored(truth_jobs, truth_tasks, added, stragglers, answers, node_meta, per_job, summary)
 
 
-@automated_asset(deps=[tasks], group_name="diagnosis", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("tasks")], group_name="diagnosis", kinds={"python", "duckdb"},
                  description="Hound's base learners (Section 3.1): per job with >= hound_min_tasks finished tasks, "
                              "the causality profiles of PR (Bagging Augmented ElasticNet), DP (signed "
                              "Schweizer-Wolff) and CA (AdaBoost-IPW Rubin causal model) over the Table 2 metrics of "
@@ -129,7 +126,7 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: PipelineSettings,
         "mean_abs_weight": md_table(mean_abs.reset_index()), "seconds": round(time.perf_counter() - started, 1)})
 
 
-@automated_asset(deps=[hound_profiles], group_name="diagnosis", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("hound_profiles")], group_name="diagnosis", kinds={"python", "duckdb"},
                  description="Hound's Table 4: LDA topics per learner (Algorithm 3) and the ensemble topics that at "
                              "least two learners agree on (Algorithm 4, HAC), each named after Table 4's causes or "
                              "left as its keywords. Tables hound_topics and hound_topic_mixtures (job x ensemble "
@@ -154,7 +151,7 @@ def hound_topics(context: dg.AssetExecutionContext, nurd: PipelineSettings,
         "initial_topics": md_table(d.topics[d.topics.learner != "ENS"], max_rows=100)})
 
 
-@automated_asset(deps=[hound_topics], group_name="diagnosis", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("hound_topics")], group_name="diagnosis", kinds={"python", "duckdb"},
                  description="Hound's Table 5: each job's mixture of named causes (ensemble topics of the same name "
                              "summed; unnamed topics keep their keywords, named = false). Table hound_job_causes.")
 @google_format_only(HOUND_NEEDS)
@@ -174,7 +171,8 @@ def hound_job_causes(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Mater
         "table7": md_table(hound_truth.coverage_table(causes, None, jobs))})
 
 
-@automated_asset(deps=[hound_job_causes, node_ranking], group_name="diagnosis", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("hound_job_causes"), dg.AssetKey("node_ranking")],
+                 group_name="diagnosis", kinds={"python", "duckdb"},
                  description="Hound against the embedded trace's causes (ground truth under "
                              "$NURD_DATA_DIR/truth/synthetic/): per job the planted mixture, the effective one "
                              "(planted causes plus background evictions and waits), the stragglers' one (the share "
@@ -216,8 +214,8 @@ def hound_validation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Mater
         "per_job": md_table(per_job, max_rows=60)})
 
 
-@automated_asset(deps=[hound_job_causes, nurd_eval, checkpoint_features], group_name="diagnosis",
-                 kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("hound_job_causes"), dg.AssetKey("nurd_eval"),
+                       dg.AssetKey("checkpoint_features")], group_name="diagnosis", kinds={"python", "duckdb"},
                  description="Flag + explain: every task NURD flags (`predictions`) with its job's Hound mixture and "
                              "its own top 3 metrics by deviation from the tasks finished at the flagging checkpoint, "
                              "mapped to Hound's named causes. On the embedded trace: how often the top signal names "
@@ -242,18 +240,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSett
                        AND flagged_at_s IS NOT NULL) p ON p.job_id = f.job_id
             LEFT JOIN hound_inputs h ON h.trace = f.trace AND h.job_id = f.job_id AND h.task_id = f.task_id
             WHERE f.trace = ? AND f.k >= 0""", [s.trace, EXPLAINED_METHOD, s.trace]).df()
-    labels = (causes.sort_values(["job_id", "weight"], ascending=[True, False])
-              .assign(l=lambda d: d.cause + ":" + d.weight.round(2).astype(str))
-              .groupby("job_id").l.agg(";".join))
-    parts = []
-    feats = dict(tuple(features.groupby("job_id")))
-    for job_id, fl in flagged.groupby("job_id"):
-        df = hound_truth.explain_job(fl, feats[job_id], labels.get(job_id, ""))
-        parts.append(df.assign(job_id=job_id))
-    cols = ["method", "job_id", "task_id", "flagged_at_s", "job_causes", "task_signals", "top_signal_cause",
-            "signal_causes"]
-    expl = (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols[1:])).assign(
-        method=EXPLAINED_METHOD)[cols].astype({"top_signal_cause": "string", "signal_causes": "string"})
+    expl = hound_truth.explain_flagged(flagged, causes, features, EXPLAINED_METHOD)
     with connected(nurd, duckdb) as con:
         n = write_rows(con, "straggler_explanations", expl, s.trace)
     meta = {"dagster/row_count": n, "method": EXPLAINED_METHOD,
@@ -271,7 +258,8 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSett
     return dg.MaterializeResult(metadata=meta)
 
 
-@automated_asset(deps=[hound_validation, straggler_explanations], group_name="reports", kinds={"python"},
+@automated_asset(deps=[dg.AssetKey("hound_validation"), dg.AssetKey("straggler_explanations")],
+                 group_name="reports", kinds={"python"},
                  description="Hound's report $NURD_DATA_DIR/reports/hound.md: Tables 4-7 beside the paper's values, "
                              "hound_validation against the always-data-skew baseline, the explanations' accuracy, "
                              "and Figures 8 (latency models, adjusted R^2), 9 (dependence after shuffling) and 10 "

@@ -10,18 +10,17 @@ from dagster_duckdb import DuckDBResource
 
 import stragglers.failures.validation  # noqa: F401  (registers the failure suites)
 from stragglers.failures import build as fb
-from stragglers.failures.settings import FailureSettings
+from stragglers.settings.failures import FailureSettings
 from stragglers.reports.failures import write_cloning_report, write_prediction_report
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table, report_metadata
-from .nodes import task_attempts
 from .resources import PipelineSettings
 
 
 NEEDS = "it has no per-attempt events"
 
 
-@automated_asset(deps=[task_attempts], group_name="failures", kinds={"duckdb"},
+@automated_asset(deps=[dg.AssetKey("task_attempts")], group_name="failures", kinds={"duckdb"},
                  description="Table IV inputs over every job with task events: failure_tasks, failure_jobs, "
                              "failure_attempts (configuration, outcomes, TaskFailFlag / AttemptFailFlag / "
                              "PastAttemptsFlag) and early_usage (first 5 minutes; empty where the trace has no "
@@ -42,7 +41,7 @@ def _failure_step(name: str, description: str, compute) -> dg.AssetsDefinition:
     """A step of failure prediction after failure_inputs, as an asset: ``compute(con, trace, failure
     settings, report dir, log) -> (report, rows)`` on a trace with per-attempt events, timed; other
     traces get a not-applicable note."""
-    @automated_asset(name=name, deps=[failure_inputs], group_name="failures", kinds={"python", "duckdb"},
+    @automated_asset(name=name, deps=[dg.AssetKey("failure_inputs")], group_name="failures", kinds={"python", "duckdb"},
                      description=description)
     @google_format_only(NEEDS)
     def step(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:

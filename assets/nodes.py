@@ -16,15 +16,13 @@ from stragglers.reports.nodes import truth_checks, write_node_report
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table, report_metadata
 from .resources import PipelineSettings
-from .prediction import baseline_eval, nurd_eval
-from .warehouse import jobs, staged_trace
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.completion_tables import completion_table
 from stragglers.warehouse.storage import table_exists
 
 
 
-@automated_asset(deps=[staged_trace], group_name="nodes", kinds={"duckdb"},
+@automated_asset(deps=[dg.AssetKey("staged_trace")], group_name="nodes", kinds={"duckdb"},
                  description="Every attempt of every task of every job (sql/task_attempts.sql: SCHEDULE to the next "
                              "terminal event, machine, end event) and the machines' capacities (sql/machines.sql, "
                              "where machine_events exists). Shared by node ranking and failure prediction.")
@@ -39,7 +37,8 @@ def task_attempts(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Material
                                           "machines": counts.get("machines", 0), "end_events": md_table(ends)})
 
 
-@automated_asset(deps=[task_attempts, jobs], group_name="nodes", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("task_attempts"), dg.AssetKey("jobs")],
+                 group_name="nodes", kinds={"python", "duckdb"},
                  description="Ouyang et al.: z-scores of the finished tasks' durations within their selected job "
                              "(sql/node_task_durations.sql), per node the Table 1 indicators and the P-cores level "
                              "on the confidence interval (node_indicators), the 9 distributions ranked by "
@@ -67,7 +66,8 @@ def node_ranking(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                                                  "settings": str(ns.as_dict())})
 
 
-@automated_asset(deps=[node_ranking, nurd_eval, baseline_eval], group_name="nodes", kinds={"python"},
+@automated_asset(deps=[dg.AssetKey("node_ranking"), dg.AssetKey("nurd_eval"), dg.AssetKey("baseline_eval")],
+                 group_name="nodes", kinds={"python"},
                  description="Issue A.7: job completion time under Algorithm 2 when relaunched copies avoid the "
                              "P-cores level-0 machines (relaunch latencies drawn only from tasks that ran above level "
                              "0) beside the default draw, for every method with predictions; gain = difference of the "

@@ -20,7 +20,6 @@ from stragglers.warehouse.results import current_or_compute, trace_rows
 from .resources import PipelineSettings
 
 from .common import as_metadata, automated_asset, connected, md_table
-from .warehouse import checkpoint_features, selection_funnel
 
 matplotlib.use("Agg")
 
@@ -71,7 +70,8 @@ def _evaluation(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckd
                                 data_version=dg.DataVersion(version))
 
 
-@automated_asset(deps=[checkpoint_features, selection_funnel], group_name="evaluation", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("checkpoint_features"), dg.AssetKey("selection_funnel")],
+                 group_name="evaluation", kinds={"python", "duckdb"},
                  description="NURD on every selected job of the configured trace, replayed online: at each "
                              "checkpoint from t0 (a first share of the job's tasks has finished, setting "
                              "`initial_fraction`) to tau (its straggler threshold: the `quantile` of its task "
@@ -84,7 +84,7 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: PipelineSettings,
     return _evaluation(context, nurd, duckdb, ["nurd"])
 
 
-@automated_asset(deps=[checkpoint_features], group_name="evaluation", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("checkpoint_features")], group_name="evaluation", kinds={"python", "duckdb"},
                  partitions_def=BASELINE_PARTITIONS, backfill_policy=dg.BackfillPolicy.single_run(),
                  description="One baseline of the paper's Table 3 per partition, through the same online replay. "
                              "A backfill of several partitions runs in one run (single-run backfill policy).")
@@ -102,7 +102,8 @@ def _best_baseline(con, trace: str) -> str:
     return row[0] if row else "pu_en"
 
 
-@dg.asset(deps=[nurd_eval, baseline_eval], group_name="evaluation", kinds={"python", "duckdb"},
+@dg.asset(deps=[dg.AssetKey("nurd_eval"), dg.AssetKey("baseline_eval")],
+          group_name="evaluation", kinds={"python", "duckdb"},
           description="Where the paper's numbers come from: NURD (+ NURD-NC, GBTR), the best baseline and the "
                       "reference rules under the authors' protocol (their released code), the preset with each "
                       "setting switched back one at a time, and this pipeline's protocol. Writes "
@@ -135,7 +136,7 @@ def protocol_ablation(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                                           "best_baseline": best, "rows": len(table), "rebuilt": True})
 
 
-@dg.asset(deps=[checkpoint_features], group_name="evaluation", kinds={"python", "duckdb"},
+@dg.asset(deps=[dg.AssetKey("checkpoint_features")], group_name="evaluation", kinds={"python", "duckdb"},
           description="NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} x straggler quantile in "
                       "{0.7, 0.8, 0.9, 0.95}, beside the reference rules, under the configured protocol. "
                       "Writes `nurd_sensitivity`. `ablation_max_jobs` limits the jobs (recorded).")

@@ -18,10 +18,9 @@ from .resources import PipelineSettings
 
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table
-from .warehouse import jobs, tasks
 
 
-@automated_asset(deps=[tasks], group_name="warehouse", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("tasks")], group_name="warehouse", kinds={"python", "duckdb"},
                  description="Per-job and per-task statistics of the configured trace (sql/trace_statistics.sql: "
                              "p90 latency, p90/p50, max/p50, tasks per job, SUBMIT-to-SCHEDULE delay, evictions and "
                              "failures per task, task and job end states, usage values) stored in trace_statistics, "
@@ -66,7 +65,7 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: PipelineSettings,
     })
 
 
-@automated_asset(deps=[jobs], group_name="warehouse", kinds={"python", "duckdb"},
+@automated_asset(deps=[dg.AssetKey("jobs")], group_name="warehouse", kinds={"python", "duckdb"},
                  description="What a copy buys, from the trace's own re-executions: every task whose first life "
                              "(task_lifecycle) FINISHed and that FINISHed again, on another machine, in its next "
                              "SCHEDULE -> FINISH (sql/reexecution_pairs.sql; rerun tasks left out are kept with the "

@@ -23,13 +23,13 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import ValidationError, model_validator
 
-from stragglers.diagnosis.settings import HoundSettings
-from stragglers.failures.settings import FailureSettings
-from stragglers.nodes.settings import NodeSettings
+from stragglers.settings.diagnosis import HoundSettings
+from stragglers.settings.failures import FailureSettings
+from stragglers.settings.nodes import NodeSettings
 from stragglers.prediction.protocol import typed_settings
 from stragglers.settings import (RUN_STAGES, EngineSettings, EvaluationSettings, SelectionSettings, SettingError,
                                  Settings, env_values)
-from stragglers.stage_settings import linked_values, setting_error
+from stragglers.settings.stage import linked_values, setting_error
 from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
 from stragglers.warehouse.storage import storage_error
 from stragglers.warehouse.writer import writer_lock
@@ -99,16 +99,16 @@ class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
         return self.settings().engine()
 
     def hound(self) -> HoundSettings:
-        """Hound's settings (stragglers/diagnosis/settings.py holds the ones not exposed here)."""
+        """Hound's settings (stragglers/settings/diagnosis.py holds the ones not exposed here)."""
         s = self.settings()
         return HoundSettings(**linked_values(HoundSettings, s), workers=s.resolved_workers)
 
     def nodes(self) -> NodeSettings:
-        """Node-ranking settings (stragglers/nodes/settings.py holds the ones not exposed here)."""
+        """Node-ranking settings (stragglers/settings/nodes.py holds the ones not exposed here)."""
         return NodeSettings(**linked_values(NodeSettings, self.settings()))
 
     def failures(self) -> FailureSettings:
-        """Failure-prediction settings (stragglers/failures/settings.py holds the ones not exposed here)."""
+        """Failure-prediction settings (stragglers/settings/failures.py holds the ones not exposed here)."""
         return FailureSettings(**linked_values(FailureSettings, self.settings()))
 
 

@@ -40,7 +40,7 @@ def spark_staged(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Materiali
     return dg.MaterializeResult(metadata={k: int(v) for k, v in counts.items()})
 
 
-@dg.asset(deps=[spark_staged], group_name="spark", kinds={"python"},
+@dg.asset(deps=[dg.AssetKey("spark_staged")], group_name="spark", kinds={"python"},
           description="Spark's speculation replayed on the staged stage attempts: the settings to set (chosen on "
                       "the earlier stages, scored on the later ones beside Spark's defaults), written to "
                       "reports/spark_speculation.md and reports/spark-defaults.conf.")

@@ -30,7 +30,7 @@ def trace_source(context: dg.AssetExecutionContext, nurd: PipelineSettings) -> d
 
 
 @automated_asset(
-    deps=[trace_source],
+    deps=[dg.AssetKey("trace_source")],
     group_name="ingest",
     kinds={"python"},
     retry_policy=dg.RetryPolicy(max_retries=3, delay=10, backoff=dg.Backoff.EXPONENTIAL),

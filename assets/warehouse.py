@@ -18,12 +18,11 @@ from .resources import PipelineSettings
 
 from .checks import table_check
 from .common import automated_asset, connected, google_format, md_table, preview
-from .traces import raw_trace
 
 RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
 
 
-@automated_asset(deps=[raw_trace], group_name="warehouse", kinds={"duckdb"},
+@automated_asset(deps=[dg.AssetKey("raw_trace")], group_name="warehouse", kinds={"duckdb"},
                  description="Typed staging views over the raw trace files (read_csv with explicit column names "
                              "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core.")
 def staged_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings,
@@ -81,7 +80,7 @@ def _rows(con, table: str, trace: str) -> int:
     return con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
 
 
-@automated_asset(deps=[staged_trace], group_name="warehouse", kinds={"duckdb"},
+@automated_asset(deps=[dg.AssetKey("staged_trace")], group_name="warehouse", kinds={"duckdb"},
                  description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
                              "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
 def jobs(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -93,7 +92,7 @@ def jobs(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: Duck
                                                  "rebuilt": step.rebuilt}, data_version=dg.DataVersion(step.version))
 
 
-@automated_asset(deps=[jobs], group_name="warehouse", kinds={"duckdb"},
+@automated_asset(deps=[dg.AssetKey("jobs")], group_name="warehouse", kinds={"duckdb"},
                  description="Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE "
                              "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
                              "Excluded tasks are counted by reason in task_outcomes.")
@@ -108,7 +107,7 @@ def tasks(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: Duc
                                 data_version=dg.DataVersion(step.version))
 
 
-@automated_asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"},
+@automated_asset(deps=[dg.AssetKey("tasks")], group_name="warehouse", kinds={"duckdb"},
                  description="Jobs and tasks before and after every filter of the selection, by reason.")
 def selection_funnel(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -119,7 +118,7 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                                           "rebuilt": step.rebuilt}, data_version=dg.DataVersion(step.version))
 
 
-@automated_asset(deps=[tasks], group_name="warehouse", kinds={"duckdb"},
+@automated_asset(deps=[dg.AssetKey("tasks")], group_name="warehouse", kinds={"duckdb"},
                  description="Per-checkpoint features of every finished task (sql/checkpoint_features.sql), min-max "
                              "normalized per job; `observed` mode (default) uses only what was visible at the "
                              "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints. "

@@ -1,10 +1,13 @@
 """The Definitions object: every asset, check, resource, job and schedule."""
 
 
+import importlib
+import pkgutil
+
 import dagster as dg
 
-from nurd_pipeline.assets import (budgets, completion, diagnosis, failures, nodes, prediction, realism, reports,
-                                  spark, traces, warehouse)
+from nurd_pipeline import assets
+from nurd_pipeline.assets import spark, traces
 from nurd_pipeline.assets.resources import InvalidSettings, WarehouseResource, settings_from_env, stop_on_bad_setting
 from stragglers.settings import Settings, SettingError
 
@@ -23,6 +26,9 @@ except SettingError as bad:
     stop_on_bad_setting(bad)
     load_settings = Settings()
     run_resources = {"nurd": InvalidSettings(error=str(bad)), "duckdb": InvalidSettings(error=str(bad))}
+
+#: every module of assets/: the definitions are what they define (assets, and checks alone or in lists)
+ASSET_MODULES = [importlib.import_module(f"{assets.__name__}.{m.name}") for m in pkgutil.iter_modules(assets.__path__)]
 
 AUTOMATION_ON = load_settings.automation == "on"
 
@@ -45,14 +51,8 @@ automation = dg.AutomationConditionSensorDefinition(
 )
 
 defs = dg.Definitions(
-    assets=[traces.trace_source, traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks,
-            warehouse.selection_funnel, warehouse.checkpoint_features, realism.trace_realism, realism.reexecutions,
-            prediction.nurd_eval,
-            prediction.baseline_eval, prediction.protocol_ablation, prediction.nurd_sensitivity,
-            completion.completion_times, budgets.operator_budgets, reports.comparison_tables, *diagnosis.assets,
-            nodes.task_attempts, nodes.node_ranking, nodes.node_relaunch_gain,
-            failures.failure_inputs, failures.failure_prediction, failures.proactive_cloning, *spark.assets],
-    asset_checks=[*warehouse.checks, *realism.checks, *realism.realism_checks, *diagnosis.checks, *nodes.checks, *failures.checks],
+    assets=dg.load_assets_from_modules(ASSET_MODULES),
+    asset_checks=dg.load_asset_checks_from_modules(ASSET_MODULES),
     jobs=[traces.observe_trace_source],
     schedules=[observe_trace_sources],
     sensors=[automation, spark.spark_eventlog_sensor],

@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 #: Each layer of ``stragglers`` and the layers it may import (besides itself). Written once, here.
 #: ``base`` is the package root (SQL_DIR), the failpoints and the trace formats (plain data: the
-#: NURD_TRACE values and what distinguishes them); diagnosis, nodes and failures (Hound,
+#: NURD_TRACE values and what distinguishes them); ``settings`` (the package stragglers/settings/:
+#: every stage's model and the composed settings) sits on it, below every stage; diagnosis, nodes and failures (Hound,
 #: Ouyang et al., El-Sayed et al.) stand beside prediction: they read traces and the warehouse,
 #: never each other's internals; reports read everything.
 _BELOW_SYSTEMS = {"base", "settings", "traces", "warehouse"}
@@ -34,13 +35,11 @@ ALLOWED: dict[str, set[str]] = {
 
 def layer(module: str) -> str:
     """``stragglers.x.y`` -> its layer (``stragglers``, ``stragglers.faults`` and
-    ``stragglers.trace_formats`` are ``base``; ``stragglers.stage_settings`` and every stage's
-    ``settings`` module are ``settings``)."""
+    ``stragglers.trace_formats`` are ``base``; the package ``stragglers.settings``, every stage's
+    settings model and the composed ones, is ``settings``, below every stage)."""
     parts = module.split(".")
     if len(parts) == 1 or parts[1] in ("faults", "trace_formats", "__init__"):
         return "base"
-    if parts[1] == "stage_settings" or parts[2:] == ["settings"]:
-        return "settings"   # each stage's settings module: the root composes them
     return parts[1]
 
 
@@ -123,7 +122,7 @@ def test_every_layer_is_in_the_order():
 
 
 @pytest.mark.parametrize("where, line", [
-    ("settings.py", "from stragglers.traces.fetch import fetch_trace"),               # module level
+    ("settings/prediction.py", "from stragglers.traces.fetch import fetch_trace"),    # module level
     ("trace_formats.py", "from stragglers.settings import Settings"),                 # base, up to settings
     ("traces/fetch.py", "def f():\n    from stragglers.warehouse import build\n"),    # inside a function
     ("prediction/evaluation.py", "from stragglers.reports import comparison"),
@@ -131,11 +130,10 @@ def test_every_layer_is_in_the_order():
 ])
 def test_an_upward_import_is_caught(tmp_path, where, line):
     root = tmp_path / "stragglers"
-    for name in set(ALLOWED) - {"base", "settings"}:
+    for name in set(ALLOWED) - {"base"}:
         (root / name).mkdir(parents=True)
         (root / name / "__init__.py").write_text("")
     (root / "__init__.py").write_text("")
-    (root / "settings.py").write_text("")
     target = root / where
     target.write_text(line + "\n")
     found = violations(root)
@@ -208,3 +206,171 @@ def test_a_comment_citing_history_is_caught(tmp_path, name, source):
     path.write_text(source.replace("26", "").replace("#27", "").replace("issue", "").replace("third pass", "")
                     .replace("27", "").replace("former name", "name"))
     assert history_citations(tmp_path, ("stragglers",)) == []
+
+
+# ----------------------------------------------------------------------------- the Dagster glue
+#: The modules of ``assets/`` every asset module may import: helpers, never another stage's assets
+#: (an asset names its upstream assets by ``dg.AssetKey``).
+ASSET_HELPERS = {"common", "resources", "checks"}
+#: Decorators that define an asset or an asset check (by their last name: ``dg.asset``, ``automated_asset``).
+ASSET_DECORATORS = {"asset", "automated_asset", "observable_source_asset", "multi_asset"}
+CHECK_DECORATORS = {"asset_check"}
+#: The factories of ``assets/`` whose calls define an asset or a check: name -> (kind, the call's
+#: (asset, check) or asset name). A decorator inside another function is a factory's template.
+FACTORIES = {
+    "table_check": lambda call: ("check", (_name(call.args[0]), f"{_constant(call.args[1])}_valid")),
+    "_failure_step": lambda call: ("asset", _constant(call.args[0])),
+}
+#: An asset or a check is glue: read, call one domain function, write, return metadata.
+MAX_ASSET_LINES = 40
+
+
+def _name(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _constant(node: ast.AST):
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+def _decorator(node: ast.AST) -> tuple[str, dict]:
+    """(last name, constant keywords) of a decorator, called or not."""
+    if isinstance(node, ast.Call):
+        return _name(node.func), {k.arg: k.value for k in node.keywords if k.arg}
+    return _name(node), {}
+
+
+def glue_functions(root: Path) -> list[tuple[Path, ast.FunctionDef, str, dict, ast.FunctionDef | None]]:
+    """(file, function, decorator kind, its keywords, the function it is defined in) of every function
+    of ``root`` decorated as an asset or a check."""
+    found = []
+    for path in sorted(root.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        outer = {inner: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+                 for inner in ast.walk(f) if isinstance(inner, ast.FunctionDef) and inner is not f}
+        for f in ast.walk(tree):
+            if not isinstance(f, ast.FunctionDef):
+                continue
+            for d in f.decorator_list:
+                name, keywords = _decorator(d)
+                kind = "asset" if name in ASSET_DECORATORS else "check" if name in CHECK_DECORATORS else None
+                if kind:
+                    found.append((path, f, kind, keywords, outer.get(f)))
+    return found
+
+
+def defined_in(root: Path) -> tuple[set[str], set[tuple[str, str]], list[str]]:
+    """(asset names, (asset, check) names, problems) defined in the asset modules of ``root``, read
+    from the source: decorated functions and the factories' calls."""
+    assets, checks, problems = set(), set(), []
+    for path, f, kind, keywords, outer in glue_functions(root):
+        name = keywords.get("name")
+        if name is not None and not isinstance(name, ast.Constant):
+            if outer is None or outer.name not in FACTORIES:
+                problems.append(f"{path.name}:{f.lineno}: {f.name} is made by {outer.name if outer else '?'}, "
+                                f"a factory this test does not know (add it to FACTORIES)")
+            continue
+        own = _constant(name) if name is not None else f.name
+        if kind == "asset":
+            assets.add(own)
+        else:
+            checks.add((_name(keywords["asset"]), own))
+    for path in sorted(root.glob("*.py")):
+        for call in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(call, ast.Call) and _name(call.func) in FACTORIES:
+                kind, made = FACTORIES[_name(call.func)](call)
+                (assets if kind == "asset" else checks).add(made)
+    return assets, checks, problems
+
+
+def loaded_by(defs) -> tuple[set[str], set[tuple[str, str]]]:
+    """(asset names, (asset, check) names) of a ``Definitions``."""
+    assets = {k.to_user_string() for a in defs.assets for k in (a.keys if hasattr(a, "keys") else [a.key])}
+    checks = {(k.asset_key.to_user_string(), k.name) for c in defs.asset_checks for k in c.check_keys}
+    return assets, checks
+
+
+def test_the_definitions_load_every_asset_and_check_of_the_asset_modules():
+    from pipeline.definitions import defs
+
+    assets, checks, problems = defined_in(REPO / "assets")
+    assert problems == []
+    assert len(assets) >= 25 and len(checks) >= 20
+    assert loaded_by(defs) == (assets, checks)
+
+
+def test_a_check_the_loader_cannot_see_is_caught(tmp_path, monkeypatch):
+    """A check kept outside a module-level list (here in a dict) is defined but not loaded."""
+    import importlib
+
+    import dagster as dg
+
+    (tmp_path / "glue_probe").mkdir()
+    (tmp_path / "glue_probe" / "__init__.py").write_text("")
+    source = ("import dagster as dg\n\n\n@dg.asset\ndef a():\n    return 1\n\n\n"
+              "@dg.asset_check(asset=a)\ndef a_positive():\n    return dg.AssetCheckResult(passed=True)\n\n\n"
+              "checks = [a_positive]\n")
+    (tmp_path / "glue_probe" / "mod.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def loaded():
+        module = importlib.reload(importlib.import_module("glue_probe.mod"))
+        return loaded_by(dg.Definitions(assets=dg.load_assets_from_modules([module]),
+                                        asset_checks=dg.load_asset_checks_from_modules([module])))
+
+    defined = defined_in(tmp_path / "glue_probe")
+    assert defined == ({"a"}, {("a", "a_positive")}, []) and loaded() == defined[:2]
+    (tmp_path / "glue_probe" / "mod.py").write_text(source.replace("checks = [a_positive]",
+                                                                   "checks = {'a': a_positive}\ndel a_positive"))
+    assert loaded() != defined_in(tmp_path / "glue_probe")[:2]
+
+
+def sideways_imports(root: Path) -> list[str]:
+    """Every import, in a module of ``root`` (assets/), of another module of it that is not a helper."""
+    found = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = []
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module] if node.module else [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[-2:-1] == ["assets"]:
+                targets = [node.module.split(".")[-1]]
+            elif isinstance(node, ast.ImportFrom) and node.module in ("assets", "nurd_pipeline.assets"):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name.split(".")[-1] for a in node.names if a.name.split(".")[-2:-1] == ["assets"]]
+            found += [f"{path.name}:{node.lineno}: imports assets.{t}" for t in targets
+                      if t.split(".")[0] not in ASSET_HELPERS | {path.stem}]
+    return found
+
+
+def test_asset_modules_import_only_the_helpers():
+    assert sideways_imports(REPO / "assets") == []
+
+
+@pytest.mark.parametrize("line", ["from .prediction import nurd_eval", "from . import warehouse",
+                                  "from nurd_pipeline.assets.traces import raw_trace", "import assets.nodes"])
+def test_a_sideways_asset_import_is_caught(tmp_path, line):
+    (tmp_path / "common.py").write_text("")
+    (tmp_path / "budgets.py").write_text("from .common import md_table\n")
+    assert sideways_imports(tmp_path) == []
+    (tmp_path / "budgets.py").write_text(f"from .common import md_table\n{line}\n")
+    assert [v.split(":")[0] for v in sideways_imports(tmp_path)] == ["budgets.py"]
+
+
+def long_glue(root: Path, limit: int = MAX_ASSET_LINES) -> list[str]:
+    """Every asset or check function of ``root`` longer than ``limit`` lines (``def`` to its end)."""
+    return [f"{path.name}:{f.lineno}: {f.name} has {f.end_lineno - f.lineno + 1} lines"
+            for path, f, *_ in glue_functions(root) if f.end_lineno - f.lineno + 1 > limit]
+
+
+def test_every_asset_is_glue():
+    assert long_glue(REPO / "assets") == []
+
+
+def test_a_long_asset_is_caught(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_ASSET_LINES))
+    (tmp_path / "a.py").write_text(f"import dagster as dg\n\n\n@dg.asset\ndef a():\n{body}")
+    assert [v.split(":")[0] for v in long_glue(tmp_path)] == ["a.py"]
+    (tmp_path / "a.py").write_text(f"import dagster as dg\n\n\n@dg.asset\ndef a():\n{body[body.index(chr(10)) + 1:]}")
+    assert long_glue(tmp_path) == []

@@ -18,6 +18,8 @@ from assets import budgets, completion, prediction, reports, traces, warehouse
 from assets.resources import PipelineSettings
 from stragglers.prediction.ablation import protocol_ablation
 from stragglers.prediction.protocol import AUTHORS, ours_value
+from stragglers.reports.budget_tables import budget_tables
+from stragglers.reports.freshness import BUDGET_TABLES
 
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
          warehouse.checkpoint_features]
@@ -120,7 +122,7 @@ def test_budgets_are_read_by_the_report_as_computed(warehouse_ready, tmp_path):
                               instance=instance).success
     assert dg.materialize(REPORT_STEPS + UPSTREAM, selection=REPORT_STEPS, resources=res, instance=instance).success
     with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
-        computed = dict(zip(budgets.BUDGET_TABLES, budgets.budget_tables(con, res["nurd"])))
+        computed = dict(zip(BUDGET_TABLES, budget_tables(con, res["nurd"].settings())))
     assert len(computed["matched_budgets"]) and len(computed["sweep_curve"])
     for name, df in computed.items():
         df.to_parquet(tmp_path / f"{name}.parquet", index=False)

@@ -11,7 +11,7 @@ import pytest
 from stragglers.failures.build import build_failure_inputs
 from stragglers.failures.cloning import Attempt, attempt_lists, evaluate_cloning, original, replay, replayable
 from stragglers.failures.predict import TARGET_BY_NAME, evaluate, oversample, split_jobs
-from stragglers.failures.settings import FailureSettings
+from stragglers.settings.failures import FailureSettings
 from stragglers.nodes.build import build_attempts
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.staging import stage_google

@@ -13,7 +13,7 @@ from stragglers.diagnosis import HoundSettings
 from stragglers.diagnosis.machine_evidence import (METHOD, hound_with_nodes, machine_z, node_shares,
                                                    slow_machines, with_nodes)
 from stragglers.diagnosis.truth import validate
-from stragglers.nodes.settings import NodeSettings
+from stragglers.settings.nodes import NodeSettings
 from stragglers.traces.synth.model import LIMITED_PROCESSOR
 
 LP_JOB, OTHER, SELF_JOB, FEW_JOB = 1, 2, 3, 4

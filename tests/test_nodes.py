@@ -13,7 +13,7 @@ from scipy import stats
 from stragglers.nodes.build import build_attempts, build_node_ranking
 from stragglers.nodes.fitting import anderson_darling, rank_candidates
 from stragglers.nodes.ranking import node_indicators, pcores_levels
-from stragglers.nodes.settings import NodeSettings
+from stragglers.settings.nodes import NodeSettings
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_jobs
 from stragglers.warehouse.runner import build_table

@@ -10,9 +10,9 @@ import pytest
 
 from stragglers.failures.build import build_failure_inputs, load
 from stragglers.failures.predict import TARGET_BY_NAME, evaluate
-from stragglers.failures.settings import FailureSettings
+from stragglers.settings.failures import FailureSettings
 from stragglers.nodes.build import build_attempts, build_node_ranking
-from stragglers.nodes.settings import NodeSettings
+from stragglers.settings.nodes import NodeSettings
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_jobs
 from stragglers.warehouse.sql_files import create_view, sql_path_literal

@@ -9,6 +9,6 @@ diagnosis against the embedded trace's planted causes and explains NURD's
 flagged tasks. No Dagster here: ``assets/diagnosis.py`` is the glue.
 """
 
-from stragglers.diagnosis.settings import HoundSettings
+from stragglers.settings.diagnosis import HoundSettings
 
 __all__ = ["HoundSettings"]

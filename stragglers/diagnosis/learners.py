@@ -21,7 +21,7 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import ElasticNet, ElasticNetCV
 
-from stragglers.diagnosis.settings import HoundSettings
+from stragglers.settings.diagnosis import HoundSettings
 from stragglers.diagnosis.vocabulary import METRIC_COLUMNS, METRICS
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stragglers.diagnosis.settings import HoundSettings
+from stragglers.settings.diagnosis import HoundSettings
 from stragglers.diagnosis.truth import STRAGGLER_QUANTILE, diagnosed_mixtures
 from stragglers.traces.synth.model import LIMITED_PROCESSOR
 

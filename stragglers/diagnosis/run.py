@@ -16,7 +16,7 @@ import pandas as pd
 
 from stragglers.diagnosis.learners import (LEARNERS, job_matrix, multiplicity, profile_job, share_weighted,
                                            straggler_shares)
-from stragglers.diagnosis.settings import HoundSettings
+from stragglers.settings.diagnosis import HoundSettings
 from stragglers.diagnosis.topics import Ensemble, TopicModel, ensemble, meta_learn
 from stragglers.diagnosis.vocabulary import METRIC_COLUMNS, METRICS, WORDS, keywords, name_topic
 

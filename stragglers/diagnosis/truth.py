@@ -399,6 +399,28 @@ def explain_job(flagged: pd.DataFrame, features: pd.DataFrame, job_causes_label:
                                        "signal_causes"])
 
 
+EXPLANATION_COLUMNS = ["method", "job_id", "task_id", "flagged_at_s", "job_causes", "task_signals",
+                       "top_signal_cause", "signal_causes"]
+
+
+def explain_flagged(flagged: pd.DataFrame, causes: pd.DataFrame, features: pd.DataFrame,
+                    method: str) -> pd.DataFrame:
+    """The rows of ``straggler_explanations``: every task of ``flagged`` (job_id, task_id, flagged_at_s)
+    with its job's Hound mixture (``causes``: job_id, cause, weight) and its own signals
+    (``explain_job`` on ``features``, the flagged jobs' checkpoint_features rows plus sched_delay)."""
+    labels = (causes.sort_values(["job_id", "weight"], ascending=[True, False])
+              .assign(l=lambda d: d.cause + ":" + d.weight.round(2).astype(str))
+              .groupby("job_id").l.agg(";".join))
+    parts = []
+    feats = dict(tuple(features.groupby("job_id")))
+    for job_id, fl in flagged.groupby("job_id"):
+        df = explain_job(fl, feats[job_id], labels.get(job_id, ""))
+        parts.append(df.assign(job_id=job_id))
+    cols = EXPLANATION_COLUMNS
+    return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols[1:])).assign(
+        method=method)[cols].astype({"top_signal_cause": "string", "signal_causes": "string"})
+
+
 def explanation_accuracy(expl: pd.DataFrame, truth_tasks: pd.DataFrame, job_causes: pd.DataFrame,
                          added: pd.DataFrame | None = None) -> pd.DataFrame:
     """Does the flagged task's top signal name a cause that hit that task? Beside: any of its top 3,

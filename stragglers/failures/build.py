@@ -9,7 +9,7 @@ import pandas as pd
 
 from stragglers.failures.cloning import attempt_lists, evaluate_cloning, replayable
 from stragglers.failures.predict import TARGET_BY_NAME, evaluate, fit_model, usage_present
-from stragglers.failures.settings import FailureSettings
+from stragglers.settings.failures import FailureSettings
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.runner import build_table, replace_trace_frame, replace_trace_rows
 from stragglers.warehouse.storage import table_exists

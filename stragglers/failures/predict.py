@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import precision_score, recall_score
 
-from stragglers.failures.settings import FailureSettings
+from stragglers.settings.failures import FailureSettings
 
 FAIL, FINISH, KILL = 3, 4, 5
 CONFIG = ("user_name", "logical_job_name", "scheduling_class", "priority", "n_tasks", "different_machine",

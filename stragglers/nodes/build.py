@@ -10,7 +10,7 @@ import duckdb
 import pandas as pd
 
 from stragglers.nodes.ranking import node_fits, node_indicators, sample_nodes
-from stragglers.nodes.settings import NodeSettings
+from stragglers.settings.nodes import NodeSettings
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse import locate
 from stragglers.warehouse.build import build_task_attempts

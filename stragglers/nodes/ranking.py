@@ -8,7 +8,7 @@ import pandas as pd
 from scipy import stats
 
 from stragglers.nodes.fitting import LOGLOGISTIC3, fit, rank_candidates
-from stragglers.nodes.settings import NodeSettings
+from stragglers.settings.nodes import NodeSettings
 
 INDICATOR_COLUMNS = ["machine_id", "n_tasks", "mean_z", "sd_z", "ci_lo", "ci_hi", "quantile_z",
                      "p_extreme", "interval_lo", "interval_hi"]

@@ -23,8 +23,8 @@ The paper's protocols (``threshold="oracle"``) keep the paper's grid (``job_chec
 
 from __future__ import annotations
 
-from stragglers.prediction.settings import EvaluationSettings
-from stragglers.warehouse.settings import WarehouseSettings
+from stragglers.settings.prediction import EvaluationSettings
+from stragglers.settings.warehouse import WarehouseSettings
 
 #: (decision times, features) the replay reads: the paper's grid, the operator's clock
 PAPER_TABLES = ("job_checkpoints", "checkpoint_features")

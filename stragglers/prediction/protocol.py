@@ -30,10 +30,10 @@ import numpy as np
 from stragglers.prediction.clock import next_timed_decision, uses_online_clock
 from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
-from stragglers.prediction.settings import PROTOCOL_CHOICES, PROTOCOLS, EvaluationSettings
+from stragglers.settings.prediction import PROTOCOL_CHOICES, PROTOCOLS, EvaluationSettings
 from stragglers.settings import Settings
-from stragglers.stage_settings import linked_values
-from stragglers.warehouse.settings import SelectionSettings
+from stragglers.settings.stage import linked_values
+from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.build import step_tables
 from stragglers.warehouse.ledger import record_settings, SETTINGS_TABLE
 from stragglers.warehouse.sql_files import render

@@ -1,6 +1,6 @@
 """An evaluation as its asset shows it: Table 3 with intervals, F1 per job as a box plot, the run's
-counts, settings and hyperparameters. Plain values, Markdown text (``Markdown``) and JSON-able
-dicts; the Dagster glue wraps them (assets/common.py ``as_metadata``)."""
+counts, settings and hyperparameters. Plain values, Markdown text (``Markdown``), links (``Url``),
+paths and JSON-able dicts; the Dagster glue wraps them (assets/common.py ``as_metadata``)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ from stragglers.warehouse.results import Kept
 
 class Markdown(str):
     """Text to show as Markdown."""
+
+
+class Url(str):
+    """An address to show as a link."""
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".3f", max_rows: int = 50) -> Markdown:

@@ -22,7 +22,7 @@ from sklearn.svm import SVR
 from sklearn.tree import DecisionTreeRegressor
 
 from stragglers.diagnosis.learners import AdaBoostIPW, SignedSchweizerWolff, job_matrix, standardize, varies
-from stragglers.diagnosis.settings import HoundSettings
+from stragglers.settings.diagnosis import HoundSettings
 from stragglers.diagnosis.truth import recall_by_cause
 from stragglers.reports.render import markdown_table
 

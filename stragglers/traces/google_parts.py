@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable, Iterable
 
-from stragglers.traces.settings import EVENT_TABLES, parse_parts  # noqa: F401  (the grammar of NURD_TRACE_PARTS)
+from stragglers.settings.traces import EVENT_TABLES, parse_parts  # noqa: F401  (the grammar of NURD_TRACE_PARTS)
 from stragglers.trace_formats import GOOGLE_2011_URL
 from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.traces.manifest import SHA256SUM_NAME, _Manifest, parse_sha256sum

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from stragglers.warehouse.build import build_features, build_selection
-from stragglers.warehouse.settings import SelectionSettings
+from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.staging import stage_trace
 
 #: The steps in their order; ``until`` names the last one to run.

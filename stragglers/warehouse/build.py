@@ -10,7 +10,7 @@ import duckdb
 from stragglers.warehouse.ledger import SETTINGS_TABLE, is_current
 from stragglers.warehouse.locate import TraceFormatError
 from stragglers.warehouse.runner import build_table
-from stragglers.warehouse.settings import CHECKPOINT_GRIDS, SelectionSettings
+from stragglers.settings.warehouse import CHECKPOINT_GRIDS, SelectionSettings
 from stragglers.warehouse.slicing import sliced_source
 from stragglers.warehouse.sql_files import create_view
 from stragglers.warehouse.staging import check_events, check_usage

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from stragglers.warehouse.settings import SelectionSettings
+from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
 from stragglers.warehouse.table_sql import sql_name, table_params

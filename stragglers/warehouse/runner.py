@@ -16,7 +16,7 @@ from stragglers.faults import failpoint
 from stragglers.warehouse.ledger import record_settings, table_inputs
 from stragglers.warehouse.progress import SliceProgress, statement_progress
 from stragglers.warehouse.read_errors import located_errors
-from stragglers.warehouse.settings import SelectionSettings
+from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.slicing import job_slices, machine_slices
 from stragglers.warehouse.sql_files import render, sql_text
 from stragglers.warehouse.storage import table_exists, transaction

@@ -14,7 +14,7 @@ from stragglers.warehouse.ledger import digest, files_digest, record_settings, r
 from stragglers.warehouse.locate import TraceFormatError
 from stragglers.warehouse.progress import SliceProgress, statement_progress
 from stragglers.warehouse.read_errors import located_errors
-from stragglers.warehouse.settings import SelectionSettings
+from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.slicing import job_slices
 from stragglers.warehouse.sql_files import (ALIBABA_VIEWS, GOOGLE_VIEW_TABLES, create_view, raw_read, render,
                                             sql_path_literal)

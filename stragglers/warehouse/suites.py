@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.warehouse.gx_context import _gxe
-from stragglers.warehouse.settings import WarehouseSettings
+from stragglers.settings.warehouse import WarehouseSettings
 from stragglers.trace_formats import FORMATS, GOOGLE_FEATURES, RAW_COLUMNS
 
 __all__ = [
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 DEFAULT_PARAMS: dict[str, Any] = {
-    # the pipeline's settings (stragglers/settings.py); the checks pass the run's values
+    # the pipeline's settings (stragglers/settings/__init__.py); the checks pass the run's values
     "min_tasks": WarehouseSettings.model_fields["min_tasks"].default,  # jobs: n_tasks >= min_tasks; tasks: sizes the global share tolerance
     "quantile": WarehouseSettings.model_fields["quantile"].default,  # straggler = latency above the per-job q-quantile
     "share_tol": 0.03,  # floor of the straggler-share tolerance

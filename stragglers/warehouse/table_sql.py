@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from stragglers import SQL_DIR
-from stragglers.warehouse.settings import SelectionSettings
+from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.staged_parts import missing_parts, usage_absent_reason
 
 

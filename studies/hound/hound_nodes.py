@@ -61,7 +61,7 @@ from stragglers.diagnosis.truth import (BASELINE_CAUSE, BEST_CONSTANT, PRIMARY_T
                                        cause_added_s, diagnosed_mixtures, dominant, recall_by_cause,
                                        straggler_mixtures, validate)
 from stragglers.nodes.ranking import pcores_levels
-from stragglers.nodes.settings import NodeSettings
+from stragglers.settings.nodes import NodeSettings
 from stragglers.traces.synth import model as M
 
 from hound_seeds import read_run  # this directory is on the path when run as a script

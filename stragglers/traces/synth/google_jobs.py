@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from stragglers.traces.settings import SYNTHETIC_SPECIAL_JOBS
+from stragglers.settings.traces import SYNTHETIC_SPECIAL_JOBS
 
 from . import model as M
 from . import real_excerpt as R

@@ -8,9 +8,9 @@ import os
 from dataclasses import dataclass, fields
 from typing import Annotated, Literal
 
-from stragglers.stage_settings import Grammar, LinkedSettings, StageSettings, linked, setting
+from stragglers.settings.stage import Grammar, LinkedSettings, StageSettings, linked, setting
 from stragglers.trace_formats import FEATURE_SETS
-from stragglers.warehouse.settings import WarehouseSettings, t0_before_threshold
+from stragglers.settings.warehouse import WarehouseSettings, t0_before_threshold
 
 DECISION_CLOCKS = ("online", "legacy_grid")
 #: NURD_PROTOCOL: the presets (stragglers/prediction/protocol.py)

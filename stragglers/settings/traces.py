@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from stragglers.stage_settings import Grammar, StageSettings, closest_word, setting
+from stragglers.settings.stage import Grammar, StageSettings, closest_word, setting
 from stragglers.trace_formats import TRACES
 
 #: The embedded trace's hand-made jobs (one per situation the tests name: docs/SYNTHETIC_TRACE.md);

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from stragglers.prediction.settings import PredictionSettings
-from stragglers.stage_settings import LinkedSettings, StageSettings, constant, linked, setting
+from stragglers.settings.prediction import PredictionSettings
+from stragglers.settings.stage import LinkedSettings, StageSettings, constant, linked, setting
 
 
 class FailurePredictionSettings(StageSettings):

@@ -1,8 +1,9 @@
 """What every stage's settings are made of: a pydantic model whose fields declare their default,
 bounds, ``NURD_*`` variable and meaning once, and the one-line error a bad value gives.
 
-A stage (stragglers/traces, warehouse, prediction, diagnosis, nodes, failures) declares its settings
-as a ``StageSettings`` model in its own ``settings.py``; ``stragglers/settings.py`` composes them.
+Each stage (stragglers/traces, warehouse, prediction, diagnosis, nodes, failures) has its settings
+as a ``StageSettings`` model in its module of this package (stragglers/settings/<stage>.py);
+``stragglers/settings/__init__.py`` composes them.
 The typed settings a stage's code takes (``SelectionSettings``, ``HoundSettings``, ...) are plain
 frozen dataclasses whose fields are ``linked`` to a model's field: they take its default, are
 checked by its declaration, and are filled from the composed settings by ``linked_values``.

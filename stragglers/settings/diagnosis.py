@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from stragglers.nodes.settings import NodeRankingSettings
-from stragglers.prediction.settings import PredictionSettings
-from stragglers.stage_settings import LinkedSettings, StageSettings, constant, linked, setting
-from stragglers.warehouse.settings import WarehouseSettings
+from stragglers.settings.nodes import NodeRankingSettings
+from stragglers.settings.prediction import PredictionSettings
+from stragglers.settings.stage import LinkedSettings, StageSettings, constant, linked, setting
+from stragglers.settings.warehouse import WarehouseSettings
 
 
 class DiagnosisSettings(StageSettings):

@@ -1,11 +1,12 @@
 """The pipeline's settings: the stages' settings composed, and read from the environment.
 
-Each stage declares its own settings in its folder, one pydantic field per setting with its default,
-bounds, ``NURD_*`` variable and meaning (stragglers/stage_settings.py says how):
+Every stage's settings live in this package, below every stage (a stage's code reads its settings;
+the settings read no stage): one module per stage, one pydantic field per setting with its default,
+bounds, ``NURD_*`` variable and meaning (stragglers/settings/stage.py says how):
 
-- ``TraceSettings``, ``ObservationSettings`` (stragglers/traces/settings.py),
-- ``WarehouseSettings`` (stragglers/warehouse/settings.py),
-- ``PredictionSettings`` (stragglers/prediction/settings.py),
+- ``TraceSettings``, ``ObservationSettings`` (stragglers/settings/traces.py),
+- ``WarehouseSettings`` (stragglers/settings/warehouse.py),
+- ``PredictionSettings`` (stragglers/settings/prediction.py),
 - ``DiagnosisSettings`` (Hound), ``NodeRankingSettings``, ``FailurePredictionSettings``.
 
 ``Settings`` is all of them in one model; ``Settings.from_env()`` reads the ``NURD_...`` variables.
@@ -25,14 +26,14 @@ from typing import Any, Mapping
 
 from pydantic import model_validator
 
-from stragglers.diagnosis.settings import DiagnosisSettings
-from stragglers.failures.settings import FailurePredictionSettings
-from stragglers.nodes.settings import NodeRankingSettings
-from stragglers.prediction.settings import EngineSettings, EvaluationSettings, PredictionSettings
-from stragglers.stage_settings import SettingError, StageSettings, did_you_mean, doc_of, env_of, expectation
+from stragglers.settings.diagnosis import DiagnosisSettings
+from stragglers.settings.failures import FailurePredictionSettings
+from stragglers.settings.nodes import NodeRankingSettings
+from stragglers.settings.prediction import EngineSettings, EvaluationSettings, PredictionSettings
+from stragglers.settings.stage import SettingError, StageSettings, did_you_mean, doc_of, env_of, expectation
 from stragglers.trace_formats import FORMATS
-from stragglers.traces.settings import ObservationSettings, TraceSettings, parse_parts
-from stragglers.warehouse.settings import SelectionSettings, WarehouseSettings
+from stragglers.settings.traces import ObservationSettings, TraceSettings, parse_parts
+from stragglers.settings.warehouse import SelectionSettings, WarehouseSettings
 
 __all__ = ["Settings", "SettingError", "SelectionSettings", "EvaluationSettings", "EngineSettings", "RUN_STAGES",
            "default", "describe"]

@@ -10,9 +10,9 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from stragglers.stage_settings import Grammar, LinkedSettings, SettingError, StageSettings, linked, setting
+from stragglers.settings.stage import Grammar, LinkedSettings, SettingError, StageSettings, linked, setting
 from stragglers.trace_formats import FORMATS, TRACES, TraceFormat
-from stragglers.traces.settings import TraceSettings
+from stragglers.settings.traces import TraceSettings
 
 ON_BAD_ROWS = ("fail", "quarantine")
 EMPTY_PARTS = ("fail", "accept")

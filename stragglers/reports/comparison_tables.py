@@ -1,0 +1,132 @@
+"""The paper's comparison tables over every trace in the warehouse, as the report's asset runs them:
+read the evaluations', the simulations' and the budgets' tables, render the report
+(stragglers.reports.comparison), record table ``comparison``, and say what a reader looks at first.
+Plain values out (``Markdown``, ``Url``, ``Path``); the Dagster glue wraps them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from stragglers.prediction.completion import RELAUNCH_SEEDS
+from stragglers.prediction.sweep import BUDGET_DTYPES, CURVE_DTYPES
+from stragglers.reports.budgets import answer_paragraph
+from stragglers.reports.comparison import Report, build_report
+from stragglers.reports.evaluation_summary import Markdown, Url, md_table
+from stragglers.reports.freshness import (COMPARISON, COMPLETION_TIMES, EVERY_TRACE, OPERATOR_BUDGETS, is_current,
+                                         require_current, require_evaluations)
+from stragglers.reports.operator import operator_view
+from stragglers.reports.render import markdown_image
+from stragglers.reports.story import headline_markdown
+from stragglers.settings import Settings
+from stragglers.trace_formats import FORMATS
+from stragglers.warehouse.ledger import record_settings
+from stragglers.warehouse.results import read_back, replace_table
+from stragglers.warehouse.sql_files import sql_text
+from stragglers.warehouse.storage import table_exists, transaction
+
+# read when present: protocol_ablation and nurd_sensitivity are costly and run on request
+OPTIONAL_TABLES = ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve",
+                   "reexecution_summary")
+
+
+def report_is_current(con: duckdb.DuckDBPyConnection, s: Settings, out: Path) -> tuple[bool, str]:
+    """(whether the report under ``out`` is of the current tables and settings, the digest of what it is
+    computed from). Stops, naming the asset to materialize, when the simulations or the budgets are not
+    of the current evaluations and settings: never a report that mixes two runs."""
+    require_evaluations(con)
+    require_current(con, COMPLETION_TIMES, s)
+    require_current(con, OPERATOR_BUDGETS, s)
+    current, inputs = is_current(con, COMPARISON, s)
+    return current and (out / "report.html").exists(), inputs
+
+
+def read_table(con: duckdb.DuckDBPyConnection, name: str) -> pd.DataFrame | None:
+    """Every row of table ``name`` in stored order; None when the table does not exist."""
+    return con.table(name).df() if table_exists(con, name) else None
+
+
+def report_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame | None]:
+    """Every table the report reads (warehouse table name -> frame; None when absent or, for the
+    operator's simulations and the budgets, empty)."""
+    job_metrics = read_table(con, "job_metrics")
+    if job_metrics.empty:
+        raise LookupError("job_metrics is empty: materialize nurd_eval and baseline_eval first")
+    traces = con.execute(sql_text("report_traces")).df()
+    traces.insert(1, "data", ["generated (embedded)" if t in FORMATS and FORMATS[t].embedded else "real"
+                              for t in traces["trace"]])
+    tables = {"job_metrics": job_metrics, "traces": traces, "f1_over_time": read_table(con, "f1_over_time"),
+              **{name: read_table(con, name) for name in OPTIONAL_TABLES}}
+    # the simulations (asset completion_times); the operator's are empty without its predictions
+    tables["completion_times"] = read_table(con, "completion_times")
+    for name in ("speculation_times", "speculation_job_times"):
+        df = read_table(con, name)
+        tables[name] = df if df is not None and len(df) else None
+    # every method at every budget (asset operator_budgets), as computed: empty without the sweep
+    budgets = read_back(con, "matched_budgets", BUDGET_DTYPES)
+    curves = read_back(con, "sweep_curve", CURVE_DTYPES)
+    if budgets is None or not len(budgets):
+        budgets = curves = None
+    return tables | {"matched_budgets": budgets, "sweep_curve": curves}
+
+
+def write_report(out: Path, tables: dict, s: Settings) -> Report:
+    """The report rendered from ``tables`` under ``out`` (report.md, report.html, CSV, Parquet, PNG)."""
+    return build_report(out, tables, n_boot=s.n_boot, seed=s.seed, completion_seeds=RELAUNCH_SEEDS,
+                        notes=f"Traces: {', '.join(sorted(tables['job_metrics'].trace.unique()))}. Bootstrap seed "
+                              f"{s.seed}, {s.n_boot} resamples over jobs; completion-time seeds "
+                              f"{list(RELAUNCH_SEEDS)}.")
+
+
+def record_report(con: duckdb.DuckDBPyConnection, report: Report, s: Settings, inputs: str) -> None:
+    """Table ``comparison`` (the report's Table 3), then its ledger record of ``inputs``."""
+    replace_table(con, "comparison", report.tables["table3"])
+    with transaction(con):   # after the table's own transaction: a crash in between only rebuilds
+        record_settings(con, "comparison", EVERY_TRACE, COMPARISON.recorded(s), inputs)
+
+
+def _image(png, name: str) -> Markdown:
+    return Markdown(markdown_image(png, name))
+
+
+def report_metadata(report: Report, tables: dict) -> dict:
+    """What a reader looks at first (the headline numbers, the key figure), then the full report."""
+    job_metrics, t3 = tables["job_metrics"], report.tables["table3"]
+    meta: dict = {}
+    if "matched_budgets" in report.tables:
+        meta["answer"] = Markdown(answer_paragraph(tables["matched_budgets"], tables["sweep_curve"]))
+        meta["budget_curves"] = _image(report.plots["budget_curves"], "budget_curves")
+    op = report.tables.get("operator_view")
+    if op is not None and len(op):
+        meta["operator_view"] = md_table(operator_view(op), max_rows=200)
+        meta["operator_pareto"] = _image(report.plots["operator_pareto"], "operator_pareto")
+    head = report.tables.get("headline")
+    if head is not None and len(head):
+        meta["headline"] = Markdown(headline_markdown(head))
+    if "f1_over_time" in report.plots:
+        meta["key_plot_f1_over_time"] = _image(report.plots["f1_over_time"], "f1_over_time")
+    html = report.path.with_name("report.html")
+    meta |= {
+        "report_html": Url(html.resolve().as_uri()),
+        "report_html_path": html.resolve(),
+        "report": report.path,
+        "traces": ", ".join(sorted(job_metrics.trace.unique())),
+        "methods": int(job_metrics.method.nunique()),
+        "table3": md_table(t3.drop(columns=[c for c in t3 if c.endswith(("_lo", "_hi", "_diff"))
+                                            or c.startswith(("pooled_", "paper_"))]), max_rows=200),
+    }
+    if "f1_over_time" in report.tables:
+        meta["f1_over_time"] = md_table(report.tables["f1_over_time"].pivot_table(
+            index=["trace", "method"], columns="k", values="f1").rename(columns=lambda k: f"F1 at t={k / 10:.1f}")
+            .reset_index(), max_rows=200)
+    if "completion_summary" in report.tables:
+        meta["completion_time"] = md_table(report.tables["completion_summary"], max_rows=200)
+    for name in ("protocol_ablation", "nurd_sensitivity"):
+        if name in report.tables:
+            meta[name] = md_table(report.tables[name].drop(columns=["settings"], errors="ignore"), max_rows=200)
+    for name, png in report.plots.items():
+        if name != "f1_over_time":
+            meta[f"plot_{name}"] = _image(png, name)
+    return meta

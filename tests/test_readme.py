@@ -1,6 +1,8 @@
 """The README says what the scripts do and what docs/TIMINGS.md measured: command 1's block runs the
 assets scripts/main_job.sh runs, with every reference rule of the method registry; the times it
-quotes are TIMINGS.md's; the settings table is one table listing every NURD_* variable."""
+quotes are TIMINGS.md's; the settings table is one table listing every NURD_* variable; every other
+number it quotes outside its command blocks is read from its source, and a number with no source
+fails."""
 
 from __future__ import annotations
 

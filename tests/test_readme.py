@@ -240,5 +240,44 @@ def test_the_number_check_catches_a_new_number():
         README = original
 
 
+#: counts written as words (an article "one" is not a count, so only these words are checked)
+COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "both": 2}
+
+
+def test_every_count_written_as_a_word_is_read_from_its_source():
+    """The counts the README writes as words are its sources' too, and a new one fails until it has a
+    rule here."""
+    from stragglers.prediction.protocol import both_views
+    from stragglers.prediction.settings import EvaluationSettings
+
+    two = _section("The two commands")
+    cluster = _section("Run on a cluster")
+    cluster_block = cluster[cluster.index("```bash"):cluster.index("```", cluster.index("```bash") + 7)]
+    baselines = (REPO / "scripts" / "baselines.sh").read_text()
+    rules = {
+        r"The (two) commands": len(set(re.findall(r"^# (\d)\. ", two[two.index("```bash"):], flags=re.M))),
+        r"\((five) free rules and the oracle\)": len(REFERENCE_RULES) - 1,
+        # one process per terminal: the scheduler, each worker, the Dagster command
+        r"(four) terminals": len(re.findall(r"^\.venv/bin/(?:dask|dagster) ", cluster_block, flags=re.M)),
+        # scripts/baselines.sh runs the Table 3 block's last two commands
+        r"runs the last (two)": len(re.findall(r"^\.venv/bin/dagster asset materialize", baselines, flags=re.M)),
+        r"retakes (both) pictures": len(re.findall(r"!\[[^\]]*\]\(docs/img/[^)]+\.png\)", README)),
+        # the evaluation assets write the configured protocol and its other view
+        r"under (both) protocols": len(both_views(EvaluationSettings())),
+    }
+    lines = _outside_code_and_links()
+    covered, wrong = {}, []
+    for i, line in enumerate(lines):
+        for pattern, value in rules.items():
+            for m in re.finditer(pattern, line):
+                covered.setdefault(i, []).append(m.span(1))
+                if COUNT_WORDS[m.group(1).lower()] != value:
+                    wrong.append((pattern, m.group(1), value))
+    untested = [(w.group(), line.strip()[:100]) for i, line in enumerate(lines) if not line.startswith("| `NURD_")
+                for w in re.finditer(r"\b(?:" + "|".join(COUNT_WORDS) + r")\b", line, flags=re.I)
+                if not any(a <= w.start() and w.end() <= b for a, b in covered.get(i, []))]
+    assert untested == [] and wrong == [], (untested, wrong)
+
+
 def test_the_readme_is_short():
     assert len(README.splitlines()) <= 250

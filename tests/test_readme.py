@@ -1,6 +1,8 @@
 """The README says what the scripts do and what docs/TIMINGS.md measured: command 1's block runs the
 assets scripts/main_job.sh runs, with every reference rule of the method registry; the times it
-quotes are TIMINGS.md's; the settings table is one table listing every NURD_* variable."""
+quotes are TIMINGS.md's; the settings table is one table listing every NURD_* variable; every other
+number it quotes outside its command blocks is read from its source, and a number with no source
+fails."""
 
 from __future__ import annotations
 
@@ -123,48 +125,158 @@ def test_the_settings_table_is_generated_from_the_models():
     assert section[start:section.index("\n\n", start)] == describe()
 
 
-def _prose() -> str:
-    """The README a reader reads as sentences: without its command blocks, inline code, link targets
-    and the generated settings table (tested above)."""
-    text = re.sub(r"```.*?```", "", README, flags=re.S)
-    text = "\n".join(line for line in text.splitlines() if not line.startswith("| `NURD_"))
-    text = re.sub(r"\]\([^)]*\)", "]", text)
-    text = re.sub(r"`[^`]*`", "", text)
-    # names, not quantities: the two commands, the paper's Table 3 and its venue
-    return re.sub(r"\b(?:[Cc]ommand [12]|Table 3|MLSys 2022)\b", "", text)
+def _outside_code_and_links() -> list[str]:
+    """The README's lines as a reader reads them: without its fenced command blocks and without link
+    and image targets (a target is a path, not a quantity); inline code stays."""
+    text = re.sub(r"```.*?```", lambda m: "\n" * m.group().count("\n"), README, flags=re.S)
+    return re.sub(r"\]\([^)]*\)", "]", text).splitlines()
 
 
-def _sources() -> dict[str, str]:
-    """Every number the README may quote -> where it comes from."""
+#: every digit sequence outside code blocks and links, as it is found
+DIGITS = re.compile(r"\d+(?:[.:]\d+)*%?")
+
+
+def _quoted() -> list[tuple[str, re.Pattern[str], object]]:
+    """Every number the README may quote: (where it comes from, the pattern of the words around it with
+    the number as its group, the value its source gives: one value, or a set of the allowed ones)."""
     from stragglers.prediction.sweep import HEADLINE_BUDGET
+    from stragglers.trace_formats import TRACES
 
     pyproject = (REPO / "pyproject.toml").read_text()
-    timings = (REPO / "docs" / "TIMINGS.md").read_text()
-    cores = re.search(r"on (\d+) cores", timings).group(1)
+    timings_md = (REPO / "docs" / "TIMINGS.md").read_text()
     main_job = (REPO / "scripts" / "main_job.sh").read_text()
-    # the Dagster runs of the main job: one per run it lists, the loop's once per rule
-    runs = len(_main_job_runs(main_job)) - 1 + len(REFERENCE_RULES)
-    out = {f"{HEADLINE_BUDGET * 100:g}%": "stragglers.prediction.sweep.HEADLINE_BUDGET",
-           str(len(REFERENCE_RULES)): "REFERENCE_RULES", str(runs): "scripts/main_job.sh",
-           re.search(r'requires-python = ">=([\d.]+)', pyproject).group(1): "pyproject.toml",
-           re.search(r'"dagster>=([\d.]+)', pyproject).group(1): "pyproject.toml", cores: "docs/TIMINGS.md"}
-    out.update({t: "docs/TIMINGS.md" for times in _timings().values() for t in times})
-    return out
+    ui = (REPO / "scripts" / "ui.sh").read_text()
+    measured = _timings()
+    # the two commands, numbered in their block
+    two = _section("The two commands")
+    commands = set(re.findall(r"^# (\d)\. ", two[two.index("```bash"):], flags=re.M))
+    rules = [
+        ("docs/PROTOCOL.md (the paper's citation)", r"MLSys (\d{4})",
+         re.search(r"MLSys (\d{4})", (REPO / "docs" / "PROTOCOL.md").read_text()).group(1)),
+        ("docs/PAPER_NUMBERS.md (the paper's table)", r"Table (\d+)",
+         set(re.findall(r"Table (\d+)", (REPO / "docs" / "PAPER_NUMBERS.md").read_text()))),
+        ("the two commands' block", r"[Cc]ommand (\d)", commands),
+        ("pyproject.toml requires-python", r"Python (\d+\.\d+)",
+         re.search(r'requires-python = ">=([\d.]+)', pyproject).group(1)),
+        ("pyproject.toml's dagster pin", r"Dagster (\d+\.\d+)'s",
+         re.search(r'"dagster>=([\d.]+)', pyproject).group(1)),
+        ("scripts/main_job.sh's runs, the loop's once per rule", r"That is (\d+) Dagster runs",
+         str(len(_main_job_runs(main_job)) - 1 + len(REFERENCE_RULES))),
+        ("REFERENCE_RULES", r"the (\d+) reference rules", str(len(REFERENCE_RULES))),
+        ("stragglers.prediction.sweep.HEADLINE_BUDGET", r"at (\d+%) extra machine time",
+         f"{HEADLINE_BUDGET * 100:g}%"),
+        ("docs/TIMINGS.md's machine", r"on (\d+) cores", re.search(r"on (\d+) cores", timings_md).group(1)),
+        ("scripts/ui.sh's address", r"http://(127\.0\.0\.1:\d+)",
+         "127.0.0.1:" + re.search(r'port="\$\{1:-(\d+)\}"', ui).group(1)),
+        ("stragglers.trace_formats.TRACES (a trace's name)", r"`([a-z]+_\d{4})`", set(TRACES)),
+        ("the bucket's checksum file (stragglers/warehouse/locate.py)", r"`(SHA256SUM)`",
+         "SHA256SUM" if "SHA256SUM" in (REPO / "stragglers" / "warehouse" / "locate.py").read_text() else None),
+    ]
+    # the time table: each row's time is its step's in docs/TIMINGS.md
+    for start, step in README_ROWS.items():
+        rules.append((f"docs/TIMINGS.md, step {step}", r"^\| " + re.escape(start) + r"[^|]*\| (\d+:\d\d) \|",
+                      measured.get(step, set())))
+    return [(src, re.compile(pattern), value) for src, pattern, value in rules]
 
 
 def test_every_number_in_the_readme_is_read_from_its_source():
-    sources = _sources()
-    numbers = re.findall(r"(?<![\w.])\d+(?:[.:]\d+)*%?", _prose())
-    assert numbers and [n for n in numbers if n not in sources] == [], sources
-    # the counts the Table 3 command's comment gives, against the method registry
+    """Any digit sequence of the README outside code blocks and links is either quoted from its source
+    (a rule of _quoted, whose value is checked here) or in the settings table generated from the
+    stages' models (checked equal to describe() above); a number in any other place fails, so a new
+    number cannot go untested."""
+    rules = _quoted()
+    used = {src: 0 for src, _, _ in rules}
+    untested, wrong = [], []
+    lines = _outside_code_and_links()
+    for line in lines:
+        if line.startswith("| `NURD_"):          # the generated settings table
+            continue
+        covered: list[tuple[int, int]] = []
+        for src, pattern, value in rules:
+            for m in pattern.finditer(line):
+                used[src] += 1
+                got = m.groups() if len(m.groups()) > 1 else m.group(1)
+                ok = got in value if isinstance(value, set) else got == value
+                if not ok:
+                    wrong.append((src, got, value, line.strip()))
+                covered += [m.span(g) for g in range(1, len(m.groups()) + 1)]
+        for d in DIGITS.finditer(line):
+            if not any(a <= d.start() and d.end() <= b for a, b in covered):
+                untested.append((d.group(), line.strip()[:120]))
+    assert untested == [], f"numbers in the README with no source check: {untested}"
+    assert wrong == [], f"numbers in the README that differ from their source: {wrong}"
+    # every rule still quotes something (a rule left behind would test nothing)
+    assert [src for src, n in used.items() if n == 0] == []
+    assert any(line.startswith("| `NURD_") for line in lines)
+
+
+def test_the_counts_in_the_command_blocks_are_the_registrys():
+    """Inside the command blocks, the counts a comment gives: the Table 3 command's and the picture's."""
     from stragglers.prediction.methods import BASELINES, SURVIVAL_FAMILY
 
     m = re.search(r"the (\d+) baselines, the survival family \((\d+)\) and the (\d+) reference rules \((\d+) partitions\)",
                   README)
     assert m and tuple(map(int, m.groups())) == (len(BASELINES) - len(SURVIVAL_FAMILY) - len(REFERENCE_RULES),
                                                  len(SURVIVAL_FAMILY), len(REFERENCE_RULES), len(BASELINES))
-    runs = next(n for n, src in sources.items() if src == "scripts/main_job.sh")
-    assert f"That is {runs} Dagster runs" in README
+    picture = README[README.index("trace_source"):]
+    per_method = re.search(r"\((\d+) partition per method,", picture)
+    rules = re.search(r"\s(\d+) reference rules\)", picture)
+    assert per_method and rules and (int(per_method.group(1)), int(rules.group(1))) == (1, len(REFERENCE_RULES))
+
+
+def test_the_number_check_catches_a_new_number():
+    """The check above fails on a number added anywhere outside code blocks and links."""
+    global README
+    original = README
+    try:
+        for added in ("\nIt runs 17 jobs.\n", "\n| a row | 9:59 | |\n", "\nSee `google_2012`.\n"):
+            README = original + added
+            try:
+                test_every_number_in_the_readme_is_read_from_its_source()
+            except AssertionError:
+                continue
+            raise AssertionError(f"an untested number passed: {added!r}")
+    finally:
+        README = original
+
+
+#: counts written as words (an article "one" is not a count, so only these words are checked)
+COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "both": 2}
+
+
+def test_every_count_written_as_a_word_is_read_from_its_source():
+    """The counts the README writes as words are its sources' too, and a new one fails until it has a
+    rule here."""
+    from stragglers.prediction.protocol import both_views
+    from stragglers.prediction.settings import EvaluationSettings
+
+    two = _section("The two commands")
+    cluster = _section("Run on a cluster")
+    cluster_block = cluster[cluster.index("```bash"):cluster.index("```", cluster.index("```bash") + 7)]
+    baselines = (REPO / "scripts" / "baselines.sh").read_text()
+    rules = {
+        r"The (two) commands": len(set(re.findall(r"^# (\d)\. ", two[two.index("```bash"):], flags=re.M))),
+        r"\((five) free rules and the oracle\)": len(REFERENCE_RULES) - 1,
+        # one process per terminal: the scheduler, each worker, the Dagster command
+        r"(four) terminals": len(re.findall(r"^\.venv/bin/(?:dask|dagster) ", cluster_block, flags=re.M)),
+        # scripts/baselines.sh runs the Table 3 block's last two commands
+        r"runs the last (two)": len(re.findall(r"^\.venv/bin/dagster asset materialize", baselines, flags=re.M)),
+        r"retakes (both) pictures": len(re.findall(r"!\[[^\]]*\]\(docs/img/[^)]+\.png\)", README)),
+        # the evaluation assets write the configured protocol and its other view
+        r"under (both) protocols": len(both_views(EvaluationSettings())),
+    }
+    lines = _outside_code_and_links()
+    covered, wrong = {}, []
+    for i, line in enumerate(lines):
+        for pattern, value in rules.items():
+            for m in re.finditer(pattern, line):
+                covered.setdefault(i, []).append(m.span(1))
+                if COUNT_WORDS[m.group(1).lower()] != value:
+                    wrong.append((pattern, m.group(1), value))
+    untested = [(w.group(), line.strip()[:100]) for i, line in enumerate(lines) if not line.startswith("| `NURD_")
+                for w in re.finditer(r"\b(?:" + "|".join(COUNT_WORDS) + r")\b", line, flags=re.I)
+                if not any(a <= w.start() and w.end() <= b for a, b in covered.get(i, []))]
+    assert untested == [] and wrong == [], (untested, wrong)
 
 
 def test_the_readme_is_short():

@@ -5,7 +5,7 @@ only they are replayed, each with the prior and the cost-aware threshold learned
 that ended before it, under the operator's protocol. Per prior strength n0 (0 = no prior:
 survival_job) it prints the development jobs' JCT reduction, extra machine time and the objective
 JCT reduction - lambda x extra machine time (lambda = the setting cost_lambda). The later half is
-never read. docs/EVALUATION.md records the table and the choice.
+never read. docs/EVALUATION.md records the choice ("The survival family").
 
     python studies/survival/survival_tuning.py WAREHOUSE.duckdb [--traces synthetic,google_2011]
         [--strengths 0,2,5,10,20,50,100] [--dev-fraction 0.5] [--workers 2]

@@ -81,15 +81,20 @@ grid AS (
     FROM sel
 ),
 asof_usage AS (
+    -- a pending task (no as-of time) joins nothing: an ASOF join would match it anyway
     SELECT g.*, u.* EXCLUDE (job_id, task_id, end_rel_us)
-    FROM grid g ASOF LEFT JOIN cum_usage u
+    FROM (SELECT * FROM grid WHERE asof_us IS NOT NULL) g ASOF LEFT JOIN cum_usage u
       ON g.job_id = u.job_id AND g.task_id = u.task_id AND g.asof_us >= u.end_rel_us
+    UNION ALL BY NAME
+    SELECT * FROM grid WHERE asof_us IS NULL
 ),
 asof_all AS (
     -- events strictly before the as-of time
     SELECT g.*, coalesce(e.ev, 0)::DOUBLE AS ev, coalesce(e.fl, 0)::DOUBLE AS fl
-    FROM asof_usage g ASOF LEFT JOIN cum_events e
+    FROM (SELECT * FROM asof_usage WHERE asof_us IS NOT NULL) g ASOF LEFT JOIN cum_events e
       ON g.job_id = e.job_id AND g.task_id = e.task_id AND g.asof_us > e.rel_us
+    UNION ALL BY NAME
+    SELECT *, 0::DOUBLE AS ev, 0::DOUBLE AS fl FROM asof_usage WHERE asof_us IS NULL
 ),
 raw AS (
     SELECT job_id, task_id, k, checkpoint_s, is_finished,

@@ -1,7 +1,11 @@
 -- Per-checkpoint features of every finished task of the selected jobs
 -- (docs/PROTOCOL.md section 3; the 15 features of the paper's Table 1), min-max
 -- normalized per (job, checkpoint). Task time is measured from each task's
--- own first SCHEDULE; at checkpoint t a task is seen as of min(t, latency).
+-- own first SCHEDULE; at checkpoint t a task that starts at ${task_start} on the grid's clock
+-- (0 on the paper's grid; its start on the job's wall clock on the operator's,
+-- sql/operator_checkpoints.sql) is seen as of min(t - start, latency). A task not started
+-- by t is pending: nothing of it is read (its usage values take the job's mean, its event
+-- values 0; the replay never shows it to a method).
 --
 -- feature_mode = 'observed' (default, no look-ahead):
 --   mean-type metrics: duration-weighted mean over the usage windows that
@@ -21,7 +25,7 @@
 -- each is min-max normalized over the rows of the same (job, checkpoint). Which
 -- columns a method sees is the evaluation's feature_set (usage, events or all).
 WITH sel AS (
-    SELECT job_id, task_id, first_schedule_us, latency_us
+    SELECT job_id, task_id, first_schedule_us, latency_us, ${task_start} AS start_us
     FROM ${tasks} WHERE trace = '${trace}' AND ${job_slice}   -- a slice of jobs (bounded memory)
 ),
 windows AS (
@@ -67,8 +71,9 @@ cum_events AS (
 ),
 grid AS (
     SELECT s.job_id, s.task_id, c.k, c.checkpoint_s, s.latency_us,
-        least(c.checkpoint_us, s.latency_us) AS asof_us,
-        s.latency_us <= c.checkpoint_us      AS is_finished
+        CASE WHEN c.checkpoint_us >= s.start_us
+             THEN least(c.checkpoint_us - s.start_us, s.latency_us) END AS asof_us,   -- NULL: pending
+        s.latency_us <= c.checkpoint_us - s.start_us                    AS is_finished
     FROM sel s JOIN ${checkpoints} c ON c.trace = '${trace}' AND c.job_id = s.job_id
     UNION ALL
     -- every task's final row (k = -1): the reference mode's min-max bounds
@@ -76,15 +81,20 @@ grid AS (
     FROM sel
 ),
 asof_usage AS (
+    -- a pending task (no as-of time) joins nothing: an ASOF join would match it anyway
     SELECT g.*, u.* EXCLUDE (job_id, task_id, end_rel_us)
-    FROM grid g ASOF LEFT JOIN cum_usage u
+    FROM (SELECT * FROM grid WHERE asof_us IS NOT NULL) g ASOF LEFT JOIN cum_usage u
       ON g.job_id = u.job_id AND g.task_id = u.task_id AND g.asof_us >= u.end_rel_us
+    UNION ALL BY NAME
+    SELECT * FROM grid WHERE asof_us IS NULL
 ),
 asof_all AS (
     -- events strictly before the as-of time
     SELECT g.*, coalesce(e.ev, 0)::DOUBLE AS ev, coalesce(e.fl, 0)::DOUBLE AS fl
-    FROM asof_usage g ASOF LEFT JOIN cum_events e
+    FROM (SELECT * FROM asof_usage WHERE asof_us IS NOT NULL) g ASOF LEFT JOIN cum_events e
       ON g.job_id = e.job_id AND g.task_id = e.task_id AND g.asof_us > e.rel_us
+    UNION ALL BY NAME
+    SELECT *, 0::DOUBLE AS ev, 0::DOUBLE AS fl FROM asof_usage WHERE asof_us IS NULL
 ),
 raw AS (
     SELECT job_id, task_id, k, checkpoint_s, is_finished,
@@ -158,7 +168,7 @@ event_normalized AS (
 )
 SELECT '${trace}' AS trace, n.job_id, n.task_id, n.k, n.checkpoint_s, n.is_finished,
     n.mcu, n.maxcpu, n.scpu, n.cmu, n.amu, n.maxmu, n.upc, n.tpc, n.mio, n.maxio, n.mdk, n.cpi, n.mai, n.ev, n.fl,
-    e.* EXCLUDE (job_id, task_id, k)
+    coalesce(COLUMNS(e.* EXCLUDE (job_id, task_id, k)), 0)   -- a pending task has no event row
 FROM normalized n
 LEFT JOIN event_normalized e ON e.job_id = n.job_id AND e.task_id = n.task_id AND e.k = n.k
 WHERE n.k >= 0

@@ -4,7 +4,9 @@
 -- usage features when the feature set includes them.
 --
 -- The as-of time of a row is absolute: the task's first SCHEDULE plus its elapsed
--- time on the replay clock, at_us = first_schedule_us + least(checkpoint_us, latency_us).
+-- time on the replay clock, at_us = first_schedule_us + least(checkpoint_us - start, latency_us),
+-- start = ${task_start} (0 on the paper's grid, the task's start on the job's wall clock on the
+-- operator's: sql/operator_checkpoints.sql). A task not started at a checkpoint has no row there.
 -- Every value below reads only events at or before at_us: each stream is a running
 -- aggregate ordered by the time its value became known (a window frame ending at
 -- the current row), and the row takes the stream's last entry at or before at_us
@@ -21,14 +23,16 @@
 -- attempts of the slice's jobs), machine_streams (machine_streams.sql), job_runs (submits,
 -- ends, logical names and latencies of every job: job_runs.sql), stg_machine_events (capacities).
 WITH sel AS (
-    SELECT job_id, task_id, first_schedule_us, latency_us FROM ${tasks} WHERE trace = '${trace}' AND ${job_slice}
+    SELECT job_id, task_id, first_schedule_us, latency_us, ${task_start} AS start_us
+    FROM ${tasks} WHERE trace = '${trace}' AND ${job_slice}
 ),
 sel_jobs AS (SELECT DISTINCT job_id FROM sel),
 grid AS (
     SELECT s.job_id, s.task_id, c.k, s.first_schedule_us,
-        least(c.checkpoint_us, s.latency_us)                      AS elapsed_us,
-        s.first_schedule_us + least(c.checkpoint_us, s.latency_us) AS at_us
+        least(c.checkpoint_us - s.start_us, s.latency_us)                      AS elapsed_us,
+        s.first_schedule_us + least(c.checkpoint_us - s.start_us, s.latency_us) AS at_us
     FROM sel s JOIN ${checkpoints} c ON c.trace = '${trace}' AND c.job_id = s.job_id
+    WHERE c.checkpoint_us >= s.start_us
 ),
 attempts AS (
     SELECT job_id, task_id, attempt, start_us, machine_id,

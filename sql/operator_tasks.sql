@@ -9,6 +9,9 @@
 -- otherwise, or to the trace's last recorded task end (still running: it may run on after it).
 -- Only `finished` tasks have a latency in the paper's sense; the replay reads whether a task
 -- ended, and how, only once it has (docs/PROTOCOL_DECISIONS.md, "Every task the scheduler sees").
+-- start_us is the task's start on its job's wall clock: its first SCHEDULE after the job's earliest
+-- first SCHEDULE (the origin of the operator's clock, sql/operator_checkpoints.sql). The origin is
+-- not the job's SUBMIT, which may precede it by queueing: a scheduler can copy only tasks that run.
 WITH trace_end AS (
     SELECT max(greatest(first_schedule_us, coalesce(final_event_us, 0))) AS end_us
     FROM task_lifecycle
@@ -29,6 +32,7 @@ SELECT
     job_id,
     task_id,
     first_schedule_us,
+    first_schedule_us - min(first_schedule_us) OVER (PARTITION BY job_id) AS start_us,
     end_us - first_schedule_us                          AS latency_us,
     (end_us - first_schedule_us) / 1e6                  AS latency_s,
     end_state = 'finished'                              AS finished,

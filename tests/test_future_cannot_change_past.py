@@ -7,17 +7,19 @@ job and machine event and usage window after T happens three times as late after
 running at T run three times longer; usage values after T are halved), and (2) of the tasks whose
 final event comes after T, some that finish are killed instead and some that are killed finish
 instead. The clock, the tasks the replay sees, the features, the thresholds and the earlier jobs
-are rebuilt from the rewritten events by the pipeline's own SQL. A decision at task time t takes
-each task as of its own first SCHEDULE + min(t, how long it ran): it lies before T when the latest
-of these, D(t), is <= T. For every job with decisions before T (ten jobs or more per trace, each
+are rebuilt from the rewritten events by the pipeline's own SQL. The operator decides on the job's
+wall clock: a decision at W (seconds since the job's origin, its earliest first SCHEDULE) is taken,
+and launches its copies, at origin + W; it lies before T when origin + W <= T. For every job with
+decisions before T (ten jobs or more per trace, each
 cut at the three T), every method of the registry (but the two that are given the labels, oracle
 and wrangler) and every reference rule, every point of its budget curve (the sweep's cuts of its
 score, the survival family's thresholds) and the history it is given from earlier jobs: the
 decision times, tau_hat(t), the features, the fallbacks and the flags (each flag launches a
 speculative copy: the copies launched are the flags) must be identical; so must each job's earlier
 jobs and their prior, what the rules and tuned settings learned from earlier jobs are chosen on.
-On the legacy grid (cut from the true tau) the same comparison must find a difference: the test
-can fail.
+On the task clock (a decision "at t" reads each task as of its own first SCHEDULE + t, later tasks
+beyond origin + t) and on the legacy grid (cut from the true tau) the same comparison must find a
+difference: the test can fail.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def operator(**kw) -> EvaluationSettings:
     return EvaluationSettings(workers=1, **(dict(OPERATOR) | kw))
 
 
-SETTINGS = {"online": operator(), "legacy": operator(decision_clock="legacy_grid")}
+SETTINGS = {"online": operator(), "task_clock": operator(decision_clock="task_clock"),
+            "legacy": operator(decision_clock="legacy_grid")}
 
 
 def rewrite_future(con: duckdb.DuckDBPyConnection, t_us: int) -> None:
@@ -96,11 +99,11 @@ def warehouse(raw: Path, settings: SelectionSettings, cut_us: int | None = None)
 
 
 def decision_instants(con, trace: str, job_id: int, times: np.ndarray) -> np.ndarray:
-    """D(t) per decision time t: the latest absolute time a decision at t looks at (us), over every
-    task the operator's replay sees (a superset of the paper's finished tasks)."""
-    s, y = con.execute("SELECT first_schedule_us, latency_us FROM operator_tasks WHERE trace = ? AND job_id = ?",
-                       [trace, job_id]).fetchnumpy().values()
-    return np.array([int((s + np.minimum(round(t * 1e6), y)).max()) for t in times])
+    """The trace time (us) of each decision time t (s since the job's origin, the earliest first
+    SCHEDULE of the tasks the operator's replay sees): when it is taken and its copies start."""
+    origin = con.execute("SELECT min(first_schedule_us) FROM operator_tasks WHERE trace = ? AND job_id = ?",
+                         [trace, job_id]).fetchone()[0]
+    return np.array([origin + round(t * 1e6) for t in times])
 
 
 def jobs_of(con, trace: str, label: str) -> dict[int, JobData]:
@@ -309,6 +312,11 @@ def test_the_legacy_grid_lets_the_future_change_the_past_embedded(embedded):
     assert differences(embedded, None, "legacy")
 
 
+def test_the_task_clock_lets_the_future_change_the_past_embedded(embedded):
+    # a decision at task time t reads a task that started later as of its own start + t, past T
+    assert differences(embedded, None, "task_clock")
+
+
 # ---------------------------------------------------------------- the real excerpt
 
 @pytest.fixture(scope="module")
@@ -332,6 +340,10 @@ def test_the_legacy_grid_lets_the_future_change_the_past_real(real):
     assert differences(real, None, "legacy")
 
 
+def test_the_task_clock_lets_the_future_change_the_past_real(real):
+    assert differences(real, None, "task_clock")
+
+
 def test_flag_all_copies_tasks_that_never_finish_real(real):
     """The operator's replay sees the tasks that will not finish: flag_all copies them too."""
     job_ids = sorted(real.jobs["online"])
@@ -347,11 +359,13 @@ def test_flag_all_copies_tasks_that_never_finish_real(real):
 
 def test_an_online_methods_step_points_at_the_clocks_next_timed_decision(embedded):
     """The step an online method is given (stragglers/prediction/clock.py, in Python) lands on a
-    decision of sql/operator_checkpoints.sql, or after the job's last task ended."""
+    decision of sql/operator_checkpoints.sql, or at a time no task runs (after the job's last task
+    ended, or between waves of tasks)."""
     a = next(j for j in embedded.jobs["online"].values() if len(j.checkpoints) >= 4)
     assert (a.steps > 0).all()
     for t in a.checkpoints + a.steps:
-        assert np.isclose(a.checkpoints, t, rtol=0, atol=1e-6).any() or t >= a.latency.max(), t
+        runs = (a.started_by(t) & ~a.ended_by(t)[0]).any()
+        assert np.isclose(a.checkpoints, t, rtol=0, atol=1e-6).any() or not runs, t
 
 
 def test_a_real_mirror_with_a_task_events_part_missing_runs_green_on_the_online_clock(realdata, tmp_path):

@@ -81,26 +81,26 @@ def test_kaplan_meier_quantile_with_censoring_worked_by_hand():
 def test_online_threshold_is_the_km_quantile_once_defined_else_an_extrapolation_beyond_t():
     y = np.arange(1.0, 11.0)
     # at t = 9.5: nine finished, one running (censored at 9.5): S(9) = 0.1, tau_hat = 9
-    assert online_threshold(y[y <= 9.5], 1, 9.5, 0.9) == 9.0
+    assert online_threshold(y[y <= 9.5], [9.5], 0.9) == 9.0
     # at t = 5.5 five of ten still run: undefined by KM, the log-normal quantile, never below t
-    early = online_threshold(y[y <= 5.5], 5, 5.5, 0.9)
+    early = online_threshold(y[y <= 5.5], np.full(5, 5.5), 0.9)
     assert 5.5 <= early < math.inf
     # one distinct finished latency: nothing to fit
-    assert online_threshold([2.0, 2.0], 8, 3.0, 0.9) == math.inf
+    assert online_threshold([2.0, 2.0], np.full(8, 3.0), 0.9) == math.inf
 
 
 def test_tau_hat_uses_only_what_is_known_at_t():
     y = np.r_[np.arange(1.0, 91.0), np.linspace(95, 140, 10)]
     cut = y.copy()
     cut[y > 50] = 1000.0        # the future of the tasks running at 50 s
-    assert online_threshold(y[y <= 50], int((y > 50).sum()), 50.0, 0.9) == \
-        online_threshold(cut[cut <= 50], int((cut > 50).sum()), 50.0, 0.9)
+    assert online_threshold(y[y <= 50], np.full(int((y > 50).sum()), 50.0), 0.9) == \
+        online_threshold(cut[cut <= 50], np.full(int((cut > 50).sum()), 50.0), 0.9)
 
 
 def test_conditional_survival_is_one_for_a_threshold_already_passed():
     y = np.arange(1.0, 21.0)
-    assert conditional_survival(y[y <= 10], 10, 10.0, 8.0) == 1.0
-    assert 0 < conditional_survival(y[y <= 10], 10, 10.0, 18.0) < 1
+    assert conditional_survival(y[y <= 10], np.full(10, 10.0), 10.0, 8.0) == 1.0
+    assert 0 < conditional_survival(y[y <= 10], np.full(10, 10.0), 10.0, 18.0) < 1
 
 
 class ProbeTau(Method):
@@ -308,7 +308,7 @@ def test_the_common_clock_km_shortcut_equals_lifelines():
             d, e = np.where(fin, y, t), fin
             if (~fin).sum() <= 0.1 * n:
                 # lifelines' product of (1 - d/n) can land 1e-17 above 1 - q where S is exactly 0.1
-                assert online_threshold(y[fin], int((~fin).sum()), float(t), 0.9) == km_quantile(d, e, 0.9 - 1e-12)
+                assert online_threshold(y[fin], np.full(int((~fin).sum()), float(t)), 0.9) == km_quantile(d, e, 0.9 - 1e-12)
 
 
 def test_a_long_tail_gets_at_most_twenty_checkpoints_past_the_warehouse_grid():
@@ -348,7 +348,7 @@ def test_a_task_that_will_not_finish_is_a_candidate_while_it_runs_and_is_never_a
     assert r.variants[0].scores["fp"] == 1 and r.variants[0].scores["tp"] == 1
     # tau_hat reads the finished tasks and censors the running ones, not the killed one
     online = adapt_job(j, operator_settings())
-    assert online.thresholds[1] == online_threshold(np.array([1.0, 2.0, 3.0]), 2, 5.0, 0.9)
+    assert online.thresholds[1] == online_threshold(np.array([1.0, 2.0, 3.0]), [5.0, 5.0], 0.9)
 
 
 def test_a_copy_of_a_task_that_will_not_finish_buys_nothing_and_runs_until_the_original_ends():

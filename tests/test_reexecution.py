@@ -270,7 +270,7 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
     from assets import budgets, completion, prediction, realism, reports, traces, warehouse
     from assets.resources import PipelineSettings
     from stragglers.diagnosis.truth import load_truth
-    from stragglers.prediction.completion_tables import speculation_table
+    from stragglers.prediction.completion_tables import speculation_jobs, speculation_table
     from stragglers.traces.fetch import truth_dir
 
     def resources(**extra):
@@ -320,8 +320,11 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
         want = speculation_table(t, preds, cps)    # the relaunch seeds the asset draws
         want = want[want.algorithm == "unlimited"].set_index("method")
         assert shown.loc["oracle", "jct_reduction"] == pytest.approx(want.loc["oracle", "reduction_mean"])
-        oracle[setting] = shown.loc["oracle", "jct_reduction"]
-    assert oracle["on"] != pytest.approx(oracle["off"])    # the setting reaches the simulation
+        # what the copies cost: on the wall clock the job often ends with a task no copy shortens
+        # (one that starts late, or never finishes), so the JCT cut alone may not move
+        per_job = speculation_jobs(t, preds)
+        oracle[setting] = per_job[per_job.method == "oracle"][["jct_reduction", "extra_machine_share"]].to_numpy()
+    assert not np.allclose(oracle["on"], oracle["off"])    # the setting reaches the simulation
     assert "What a copy buys" in (tmp_path / "reports" / "report.md").read_text()
 
 

@@ -82,7 +82,7 @@ def test_without_an_informative_feature_it_is_the_kaplan_meier_rule():
         m.reset(_job(n, tau, names=("a", "b")))
         m.fit(finished, running, float(t))
         p = m.conditional_survival(running.X)
-        km = conditional_survival(finished.y, len(running), float(t), tau)   # the KM rule's estimate
+        km = conditional_survival(finished.y, np.full(len(running), float(t)), float(t), tau)   # the KM rule's estimate
         assert np.allclose(p, km, atol=1e-4), (t, p[:3], km)
         km_rule = METHODS["km_survival"]()
         km_rule.reset(_job(n, tau, names=("a", "b")))

@@ -3,25 +3,39 @@
 Under ``threshold="online"`` (the operator's protocol) with ``decision_clock="online"`` (the
 default) the replay decides at the times of ``operator_checkpoints`` (sql/operator_checkpoints.sql,
 built with the features by the warehouse), on features as of each of those times
-(``operator_checkpoint_features``: the paper's own SQL on that grid), until the job's last task
+(``operator_checkpoint_features``: the paper's own SQL on that clock), until the job's last task
 ends, for every task the scheduler sees run (``operator_tasks``: the tasks that will be killed,
 evicted, failed or lost too, not only those that finish; the job's task count n is theirs, known at
-submission). Every decision time is a function of what has happened by then, on the paper's common
-task-time clock: t0 (a share of the tasks has finished), each time a further
+submission). The clock is the job's wall clock: seconds since its origin, the earliest first
+SCHEDULE of its tasks. At a decision W a task that started at s (``operator_tasks.start_us``) has
+run W - s, has ended iff s + its latency <= W, is not seen at all before s; a copy launched at W
+starts at W (stragglers/prediction/speculation.py ``task_ends``). Every decision time is a function
+of what has happened by then: t0 (a share of the tasks has finished), each time a further
 ``clock_finished_percent`` of the job's tasks have finished, and every ``clock_interval_s`` while
 tasks run, that interval doubling after every ``clock_doubling_after`` timed decisions. No decision
-time reads tau, a final latency or the job's end (tests/test_future_cannot_change_past.py rewrites
-a job's future and asserts every earlier decision is bit-identical).
+reads what happens after it: tau, a final latency, the job's end, a later task's progress
+(tests/test_future_cannot_change_past.py rewrites a job's future and asserts every earlier decision
+is bit-identical).
+
+``decision_clock="task_clock"`` is the same clock with every task started at the origin: the
+paper's common task-time clock, where a decision "at t" reads each task i as of its own start
+s_i + min(t, y_i) while a copy of it starts at s_i + t, so a copy of an early task is launched
+with knowledge of later tasks' progress (it reads the future; kept to measure what that did,
+docs/EVALUATION.md). Its tables shadow the warehouse's for the evaluation (``clock_tables``).
 
 ``decision_clock="legacy_grid"`` switches the paper's grid on instead, whose
 step is cut from the true tau, then steps to the job's end spaced by its last latency, on features
-repeated from the last row before tau (``protocol.adapt_job``). It reads the future; it is kept to
-measure what that did (docs/EVALUATION.md) and to show that the test above catches it.
+repeated from the last row before tau (``protocol.adapt_job``). It reads the future too.
 
 The paper's protocols (``threshold="oracle"``) keep the paper's grid (``job_checkpoints``).
 """
 
 from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import duckdb
 
 from stragglers.settings.prediction import EvaluationSettings
 from stragglers.settings.warehouse import WarehouseSettings
@@ -34,9 +48,50 @@ ONLINE_TABLES = ("operator_checkpoints", "operator_checkpoint_features")
 TASKS_OF = {**{t: "tasks" for t in PAPER_TABLES}, **{t: "operator_tasks" for t in ONLINE_TABLES}}
 
 
+#: the clock tables the task clock rebuilds (every task started at the job's origin), in build order
+TASK_CLOCK_TABLES = ("operator_checkpoints", "operator_event_features", "operator_checkpoint_features")
+
+
 def uses_online_clock(s: EvaluationSettings) -> bool:
-    """True when the replay decides on the operator's online clock."""
-    return s.threshold == "online" and s.decision_clock == "online"
+    """True when the replay decides on the operator's clock (the wall clock, or the task clock)."""
+    return s.threshold == "online" and s.decision_clock in ("online", "task_clock")
+
+
+@contextlib.contextmanager
+def clock_tables(con: duckdb.DuckDBPyConnection, trace: str, s: EvaluationSettings) -> Iterator[None]:
+    """Inside the block, the operator's clock tables are those of ``s``' clock: the warehouse's (the
+    wall clock) or, for ``decision_clock="task_clock"``, temporary tables that shadow them, built by
+    the same SQL from ``operator_tasks`` with every start at 0 (the warehouse is not modified)."""
+    if not (s.threshold == "online" and s.decision_clock == "task_clock"):
+        yield
+        return
+    from stragglers.warehouse.ledger import SETTINGS_TABLE, record_settings, recorded_settings
+    from stragglers.warehouse.settings import SelectionSettings
+    from stragglers.warehouse.sql_files import render
+    from stragglers.warehouse.table_sql import sql_name, table_params
+
+    built = recorded_settings(con, "operator_checkpoints", trace)
+    if built is None:
+        raise LookupError(f"operator_checkpoints of trace {trace!r} has no recorded settings: materialize "
+                          f"checkpoint_features first")
+    selection = SelectionSettings(**built)
+    made = []
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE operator_tasks AS "
+                    "SELECT * REPLACE (0::BIGINT AS start_us) FROM main.operator_tasks")
+        made.append("operator_tasks")
+        for table in TASK_CLOCK_TABLES:
+            select = render(sql_name(table, selection), **table_params(con, selection, table))
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
+            made.append(table)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {SETTINGS_TABLE} AS SELECT * FROM main.{SETTINGS_TABLE}")
+        made.append(SETTINGS_TABLE)
+        for table in made[:-1]:
+            record_settings(con, table, trace, built)
+        yield
+    finally:
+        for table in reversed(made):
+            con.execute(f"DROP TABLE IF EXISTS temp.{table}")
 
 
 def grid_tables(s: EvaluationSettings) -> tuple[str, str]:

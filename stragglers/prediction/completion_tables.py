@@ -24,7 +24,9 @@ import pandas as pd
 
 from stragglers.prediction.completion import (RELAUNCH_SEEDS, decision_points, draw_relaunch_latencies, job_rng,
                                               simulate_limited)
-from stragglers.prediction.speculation import copy_draws, speculate_on_grid, speculate_unlimited, speculation_outcome
+from stragglers.prediction.speculation import (
+    copy_draws, speculate_on_grid, speculate_unlimited, speculation_outcome, task_ends,
+)
 
 TABLE_COLUMNS = [
     "trace", "method", "algorithm", "machines", "reduction_mean",
@@ -48,7 +50,9 @@ def _task_sort_key(s: pd.Series) -> pd.Series:
 
 def _job_arrays(tasks_df, predictions_df, checkpoints_df, excluded_machines=frozenset()):
     """Yield (trace, job_id, y, checkpoints, {method: flagged_at}, relaunch pool or None, fixed copy
-    latencies) per job; the last is tasks_df's optional ``copy_latency_s`` (NaN where absent: a draw)."""
+    latencies, starts) per job; fixed copy latencies are tasks_df's optional ``copy_latency_s`` (NaN
+    where absent: a draw), starts its optional ``start_s`` (the tasks' starts on the job's wall clock,
+    where the flags are; None: the task clock)."""
     need = {"trace", "job_id", "task_id", "latency_s"}
     if not need <= set(tasks_df.columns):
         raise ValueError(f"tasks_df needs columns {sorted(need)}")
@@ -61,6 +65,7 @@ def _job_arrays(tasks_df, predictions_df, checkpoints_df, excluded_machines=froz
     t = tasks_df[["trace", "job_id", "task_id", "latency_s"]].copy()
     t["_pool"] = ~tasks_df["machine_id"].isin(excluded_machines) if excluded_machines else True
     t["_copy"] = tasks_df["copy_latency_s"].astype(float) if "copy_latency_s" in tasks_df.columns else np.nan
+    t["_start"] = tasks_df["start_s"].astype(float) if "start_s" in tasks_df.columns else np.nan
     t = t[t["latency_s"].notna()]
     t["_key"] = _task_sort_key(t["task_id"])
     t["trace"] = t["trace"].astype(str)
@@ -94,7 +99,9 @@ def _job_arrays(tasks_df, predictions_df, checkpoints_df, excluded_machines=froz
             f[mg["_pos"].to_numpy()] = mg["flagged_at_s"].to_numpy(dtype=float)
             flags[method] = f
         pool = g["_pool"].to_numpy(dtype=bool) if excluded_machines else None
-        yield trace, job_id, y, cps.get((trace, job_id), np.empty(0)), flags, pool, g["_copy"].to_numpy(dtype=float)
+        start = g["_start"].to_numpy(dtype=float)
+        yield (trace, job_id, y, cps.get((trace, job_id), np.empty(0)), flags, pool, g["_copy"].to_numpy(dtype=float),
+               None if np.isnan(start).all() else start)
 
 
 def _iter_job_results(
@@ -104,8 +111,8 @@ def _iter_job_results(
     """Yield (trace, method, job_id, n, n_flagged, original, new[S, 1 + M])."""
     machines = [int(m) for m in machines]
     seeds = [int(s) for s in seeds]
-    for trace, job_id, y, cp, flags, pool, _fixed in _job_arrays(tasks_df, predictions_df, checkpoints_df,
-                                                                  excluded_machines):
+    for trace, job_id, y, cp, flags, pool, _fixed, _start in _job_arrays(tasks_df, predictions_df, checkpoints_df,
+                                                                          excluded_machines):
         n = len(y)
         original = float(y.max())
         draws = np.stack([draw_relaunch_latencies(y, job_rng(s, trace, job_id), pool) for s in seeds])
@@ -203,12 +210,12 @@ def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds
                      *, copy_keeps: float = 0.0) -> pd.DataFrame:
     """Per (trace, method, job): ``speculation_outcome`` of its flags (what intervals over jobs need)."""
     rows = []
-    for trace, job_id, y, _cp, flags, _pool, fixed in _job_arrays(tasks_df, predictions_df, None):
+    for trace, job_id, y, _cp, flags, _pool, fixed, start in _job_arrays(tasks_df, predictions_df, None):
         if float(y.max()) <= 0:
             continue
         draws = copy_draws(y, trace, job_id, seeds, copy_keeps, fixed)
         for method, f in flags.items():
-            red, extra = speculation_outcome(y, f, draws)
+            red, extra = speculation_outcome(y, f, draws, start)
             rows.append((trace, method, job_id, red, extra))
     return pd.DataFrame(rows, columns=["trace", "method", "job_id", "jct_reduction", "extra_machine_share"])
 
@@ -229,18 +236,19 @@ def speculation_table(
     if not seeds:
         raise ValueError("need at least one seed")
     acc: dict[tuple[str, str], list[np.ndarray]] = {}
-    for trace, job_id, y, cp, flags, _pool, fixed in _job_arrays(tasks_df, predictions_df, checkpoints_df):
-        original, work, n = float(y.max()), float(y.sum()), len(y)
+    for trace, job_id, y, cp, flags, _pool, fixed, start in _job_arrays(tasks_df, predictions_df, checkpoints_df):
+        end = task_ends(y, start)   # the flags' clock: with machines, originals and copies compete on it
+        original, work, n = float(end.max()), float(y.sum()), len(y)
         if original <= 0:
             continue
         draws = copy_draws(y, trace, job_id, seeds, copy_keeps, fixed)
         for method, f in flags.items():
-            valid = ~np.isnan(f) & (f < y)
+            valid = ~np.isnan(f) & (f < end)
             n_copy = int(valid.sum())
             grid = decision_points(cp, f[valid])
             out = np.empty((len(seeds), 1 + len(machines), 3))   # reduction, extra share, copies
             for si, r in enumerate(draws):
-                new, extra = speculate_unlimited(y, f, relaunch=r)
+                new, extra = speculate_unlimited(y, f, relaunch=r, start=start)
                 out[si, 0] = ((original - new) / original, extra / work, n_copy)
                 cache: dict[int, tuple[float, float]] = {}
                 for mi, m in enumerate(machines):
@@ -249,7 +257,7 @@ def speculation_table(
                         out[si, 1 + mi] = out[si, 0]
                         continue
                     if pool0 not in cache:
-                        cache[pool0] = speculate_on_grid(y, f, r, valid, grid, pool0, after_grid=after_grid)
+                        cache[pool0] = speculate_on_grid(end, f, r, valid, grid, pool0, after_grid=after_grid)
                     new_m, extra_m = cache[pool0]
                     out[si, 1 + mi] = ((original - new_m) / original, extra_m / work, n_copy)
             acc.setdefault((trace, method), []).append(out)

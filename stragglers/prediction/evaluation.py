@@ -22,13 +22,13 @@ from threadpoolctl import threadpool_limits
 from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.methods.base import variant_names
 from stragglers.prediction.metrics import table3
-from stragglers.prediction.clock import TASKS_OF, grid_tables, uses_online_clock
+from stragglers.prediction.clock import TASKS_OF, clock_tables, grid_tables, uses_online_clock
 from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
 from stragglers.prediction.engine import EngineSettings, ProgressLog, ReplayStats, replay_batches
 from stragglers.prediction.history import (
-    AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods, task_finished, task_latencies,
+    AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods, task_finished, task_latencies, task_starts,
 )
 from stragglers.prediction.sweep import SweepCollector, SweepGrid
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
@@ -106,9 +106,9 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
     Holds every job in memory: for benchmarks and tests. ``evaluate`` streams batches instead.
     """
     feats = feature_names(trace, resolve_feature_set(con, trace, settings.feature_set)[0])
-    jobs, skipped = selected_jobs(con, trace, settings)
     out = []
-    with tempfile.TemporaryDirectory(prefix="nurd-jobs-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="nurd-jobs-") as tmp, clock_tables(con, trace, settings):
+        jobs, skipped = selected_jobs(con, trace, settings)
         path = export_batch(con, trace, feats, jobs["job_id"].tolist(), Path(tmp), grid_tables(settings)[1])
         for row in jobs.itertuples(index=False):
             out.append(read_job(str(path), int(row.job_id), float(row.tau_s), int(row.n_tasks), feats))
@@ -213,6 +213,13 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     all writes are one transaction after the last job (old rows deleted, spooled rows inserted),
     so an interrupted evaluation writes nothing.
     """
+    with clock_tables(con, trace, settings):   # the task clock's tables shadow the warehouse's
+        return _evaluate(con, trace, methods, settings, progress, engine, exchange)
+
+
+def _evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str], settings: EvaluationSettings,
+              progress: Callable[[int, int], None] | None, engine: EngineSettings | None,
+              exchange: str | Path | None) -> EvaluationOutcome:
     started = time.perf_counter()
     engine = engine or EngineSettings()
     feature_set, _ = resolve_feature_set(con, trace, settings.feature_set)
@@ -246,7 +253,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     sweep = None
     if is_operator(settings):
         sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace, tasks),
-                               settings.copy_keeps, finished=task_finished(con, trace, tasks))
+                               settings.copy_keeps, finished=task_finished(con, trace, tasks),
+                               start=task_starts(con, trace, tasks))
         factories = [f if m in learners else partial(SweepGrid, f) for m, f in zip(methods, factories)]
 
     def store(results) -> None:

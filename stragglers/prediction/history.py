@@ -99,6 +99,15 @@ def task_finished(con: duckdb.DuckDBPyConnection, trace: str, tasks: str = "task
     return {int(j): g.set_index("task_id")["finished"] for j, g in df.groupby("job_id")}
 
 
+def task_starts(con: duckdb.DuckDBPyConnection, trace: str, tasks: str = "tasks") -> dict[int, pd.Series] | None:
+    """Per job, each task's start on the job's wall clock (s) by task_id, where the copies of its
+    flags are simulated on that clock (None for the paper's tasks: every task starts at 0)."""
+    if tasks == "tasks":
+        return None
+    df = con.execute(f"SELECT job_id, task_id, start_us / 1e6 AS start_s FROM {tasks} WHERE trace = ?", [trace]).df()
+    return {int(j): g.set_index("task_id")["start_s"] for j, g in df.groupby("job_id")}
+
+
 def earlier_jobs(times: pd.DataFrame) -> dict[int, tuple[int, ...]]:
     """Per job, the jobs that ended strictly before its cutoff (never itself, never a later one, never
     one without an end)."""
@@ -257,6 +266,7 @@ class CostAwareSelection:
     results: dict[str, dict[int, JobResult]] = field(default_factory=dict)
     outcomes: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
     finished: Mapping[int, pd.Series] | None = None   # job -> finished by task_id (None: every task)
+    start: Mapping[int, pd.Series] | None = None      # job -> start on its wall clock by task_id (None: task clock)
 
     def __post_init__(self) -> None:
         for method, q in self.fallback.items():
@@ -273,7 +283,7 @@ class CostAwareSelection:
         histories = build_histories(con, trace, features, job_ids, min_jobs, tasks)
         return cls(trace, histories, task_latencies(con, trace, tasks), cost_lambda, min_jobs,
                    {m: f().fallback_threshold for m, f in factories.items()}, copy_keeps,
-                   finished=task_finished(con, trace, tasks))
+                   finished=task_finished(con, trace, tasks), start=task_starts(con, trace, tasks))
 
     def owns(self, result: JobResult) -> bool:
         """A grid replay of one of the learning methods (the others' results pass by)."""
@@ -283,9 +293,10 @@ class CostAwareSelection:
         method = result.variants[0].method.split("@")[0]
         y = self.latency[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
         fin = None if self.finished is None else self.finished[int(result.job_id)].reindex(result.task_ids).to_numpy(bool)
+        st = None if self.start is None else self.start[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
         draws = copy_draws(y, self.trace, result.job_id, RELAUNCH_SEEDS, self.copy_keeps, finished=fin)
         by_q = {v.method: v for v in result.variants}
-        out = np.array([speculation_outcome(y, by_q[grid_variant(method, q)].flagged_at, draws) for q in self.grid])
+        out = np.array([speculation_outcome(y, by_q[grid_variant(method, q)].flagged_at, draws, st) for q in self.grid])
         self.results.setdefault(method, {})[int(result.job_id)] = result
         self.outcomes.setdefault(method, {})[int(result.job_id)] = out
 

@@ -62,8 +62,8 @@ def batches(jobs: pd.DataFrame, batch_jobs: int) -> list[pd.DataFrame]:
 def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str],
                  job_ids: Sequence[int], directory: Path, table: str = "checkpoint_features") -> Path:
     """Write the batch's rows of feature table ``table`` to ``directory/batch-<uuid>.parquet``
-    (temporary name, then rename), with each task's latency and whether it finished (the operator's
-    tasks: those that end otherwise too, clock.TASKS_OF).
+    (temporary name, then rename), with each task's latency, whether it finished (the operator's
+    tasks: those that end otherwise too, clock.TASKS_OF) and its start on the job's wall clock.
     The id range lets DuckDB skip the row groups of other jobs (batches are consecutive job ids)."""
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / f"batch-{uuid.uuid4().hex}.parquet"
@@ -75,7 +75,8 @@ def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[
         tasks = TASKS_OF[table]
         rel = con.sql(f"""
             SELECT f.job_id, f.k, f.task_id, f.checkpoint_s, t.latency_s,
-                   {"true" if tasks == "tasks" else "t.finished"} AS finished, {cols}
+                   {"true" if tasks == "tasks" else "t.finished"} AS finished,
+                   {"0.0" if tasks == "tasks" else "t.start_us / 1e6"} AS start_s, {cols}
             FROM {table} f
             JOIN _batch_job_ids b ON b.job_id = f.job_id
             JOIN {tasks} t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id
@@ -135,8 +136,11 @@ def job_from_rows(ft: pd.DataFrame, job_id: int, tau_s: float, n_tasks: int, fea
     latency = ft["latency_s"].to_numpy(float)[:n]
     # None when every task finishes (the paper's tasks, or an operator's job without other ends)
     finished = ft["finished"].to_numpy(bool)[:n] if "finished" in ft else None
+    # None when every task starts at the origin (the paper's tasks, the task clock)
+    start = ft["start_s"].to_numpy(float)[:n] if "start_s" in ft else None
     X = ft[list(features)].to_numpy(float).reshape(K, n, len(features))
     return JobData(job_id=int(job_id), task_ids=task_ids, latency=latency,
                    checkpoints=ft["checkpoint_s"].to_numpy(float)[::n], X=X, tau=float(tau_s),
                    feature_names=tuple(features),
-                   finished=None if finished is None or finished.all() else finished)
+                   finished=None if finished is None or finished.all() else finished,
+                   start=None if start is None or not start.any() else start)

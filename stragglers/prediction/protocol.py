@@ -187,21 +187,24 @@ def adapt_job(job: JobData, s: EvaluationSettings, usage_latency: Mapping[int, f
             X = np.concatenate([X, np.repeat(X[-1:], len(extra), axis=0)])
     thresholds = None
     if s.threshold == "online":
-        # tau_hat(t_k) from the latencies known at t_k (finished) and every running task censored at t_k
-        # (a task that ended otherwise by t_k has no latency: in neither)
-        def known(t: float) -> tuple[np.ndarray, int]:
-            ended, done = job.ended_by(t) if lat is job.latency else (lat <= t, lat <= t)
-            return lat[done], int((~ended).sum())
+        # tau_hat(t_k) from the latencies known at t_k (finished) and every running task censored at how
+        # long it has run (a task that ended otherwise by t_k has no latency, one not started no time: in neither)
+        def known(t: float) -> tuple[np.ndarray, np.ndarray]:
+            if lat is not job.latency:
+                return lat[lat <= t], np.full(int((lat > t).sum()), t)
+            ended, done = job.ended_by(t)
+            running = ~ended & job.started_by(t)
+            return lat[done], job.elapsed(t)[running]
 
-        thresholds = np.array([online_threshold(*known(float(t)), float(t), s.quantile) for t in checkpoints])
+        thresholds = np.array([online_threshold(*known(float(t)), s.quantile) for t in checkpoints])
     steps = None
     if online_clock:
         steps = np.array([next_timed_decision(float(checkpoints[0]), float(t), s.clock_interval_s,
                                               s.clock_doubling_after) - float(t) for t in checkpoints])
-    span_end = float(lat.max()) if s.horizon == "end" else None
+    span_end = float((lat if job.start is None else job.start + lat).max()) if s.horizon == "end" else None
     return JobData(job_id=job.job_id, task_ids=job.task_ids, latency=lat, checkpoints=checkpoints, X=X, tau=tau,
                    feature_names=job.feature_names, initial=initial, evaluated=evaluated,
-                   thresholds=thresholds, span_end=span_end, steps=steps, finished=job.finished)
+                   thresholds=thresholds, span_end=span_end, steps=steps, finished=job.finished, start=job.start)
 
 
 @dataclass(frozen=True)

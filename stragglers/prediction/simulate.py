@@ -1,7 +1,11 @@
 """Online replay of a job (docs/PROTOCOL.md section 4, NURD paper Algorithm 1).
 
-All tasks of a job share a clock that starts at each task's own start. At
-checkpoint t a task is finished iff its latency y <= t. Per job:
+On the paper's grid all tasks of a job share a clock that starts at each task's own start: at
+checkpoint t a task is finished iff its latency y <= t. On the operator's wall clock
+(``JobData.start``, stragglers/prediction/clock.py) task i starts at start_i after the job's
+origin: at decision W it has ended iff start_i + y_i <= W, it runs iff start_i <= W and it has
+not ended (it has run W - start_i), and a task not started yet is pending (no candidate, in
+neither F_t nor R_t). Every time below (decisions, flags) is then a time on that clock. Per job:
 
 The operator's replay also holds the tasks that end without finishing (``JobData.finished``):
 such a task is a candidate while it runs, is never in F_t, and leaves R_t when it ends.
@@ -71,6 +75,9 @@ class JobData:
     # end otherwise at latency[i] (killed, evicted, failed, lost, or the trace ends), have no latency
     # in the paper's sense and are never stragglers. None = every task finishes (the paper's tasks)
     finished: np.ndarray | None = None     # (n,) bool
+    # the operator's wall clock (sql/operator_tasks.sql start_us): start[i] = when task i started after
+    # the job's origin (s); checkpoints are then wall times. None = every task at 0 (the task clock)
+    start: np.ndarray | None = None        # (n,) seconds
 
     def __post_init__(self) -> None:
         K, n, d = self.X.shape
@@ -80,6 +87,8 @@ class JobData:
             raise ValueError(f"job {self.job_id}: {len(self.thresholds)} thresholds for {K} checkpoints")
         if self.finished is not None and len(self.finished) != n:
             raise ValueError(f"job {self.job_id}: {len(self.finished)} finished flags for {n} tasks")
+        if self.start is not None and len(self.start) != n:
+            raise ValueError(f"job {self.job_id}: {len(self.start)} task starts for {n} tasks")
         if len(self.task_ids) != n or len(self.latency) != n or len(self.checkpoints) != K:
             raise ValueError(f"job {self.job_id}: inconsistent shapes X={self.X.shape}, "
                              f"tasks={len(self.task_ids)}, checkpoints={len(self.checkpoints)}")
@@ -95,11 +104,24 @@ class JobData:
         straggler = self.latency >= self.tau
         return straggler if self.finished is None else straggler & self.finished
 
+    @property
+    def end(self) -> np.ndarray:
+        """When each task ends on the clock (s): its start + its latency."""
+        return self.latency if self.start is None else self.start + self.latency
+
     def ended_by(self, t: float) -> np.ndarray:
         """(ended, finished) by time t: a task has ended once it ran its latency, however it ended;
         it has finished if it ended by finishing (what a scheduler sees at t)."""
-        ended = self.latency <= t
+        ended = self.end <= t
         return ended, ended if self.finished is None else ended & self.finished
+
+    def started_by(self, t: float) -> np.ndarray:
+        """The tasks started by time t (every task on the task clock)."""
+        return np.ones(len(self.latency), bool) if self.start is None else self.start <= t
+
+    def elapsed(self, t: float) -> np.ndarray:
+        """How long each task has run at t, if it runs then (s)."""
+        return np.full(len(self.latency), float(t)) if self.start is None else t - self.start
 
 
 @dataclass
@@ -153,7 +175,7 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
     names = method.variant_names
     flagged_at = {v: np.full(n, np.nan) for v in names}
     ended0, finished0 = job.ended_by(job.t0)
-    # F0: the tasks finished by t0; scored: the tasks still running at t0
+    # F0: the tasks finished by t0; scored: the tasks not ended by t0 (running, or not started yet)
     initial = finished0 if job.initial is None else job.initial
     scored = ~ended0 if job.evaluated is None else job.evaluated.copy()
     restrict = method.scored_task_ids(ctx)
@@ -161,14 +183,17 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         scored &= np.isin(job.task_ids, restrict)
     fallbacks: list[tuple[int, float, str]] = []
 
-    def sets(k: int, t: float) -> tuple[np.ndarray, TaskSet, TaskSet]:
-        # F_t: finished by t (their latencies); R_t: running at t (a task that ended otherwise is in neither)
+    def sets(k: int, t: float) -> tuple[np.ndarray, np.ndarray, TaskSet, TaskSet]:
+        # F_t: finished by t (their latencies); R_t: running at t, with how long each has run (a task
+        # that ended otherwise, or has not started, is in neither)
         ended, fin = job.ended_by(t)
-        return ended, TaskSet(job.task_ids[fin], job.X[k][fin], y[fin]), TaskSet(job.task_ids[~ended], job.X[k][~ended])
+        running = ~ended & job.started_by(t)
+        return (running, job.elapsed(t), TaskSet(job.task_ids[fin], job.X[k][fin], y[fin]),
+                TaskSet(job.task_ids[running], job.X[k][running], None, job.elapsed(t)[running]))
 
     F0 = TaskSet(job.task_ids[initial], job.X[0][initial], y[initial])
-    running0 = ~initial if job.finished is None else ~initial & ~ended0
-    R0 = TaskSet(job.task_ids[running0], job.X[0][running0])
+    running0 = ~initial & job.started_by(job.t0) if job.finished is None else ~initial & ~ended0 & job.started_by(job.t0)
+    R0 = TaskSet(job.task_ids[running0], job.X[0][running0], None, job.elapsed(job.t0)[running0])
     try:
         method.begin(F0, R0, job.t0)
     except DEGENERATE as e:
@@ -176,15 +201,15 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
 
     for k in range(1, len(job.checkpoints)):
         t = float(job.checkpoints[k])
-        ended, F, R = sets(k, t)
+        running, elapsed, F, R = sets(k, t)
         open_any = np.zeros(n, bool)
         for v in names:
             open_any |= np.isnan(flagged_at[v])
-        cand = ~ended & scored & open_any
+        cand = running & scored & open_any
         if not cand.any():
             continue
         cand_idx = np.flatnonzero(cand)
-        C = TaskSet(job.task_ids[cand_idx], job.X[k][cand_idx])
+        C = TaskSet(job.task_ids[cand_idx], job.X[k][cand_idx], None, elapsed[cand_idx])
         if online:
             method.job = replace(ctx, tau=float(job.thresholds[k]), **(
                 {} if job.steps is None else {"step": float(job.steps[k])}))
@@ -215,7 +240,7 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         # difference of the two computations, which made it count at j or j + 1 by chance
         over_time = np.array([job_scores(lab, pred & (fa_s <= c + 1e-6))["f1"] for c in cutoffs])
         scores = job_scores(lab, pred) | {"f1_auc": f1_auc(over_time),
-                                          "median_lead": median_lead(lab, fa_s, y[scored], job.tau)}
+                                          "median_lead": median_lead(lab, fa_s, job.end[scored], job.tau)}
         variants.append(VariantResult(v, fa, scored.copy(), scores, over_time))
     return JobResult(job.job_id, job.task_ids, variants, fallbacks, len(job.checkpoints),
                      time.perf_counter() - started, time.process_time() - cpu_started)

@@ -50,11 +50,24 @@ def copy_latencies(y: np.ndarray, draws: np.ndarray, keeps: float = 0.0) -> np.n
 
 
 
-def speculate_unlimited(y, flagged_at, rng: np.random.Generator | None = None, *, relaunch=None
+def task_ends(y, start=None) -> np.ndarray:
+    """When each task's original ends on the clock its flags are given on: its latency on the task
+    clock (every task starts at 0), start + latency on the job's wall clock (``start``: each task's
+    start after the job's origin, s). A copy launched by a flag at time W ends at W + its latency:
+    every simulation of copies compares the two on this clock, and a job completes at the latest
+    task's earlier end."""
+    y = np.asarray(y, dtype=float)
+    return y if start is None else np.asarray(start, dtype=float) + y
+
+
+def speculate_unlimited(y, flagged_at, rng: np.random.Generator | None = None, *, relaunch=None, start=None
                         ) -> tuple[float, float]:
-    """(new completion time, extra machine seconds) with a copy per flag and a machine always free."""
-    y, f, relaunch, valid = prepare_job(y, flagged_at, relaunch, rng)
-    done = np.where(valid, np.minimum(y, f + relaunch), y)
+    """(new completion time, extra machine seconds) with a copy per flag and a machine always free
+    (``start``: the tasks' starts on the job's wall clock, ``task_ends``)."""
+    if relaunch is None and rng is not None:
+        relaunch = draw_relaunch_latencies(np.asarray(y, dtype=float), rng)
+    end, f, relaunch, valid = prepare_job(task_ends(y, start), flagged_at, relaunch, rng)
+    done = np.where(valid, np.minimum(end, f + relaunch), end)
     extra = float(np.where(valid, done - f, 0.0).sum())
     return float(done.max()), extra
 
@@ -144,14 +157,14 @@ def copy_draw_sets(y, trace, job_id, seeds, finished: np.ndarray | None = None) 
             for s in seeds]
 
 
-def speculation_outcome(y, flagged_at, draws) -> tuple[float, float]:
+def speculation_outcome(y, flagged_at, draws, start=None) -> tuple[float, float]:
     """(JCT reduction, extra machine time as a share of the job's) of one job's flags with a
     machine always free, mean over the relaunch ``draws`` (one array per seed)."""
     y = np.asarray(y, dtype=float)
-    original, work = float(y.max()), float(y.sum())
+    original, work = float(task_ends(y, start).max()), float(y.sum())
     red = extra = 0.0
     for r in draws:
-        new, ex = speculate_unlimited(y, flagged_at, relaunch=r)
+        new, ex = speculate_unlimited(y, flagged_at, relaunch=r, start=start)
         red += (original - new) / original
         extra += ex / work
     return red / len(draws), extra / len(draws)
@@ -183,37 +196,43 @@ HADOOP_CAPS = (10, 0.1, 0.01)
 HADOOP_CAP = "hadoop"
 
 
-def expected_copy_seconds(y, decisions) -> np.ndarray:
+def expected_copy_seconds(y, decisions, start=None) -> np.ndarray:
     """Per decision t: a copy's expected duration as known at t, the job's median latency estimated
-    from the finished durations and the running tasks' elapsed t (``online_threshold``, q = 0.5)."""
+    from the finished durations and the running tasks' elapsed times (``online_threshold``, q = 0.5)."""
     y = np.asarray(y, dtype=float)
-    return np.array([online_threshold(y[y <= t], int((y > t).sum()), t, 0.5)
+    end, began = task_ends(y, start), np.zeros(len(y)) if start is None else np.asarray(start, dtype=float)
+    return np.array([online_threshold(y[end <= t], t - began[(began <= t) & (end > t)], 0.5)
                      for t in np.asarray(decisions, dtype=float).tolist()])
 
 
-def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None) -> tuple[float, float, int]:
+def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, task_start=None
+                     ) -> tuple[float, float, int]:
     """(new completion time, extra machine seconds, copies) with copies started at ``decisions``
     in the order ``candidates(k, t, copied)`` gives (task indices, best first) while ``cap`` (a
     budget share, or ``HADOOP_CAP``) allows one more (see the section's comment). ``expected``:
-    ``expected_copy_seconds`` (computed when not given). A copy ends at min(y_i, r_i + relaunch_i),
-    as with a machine always free."""
+    ``expected_copy_seconds`` (computed when not given). A copy ends at min(end_i, r_i + relaunch_i)
+    (``task_ends``; ``task_start``: the tasks' starts on the job's wall clock), as with a machine
+    always free."""
     y = np.asarray(y, dtype=float)
     if expected is None and cap != HADOOP_CAP:
-        expected = expected_copy_seconds(y, decisions)
+        expected = expected_copy_seconds(y, decisions, task_start)
     relaunch = np.asarray(relaunch, dtype=float)
     n = len(y)
+    end = task_ends(y, task_start)
+    began = np.zeros(n) if task_start is None else np.asarray(task_start, dtype=float)
     start = np.full(n, np.nan)
-    done = y.copy()
+    done = end.copy()
     for k, t in enumerate(np.asarray(decisions, dtype=float).tolist()):
         copied = ~np.isnan(start)
         order = np.asarray(candidates(k, t, copied), dtype=int)
-        order = order[(y[order] > t) & ~copied[order]]
+        order = order[(end[order] > t) & (began[order] <= t) & ~copied[order]]
         if not len(order):
             continue
         running_copies = copied & (done > t)
         if cap == HADOOP_CAP:
             m0, share_running, share_all = HADOOP_CAPS
-            room = int(max(m0, share_running * int((y > t).sum()), share_all * n)) - int(running_copies.sum())
+            running = int(((began <= t) & (end > t)).sum())
+            room = int(max(m0, share_running * running, share_all * n)) - int(running_copies.sum())
             chosen = order[:max(room, 0)]
         else:
             expect = float(expected[k])
@@ -222,25 +241,25 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None) -> 
             spent = float((np.minimum(done[copied], t) - start[copied]).sum())
             ages = t - start[running_copies]
             committed = spent + float(np.maximum(expect - ages, 0.0).sum())
-            allowed = float(cap) * float(np.minimum(y, t).sum())
+            allowed = float(cap) * float(np.clip(t - began, 0.0, y).sum())
             n_new = int(max(allowed - committed, 0.0) // expect)
             chosen = order[:n_new]
         start[chosen] = t
-        done[chosen] = np.minimum(y[chosen], t + relaunch[chosen])
+        done[chosen] = np.minimum(end[chosen], t + relaunch[chosen])
     copied = ~np.isnan(start)
     return float(done.max()), float((done[copied] - start[copied]).sum()), int(copied.sum())
 
 
-def capped_outcome(y, decisions, candidates, draws, cap, expected=None) -> tuple[float, float, int]:
+def capped_outcome(y, decisions, candidates, draws, cap, expected=None, start=None) -> tuple[float, float, int]:
     """(JCT reduction, extra machine time as a share of the job's, copies) under ``cap``, mean over
     the ``draws`` (one array per seed; copies: mean count)."""
     y = np.asarray(y, dtype=float)
     if expected is None and cap != HADOOP_CAP:
-        expected = expected_copy_seconds(y, decisions)
-    original, work = float(y.max()), float(y.sum())
+        expected = expected_copy_seconds(y, decisions, start)
+    original, work = float(task_ends(y, start).max()), float(y.sum())
     red = extra = copies = 0.0
     for r in draws:
-        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, expected)
+        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, expected, start)
         red += (original - new) / original
         extra += ex / work
         copies += c
@@ -265,10 +284,10 @@ def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
     return candidates
 
 
-def ranked_by_truth(y: np.ndarray, finished: np.ndarray | None = None) -> Callable:
+def ranked_by_truth(y: np.ndarray, finished: np.ndarray | None = None, start=None) -> Callable:
     """The oracle's order: every running task that will finish (``finished``, None: all), the ones
     that truly end last first (a copy of a task that will not finish buys nothing)."""
-    y = np.asarray(y, dtype=float)
+    y = task_ends(y, start)
     will_finish = np.ones(len(y), bool) if finished is None else np.asarray(finished, dtype=bool)
 
     def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:

@@ -40,7 +40,7 @@ import duckdb
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.speculation import (
     HADOOP_CAP, capped_outcome, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_truth,
-    speculation_outcome,
+    speculation_outcome, task_ends,
 )
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
@@ -153,26 +153,29 @@ class SweepGrid(Method):
 # ----------------------------------------------------------------------------- per job, each point's outcome
 
 def outcome_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: float = 0.0,
-                 finished: pd.Series | None = None) -> list[tuple]:
+                 finished: pd.Series | None = None, start: pd.Series | None = None) -> list[tuple]:
     """One row per variant of ``result``: its speculation outcome on this job (``OUTCOME_COLUMNS``),
     under the copy model ``copy_keeps`` (``speculation.copy_draws``); ``finished`` (by task_id) marks
-    the tasks that finish (None: all)."""
+    the tasks that finish (None: all); ``start`` (by task_id) the tasks' starts on the job's wall
+    clock (None: the task clock)."""
     y = latency.reindex(result.task_ids).to_numpy(float)
     if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
         return []
     fin = None if finished is None else finished.reindex(result.task_ids).to_numpy(bool)
+    st = None if start is None else start.reindex(result.task_ids).to_numpy(float)
     draws = copy_draws(y, trace, result.job_id, RELAUNCH_SEEDS, copy_keeps, finished=fin)
     rows = []
     for v in result.variants:
         method, point = split_variant(v.method)
-        red, extra = speculation_outcome(y, v.flagged_at, draws)
-        valid = ~np.isnan(v.flagged_at) & (v.flagged_at < y)
+        red, extra = speculation_outcome(y, v.flagged_at, draws, st)
+        valid = ~np.isnan(v.flagged_at) & (v.flagged_at < task_ends(y, st))
         rows.append((trace, method, point, int(result.job_id), red, extra, int(valid.sum())))
     return rows
 
 
 def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: float = 0.0,
-                caps: Sequence[str] = CAPS, finished: pd.Series | None = None) -> list[tuple]:
+                caps: Sequence[str] = CAPS, finished: pd.Series | None = None,
+                start: pd.Series | None = None) -> list[tuple]:
     """One row per (variant of ``result``, cap): its outcome on this job when the copies its flags
     ask for start only as the cap allows (``speculation.speculate_capped``; ``CAPPED_COLUMNS``).
 
@@ -185,8 +188,9 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
     y = latency.reindex(result.task_ids).to_numpy(float)
     if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
         return []
+    st = None if start is None else start.reindex(result.task_ids).to_numpy(float)
     F = np.stack([v.flagged_at for v in result.variants]).astype(float)
-    F[F >= y[None, :]] = np.nan                 # a flag after the task ended asks for no copy
+    F[F >= task_ends(y, st)[None, :]] = np.nan  # a flag after the task ended asks for no copy
     fin = None if finished is None else finished.reindex(result.task_ids).to_numpy(bool)
     draws = copy_draws(y, trace, result.job_id, RELAUNCH_SEEDS, copy_keeps, finished=fin)
     job = int(result.job_id)
@@ -199,10 +203,10 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
         if np.isnan(F).all():                   # no straggler ran at a decision: nothing to copy
             return [(trace, ORACLE, "capped", cap, job, 0.0, 0.0, 0.0) for cap in caps]
         t1 = float(np.nanmin(F))
-        decisions = np.linspace(t1, float(y.max()), ORACLE_DECISIONS + 1)[:-1]
-        ranked, expected = ranked_by_truth(y, fin), expected_copy_seconds(y, decisions)
+        decisions = np.linspace(t1, float(task_ends(y, st).max()), ORACLE_DECISIONS + 1)[:-1]
+        ranked, expected = ranked_by_truth(y, fin, st), expected_copy_seconds(y, decisions, st)
         return [(trace, ORACLE, "capped", cap, job,
-                 *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
+                 *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected, st)) for cap in caps]
     rows = []
     # one replay can hold several methods (the NURD family: NURD, NURD-NC, GBTR): each is ranked
     # by its own cuts, at the decisions where one of them flagged
@@ -213,14 +217,14 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
             rows += [(trace, method, names[i][1], cap, job, 0.0, 0.0, 0.0) for i in own for cap in caps]
             continue
         decisions = np.unique(Fm[~np.isnan(Fm)])
-        expected = expected_copy_seconds(y, decisions)
+        expected = expected_copy_seconds(y, decisions, st)
         for c, i in enumerate(own):
             if np.isnan(Fm[c]).all():
                 rows += [(trace, method, names[i][1], cap, job, 0.0, 0.0, 0.0) for cap in caps]
                 continue
             ranked = ranked_by_cuts(Fm, c, decisions)
             rows += [(trace, method, names[i][1], cap, job,
-                      *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected)) for cap in caps]
+                      *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected, st)) for cap in caps]
     return rows
 
 
@@ -235,13 +239,17 @@ class SweepCollector:
     rows: list[tuple] = field(default_factory=list)
     capped: list[tuple] = field(default_factory=list)
     finished: Mapping[int, pd.Series] | None = None   # job -> finished by task_id (None: every task)
+    start: Mapping[int, pd.Series] | None = None      # job -> start on its wall clock by task_id (None: task clock)
 
     def _finished(self, job_id) -> pd.Series | None:
         return None if self.finished is None else self.finished[int(job_id)]
 
+    def _start(self, job_id) -> pd.Series | None:
+        return None if self.start is None else self.start[int(job_id)]
+
     def add(self, result: JobResult, own: Sequence[str] | None = None) -> JobResult:
         self.rows.extend(outcome_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps,
-                                      self._finished(result.job_id)))
+                                      self._finished(result.job_id), self._start(result.job_id)))
         self.add_capped(result)
         if own is None:
             own = [v.method for v in result.variants if "@" not in v.method]
@@ -256,7 +264,7 @@ class SweepCollector:
         """The capped outcomes of ``result``'s variants (``capped_rows``): every replay of the sweep,
         and the survival family's threshold grid (its ``<name>@<q>`` variants)."""
         self.capped.extend(capped_rows(self.trace, result, self.latency[int(result.job_id)], self.copy_keeps,
-                                       finished=self._finished(result.job_id)))
+                                       finished=self._finished(result.job_id), start=self._start(result.job_id)))
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=OUTCOME_COLUMNS)

@@ -5,8 +5,9 @@ over. Under ``threshold="online"`` a method is given tau_hat(t) instead: the job
 quantile estimated from what is known at checkpoint t,
 
 - the finished tasks' latencies (exact observations), and
-- the running tasks' elapsed times (right-censored observations; on the protocol's common
-  clock every running task has run exactly t seconds).
+- the running tasks' elapsed times (right-censored observations; on the paper's common clock
+  every running task has run exactly t seconds, on the operator's wall clock each has run since
+  its own start).
 
 tau_hat(t) is the Kaplan-Meier quantile (lifelines ``KaplanMeierFitter``; the smallest
 event time s with S(s) <= 1 - q, lifelines' ``qth_survival_time`` convention). It is
@@ -14,8 +15,8 @@ undefined while more than 1 - q of the tasks still run (S never reaches 1 - q wi
 observed times): on the common clock, at every checkpoint before the true tau. The rule
 there (documented in docs/EVALUATION.md): fit a log-normal distribution to the same
 censored data by maximum likelihood (scipy ``lognorm.fit`` on ``CensoredData``, location 0)
-and take its q-quantile, but never less than t (the KM estimate says the quantile lies beyond
-t). With fewer than two distinct finished latencies the log-normal cannot be fitted and
+and take its q-quantile, but never less than the longest elapsed time (the KM estimate says
+the quantile lies beyond it; t on the common clock). With fewer than two distinct finished latencies the log-normal cannot be fitted and
 tau_hat is +inf (a method that thresholds a predicted latency flags nothing).
 
 ``conditional_survival`` gives P(Y > x | Y > t) from the same estimate: the Kaplan-Meier
@@ -37,11 +38,10 @@ from scipy import optimize, stats
 from stragglers.prediction.likelihood import tobit_negloglik
 
 
-def _observations(finished_y: np.ndarray, n_running: int, t: float) -> tuple[np.ndarray, np.ndarray]:
+def _observations(finished_y: np.ndarray, running_elapsed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     fin = np.asarray(finished_y, dtype=float)
-    durations = np.r_[fin, np.full(int(n_running), float(t))]
-    observed = np.r_[np.ones(len(fin), bool), np.zeros(int(n_running), bool)]
-    return durations, observed
+    el = np.asarray(running_elapsed, dtype=float)
+    return np.r_[fin, el], np.r_[np.ones(len(fin), bool), np.zeros(len(el), bool)]
 
 
 def km_quantile(durations, observed, q: float) -> float:
@@ -82,43 +82,60 @@ def lognormal_fit(durations, observed) -> tuple[float, float] | None:
     return sigma, math.exp(mu)
 
 
-def online_threshold(finished_y, n_running: int, t: float, q: float) -> float:
-    """tau_hat(t): the job's q-quantile latency as known at t (see the module doc)."""
-    durations, observed = _observations(finished_y, n_running, t)
+def online_threshold(finished_y, running_elapsed, q: float) -> float:
+    """tau_hat: the job's q-quantile latency as known from the finished latencies and the running
+    tasks' elapsed times (see the module doc)."""
+    durations, observed = _observations(finished_y, running_elapsed)
     fin = np.sort(np.asarray(finished_y, dtype=float))
+    el = np.asarray(running_elapsed, dtype=float)
     n = len(durations)
-    # every censoring is at t, after every event: the KM curve is the empirical survival,
-    # S(y_(i)) = (n - i) / n at the i-th smallest finished latency, so its quantile is the first
-    # y_(i) with (n - i) / n <= 1 - q (equal to km_quantile's lifelines answer: tested), and it is
-    # defined iff S(last event) = n_running / n <= 1 - q
-    if len(fin) and np.all(fin <= t) and n_running <= (1.0 - q) * n + 1e-9:
-        i = np.arange(1, len(fin) + 1)
-        last_of_tie = np.r_[fin[1:] != fin[:-1], True]
-        hit = np.flatnonzero(last_of_tie & ((n - i) <= (1.0 - q) * n + 1e-9))
-        if len(hit):
-            return float(fin[hit[0]])
+    if len(fin) and (len(el) == 0 or fin[-1] <= el.min()):
+        # every censoring after every event (the common clock): the KM curve is the empirical
+        # survival, S(y_(i)) = (n - i) / n at the i-th smallest finished latency, so its quantile is
+        # the first y_(i) with (n - i) / n <= 1 - q (equal to km_quantile's lifelines answer: tested),
+        # and it is defined iff S(last event) = n_running / n <= 1 - q
+        if len(el) <= (1.0 - q) * n + 1e-9:
+            i = np.arange(1, len(fin) + 1)
+            last_of_tie = np.r_[fin[1:] != fin[:-1], True]
+            hit = np.flatnonzero(last_of_tie & ((n - i) <= (1.0 - q) * n + 1e-9))
+            if len(hit):
+                return float(fin[hit[0]])
+    elif len(fin):
+        # censorings among the events (tasks started at different times): lifelines' KM
+        km = km_quantile(durations, observed, q)
+        if math.isfinite(km):
+            return km
     fit = lognormal_fit(durations, observed)
     if fit is None:
         return math.inf
-    return max(float(t), float(stats.lognorm.ppf(q, fit[0], scale=fit[1])))
+    longest = float(durations.max()) if n else 0.0
+    return max(longest, float(stats.lognorm.ppf(q, fit[0], scale=fit[1])))
 
 
-def conditional_survival(finished_y, n_running: int, t: float, x: float) -> float:
-    """P(Y > x | Y > t) for a task running at t, from the tasks known at t (see the module doc).
+def conditional_survival(finished_y, running_elapsed, t, x: float) -> np.ndarray:
+    """P(Y > x | Y > t) for tasks that have run t (an array: one per task), from the finished
+    latencies and the running tasks' elapsed times (see the module doc).
 
-    The Kaplan-Meier curve is used up to its largest event time; on the common clock that is
-    at most t, so for x > t the answer is the log-normal tail's (NaN when it cannot be fitted).
+    The Kaplan-Meier curve is used up to its largest event time, the log-normal tail beyond (NaN
+    when it cannot be fitted); 1 where x <= t.
     """
-    if x <= t:
-        return 1.0
-    durations, observed = _observations(finished_y, n_running, t)
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    out = np.ones(len(t))
+    ask = t < x
+    if not ask.any():
+        return out
+    durations, observed = _observations(finished_y, running_elapsed)
     if np.any(observed) and x <= durations[observed].max():
         kmf = KaplanMeierFitter().fit(durations, observed)
-        s = kmf.survival_function_at_times([t, x]).to_numpy()
-        return float(s[1] / s[0]) if s[0] > 0 else 0.0
+        s = kmf.survival_function_at_times(np.r_[t[ask], x]).to_numpy()
+        st, sx = s[:-1], s[-1]
+        out[ask] = np.where(st > 0, sx / np.where(st > 0, st, 1.0), 0.0)
+        return out
     fit = lognormal_fit(durations, observed)
     if fit is None:
-        return math.nan
-    st = stats.lognorm.sf(t, fit[0], scale=fit[1])
+        out[ask] = np.nan
+        return out
+    st = stats.lognorm.sf(t[ask], fit[0], scale=fit[1])
     sx = stats.lognorm.sf(x, fit[0], scale=fit[1])
-    return float(sx / st) if st > 0 else 1.0
+    out[ask] = np.where(st > 0, sx / np.where(st > 0, st, 1.0), 1.0)
+    return out

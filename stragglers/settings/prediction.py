@@ -12,7 +12,7 @@ from stragglers.settings.stage import Grammar, LinkedSettings, StageSettings, li
 from stragglers.trace_formats import FEATURE_SETS
 from stragglers.settings.warehouse import WarehouseSettings, t0_before_threshold
 
-DECISION_CLOCKS = ("online", "legacy_grid")
+DECISION_CLOCKS = ("online", "task_clock", "legacy_grid")
 #: NURD_PROTOCOL: the presets (stragglers/prediction/protocol.py)
 PROTOCOLS = ("ours", "authors", "operator")
 # The values each protocol setting accepts (first: this pipeline's protocol, the default).
@@ -43,10 +43,14 @@ class PredictionSettings(StageSettings):
     decision_clock: Literal[DECISION_CLOCKS] = setting(
         "online", env="NURD_DECISION_CLOCK",
         doc="when the operator's protocol (threshold='online') decides: 'online' = "
-            "each time a further clock_finished_percent of the job's tasks have "
-            "finished, and every clock_interval_s while tasks run, until the last "
-            "ends whatever `horizon` (stopping at tau would need tau), on features "
-            "as of each decision (operator_checkpoint_features); "
+            "on the job's wall clock (since its first task's start), each time a "
+            "further clock_finished_percent of the job's tasks have finished, and "
+            "every clock_interval_s while tasks run, until the last ends whatever "
+            "`horizon` (stopping at tau would need tau), on features as of each "
+            "decision (operator_checkpoint_features), a copy starting at the decision; "
+            "'task_clock' = the same on the paper's task-time clock (every task "
+            "seen as if started with the first: it reads later tasks' progress, "
+            "kept to measure what that did); "
             "'legacy_grid' = the paper's grid cut from the true tau, then steps to the "
             "job's end on features repeated from the last row before tau (it reads "
             "the future: kept to measure what that did)")

@@ -12,16 +12,21 @@ from stragglers.warehouse.staged_parts import missing_parts, usage_absent_reason
 #: The operator's features: the paper's SQL files (one construction) on the operator's decision
 #: clock (sql/operator_checkpoints.sql) instead of the paper's grid, for every task the scheduler
 #: sees (sql/operator_tasks.sql) instead of the finished ones: table -> (SQL file, parameters).
+#: A task starts at ``task_start`` on the clock (sql/operator_checkpoints.sql): on the operator's, at its
+#: start on its job's wall clock (operator_tasks.start_us); on the paper's grid every task at 0.
 OPERATOR_FEATURE_TABLES = {
-    "operator_event_features": ("event_features", {"checkpoints": "operator_checkpoints", "tasks": "operator_tasks"}),
+    "operator_event_features": ("event_features", {"checkpoints": "operator_checkpoints", "tasks": "operator_tasks",
+                                                   "task_start": "start_us"}),
     "operator_checkpoint_features": ("checkpoint_features", {"checkpoints": "operator_checkpoints",
                                                              "event_features": "operator_event_features",
-                                                             "tasks": "operator_tasks"}),
+                                                             "tasks": "operator_tasks", "task_start": "start_us"}),
+    "operator_checkpoints": ("operator_checkpoints", {"task_start": "start_us"}),
 }
 
 
 #: The tables the feature SQL files read by default (the paper's: its grid, its finished tasks).
-GRID_TABLES = {"checkpoints": "job_checkpoints", "event_features": "event_features", "tasks": "tasks"}
+GRID_TABLES = {"checkpoints": "job_checkpoints", "event_features": "event_features", "tasks": "tasks",
+               "task_start": "0"}
 
 
 def table_params(con: duckdb.DuckDBPyConnection, settings: SelectionSettings, table: str | None = None,

@@ -8,7 +8,8 @@ calls ``fit(finished, running, t)`` and then ``flag(candidates)``:
 - ``finished``: tasks with latency <= t. Their features are their final ones,
   their ``y`` is their latency (seconds).
 - ``running``: every task with latency > t, features as visible at t, ``y`` is
-  None. Methods that use unlabeled data (propensity model, PU learning,
+  None; ``elapsed`` how long each has run (on the operator's wall clock the tasks
+  started at different times: a rule of elapsed time reads ``elapsed_at(t)``, never t). Methods that use unlabeled data (propensity model, PU learning,
   censoring) train on this set.
 - ``candidates``: the running tasks that can still be flagged (not yet flagged
   by this method). ``flag`` returns ``{variant: one bool per candidate row}``: a method's
@@ -52,12 +53,20 @@ class TaskSet:
     task_ids: np.ndarray            # (n,) int64
     X: np.ndarray                   # (n, d) float64, normalized features
     y: np.ndarray | None = None     # (n,) latency in seconds, finished tasks only
+    # (n,) how long each running task has run (s): on the operator's wall clock the tasks started at
+    # different times (stragglers/prediction/clock.py); None = every one has run t, the checkpoint
+    elapsed: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.task_ids)
 
     def take(self, mask: np.ndarray) -> "TaskSet":
-        return TaskSet(self.task_ids[mask], self.X[mask], None if self.y is None else self.y[mask])
+        return TaskSet(self.task_ids[mask], self.X[mask], None if self.y is None else self.y[mask],
+                       None if self.elapsed is None else self.elapsed[mask])
+
+    def elapsed_at(self, t: float) -> np.ndarray:
+        """How long each task has run at checkpoint t (s): what a rule of elapsed time reads."""
+        return np.full(len(self), float(t)) if self.elapsed is None else np.asarray(self.elapsed, float)
 
 
 @dataclass(frozen=True)

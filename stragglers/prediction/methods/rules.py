@@ -14,7 +14,7 @@ nothing on those jobs (docs/EVALUATION.md).
   (``spark.speculation.quantile`` 0.75, ``spark.speculation.multiplier``
   1.5; TaskSetManager.checkSpeculatableTasks): at checkpoint t, once at least
   ``quantile`` of the job's tasks have finished (latency <= t), every
-  candidate whose elapsed time (t, on the common clock) exceeds
+  candidate whose elapsed time (t on the paper's common clock, its own on the wall clock) exceeds
   ``multiplier`` x the median latency of the finished tasks (and
   ``spark.speculation.minTaskRuntime``, 100 ms) is flagged. These are the
   defaults before Spark 4.0.
@@ -29,9 +29,11 @@ nothing on those jobs (docs/EVALUATION.md).
   labels (``tags.reads_labels``) and is never a free rule.
 
 Under ``threshold="online"`` the rules' tau is tau_hat(t) (``JobContext``), and
-``wait_for_tau`` flags at the last checkpoint before tau_hat(t): t + step >= tau_hat(t).
-On the protocol's common clock every running task has run t seconds, so each
-time-only rule flags every candidate or none at a checkpoint.
+``wait_for_tau`` flags a task at the last decision before it reaches tau_hat(t):
+elapsed + step >= tau_hat(t). The rules read each candidate's elapsed time
+(``TaskSet.elapsed_at``): on the paper's common clock every running task has run t
+seconds, so each time-only rule flags every candidate or none at a checkpoint; on the
+operator's wall clock each has run since its own start.
 """
 
 from __future__ import annotations
@@ -87,8 +89,8 @@ class WaitForTau(Method):
 
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.job.threshold == "online":
-            # the last checkpoint before tau_hat(t): the next one would be at or past it
-            return {self.name: np.full(len(candidates), self.t_ + self.job.step >= self.job.tau, dtype=bool)}
+            # the last decision before the task reaches tau_hat(t): at the next one it would be at or past it
+            return {self.name: candidates.elapsed_at(self.t_) + self.job.step >= self.job.tau}
         before_tau = self.job.checkpoints[self.job.checkpoints < self.job.tau]
         return {self.name: np.full(len(candidates), self.t_ >= before_tau[-1], dtype=bool)}
 
@@ -98,10 +100,10 @@ class WaitForTau(Method):
     def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         # the rule is margin 1: (t + step) / tau_hat(t) >= 1 online, t / (last checkpoint before tau) >= 1
         if self.job.threshold == "online":
-            score = (self.t_ + self.job.step) / self.job.tau
+            score = (candidates.elapsed_at(self.t_) + self.job.step) / self.job.tau
         else:
             score = self.t_ / self.job.checkpoints[self.job.checkpoints < self.job.tau][-1]
-        return cut_flags(self.name, np.full(len(candidates), score), MARGIN_GRID, strict=False)
+        return cut_flags(self.name, np.broadcast_to(score, len(candidates)), MARGIN_GRID, strict=False)
 
 
 class SparkSpeculation(Method):
@@ -134,14 +136,14 @@ class SparkSpeculation(Method):
         return np.inf
 
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        return {self.name: np.full(len(candidates), self.t_ > self.threshold_, dtype=bool)}
+        return {self.name: candidates.elapsed_at(self.t_) > self.threshold_}
 
     def sweep_points(self) -> tuple[str, ...]:
         return tuple(spark_label(*s) for s in SPARK_GRID)
 
     def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        return {spark_label(*s): np.full(len(candidates), self.t_ > self._threshold(*s), dtype=bool)
-                for s in SPARK_GRID}
+        elapsed = candidates.elapsed_at(self.t_)
+        return {spark_label(*s): elapsed > self._threshold(*s) for s in SPARK_GRID}
 
 
 class Spark4Speculation(SparkSpeculation):
@@ -166,18 +168,22 @@ class KMSurvival(Method):
         self.min_probability = min_probability
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
-        p = conditional_survival(finished.y, len(running), t, float(self.job.tau))
-        self.p_ = float(p) if np.isfinite(p) else -np.inf
-        self.flag_ = bool(np.isfinite(p) and p > self.min_probability)
+        self.finished_y_, self.running_elapsed_, self.t_ = finished.y, running.elapsed_at(t), t
+
+    def _p(self, candidates: TaskSet) -> np.ndarray:
+        # P(latency > tau | latency > the candidate's elapsed time); no estimate: never flagged
+        p = conditional_survival(self.finished_y_, self.running_elapsed_, candidates.elapsed_at(self.t_),
+                                 float(self.job.tau))
+        return np.where(np.isfinite(p), p, -np.inf)
 
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        return {self.name: np.full(len(candidates), self.flag_, dtype=bool)}
+        return {self.name: self._p(candidates) > self.min_probability}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, PROBABILITY_GRID)
 
     def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        return cut_flags(self.name, np.full(len(candidates), self.p_), PROBABILITY_GRID, strict=True)
+        return cut_flags(self.name, self._p(candidates), PROBABILITY_GRID, strict=True)
 
 
 class Oracle(Method):

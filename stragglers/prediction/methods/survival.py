@@ -38,13 +38,14 @@ def _censored_design(finished: TaskSet, running: TaskSet, t: float, censor_at: s
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """X, y (latency or censoring time), censored flag for finished + running.
 
-    Running tasks are censored at the checkpoint t (what is known: they ran
-    longer than t) or, as the authors' code/run_ts.py does (``upper =
+    Running tasks are censored at how long each has run (what is known: it runs longer; t, the
+    checkpoint, on the paper's common clock) or, as the authors' code/run_ts.py does (``upper =
     max(Y_train_up)``, then ``clip(upper=upper)``), at the largest finished latency.
     """
     X = np.vstack([finished.X, running.X]).astype(float)
-    c = float(t) if censor_at == "checkpoint" or len(finished) == 0 else float(np.max(finished.y))
-    y = np.r_[np.asarray(finished.y, float), np.full(len(running), c)]
+    c = (running.elapsed_at(t) if censor_at == "checkpoint" or len(finished) == 0
+         else np.full(len(running), float(np.max(finished.y))))
+    y = np.r_[np.asarray(finished.y, float), c]
     cens = np.r_[np.zeros(len(finished), bool), np.ones(len(running), bool)]
     return X, y, cens
 
@@ -257,15 +258,19 @@ class CoxPH(Method):
                 raise CannotFit(f"coxph: no convergence: {str(exc).splitlines()[0][:200]}") from exc
         self.cph_, self.t_ = cph, float(t)
 
-    def conditional_survival(self, X: np.ndarray) -> np.ndarray:
-        """P(T >= tau | T > t, x) = S(tau|x) / S(t|x) for rows of X (all columns)."""
+    def conditional_survival(self, X: np.ndarray, elapsed: np.ndarray | None = None) -> np.ndarray:
+        """P(T >= tau | T > e, x) = S(tau|x) / S(e|x) for rows of X (all columns), e each row's
+        elapsed time (None: t, the checkpoint)."""
         import pandas as pd
 
         df = pd.DataFrame(np.asarray(X, float)[:, self.cols_], columns=self.colnames_)
+        e = np.full(len(df), self.t_) if elapsed is None else np.asarray(elapsed, float)
+        times, at = np.unique(np.r_[e, float(self.job.tau)], return_inverse=True)
         with cannot_fit_on_error("coxph score"), quiet():
-            S = self.cph_.predict_survival_function(df, times=[self.t_, float(self.job.tau)]).to_numpy()
+            S = self.cph_.predict_survival_function(df, times=times).to_numpy()
             S = require_finite(S, "coxph survival")
-            s_t, s_tau = S[0], S[1]
+            rows = np.arange(len(df))
+            s_t, s_tau = S[at[:-1], rows], S[at[-1], rows]
             if np.any(s_t <= 0):
                 raise CannotFit("coxph: S(t|x) = 0 for some candidate")
             return s_tau / s_t
@@ -275,7 +280,8 @@ class CoxPH(Method):
             raise CannotFit("coxph: not fitted")
         if len(candidates) == 0:
             return {self.name: np.zeros(0, dtype=bool)}
-        return {self.name: self.conditional_survival(candidates.X) >= self.get_params()["threshold"]}
+        return {self.name: self.conditional_survival(candidates.X, candidates.elapsed_at(self.t_))
+                >= self.get_params()["threshold"]}
 
     def sweep_points(self) -> tuple[str, ...]:
         return sweep_labels(self.name, PROBABILITY_GRID)
@@ -283,7 +289,8 @@ class CoxPH(Method):
     def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.cph_ is None or not len(candidates):
             return {}
-        return cut_flags(self.name, self.conditional_survival(candidates.X), PROBABILITY_GRID, strict=False)
+        return cut_flags(self.name, self.conditional_survival(candidates.X, candidates.elapsed_at(self.t_)),
+                         PROBABILITY_GRID, strict=False)
 
 
 # ---------------------------------------------------------------------------
@@ -372,17 +379,18 @@ class SurvivalJob(Method):
             fitted = TobitFitter(max_iter=self.max_iter).fit(X[:, self.cols_], logy, cens)
             self.beta_, self.sigma_ = fitted.beta_, fitted.sigma_
 
-    def conditional_survival(self, X: np.ndarray) -> np.ndarray:
-        """P(T > tau | T > t, x) for rows of X (all columns); P(T > tau | x) without the conditioning."""
+    def conditional_survival(self, X: np.ndarray, elapsed: np.ndarray | None = None) -> np.ndarray:
+        """P(T > tau | T > e, x) for rows of X (all columns), e each row's elapsed time (None: t, the
+        checkpoint); P(T > tau | x) without the conditioning. 1 where tau <= e."""
         tau = float(self.job.tau)
         m = self.beta_[0] + np.asarray(X, float)[:, self.cols_] @ self.beta_[1:]
-        if tau <= self.t_:
-            return np.ones(len(m))
+        e = np.full(len(m), self.t_) if elapsed is None else np.asarray(elapsed, float)
         num = special.log_ndtr((m - np.log(tau)) / self.sigma_)
         if not self.condition_on_elapsed:
-            return np.exp(num)
-        den = special.log_ndtr((m - np.log(self.t_)) / self.sigma_)
-        return np.exp(num - den)
+            return np.where(tau <= e, 1.0, np.exp(num))
+        with np.errstate(divide="ignore"):
+            den = special.log_ndtr((m - np.log(np.maximum(e, 0.0))) / self.sigma_)
+        return np.where(tau <= e, 1.0, np.exp(num - den))
 
     def survival(self, candidates: TaskSet) -> np.ndarray:
         """Each candidate's P(T > tau | T > t, x): what the threshold is applied to."""
@@ -390,7 +398,7 @@ class SurvivalJob(Method):
             raise CannotFit(f"{self.name}: not fitted")
         if len(candidates) == 0 or not np.isfinite(self.job.tau):
             return np.zeros(len(candidates))
-        return self.conditional_survival(candidates.X)
+        return self.conditional_survival(candidates.X, candidates.elapsed_at(self.t_))
 
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         return {self.name: self.survival(candidates) > self.threshold_for_job()}

@@ -43,34 +43,36 @@ attempts AS (
 ),
 done AS (
     -- every attempt that succeeded in the jobs' applications, with its slowness: its duration over
-    -- the mean duration of its stage attempt's successes by its end (itself included: known then)
+    -- the mean duration of its stage attempt's successes by its end (itself included: known then).
+    -- Integers (µs, ms, bytes, slowness in millionths): their running sums are exact, so a value
+    -- at A does not depend on how many rows come after A (floating sums would, in the last bits)
     SELECT log_id, stage_id, stage_attempt, task_index, executor_id, host, finish_us,
-        (finish_us - launch_us) / 1e6                                        AS duration_s,
-        (finish_us - launch_us) / nullif(avg(finish_us - launch_us) OVER (
+        finish_us - launch_us                                                AS duration,
+        round(1e6 * (finish_us - launch_us) / nullif(avg(finish_us - launch_us) OVER (
             PARTITION BY log_id, stage_id, stage_attempt ORDER BY finish_us
-            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0)           AS slowness,
-        executor_run_ms / 1e3                                                AS run_s,
-        input_bytes / 1e6                                                    AS input_mb,
-        shuffle_read_bytes / 1e6                                             AS shuffle_read_mb
+            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0))::BIGINT  AS slowness,
+        coalesce(executor_run_ms, 0)                                         AS run,
+        coalesce(input_bytes, 0)                                             AS input,
+        coalesce(shuffle_read_bytes, 0)                                      AS shuffle_read
     FROM attempts WHERE outcome = 'success' AND finish_us IS NOT NULL
 ),
 -- running sums at each distinct end time (ties at Spark's millisecond resolution count together)
 executor_done AS (
     SELECT log_id, executor_id, finish_us,
-        sum(count(*)) OVER w AS n, sum(sum(duration_s)) OVER w AS duration_s, sum(sum(slowness)) OVER w AS slowness
+        sum(count(*)) OVER w AS n, sum(sum(duration)) OVER w AS duration, sum(sum(slowness)) OVER w AS slowness
     FROM done GROUP BY log_id, executor_id, finish_us
     WINDOW w AS (PARTITION BY log_id, executor_id ORDER BY finish_us ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ),
 host_done AS (
     SELECT log_id, host, finish_us,
-        sum(count(*)) OVER w AS n, sum(sum(duration_s)) OVER w AS duration_s, sum(sum(slowness)) OVER w AS slowness
+        sum(count(*)) OVER w AS n, sum(sum(duration)) OVER w AS duration, sum(sum(slowness)) OVER w AS slowness
     FROM done GROUP BY log_id, host, finish_us
     WINDOW w AS (PARTITION BY log_id, host ORDER BY finish_us ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ),
 stage_done AS (
     SELECT log_id, stage_id, stage_attempt, finish_us,
-        sum(count(*)) OVER w AS n, sum(sum(duration_s)) OVER w AS duration_s, sum(sum(run_s)) OVER w AS run_s,
-        sum(sum(input_mb)) OVER w AS input_mb, sum(sum(shuffle_read_mb)) OVER w AS shuffle_read_mb
+        sum(count(*)) OVER w AS n, sum(sum(duration)) OVER w AS duration, sum(sum(run)) OVER w AS run,
+        sum(sum(input)) OVER w AS input, sum(sum(shuffle_read)) OVER w AS shuffle_read
     FROM done GROUP BY log_id, stage_id, stage_attempt, finish_us
     WINDOW w AS (PARTITION BY log_id, stage_id, stage_attempt ORDER BY finish_us
                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
@@ -99,8 +101,8 @@ own AS (
 ),
 mine AS (
     -- the task's own success by A (any attempt, Spark's copy too), left out of every summary
-    SELECT g.job_id, g.task_id, g.k, d.executor_id, d.host, d.duration_s, d.slowness, d.run_s, d.input_mb,
-        d.shuffle_read_mb
+    SELECT g.job_id, g.task_id, g.k, d.executor_id, d.host, d.duration, d.slowness, d.run, d.input,
+        d.shuffle_read
     FROM grid g
     JOIN done d ON d.log_id = g.log_id AND d.stage_id = g.stage_id AND d.stage_attempt = g.stage_attempt
                AND d.task_index = g.task_id AND d.finish_us <= g.asof_us
@@ -114,18 +116,18 @@ joined AS (
     SELECT s.job_id, s.task_id, s.k, s.checkpoint_s, s.is_finished, s.elapsed, s.stage_tasks,
         s.failures, s.locality, l.running AS executor_running,
         coalesce(e.n, 0) - coalesce((m.executor_id = s.executor_id)::INTEGER, 0)       AS executor_tasks,
-        coalesce(e.duration_s, 0) - CASE WHEN m.executor_id = s.executor_id THEN m.duration_s ELSE 0 END
-                                                                                        AS executor_duration_s,
+        coalesce(e.duration, 0) - CASE WHEN m.executor_id = s.executor_id THEN m.duration ELSE 0 END
+                                                                                        AS executor_duration,
         coalesce(e.slowness, 0) - CASE WHEN m.executor_id = s.executor_id THEN m.slowness ELSE 0 END
                                                                                         AS executor_slowness_sum,
         coalesce(h.n, 0) - coalesce((m.host = s.host)::INTEGER, 0)                      AS host_tasks,
-        coalesce(h.duration_s, 0) - CASE WHEN m.host = s.host THEN m.duration_s ELSE 0 END AS host_duration_s,
+        coalesce(h.duration, 0) - CASE WHEN m.host = s.host THEN m.duration ELSE 0 END  AS host_duration,
         coalesce(h.slowness, 0) - CASE WHEN m.host = s.host THEN m.slowness ELSE 0 END  AS host_slowness_sum,
         coalesce(st.n, 0) - CASE WHEN m.task_id IS NULL THEN 0 ELSE 1 END               AS stage_n,
-        coalesce(st.duration_s, 0) - coalesce(m.duration_s, 0)                          AS stage_duration_s,
-        coalesce(st.run_s, 0) - coalesce(m.run_s, 0)                                    AS stage_run_s,
-        coalesce(st.input_mb, 0) - coalesce(m.input_mb, 0)                              AS stage_input_mb,
-        coalesce(st.shuffle_read_mb, 0) - coalesce(m.shuffle_read_mb, 0)                AS stage_shuffle_read_mb
+        coalesce(st.duration, 0) - coalesce(m.duration, 0)                              AS stage_duration,
+        coalesce(st.run, 0) - coalesce(m.run, 0)                                        AS stage_run,
+        coalesce(st.input, 0) - coalesce(m.input, 0)                                    AS stage_input,
+        coalesce(st.shuffle_read, 0) - coalesce(m.shuffle_read, 0)                      AS stage_shuffle_read
     FROM seen s
     LEFT JOIN mine m USING (job_id, task_id, k)
     ASOF LEFT JOIN executor_done e ON e.log_id = s.log_id AND e.executor_id = s.executor_id AND s.asof_us >= e.finish_us
@@ -142,16 +144,16 @@ raw AS (
                       WHEN 'RACK_LOCAL' THEN 3 WHEN 'ANY' THEN 4 END::DOUBLE        AS locality,
         executor_running::DOUBLE                                                    AS executor_running,
         executor_tasks::DOUBLE                                                      AS executor_tasks,
-        executor_duration_s / nullif(executor_tasks, 0)                             AS executor_mean_s,
-        executor_slowness_sum / nullif(executor_tasks, 0)                           AS executor_slowness,
+        executor_duration / 1e6 / nullif(executor_tasks, 0)                         AS executor_mean_s,
+        executor_slowness_sum / 1e6 / nullif(executor_tasks, 0)                     AS executor_slowness,
         host_tasks::DOUBLE                                                          AS host_tasks,
-        host_duration_s / nullif(host_tasks, 0)                                     AS host_mean_s,
-        host_slowness_sum / nullif(host_tasks, 0)                                   AS host_slowness,
+        host_duration / 1e6 / nullif(host_tasks, 0)                                 AS host_mean_s,
+        host_slowness_sum / 1e6 / nullif(host_tasks, 0)                             AS host_slowness,
         stage_n / stage_tasks                                                       AS job_finished_share,
-        stage_run_s / nullif(stage_n, 0)                                            AS job_mean_run_s,
-        stage_input_mb / nullif(stage_n, 0)                                         AS job_mean_input_mb,
-        stage_shuffle_read_mb / nullif(stage_n, 0)                                  AS job_mean_shuffle_read_mb,
-        elapsed / nullif(stage_duration_s / nullif(stage_n, 0), 0)                  AS job_elapsed_rel
+        stage_run / 1e3 / nullif(stage_n, 0)                                        AS job_mean_run_s,
+        stage_input / 1e6 / nullif(stage_n, 0)                                      AS job_mean_input_mb,
+        stage_shuffle_read / 1e6 / nullif(stage_n, 0)                               AS job_mean_shuffle_read_mb,
+        elapsed / nullif(stage_duration / 1e6 / nullif(stage_n, 0), 0)              AS job_elapsed_rel
     FROM joined
 ),
 imputed AS (

@@ -9,11 +9,11 @@
 --   timed: t0 + every ${clock_interval_s} s, the interval doubling after every
 --         ${clock_doubling_after} timed decisions (a Spark stage lasts seconds: the format's own
 --         interval, stragglers/trace_formats.py, applies unless the setting is given);
--- each kept only while some task has not ended (known at W) and after t0. Nothing here reads tau,
+-- each kept only while some task runs (started and not ended: known at W) and after t0. Nothing here reads tau,
 -- a final latency or the job's end to place a decision; tau_s (the paper's rule on the stage's
 -- finished tasks, job_checkpoints) is carried for the scoring only (labels).
 WITH seen AS (
-    SELECT job_id, task_id, start_us + latency_us AS end_us, finished,
+    SELECT job_id, task_id, start_us, start_us + latency_us AS end_us, finished,
         count(*) OVER (PARTITION BY job_id) AS n_tasks
     FROM operator_tasks WHERE trace = '${trace}'
 ),
@@ -53,7 +53,7 @@ decisions AS (
     FROM (SELECT * FROM counted UNION ALL SELECT * FROM timed) d
     JOIN job_clock c USING (job_id)
     WHERE d.t_us > c.t0_us
-      AND EXISTS (SELECT 1 FROM seen r WHERE r.job_id = d.job_id AND r.end_us > d.t_us)
+      AND EXISTS (SELECT 1 FROM seen r WHERE r.job_id = d.job_id AND r.start_us <= d.t_us AND r.end_us > d.t_us)
 )
 SELECT
     '${trace}'                                                          AS trace,

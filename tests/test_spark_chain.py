@@ -128,14 +128,15 @@ def test_decisions_are_on_the_wall_clock_of_each_stage(real):
     con, *_ = real
     n_jobs, n_decisions = rows(con, "SELECT count(DISTINCT job_id), count(*) FROM operator_checkpoints")[0]
     assert n_jobs == 87 and n_decisions > 2 * n_jobs   # the 2 stage attempts without a success have no t0
-    ends = {}
-    for job, end, finished in rows(con, "SELECT job_id, start_us + latency_us, finished FROM operator_tasks"):
-        ends.setdefault(job, []).append((end, finished))
+    lives = {}
+    for job, start, end, finished in rows(con, "SELECT job_id, start_us, start_us + latency_us, finished "
+                                               "FROM operator_tasks"):
+        lives.setdefault(job, []).append((start, end, finished))
     for job, k, at, n_tasks in rows(con, "SELECT job_id, k, checkpoint_us, n_tasks FROM operator_checkpoints"):
-        done = sorted(e for e, f in ends[job] if f)
-        t0 = done[max(1, math.ceil(0.04 * n_tasks)) - 1]
+        done = sorted(e for _, e, f in lives[job] if f)
+        t0 = done[max(1, math.ceil(0.04 * n_tasks)) - 1]   # in wall time: start + latency
         assert at >= t0 and (k > 0 or at == t0), (job, k)
-        assert any(e > at for e, _ in ends[job]) or k == 0, (job, k)   # while some task has not ended
+        assert k == 0 or any(s <= at < e for s, e, _ in lives[job]), (job, k)   # while some task runs
 
 
 def test_no_feature_at_a_decision_reads_what_happens_after_it(real, tmp_path):

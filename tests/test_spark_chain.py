@@ -179,3 +179,25 @@ def test_the_operators_replay_loads_every_evaluable_stage(real):
     assert len(jobs) + len(skipped) == 87 and len(jobs) > 80
     with pytest.raises(ValueError, match="paper's protocol does not apply to trace spark_eventlog"):
         selected_jobs(con, TRACE, typed_settings(Settings(trace=TRACE))[0])
+
+
+def test_the_operators_evaluation_runs_on_every_evaluable_stage(real, tmp_path):
+    """A rule and a method that learns from earlier jobs (its prior read from the operator's features),
+    replayed end to end under the operator's protocol."""
+    from stragglers.prediction.evaluation import evaluate, result_table
+    from stragglers.prediction.settings import EngineSettings
+
+    con, path, *_ = real
+    copy = tmp_path / "evaluated.duckdb"
+    con.execute("CHECKPOINT")
+    shutil.copy(path, copy)
+    other = duckdb.connect(str(copy))
+    operator = typed_settings(Settings(trace=TRACE, protocol="operator", workers=1))[0]
+    jobs, _ = selected_jobs(other, TRACE, operator)
+    out = evaluate(other, TRACE, ["flag_all", "survival_history"], operator,
+                   engine=EngineSettings(exchange_dir=str(tmp_path / "exchange")))
+    assert out.n_jobs == len(jobs) and out.skipped.empty
+    per_method = dict(rows(other, f"SELECT method, count(DISTINCT job_id) FROM {result_table('job_metrics', operator)} "
+                                  "WHERE trace = ? GROUP BY method", [TRACE]))
+    assert per_method == {"flag_all": len(jobs), "survival_history": len(jobs)}
+    other.close()

@@ -39,7 +39,7 @@ from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet
 from stragglers.prediction.simulate import JobData, JobResult, VariantResult
-from stragglers.trace_formats import CLOCK_FEATURES, trace_format
+from stragglers.trace_formats import CLOCK_FEATURES, FORMATS
 
 #: The thresholds one replay scores (P(T > tau | T > t, x) > q).
 #: Finer towards 1: late in a job a long-running task's probability nears 1, and with a price on
@@ -114,8 +114,9 @@ def prior_rows(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[st
     """Every task's features at its job's last warehouse checkpoint and its latency; on a format
     without the paper's grid (Spark's logs), every finished task's at its job's last decision of
     the operator's clock."""
+    fmt = FORMATS.get(trace)   # a name of no format (a hand-made warehouse) has the paper's grid
     table, tasks, finished = (("operator_checkpoint_features", "operator_tasks", "AND t.finished")
-                              if trace_format(trace).paper_protocol_not_applicable
+                              if fmt is not None and fmt.paper_protocol_not_applicable
                               else ("checkpoint_features", "tasks", ""))
     cols = ", ".join(f"f.{c}" for c in features)
     return con.execute(f"""

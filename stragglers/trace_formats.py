@@ -55,6 +55,14 @@ CLOCK_FEATURES = ("elapsed", "since_schedule", "job_elapsed_rel")
 FEATURE_SETS = ("auto", "usage", "events", "all")
 #: Alibaba batch_instance's static per-instance summaries (sql/checkpoint_features__alibaba.sql).
 ALIBABA_FEATURES = ("cpu_avg", "cpu_max", "mem_avg", "mem_max")
+#: What Spark's driver knows of a task at a decision (sql/checkpoint_features__spark.sql): its clock,
+#: its attempts, its locality, its executor's and host's history in the application, and the
+#: finished tasks of its stage attempt (never its own end metrics).
+SPARK_FEATURES = (
+    "elapsed", "failures", "locality", "executor_running", "executor_tasks", "executor_mean_s",
+    "executor_slowness", "host_tasks", "host_mean_s", "host_slowness", "job_finished_share", "job_mean_run_s",
+    "job_mean_input_mb", "job_mean_shuffle_read_mb", "job_elapsed_rel",
+)
 
 GOOGLE_TABLES = ("job_events", "task_events", "task_usage")
 ALIBABA_TABLES = ("batch_instance",)
@@ -106,6 +114,7 @@ class TraceFormat:
     event_features: tuple[str, ...] = ()  # checkpoint_features columns from events (after the usage ones)
     paper_protocol_not_applicable: str = ""   # why the paper's protocol does not apply ("" where it does)
     read_in_place: bool = False         # read where NURD_TRACE_URL points (never fetched under raw/)
+    clock_interval_s: int | None = None  # the operator's timed decisions' interval where the setting is not given
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -150,10 +159,12 @@ FORMATS: dict[str, TraceFormat] = {f.name: f for f in (
     TraceFormat("synthetic_alibaba", **_ALIBABA, staging_sql="stg_batch_instance", default_url=None,
                 paper_column=None, embedded=True),
     # An operator's own Spark event logs (docs/TRACES.md): read in place from NURD_TRACE_URL, staged
-    # by stragglers.warehouse.spark_staging, replayed by stragglers.prediction.spark_speculation.
-    TraceFormat("spark_eventlog", layout="spark", tables=(), features=(), feature_modes=("observed",),
-                sql_variant="", staging_sql="", default_url=None, paper_column=None,
-                read_in_place=True,
+    # by stragglers.warehouse.spark_staging (no raw table of its own), Spark's rule replayed by
+    # stragglers.prediction.spark_speculation; a job is a stage attempt (sql/*__spark.sql). A stage
+    # lasts seconds (median 0.6 s on the real logs): timed decisions every second, not every 300.
+    TraceFormat("spark_eventlog", layout="spark", tables=(), features=SPARK_FEATURES, feature_modes=("observed",),
+                sql_variant="spark", staging_sql="", default_url=None, paper_column=None,
+                read_in_place=True, clock_interval_s=1,
                 paper_protocol_not_applicable="the paper's protocol needs tasks' usage samples, which Spark "
                                               "event logs do not keep: only the operator's protocol applies"),
 )}

@@ -67,8 +67,9 @@ def test_the_staging_views_read_every_field_of_the_raw_files():
 
 def test_every_format_has_its_sql_and_locations():
     for name, fmt in FORMATS.items():
-        if fmt.read_in_place:   # an operator's own logs: no features, no fetcher, no public location
-            assert not fmt.columns and not fmt.default_url and fmt.paper_protocol_not_applicable, name
+        if fmt.read_in_place:   # an operator's own logs: no fetcher, no public location, no paper's grid
+            assert not fmt.default_url and fmt.paper_protocol_not_applicable, name
+            assert fmt.sql_variant and (SQL_DIR / f"checkpoint_features__{fmt.sql_variant}.sql").exists(), name
             continue
         assert (fmt.layout, fmt.embedded) in FETCHERS, name
         if fmt.sql_variant:

@@ -66,7 +66,7 @@ def clock_tables(con: duckdb.DuckDBPyConnection, trace: str, s: EvaluationSettin
         yield
         return
     from stragglers.warehouse.ledger import SETTINGS_TABLE, record_settings, recorded_settings
-    from stragglers.warehouse.settings import SelectionSettings
+    from stragglers.settings.warehouse import SelectionSettings
     from stragglers.warehouse.sql_files import render
     from stragglers.warehouse.table_sql import sql_name, table_params
 

@@ -115,11 +115,25 @@ def load_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSe
     return out, skipped
 
 
+def not_applicable(trace: str, settings: EvaluationSettings) -> str | None:
+    """Why the evaluation under ``settings`` does not apply to ``trace`` (one line), or None: a format
+    without the paper's grid (TraceFormat.paper_protocol_not_applicable) has only the operator's
+    protocol on its online clock."""
+    why = trace_format(trace).paper_protocol_not_applicable
+    if why and not uses_online_clock(settings):
+        return (f"the paper's protocol does not apply to trace {trace}: {why} (threshold='online', "
+                f"decision_clock='online')")
+    return None
+
+
 def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The jobs to replay (one row each) and the jobs skipped, after checking that the features
     were built with this evaluation's quantile (tau is the job's latency quantile); on the decision
     times and features of ``settings``' clock (stragglers/prediction/clock.py)."""
+    why = not_applicable(trace, settings)
+    if why:
+        raise ValueError(why)
     checkpoints, features = grid_tables(settings)
     expected = {"quantile": settings.quantile}
     if uses_online_clock(settings):   # the clock's timed decisions give the online methods their step
@@ -176,7 +190,9 @@ def evaluate_unless_current(con: duckdb.DuckDBPyConnection, trace: str, methods:
     the ledger. Returns per view its kept result (the EvaluationOutcome when it ran) and the data
     version (a digest of every view's inputs)."""
     kept, versions = [], []
-    for settings in views:
+    for why in filter(None, (not_applicable(trace, v) for v in views)):
+        log(why)
+    for settings in [v for v in views if not not_applicable(trace, v)]:
         key = "operator_evaluation" if is_operator(settings) else "evaluation"
         wanted = {m: evaluation_inputs(con, trace, m, settings) for m in methods}
 

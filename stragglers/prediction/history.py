@@ -39,7 +39,7 @@ from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet
 from stragglers.prediction.simulate import JobData, JobResult, VariantResult
-from stragglers.trace_formats import CLOCK_FEATURES
+from stragglers.trace_formats import CLOCK_FEATURES, FORMATS
 
 #: The thresholds one replay scores (P(T > tau | T > t, x) > q).
 #: Finer towards 1: late in a job a long-running task's probability nears 1, and with a price on
@@ -120,13 +120,19 @@ def earlier_jobs(times: pd.DataFrame) -> dict[int, tuple[int, ...]]:
 # ----------------------------------------------------------------------------- the prior
 
 def prior_rows(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str]) -> pd.DataFrame:
-    """Every task's features at its job's last warehouse checkpoint and its latency."""
+    """Every task's features at its job's last warehouse checkpoint and its latency; on a format
+    without the paper's grid (Spark's logs), every finished task's at its job's last decision of
+    the operator's clock."""
+    fmt = FORMATS.get(trace)   # a name of no format (a hand-made warehouse) has the paper's grid
+    table, tasks, finished = (("operator_checkpoint_features", "operator_tasks", "AND t.finished")
+                              if fmt is not None and fmt.paper_protocol_not_applicable
+                              else ("checkpoint_features", "tasks", ""))
     cols = ", ".join(f"f.{c}" for c in features)
     return con.execute(f"""
-        WITH last AS (SELECT job_id, max(k) AS k FROM checkpoint_features WHERE trace = ? GROUP BY job_id)
+        WITH last AS (SELECT job_id, max(k) AS k FROM {table} WHERE trace = ? GROUP BY job_id)
         SELECT f.job_id, f.task_id, t.latency_s, {cols}
-        FROM checkpoint_features f JOIN last USING (job_id, k)
-        JOIN tasks t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id
+        FROM {table} f JOIN last USING (job_id, k)
+        JOIN {tasks} t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id {finished}
         WHERE f.trace = ? ORDER BY f.job_id, f.task_id""", [trace, trace]).df()
 
 

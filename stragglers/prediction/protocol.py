@@ -33,7 +33,7 @@ from stragglers.prediction.threshold import online_threshold
 from stragglers.settings.prediction import PROTOCOL_CHOICES, PROTOCOLS, EvaluationSettings
 from stragglers.settings import Settings
 from stragglers.settings.stage import linked_values
-from stragglers.settings.warehouse import SelectionSettings
+from stragglers.settings.warehouse import SelectionSettings, format_clock_interval
 from stragglers.warehouse.build import step_tables
 from stragglers.warehouse.ledger import record_settings, SETTINGS_TABLE
 from stragglers.warehouse.sql_files import render
@@ -95,8 +95,9 @@ def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: 
 def typed_settings(settings: Settings) -> tuple[EvaluationSettings, SelectionSettings]:
     """The evaluation's and the selection's typed settings from the composed settings, with the
     protocol preset applied."""
-    ev = EvaluationSettings(**linked_values(EvaluationSettings, settings))
-    sel = SelectionSettings(**linked_values(SelectionSettings, settings))
+    interval = {"clock_interval_s": format_clock_interval(settings.trace, settings.clock_interval_s)}
+    ev = EvaluationSettings(**linked_values(EvaluationSettings, settings) | interval)
+    sel = SelectionSettings(**linked_values(SelectionSettings, settings) | interval)
     return protocol_settings(settings.protocol, ev, sel)
 
 

@@ -81,7 +81,8 @@ class WarehouseSettings(StageSettings):
                                               "the paper's 10 decisions between t0 and tau)")
     clock_interval_s: int = setting(300, ge=1,
                                     doc="online clock: a decision every this many seconds of task time while "
-                                        "tasks run (one task_usage window), from t0")
+                                        "tasks run (one task_usage window), from t0; left at 300, a trace "
+                                        "format with its own interval takes that (Spark event logs: 1)")
     clock_doubling_after: int = setting(10, ge=1,
                                         doc="online clock: the interval doubles after every this many timed "
                                             "decisions (bounds the decisions of a long tail by a logarithm of "
@@ -106,6 +107,14 @@ class WarehouseSettings(StageSettings):
     def _t0_before_threshold(self):
         t0_before_threshold(self)
         return self
+
+
+def format_clock_interval(trace: str, configured: int) -> int:
+    """The online clock's interval on ``trace``: ``configured``, unless it is the setting's default and
+    the trace's format has an interval of its own (a Spark stage lasts seconds, not hours:
+    TraceFormat.clock_interval_s)."""
+    own = FORMATS[trace].clock_interval_s
+    return own if own and configured == WarehouseSettings.model_fields["clock_interval_s"].default else configured
 
 
 @dataclass(frozen=True)

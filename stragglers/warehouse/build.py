@@ -26,8 +26,16 @@ def step_tables(step: str, settings: SelectionSettings) -> tuple[str, ...]:
             "checkpoint_features": ("job_checkpoints", "task_attempts", *EVENT_STREAM_TABLES, "event_features",
                                     "checkpoint_features", "operator_tasks", "operator_checkpoints", "operator_event_features",
                                     "operator_checkpoint_features")
-            if google else ("job_checkpoints", "checkpoint_features", "operator_tasks", "operator_checkpoints",
-                            "operator_checkpoint_features")}[step]
+            if google else ("job_checkpoints", *(("checkpoint_features",) if has_paper_grid(settings) else ()),
+                            "operator_tasks",
+                            "operator_checkpoints", "operator_checkpoint_features")}[step]
+
+
+def has_paper_grid(settings: SelectionSettings) -> bool:
+    """Whether the features on the paper's grid (checkpoint_features) are built: where the paper's
+    protocol applies (not on Spark's logs, which have no usage samples; a Spark job's tau still
+    comes from job_checkpoints)."""
+    return not settings.format.paper_protocol_not_applicable
 
 
 def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
@@ -106,7 +114,8 @@ def build_features(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) 
         counts["task_attempts"] = build_task_attempts(con, settings)
         counts |= build_event_streams(con, settings)
         counts["event_features"] = build_table(con, "event_features", settings)
-    counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
+    if has_paper_grid(settings):
+        counts["checkpoint_features"] = build_table(con, "checkpoint_features", settings)
     # the same features on the operator's decision clock, until each job's last task ends, for every
     # task the scheduler sees run (those that will not finish too)
     counts["operator_tasks"] = build_table(con, "operator_tasks", settings)

@@ -74,10 +74,34 @@ def mini_warehouse(tmp_path_factory):
         con.close()
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder ``build(folder)`` fills once per test run, shared by every xdist worker: a session
+    fixture runs once per worker, so the first worker to ask builds it under the run's common
+    temporary root while holding a lock, and the others, waiting on the lock, reuse it. Without
+    workers it is an ordinary folder of the session. Only for what the tests read, never change."""
+    from filelock import FileLock
+
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        folder = tmp_path_factory.mktemp(name)
+        build(folder)
+        return folder
+    common = tmp_path_factory.getbasetemp().parent
+    folder, done = common / name, common / f"{name}.built"
+    with FileLock(str(common / f"{name}.lock")):
+        if not done.exists():
+            if folder.exists():   # a build that failed on another worker: this one tries again
+                import shutil
+                shutil.rmtree(folder)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def spark_eventlogs(tmp_path_factory):
     """Event logs of speculative applications run on a real local Spark standalone cluster
-    (tests/spark_cluster.py), written once per session: a ``Generated`` (``.eventlog_dir``, ``.apps``
+    (tests/spark_cluster.py), written once per test run: a ``Generated`` (``.eventlog_dir``, ``.apps``
     with each one's codec, rolling and Spark's own speculative copies). Skips, saying what to install,
     without Java 17+. ``NURD_SPARK_EVENTLOGS=DIR`` reuses ``python -m tests.spark_cluster --out DIR``."""
     from tests import spark_cluster
@@ -88,4 +112,5 @@ def spark_eventlogs(tmp_path_factory):
     reason = spark_cluster.java_missing_reason()
     if reason:
         pytest.skip(reason)
-    return spark_cluster.generate(tmp_path_factory.mktemp("spark_eventlogs"))
+    # one cluster run for the run's workers: the test files reading the logs may be on either
+    return spark_cluster.Generated.load(built_once(tmp_path_factory, "spark_eventlogs", spark_cluster.generate))

@@ -114,3 +114,20 @@ def spark_eventlogs(tmp_path_factory):
         pytest.skip(reason)
     # one cluster run for the run's workers: the test files reading the logs may be on either
     return spark_cluster.Generated.load(built_once(tmp_path_factory, "spark_eventlogs", spark_cluster.generate))
+
+
+#: the test files that take longest, slowest first (benchmarks/timings.py lists the slowest tests in
+#: docs/TIMINGS.md). scripts/test.sh hands whole files to its workers in collection order
+#: (--dist loadfile --no-loadscope-reorder): these start first, so that the last files are short ones
+#: and the workers end together. Of the files reading the Spark cluster's logs (built once for the run,
+#: tests/conftest.py built_once) only one is here: the others come later, when the logs are written,
+#: rather than wait on another worker for them.
+SLOWEST_FILES = ("test_spark_cluster.py", "test_bounded_memory.py", "test_user_commands.py", "test_wheel.py",
+                 "test_realdata.py", "test_future_cannot_change_past.py", "test_faults.py",
+                 "test_nodes_failures_realdata.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
+    # a stable sort: within a file, and among the other files, the collection order stays
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

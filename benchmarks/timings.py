@@ -246,6 +246,8 @@ def main() -> int:
     ap.add_argument("--steps", default=",".join(DEFAULT_STEPS),
                     help=f"comma-separated, from {','.join(STEPS)} (default {','.join(DEFAULT_STEPS)})")
     ap.add_argument("--out", default=str(ROOT / "docs" / "TIMINGS.md"))
+    ap.add_argument("--keep-logs", type=Path, default=None,
+                    help="copy each step's log (STEP.log) into this folder before the temporary one is removed")
     ap.add_argument("--synthetic-jobs", default=os.environ.get("NURD_SYNTHETIC_JOBS", "48"),
                     help="size of the embedded trace (the README's default: 48)")
     args = ap.parse_args()
@@ -307,6 +309,10 @@ def main() -> int:
         order = {s: i for i, s in enumerate(STEPS)}
         write_markdown(sorted(rows, key=lambda r: order[r["step"]]), Path(args.out), commit, slowest)
     finally:
+        if args.keep_logs:
+            args.keep_logs.mkdir(parents=True, exist_ok=True)
+            for log in work.glob("*.log"):
+                shutil.copy(log, args.keep_logs / log.name)
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -122,12 +122,41 @@ def spark_eventlogs(tmp_path_factory):
 #: and the workers end together. Of the files reading the Spark cluster's logs (built once for the run,
 #: tests/conftest.py built_once) only one is here: the others come later, when the logs are written,
 #: rather than wait on another worker for them.
-SLOWEST_FILES = ("test_spark_cluster.py", "test_bounded_memory.py", "test_user_commands.py", "test_wheel.py",
-                 "test_realdata.py", "test_future_cannot_change_past.py", "test_faults.py",
-                 "test_nodes_failures_realdata.py")
+SLOWEST_FILES = ("test_future_cannot_change_past.py", "test_user_commands.py", "test_scripts_help.py",
+                 "test_bounded_memory.py", "test_realdata.py", "test_spark_cluster.py", "test_methods.py",
+                 "test_operator_protocol.py", "test_sweep.py", "test_bad_settings.py", "test_pipeline.py",
+                 "test_hound.py", "test_product.py", "test_faults.py")
 
 
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
     # a stable sort: within a file, and among the other files, the collection order stays
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+#: files whose tests build two independent worlds in two module fixtures: under --dist loadfile each half
+#: (the tests named for the real excerpt, and the others) is a unit of its own, so that the two halves,
+#: each minutes long, run on two workers side by side
+SPLIT_FILES = {"test_future_cannot_change_past.py": "_real"}
+
+
+def _scope(nodeid: str) -> str:
+    """The unit of work of ``nodeid`` for xdist: its file, or for a SPLIT_FILES file the half its test
+    belongs to (its name, parameters aside, ends with the marker or not)."""
+    path, _, test = nodeid.partition("::")
+    marker = SPLIT_FILES.get(path.rsplit("/", 1)[-1])
+    if marker is None:
+        return path
+    return f"{path}::{marker if test.split('[', 1)[0].endswith(marker) else 'others'}"
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SplitLoadFileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+    return SplitLoadFileScheduling(config, log)

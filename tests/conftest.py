@@ -150,6 +150,7 @@ def _scope(nodeid: str) -> str:
     return f"{path}::{marker if test.split('[', 1)[0].endswith(marker) else 'others'}"
 
 
+@pytest.hookimpl(optionalhook=True)   # an xdist hook: unknown, and unused, with -p no:xdist
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist") != "loadfile":
         return None

@@ -21,7 +21,9 @@ directory, nothing of the user's data is touched):
   abod...xgbod``);
 - ``protocol_ablation``, ``nurd_sensitivity``: the two studies of
   docs/EVALUATION.md, each in one run after the steps before it;
-- ``tests``: README command 2 after the install (``pytest -q``).
+- ``tests``: README command 2 after the install (``scripts/test.sh``, with the
+  install's Python), which also lists the 10 slowest tests (pytest's
+  ``--durations``) below the table.
 
 The machine's load is part of the result: the 1-minute load average is
 sampled every 5 s during each step and reported with the cores, so a time
@@ -36,6 +38,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import re
 import resource
 import shutil
 import signal
@@ -59,8 +62,12 @@ README_COMMANDS = {
     "comparison": "dagster asset materialize -m pipeline --select completion_times,operator_budgets,comparison_tables",
     "protocol_ablation": "dagster asset materialize -m pipeline --select protocol_ablation",
     "nurd_sensitivity": "dagster asset materialize -m pipeline --select nurd_sensitivity",
-    "tests": "pytest -q (README command 2 after the install)",
+    "tests": "bash scripts/test.sh --durations=0 (README command 2 after the install)",
 }
+#: how many of the slowest tests the ``tests`` step lists
+SLOWEST = 10
+SLOWEST_HEADING = "## The slowest tests"
+SLOWEST_COLUMNS = ("test", "seconds", "of which setup")
 
 
 class LoadSampler:
@@ -161,11 +168,57 @@ def read_rows(path: Path) -> dict[str, dict]:
     return rows
 
 
-def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
+def slowest_tests(log: str, n: int = SLOWEST) -> list[tuple[str, float, float]]:
+    """The ``n`` slowest tests in pytest's ``--durations`` report ``log``: (test id, seconds of its
+    setup, call and teardown together, of which setup), slowest first. A module's fixtures are built
+    in the setup of its first test that uses them, so that test carries their cost."""
+    total: dict[str, float] = {}
+    setup: dict[str, float] = {}
+    for seconds, when, test in re.findall(r"^(\d+\.\d+)s (setup|call|teardown) +(\S.*?)\s*$", log, re.M):
+        total[test] = total.get(test, 0.0) + float(seconds)
+        if when == "setup":
+            setup[test] = setup.get(test, 0.0) + float(seconds)
+    ranked = sorted(total, key=lambda t: (-total[t], t))[:n]
+    return [(t, total[t], setup.get(t, 0.0)) for t in ranked]
+
+
+def _slowest_lines(slowest: list[tuple[str, float, float]], commit: str) -> list[str]:
+    now = dt.datetime.now(dt.timezone.utc)
+    return [
+        SLOWEST_HEADING,
+        "",
+        f"The {len(slowest)} slowest tests of the `tests` step, measured with it ({now:%Y-%m-%d %H:%M} UTC, "
+        f"commit `{commit}`; pytest's `--durations`). \"seconds\" is the test's setup, call and teardown "
+        "on its worker; a module's shared fixtures are built in the setup of the first test that uses them, "
+        "so that test carries them. Under load, as the step's row says, every time is longer.",
+        "",
+        "| " + " | ".join(SLOWEST_COLUMNS) + " |",
+        "|" + "---|" * len(SLOWEST_COLUMNS),
+        *[f"| `{test}` | {seconds:.1f} | {setup:.1f} |" for test, seconds, setup in slowest],
+    ]
+
+
+def read_slowest(path: Path) -> list[str]:
+    """The section of the slowest tests in the file as it is (kept when the tests are not measured)."""
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if SLOWEST_HEADING not in lines:
+        return []
+    section = lines[lines.index(SLOWEST_HEADING):]
+    while section and not section[-1].strip():
+        section.pop()
+    return section
+
+
+def write_markdown(rows: list[dict], path: Path, commit: str,
+                   slowest: list[tuple[str, float, float]] | None = None) -> None:
     """Write the table, one row per step: a step measured now replaces its row; the rows of steps not
-    measured this time are kept from the file as they were."""
+    measured this time are kept from the file as they were. ``slowest`` (of the tests step measured
+    now) replaces the list of the slowest tests below it; without it the list is kept."""
     cores = os.cpu_count()
     kept = read_rows(path) | {r["step"]: _row_cells(r, commit) for r in rows}
+    below = _slowest_lines(slowest, commit) if slowest else read_slowest(path)
     lines = [
         "# Wall-clock times of the README's commands",
         "",
@@ -182,6 +235,7 @@ def write_markdown(rows: list[dict], path: Path, commit: str) -> None:
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),
         *["| " + " | ".join(kept[s].get(c, "") for c in COLUMNS) + " |" for s in STEPS if s in kept],
+        *([""] + below if below else []),
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"[timings] wrote {path}")
@@ -192,6 +246,8 @@ def main() -> int:
     ap.add_argument("--steps", default=",".join(DEFAULT_STEPS),
                     help=f"comma-separated, from {','.join(STEPS)} (default {','.join(DEFAULT_STEPS)})")
     ap.add_argument("--out", default=str(ROOT / "docs" / "TIMINGS.md"))
+    ap.add_argument("--keep-logs", type=Path, default=None,
+                    help="copy each step's log (STEP.log) into this folder before the temporary one is removed")
     ap.add_argument("--synthetic-jobs", default=os.environ.get("NURD_SYNTHETIC_JOBS", "48"),
                     help="size of the embedded trace (the README's default: 48)")
     args = ap.parse_args()
@@ -205,6 +261,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="nurd-timings-"))
     rows = []
+    slowest = None
     try:
         bin_dir = Path(sys.executable).parent
         project = ROOT
@@ -244,11 +301,18 @@ def main() -> int:
             # command 2 as a user runs it: none of the steps' NURD_* / DAGSTER_HOME (the tests set their own)
             user_env = {k: v for k, v in os.environ.items()
                         if k == "NURD_REALDATA_DIR" or not k.startswith(("NURD_", "DAGSTER_HOME"))}
-            rows.append(run_step("tests", [str(bin_dir / "python"), "-m", "pytest", "-q"],
-                                 user_env, project, work / "tests.log"))
+            # scripts/test.sh with the install's Python (PY: no second setup), every test's durations
+            # in the log for the list of the slowest
+            rows.append(run_step("tests", ["bash", "scripts/test.sh", "--durations=0"],
+                                 user_env | {"PY": str(bin_dir / "python")}, project, work / "tests.log"))
+            slowest = slowest_tests((work / "tests.log").read_text(errors="replace"))
         order = {s: i for i, s in enumerate(STEPS)}
-        write_markdown(sorted(rows, key=lambda r: order[r["step"]]), Path(args.out), commit)
+        write_markdown(sorted(rows, key=lambda r: order[r["step"]]), Path(args.out), commit, slowest)
     finally:
+        if args.keep_logs:
+            args.keep_logs.mkdir(parents=True, exist_ok=True)
+            for log in work.glob("*.log"):
+                shutil.copy(log, args.keep_logs / log.name)
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -10,16 +10,22 @@ Usage: bash scripts/test.sh [PYTEST ARGS...]
 Sets up .venv (scripts/setup.sh), then runs the test suite with pytest, its
 test files spread over one worker process per core (pytest-xdist, -n auto
 --dist loadfile: a file's tests, and the warehouse its fixtures build, stay on
-one worker). Any argument is passed to pytest, e.g.
+one worker; the slowest files first, tests/conftest.py SLOWEST_FILES). Any argument is passed to pytest, e.g.
   bash scripts/test.sh tests/test_reports.py -x
 NURD_TEST_WORKERS=N sets the number of workers (0: no workers, in this process).
+PY=PYTHON runs them with that Python instead of .venv's, without the setup
+(benchmarks/timings.py measures the tests so after its own install).
 Tests that need the real trace excerpt (NURD_REALDATA_DIR) or Chromium skip
 with the reason when those are absent.
 USAGE
     exit 0 ;;
 esac
-bash scripts/setup.sh
+if [ -z "${PY:-}" ]; then
+  bash scripts/setup.sh
+fi
+PY="${PY:-.venv/bin/python}"
 source scripts/env.sh
 # every test keeps its files, instances and ports to itself (tmp_path, an ephemeral Dagster
-# instance, port 0): the files can run side by side
-.venv/bin/python -m pytest -q -n "${NURD_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# instance, port 0): the files can run side by side. The files go to the workers in the order
+# tests/conftest.py collects them (the slowest first), not by their number of tests.
+"$PY" -m pytest -q -n "${NURD_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"

@@ -80,13 +80,42 @@ def test_timings_md_is_one_row_per_step_as_benchmarks_timings_writes_it(tmp_path
     timings = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(timings)
     text = (REPO / "docs" / "TIMINGS.md").read_text()
-    steps = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")][1:]
+    steps_table = text.split(timings.SLOWEST_HEADING)[0]   # the slowest tests' list below it: tested below
+    steps = [line.split("|")[1].strip() for line in steps_table.splitlines() if line.startswith("| ")][1:]
     assert steps and len(steps) == len(set(steps)) and set(steps) <= set(timings.STEPS), steps
     copy = tmp_path / "TIMINGS.md"
     copy.write_text(text)
     timings.write_markdown([], copy, "unused")
     table = [line for line in text.splitlines() if line.startswith("|")]
     assert [line for line in copy.read_text().splitlines() if line.startswith("|")] == table
+
+
+def test_the_tests_step_lists_the_slowest_tests_from_pytests_durations(tmp_path):
+    """A test's setup, call and teardown add up (a parametrized id may hold spaces); the slowest come
+    first; the list replaces the file's own when the tests are measured and is kept otherwise."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("timings", REPO / "benchmarks" / "timings.py")
+    timings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(timings)
+    log = ("..\n=== slowest durations ===\n"
+           "30.00s setup    tests/test_a.py::test_one\n"
+           "25.50s call     tests/test_b.py::test_ui[dagster dev -p {port}]\n"
+           "10.00s call     tests/test_a.py::test_one\n"
+           "1.25s teardown tests/test_b.py::test_ui[dagster dev -p {port}]\n"
+           "0.50s call     tests/test_c.py::test_quick\n"
+           "(9 durations < 0.005s hidden.  Use -vv to show these durations.)\n3 passed in 67.25s\n")
+    assert timings.slowest_tests(log, 2) == [("tests/test_a.py::test_one", 40.0, 30.0),
+                                             ("tests/test_b.py::test_ui[dagster dev -p {port}]", 26.75, 0.0)]
+    out = tmp_path / "TIMINGS.md"
+    timings.write_markdown([], out, "abc", timings.slowest_tests(log))
+    listed = [line for line in out.read_text().split(timings.SLOWEST_HEADING)[1].splitlines() if line.startswith("| `")]
+    assert listed == ["| `tests/test_a.py::test_one` | 40.0 | 30.0 |",
+                      "| `tests/test_b.py::test_ui[dagster dev -p {port}]` | 26.8 | 0.0 |",
+                      "| `tests/test_c.py::test_quick` | 0.5 | 0.0 |"]
+    written = out.read_text()
+    timings.write_markdown([], out, "def")
+    assert out.read_text() == written
 
 
 #: the README's timing rows -> the step of docs/TIMINGS.md they quote

@@ -5,6 +5,7 @@ list every asset). Each runs in a real subprocess on a copy with its own data an
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -84,13 +85,15 @@ def _ok(r: subprocess.CompletedProcess) -> str:
     return out
 
 
-def _asset_keys(clone: Path) -> set[str]:
+@functools.cache
+def _asset_keys(clone: Path) -> frozenset[str]:
+    """The asset keys the copy's code location defines (read once per copy: its code does not change)."""
     code = ("import json; from pipeline import defs; "
             "print(json.dumps(sorted(k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys())))")
     r = subprocess.run([sys.executable, "-c", code], cwd=clone, env=_env(clone), capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr[-4000:]   # not a user command: without env.sh, Dagster's beta notices show
-    return set(json.loads(r.stdout.strip().splitlines()[-1]))
+    return frozenset(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
 @pytest.fixture(scope="module")

@@ -42,12 +42,15 @@ def tile(raw_dir: Path, out_dir: Path, copies: int, parts: int, span_us: int) ->
             source = raw_dir / table / f"part-{p:05d}-of-00500.csv.gz"
             if not source.exists():
                 raise FileNotFoundError(f"tiling needs {source}")
-            for c in range(copies):
-                target = out_dir / table / f"part-{c * parts + p:05d}-of-{total:05d}.csv.gz"
-                if target.exists():
-                    continue
+            targets = [(c, out_dir / table / f"part-{c * parts + p:05d}-of-{total:05d}.csv.gz") for c in range(copies)]
+            targets = [(c, target) for c, target in targets if not target.exists()]
+            if not targets:
+                continue
+            # the part parsed once (in memory), each copy written from it
+            con.execute(f"CREATE OR REPLACE TEMP TABLE part AS SELECT * FROM {_read(view, source)}")
+            for c, target in targets:
                 tmp = target.with_name(target.name + ".tmp")
-                con.execute(f"COPY (SELECT {shifted.replace('$copy', str(c))} FROM {_read(view, source)}) "
+                con.execute(f"COPY (SELECT {shifted.replace('$copy', str(c))} FROM part) "
                             f"TO '{tmp}' (FORMAT csv, HEADER false, COMPRESSION gzip)")
                 tmp.replace(target)
     machines = out_dir / "machine_events" / "part-00000-of-00001.csv.gz"

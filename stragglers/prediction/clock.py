@@ -38,7 +38,10 @@ from typing import Iterator
 import duckdb
 
 from stragglers.settings.prediction import EvaluationSettings
-from stragglers.settings.warehouse import WarehouseSettings
+from stragglers.settings.warehouse import SelectionSettings, WarehouseSettings
+from stragglers.warehouse.ledger import SETTINGS_TABLE, record_settings, recorded_settings
+from stragglers.warehouse.sql_files import render
+from stragglers.warehouse.table_sql import sql_name, table_params
 
 #: (decision times, features) the replay reads: the paper's grid, the operator's clock
 PAPER_TABLES = ("job_checkpoints", "checkpoint_features")
@@ -65,11 +68,6 @@ def clock_tables(con: duckdb.DuckDBPyConnection, trace: str, s: EvaluationSettin
     if not (s.threshold == "online" and s.decision_clock == "task_clock"):
         yield
         return
-    from stragglers.warehouse.ledger import SETTINGS_TABLE, record_settings, recorded_settings
-    from stragglers.settings.warehouse import SelectionSettings
-    from stragglers.warehouse.sql_files import render
-    from stragglers.warehouse.table_sql import sql_name, table_params
-
     built = recorded_settings(con, "operator_checkpoints", trace)
     if built is None:
         raise LookupError(f"operator_checkpoints of trace {trace!r} has no recorded settings: materialize "

@@ -38,7 +38,7 @@ from stragglers.prediction.speculation import copy_draws, speculation_outcome
 from stragglers.prediction.engine import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet
-from stragglers.prediction.simulate import JobData, JobResult, VariantResult
+from stragglers.prediction.simulate import JobData, JobResult, ScoreRecorder, VariantResult
 from stragglers.trace_formats import CLOCK_FEATURES, FORMATS
 
 #: The thresholds one replay scores (P(T > tau | T > t, x) > q).
@@ -228,6 +228,7 @@ class ThresholdGrid(Method):
     def reset(self, job) -> None:
         super().reset(job)
         self.inner.reset(job)
+        self.scores_ = ScoreRecorder(job.task_ids)
 
     def begin(self, finished: TaskSet, running: TaskSet, t0: float) -> None:
         self.inner.begin(finished, running, t0)
@@ -235,13 +236,18 @@ class ThresholdGrid(Method):
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.inner.job = self.job          # tau_hat(t) under the online threshold
         self.inner.fit(finished, running, t)
+        self.t_ = t
 
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         p = self.inner.survival(candidates)
+        self.scores_.add(self.t_, candidates.task_ids, {self.inner.name: p})   # the order of its copies
         return {v: p > q for v, q in zip(self.variants, self.grid)}
 
     def hyperparameters(self) -> dict:
         return self.inner.hyperparameters()
+
+    def score_trail(self):
+        return self.scores_.trail()
 
 
 # ----------------------------------------------------------------------------- the choice, in time order

@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -133,6 +133,57 @@ class VariantResult:
     f1_over_time: np.ndarray     # (10,)
 
 
+@dataclass(frozen=True)
+class ScoreTrail:
+    """The scores a method gave its candidates at each decision of a replay (``Method.sweep_scores``),
+    kept sparse: entry e is task ``task[e]`` (an index into the job's tasks) scored at ``times[e]``."""
+
+    times: np.ndarray                    # (m,) seconds, non-decreasing
+    task: np.ndarray                     # (m,) int
+    scores: dict[str, np.ndarray]        # own variant -> (m,) float (NaN: no score)
+
+    def latest(self, variant: str, decisions, n: int) -> np.ndarray:
+        """(len(decisions), n): each task's latest score given at or before each decision (NaN: none
+        yet). Reads no score given after a decision."""
+        decisions = np.asarray(decisions, dtype=float)
+        out = np.full((len(decisions), n), np.nan)
+        if variant not in self.scores:
+            return out
+        values, last = self.scores[variant], np.full(n, np.nan)
+        # one block per time a score was given (a task at most once in each), in time order
+        cuts = np.flatnonzero(np.diff(self.times)) + 1
+        starts, ends = np.r_[0, cuts], np.r_[cuts, len(self.times)]
+        b = 0
+        for k, t in enumerate(decisions.tolist()):
+            while b < len(starts) and self.times[starts[b]] <= t:
+                last[self.task[starts[b]:ends[b]]] = values[starts[b]:ends[b]]
+                b += 1
+            out[k] = last
+        return out
+
+
+class ScoreRecorder:
+    """Keeps a replay's scores as it gives them (``ScoreTrail``): one ``add`` per decision."""
+
+    def __init__(self, task_ids) -> None:
+        self.index = pd.Index(np.asarray(task_ids))
+        self.parts: list[tuple[float, np.ndarray, Mapping[str, np.ndarray]]] = []
+
+    def add(self, t: float, task_ids, scores: Mapping[str, np.ndarray]) -> None:
+        if scores and len(task_ids):
+            self.parts.append((float(t), self.index.get_indexer(np.asarray(task_ids)),
+                               {v: np.asarray(sc, dtype=float) for v, sc in scores.items()}))
+
+    def trail(self) -> ScoreTrail | None:
+        if not self.parts:
+            return None
+        names = list(dict.fromkeys(v for _, _, sc in self.parts for v in sc))
+        return ScoreTrail(
+            np.concatenate([np.full(len(i), t) for t, i, _ in self.parts]),
+            np.concatenate([i for _, i, _ in self.parts]),
+            {v: np.concatenate([sc.get(v, np.full(len(i), np.nan)) for _, i, sc in self.parts]) for v in names})
+
+
 @dataclass
 class JobResult:
     job_id: int
@@ -142,6 +193,8 @@ class JobResult:
     n_checkpoints: int = 0
     seconds: float = 0.0         # wall time of the replay
     cpu_seconds: float = 0.0     # CPU time of the replay (this thread's process)
+    # the scores behind the flags (a replay of every cut, ``Method.score_trail``; None: not kept)
+    score_trail: ScoreTrail | None = None
 
 
 def job_seed(seed: int, job_id) -> int:
@@ -243,7 +296,7 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
                                           "median_lead": median_lead(lab, fa_s, job.end[scored], job.tau)}
         variants.append(VariantResult(v, fa, scored.copy(), scores, over_time))
     return JobResult(job.job_id, job.task_ids, variants, fallbacks, len(job.checkpoints),
-                     time.perf_counter() - started, time.process_time() - cpu_started)
+                     time.perf_counter() - started, time.process_time() - cpu_started, method.score_trail())
 
 
 def _reason(e: BaseException) -> str:

@@ -267,10 +267,11 @@ def capped_outcome(y, decisions, candidates, draws, cap, expected=None, start=No
 
 
 def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
-    """The order of a method's copies at each decision, from its flags at every cut
-    (``flagged_at``: cuts x tasks, NaN = never): the tasks ``cut`` has flagged by then, the ones
-    flagged by more cuts first (a task past a stricter cut ranks higher), then the earlier flagged,
-    then task order. Reads only flags given at or before the decision."""
+    """The order of a method's copies at each decision when the replay kept no score (a rule of one
+    point: flag-all), from its flags at every cut (``flagged_at``: cuts x tasks, NaN = never): the
+    tasks ``cut`` has flagged by then, the ones flagged by more cuts first (a task past a stricter
+    cut ranks higher), then the earlier flagged, then task order. Reads only flags given at or
+    before the decision."""
     F = np.asarray(flagged_at, dtype=float)
     decisions = np.asarray(decisions, dtype=float)
     with np.errstate(invalid="ignore"):
@@ -281,6 +282,21 @@ def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
         with np.errstate(invalid="ignore"):
             idx = np.flatnonzero((own <= t) & ~copied)
         return idx[np.lexsort((idx, own[idx], -passed[k][idx]))]
+    return candidates
+
+
+def ranked_by_score(flagged_at: np.ndarray, latest: np.ndarray) -> Callable:
+    """The order of one cut's copies at each decision k: the tasks the cut has flagged by then
+    (``flagged_at``: one per task, NaN = never), the highest score first (``latest[k]``: each task's
+    latest score given at or before decision k, ``simulate.ScoreTrail.latest``; none: last), then
+    the earlier flagged, then task order. Reads only flags and scores given by the decision."""
+    own = np.asarray(flagged_at, dtype=float)
+    score = np.where(np.isnan(latest), -np.inf, np.asarray(latest, dtype=float))
+
+    def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:
+        with np.errstate(invalid="ignore"):
+            idx = np.flatnonzero((own <= t) & ~copied)
+        return idx[np.lexsort((idx, own[idx], -score[k][idx]))]
     return candidates
 
 

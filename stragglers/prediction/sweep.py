@@ -39,12 +39,12 @@ import duckdb
 
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.speculation import (
-    HADOOP_CAP, capped_outcome, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_truth,
+    HADOOP_CAP, capped_outcome, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_score, ranked_by_truth,
     speculation_outcome, task_ends,
 )
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
-from stragglers.prediction.simulate import JobResult
+from stragglers.prediction.simulate import JobResult, ScoreRecorder
 
 #: Budgets of extra machine time (shares of the jobs' own) the operator's answer is given at.
 BUDGETS: tuple[float, ...] = (0.005, 0.01, 0.02, 0.05)
@@ -110,6 +110,7 @@ class SweepGrid(Method):
         super().reset(job)
         self.inner.reset(job)
         self.flagged_ = {v: set() for v in self.own}
+        self.scores_ = ScoreRecorder(job.task_ids)
 
     def scored_task_ids(self, job):
         return self.inner.scored_task_ids(job)
@@ -119,7 +120,7 @@ class SweepGrid(Method):
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.inner.job = self.job          # tau_hat(t) under the online threshold
-        self.error_ = None
+        self.error_, self.t_ = None, t
         try:
             self.inner.fit(finished, running, t)
         except _ERRORS as e:
@@ -136,11 +137,13 @@ class SweepGrid(Method):
             for v in self.own:
                 out[v][own_open] = np.asarray(got[v], dtype=bool)
                 self.flagged_[v].update(np.asarray(ids)[out[v]].tolist())
-        if self.error_ is None and self.points:
+        if self.error_ is None:
             try:
-                swept = self.inner.sweep_flags(candidates)
+                scores = self.inner.sweep_scores(candidates)
+                swept = self.inner.sweep_flags(candidates, scores) if self.points else {}
             except _ERRORS:
-                swept = {}                   # the sweep loses this checkpoint, the method's flags stand
+                scores, swept = {}, {}       # the sweep loses this checkpoint, the method's flags stand
+            self.scores_.add(self.t_, candidates.task_ids, scores)
             for p in self.points:
                 if p in swept:
                     out[p] = np.asarray(swept[p], dtype=bool)
@@ -148,6 +151,9 @@ class SweepGrid(Method):
 
     def hyperparameters(self) -> dict:
         return self.inner.hyperparameters()
+
+    def score_trail(self):
+        return self.scores_.trail()
 
 
 # ----------------------------------------------------------------------------- per job, each point's outcome
@@ -180,9 +186,11 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
     ask for start only as the cap allows (``speculation.speculate_capped``; ``CAPPED_COLUMNS``).
 
     The decisions are the times some variant of the method flagged (the replay's decisions that
-    asked for a copy); at each, the variant's flagged tasks are ranked by how many of the method's
-    cuts flagged them by then (``ranked_by_cuts``); a replay of several methods (the NURD family)
-    ranks each by its own cuts. The oracle's own result gives one row per cap:
+    asked for a copy); at each, the variant's flagged tasks are ranked by the method's score, the
+    latest each was given by then, highest first (``result.score_trail``, ``ranked_by_score``; a
+    replay of several methods, the NURD family, ranks each by its own score); a method that gives
+    no score (flag-all), by how many of its cuts flagged them (``ranked_by_cuts``). The oracle's own
+    result gives one row per cap:
     from its first decision on, every running task, the ones that truly end last first
     (``ranked_by_truth``), at ``ORACLE_DECISIONS`` decisions up to the job's end."""
     y = latency.reindex(result.task_ids).to_numpy(float)
@@ -218,11 +226,13 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
             continue
         decisions = np.unique(Fm[~np.isnan(Fm)])
         expected = expected_copy_seconds(y, decisions, st)
+        trail = result.score_trail
+        latest = trail.latest(method, decisions, len(y)) if trail is not None and method in trail.scores else None
         for c, i in enumerate(own):
             if np.isnan(Fm[c]).all():
                 rows += [(trace, method, names[i][1], cap, job, 0.0, 0.0, 0.0) for cap in caps]
                 continue
-            ranked = ranked_by_cuts(Fm, c, decisions)
+            ranked = ranked_by_cuts(Fm, c, decisions) if latest is None else ranked_by_score(Fm[c], latest)
             rows += [(trace, method, names[i][1], cap, job,
                       *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected, st)) for cap in caps]
     return rows
@@ -253,7 +263,7 @@ class SweepCollector:
         self.add_capped(result)
         if own is None:
             own = [v.method for v in result.variants if "@" not in v.method]
-        return replace(result, variants=[v for v in result.variants if v.method in own])
+        return replace(result, variants=[v for v in result.variants if v.method in own], score_trail=None)
 
     def add_points(self, method: str, job_id: int, points: Sequence[str], outcomes: np.ndarray) -> None:
         """Outcomes computed elsewhere (the survival family's threshold grid): (len(points), 2)."""

@@ -125,12 +125,13 @@ class JobHistory:
 #: so it reaches 20 x the prediction's ratio; a grid that stopped at 3 left NURD no cheap point.
 RATIO_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0,
                                  4.0, 5.0, 6.0, 8.0, 10.0, 12.5, 15.0, 20.0, 30.0, 50.0, 100.0)
-#: a probability (survival rules, PU learners, XGBOD: 0.5 by default)
-PROBABILITY_GRID: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
-#: an unsupervised detector's contamination: flag above this top share of the training scores (0.1)
-CONTAMINATION_GRID: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
-#: a linear SVM's decision value (Wrangler: 0)
-DECISION_GRID: tuple[float, ...] = (-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0)
+#: a probability (survival rules, PU learners, XGBOD: 0.5 by default), to 0.999 at its top
+PROBABILITY_GRID: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999)
+#: an unsupervised detector's contamination: flag above this top share of the training scores (0.1),
+#: down to the top 0.1%
+CONTAMINATION_GRID: tuple[float, ...] = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+#: a linear SVM's decision value (Wrangler: 0), log-spaced past 1
+DECISION_GRID: tuple[float, ...] = (-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def sweep_labels(name: str, grid) -> tuple[str, ...]:
@@ -187,6 +188,10 @@ class Method:
     # Several methods can share one fit (NURD, NURD-NC, GBTR). Such a family
     # lists its variants; ``flag`` returns one entry per variant.
     variants: ClassVar[tuple[str, ...] | None] = None
+    # the cuts of the flag-threshold sweep on ``sweep_scores`` (None: no sweep, or one the method
+    # declares itself) and whether a cut flags a score strictly above it (else at or above it)
+    sweep_grid: ClassVar[tuple[float, ...] | None] = None
+    sweep_strict: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.job: JobContext | None = None
@@ -225,16 +230,37 @@ class Method:
         """Every hyperparameter the method uses, recorded with its results."""
         return self.get_params() | dict(self.notes)
 
+    def score_trail(self):
+        """After a replay: the scores it kept (``simulate.ScoreTrail``), or None (a method alone keeps
+        none; a replay of every cut does, stragglers/prediction/sweep.py)."""
+        return None
+
     @property
     def variant_names(self) -> tuple[str, ...]:
         return self.variants or (self.name,)
 
     def sweep_points(self) -> tuple[str, ...]:
-        """The variants of this method's flag-threshold sweep (``sweep_labels``); () = no sweep
-        (the method is one point: flag_all, the oracle, a rule whose point lies on another's sweep)."""
-        return ()
+        """The variants of this method's flag-threshold sweep (``sweep_labels``: each own variant's
+        cuts of ``sweep_grid``); () = no sweep (the method is one point: flag_all, the oracle, a rule
+        whose point lies on another's sweep)."""
+        if self.sweep_grid is None:
+            return ()
+        return tuple(p for v in self.variant_names for p in sweep_labels(v, self.sweep_grid))
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        """After ``fit``: the candidates' flags at every point of ``sweep_points``. A method whose
-        score depends on which tasks are candidates (transductive detectors) scores the ones given."""
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        """After ``fit``: per own variant, the candidates' score, one per row, higher = more a
+        straggler (NaN or -inf: no score). The sweep's cuts compare it (``sweep_flags``), and a
+        scheduler with a budget copies the tasks past a cut in its order, highest first
+        (stragglers/prediction/sweep.py, ``capped_rows``). {} = the method gives no score. A method
+        whose score depends on which tasks are candidates (transductive detectors) scores the ones
+        given."""
         return {}
+
+    def sweep_flags(self, candidates: TaskSet, scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The candidates' flags at every point of ``sweep_points``, from ``scores`` (what
+        ``sweep_scores`` gave for them): each variant's score against each cut of ``sweep_grid``
+        (strictly above it if ``sweep_strict``). A method whose cut is not a plain cut of its score
+        (Spark's rule, the PyOD detectors' contamination) overrides it."""
+        if self.sweep_grid is None:
+            return {}
+        return {k: f for v, sc in scores.items() for k, f in cut_flags(v, sc, self.sweep_grid, self.sweep_strict).items()}

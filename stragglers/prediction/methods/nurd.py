@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression
 
-from stragglers.prediction.methods.base import RATIO_GRID, CannotFit, Method, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.base import RATIO_GRID, CannotFit, Method, TaskSet
 
 
 def calibration_delta(X_finished: np.ndarray, X_running: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -132,17 +132,15 @@ class NurdFamily(Method):
         return {"nurd": (y_hat - y0) / w >= tau - y0, "nurd_nc": (y_hat - y0) / w_nc >= tau - y0,
                 "gbtr": y_hat >= tau}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return tuple(p for v in self.variants for p in sweep_labels(v, RATIO_GRID))
+    sweep_grid = RATIO_GRID
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         # each variant's flag is score >= 1 with score its (weighted) prediction over tau (both from y_min)
         tau, y0 = self.job.tau, self.y_min
         y_hat, w, w_nc = self.weights(candidates.X)
         span = tau - y0 if tau > y0 else np.nan
         with np.errstate(all="ignore"):
-            scores = {"nurd": (y_hat - y0) / w / span, "nurd_nc": (y_hat - y0) / w_nc / span, "gbtr": y_hat / tau}
-        return {k: f for v, sc in scores.items() for k, f in cut_flags(v, sc, RATIO_GRID, strict=False).items()}
+            return {"nurd": (y_hat - y0) / w / span, "nurd_nc": (y_hat - y0) / w_nc / span, "gbtr": y_hat / tau}
 
     def hyperparameters(self) -> dict:
         h = make_regressor(self.regressor, 0, **self.regressor_params).get_params()

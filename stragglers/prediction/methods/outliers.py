@@ -35,7 +35,7 @@ from pyod.models.sos import SOS, _get_perplexity
 from pyod.models.xgbod import XGBOD
 
 from stragglers.prediction.methods._common import job_rng, nonconstant_columns, subsample
-from stragglers.prediction.methods.base import PROBABILITY_GRID, CannotFit, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.base import PROBABILITY_GRID, CannotFit, Method, TaskSet
 from stragglers.prediction.methods.pyod_adapter import CONTAMINATION, DEFAULT_MAX_TRAIN, OutlierDetector
 
 
@@ -349,11 +349,13 @@ class XGBODMethod(OutlierDetector):
     def _predict(self, Xc: np.ndarray) -> np.ndarray:
         return np.asarray(self.det_.predict(Xc), dtype=int) == 1
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, PROBABILITY_GRID)
+    # supervised: the classifier's probability of "running" (predict is > 0.5), cut as a probability
+    sweep_grid, sweep_strict = PROBABILITY_GRID, True
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        # supervised: the classifier's probability of "running" (predict is > 0.5)
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.det_ is None or not len(candidates):
             return {}
-        return cut_flags(self.name, self._by_chunk(candidates, self._scores, float), PROBABILITY_GRID, strict=True)
+        return {self.name: self._by_chunk(candidates, self._scores, float)}
+
+    def sweep_flags(self, candidates: TaskSet, scores) -> dict[str, np.ndarray]:
+        return Method.sweep_flags(self, candidates, scores)

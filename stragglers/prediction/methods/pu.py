@@ -18,7 +18,7 @@ from sklearn.calibration import CalibratedClassifierCV
 from sklearn.svm import SVC
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet, require_finite, subsample
-from stragglers.prediction.methods.base import PROBABILITY_GRID, CannotFit, Method, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.base import PROBABILITY_GRID, CannotFit, Method, TaskSet, sweep_labels
 
 DEFAULT_MAX_TRAIN = 2000
 
@@ -29,6 +29,15 @@ def _split_budget(n_lab: int, n_unl: int, max_train: int | None) -> tuple[int | 
         return None, None
     cap_lab = min(n_lab, max(max_train // 2, max_train - n_unl))
     return cap_lab, max_train - cap_lab
+
+
+def below_cuts(name: str, scores) -> dict[str, np.ndarray]:
+    """A PU learner's sweep: its score is minus P(finished-like) (higher: more a straggler), and the
+    cut g flags P(finished-like) < g, as the method's threshold does (no score: never)."""
+    p = -np.asarray(scores[name], dtype=float) if name in scores else None
+    if p is None:
+        return {}
+    return {label: p < g for label, g in zip(sweep_labels(name, PROBABILITY_GRID), PROBABILITY_GRID)}
 
 
 class PUElkanNoto(Method):
@@ -104,15 +113,15 @@ class PUElkanNoto(Method):
             return {self.name: np.zeros(0, dtype=bool)}
         return {self.name: self.finished_probability(candidates.X) < self.get_params()["threshold"]}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, PROBABILITY_GRID)
+    sweep_grid = PROBABILITY_GRID
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        # flagged when P(finished-like) < threshold: the sweep's cut is on that probability
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.model_ is None or not len(candidates):
             return {}
-        p = self.finished_probability(candidates.X)
-        return {k: ~f for k, f in cut_flags(self.name, p, PROBABILITY_GRID, strict=False).items()}
+        return {self.name: -self.finished_probability(candidates.X)}
+
+    def sweep_flags(self, candidates: TaskSet, scores) -> dict[str, np.ndarray]:
+        return below_cuts(self.name, scores)
 
 
 class PUBagging(Method):
@@ -182,12 +191,13 @@ class PUBagging(Method):
             raise CannotFit(f"pu_bg: candidate {exc} was not among the running tasks at fit") from exc
         return {self.name: sc < self.get_params()["threshold"]}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, PROBABILITY_GRID)
+    sweep_grid = PROBABILITY_GRID
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        # flagged when the out-of-bag vote for "finished" < threshold
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # the out-of-bag vote for "finished" (a task not running at fit: none)
         if self.scores_ is None:
             return {}
-        sc = np.array([self.scores_.get(int(i), np.nan) for i in candidates.task_ids], dtype=float)
-        return {k: ~f & ~np.isnan(sc) for k, f in cut_flags(self.name, sc, PROBABILITY_GRID, strict=False).items()}
+        return {self.name: -np.array([self.scores_.get(int(i), np.nan) for i in candidates.task_ids], dtype=float)}
+
+    def sweep_flags(self, candidates: TaskSet, scores) -> dict[str, np.ndarray]:
+        return below_cuts(self.name, scores)

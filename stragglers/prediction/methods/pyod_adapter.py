@@ -164,15 +164,19 @@ class OutlierDetector(Method):
     def _predict(self, Xc: np.ndarray) -> np.ndarray:
         return np.asarray(self._scores(Xc) > self.det_.threshold_, dtype=bool)  # == pyod predict
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, CONTAMINATION_GRID)
+    sweep_grid = CONTAMINATION_GRID
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        # PyOD's threshold_ is the (1 - contamination) percentile of the training scores; the sweep
-        # moves the contamination (the same scores, so the default's point is the method's flags)
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # the detector's decision score (PyOD's: higher, more an outlier)
         if self.det_ is None or len(candidates) < max(1, self._min_candidates()):
             return {}
-        scores = self._by_chunk(candidates, self._scores, float)
+        return {self.name: self._by_chunk(candidates, self._scores, float)}
+
+    def sweep_flags(self, candidates: TaskSet, scores) -> dict[str, np.ndarray]:
+        # PyOD's threshold_ is the (1 - contamination) percentile of the training scores; the sweep
+        # moves the contamination (the same scores, so the default's point is the method's flags)
+        if self.name not in scores:
+            return {}
         train = self.det_.decision_scores_
-        return {label: scores > np.percentile(train, 100 * (1 - c))
+        return {label: scores[self.name] > np.percentile(train, 100 * (1 - c))
                 for label, c in zip(sweep_labels(self.name, CONTAMINATION_GRID), CONTAMINATION_GRID)}

@@ -42,14 +42,15 @@ import numpy as np
 
 from itertools import product
 
-from stragglers.prediction.methods.base import PROBABILITY_GRID, Method, MethodTags, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.base import PROBABILITY_GRID, Method, MethodTags, TaskSet
 from stragglers.prediction.threshold import conditional_survival
 
-#: wait_for_tau's sweep: flag once the next checkpoint reaches this share of tau (1: the rule itself)
-MARGIN_GRID: tuple[float, ...] = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5)
+#: wait_for_tau's sweep: flag once the next checkpoint reaches this share of tau (1: the rule itself),
+#: log-spaced past 1.5 (a task running 10 x tau_hat is rare)
+MARGIN_GRID: tuple[float, ...] = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0)
 #: Spark's sweep: spark.speculation.quantile x multiplier x minTaskRuntime (s); both default sets are on it
 SPARK_QUANTILES: tuple[float, ...] = (0.5, 0.75, 0.9)
-SPARK_MULTIPLIERS: tuple[float, ...] = (1.1, 1.25, 1.5, 2.0, 3.0, 4.0)
+SPARK_MULTIPLIERS: tuple[float, ...] = (1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0)
 SPARK_MIN_RUNTIMES_S: tuple[float, ...] = (0.1, 60.0, 300.0)
 SPARK_GRID: tuple[tuple[float, float, float], ...] = tuple(product(SPARK_QUANTILES, SPARK_MULTIPLIERS,
                                                                   SPARK_MIN_RUNTIMES_S))
@@ -94,16 +95,15 @@ class WaitForTau(Method):
         before_tau = self.job.checkpoints[self.job.checkpoints < self.job.tau]
         return {self.name: np.full(len(candidates), self.t_ >= before_tau[-1], dtype=bool)}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, MARGIN_GRID)
+    sweep_grid = MARGIN_GRID
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         # the rule is margin 1: (t + step) / tau_hat(t) >= 1 online, t / (last checkpoint before tau) >= 1
         if self.job.threshold == "online":
             score = (candidates.elapsed_at(self.t_) + self.job.step) / self.job.tau
         else:
             score = self.t_ / self.job.checkpoints[self.job.checkpoints < self.job.tau][-1]
-        return cut_flags(self.name, np.broadcast_to(score, len(candidates)), MARGIN_GRID, strict=False)
+        return {self.name: np.broadcast_to(np.asarray(score, float), len(candidates)).copy()}
 
 
 class SparkSpeculation(Method):
@@ -141,7 +141,15 @@ class SparkSpeculation(Method):
     def sweep_points(self) -> tuple[str, ...]:
         return tuple(spark_label(*s) for s in SPARK_GRID)
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # elapsed time over the finished tasks' median: a point (quantile, multiplier, minTaskRuntime)
+        # flags it past multiplier once quantile of the tasks have finished (and past minTaskRuntime);
+        # no task finished: no score
+        with np.errstate(all="ignore"):
+            return {self.name: candidates.elapsed_at(self.t_) / self.median_}
+
+    def sweep_flags(self, candidates: TaskSet, scores) -> dict[str, np.ndarray]:
+        # Spark's own comparison, on the elapsed time (the score's order, cut as the rule cuts it)
         elapsed = candidates.elapsed_at(self.t_)
         return {spark_label(*s): elapsed > self._threshold(*s) for s in SPARK_GRID}
 
@@ -179,11 +187,10 @@ class KMSurvival(Method):
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         return {self.name: self._p(candidates) > self.min_probability}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, PROBABILITY_GRID)
+    sweep_grid, sweep_strict = PROBABILITY_GRID, True
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        return cut_flags(self.name, self._p(candidates), PROBABILITY_GRID, strict=True)
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        return {self.name: self._p(candidates)}
 
 
 class Oracle(Method):

@@ -21,7 +21,7 @@ import numpy as np
 from scipy import special
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, nonconstant_columns, quiet, require_finite
-from stragglers.prediction.methods.base import PROBABILITY_GRID, RATIO_GRID, CannotFit, Method, MethodTags, TaskSet, cut_flags, sweep_labels
+from stragglers.prediction.methods.base import PROBABILITY_GRID, RATIO_GRID, CannotFit, Method, MethodTags, TaskSet
 from stragglers.prediction.methods.censored import TobitFitter, TobitMapFitter, tobit_objective
 from stragglers.trace_formats import CLOCK_FEATURES
 
@@ -92,15 +92,13 @@ class Tobit(Method):
             raise CannotFit("tobit: not fitted")
         return {self.name: self.predict(candidates.X) >= self.job.tau}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, RATIO_GRID)
+    sweep_grid = RATIO_GRID
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.beta_ is None:
             return {}
         with np.errstate(invalid="ignore", divide="ignore"):   # tau_hat may be inf: no cut is reached
-            score = self.predict(candidates.X) / self.job.tau
-        return cut_flags(self.name, score, RATIO_GRID, strict=False)
+            return {self.name: self.predict(candidates.X) / self.job.tau}
 
 
 # ---------------------------------------------------------------------------
@@ -178,15 +176,13 @@ class Grabit(Method):
         pred = require_finite(self.predict(candidates.X), "grabit predictions")
         return {self.name: pred >= self.job.tau}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, RATIO_GRID)
+    sweep_grid = RATIO_GRID
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.booster_ is None or not len(candidates):
             return {}
         with np.errstate(invalid="ignore", divide="ignore"):   # tau_hat may be inf: no cut is reached
-            score = self.predict(candidates.X) / self.job.tau
-        return cut_flags(self.name, score, RATIO_GRID, strict=False)
+            return {self.name: self.predict(candidates.X) / self.job.tau}
 
 
 # ---------------------------------------------------------------------------
@@ -283,14 +279,12 @@ class CoxPH(Method):
         return {self.name: self.conditional_survival(candidates.X, candidates.elapsed_at(self.t_))
                 >= self.get_params()["threshold"]}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, PROBABILITY_GRID)
+    sweep_grid = PROBABILITY_GRID
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         if self.cph_ is None or not len(candidates):
             return {}
-        return cut_flags(self.name, self.conditional_survival(candidates.X, candidates.elapsed_at(self.t_)),
-                         PROBABILITY_GRID, strict=False)
+        return {self.name: self.conditional_survival(candidates.X, candidates.elapsed_at(self.t_))}
 
 
 # ---------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from stragglers.prediction.methods._common import cannot_fit_on_error, int_seed, job_rng, quiet
-from stragglers.prediction.methods.base import DECISION_GRID, CannotFit, JobContext, Method, MethodTags, TaskSet, sweep_labels
+from stragglers.prediction.methods.base import DECISION_GRID, CannotFit, JobContext, Method, MethodTags, TaskSet
 
 
 class Wrangler(Method):
@@ -96,11 +96,11 @@ class Wrangler(Method):
                 out[test] = self.svm_.predict(candidates.X[test]) == 1
         return {self.name: out}
 
-    def sweep_points(self) -> tuple[str, ...]:
-        return sweep_labels(self.name, DECISION_GRID)
+    # LinearSVC.predict is decision_function > 0
+    sweep_grid, sweep_strict = DECISION_GRID, True
 
-    def sweep_flags(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        # LinearSVC.predict is decision_function > 0
+    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
+        # the SVM's decision value on the test third (the other tasks: none)
         if self.svm_ is None:
             return {}
         d = np.full(len(candidates), -np.inf)
@@ -108,4 +108,4 @@ class Wrangler(Method):
         if test.any():
             with cannot_fit_on_error("wrangler score"), quiet():
                 d[test] = self.svm_.decision_function(candidates.X[test])
-        return {k: d > g for k, g in zip(sweep_labels(self.name, DECISION_GRID), DECISION_GRID)}
+        return {self.name: d}

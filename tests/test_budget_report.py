@@ -133,3 +133,22 @@ def test_the_paragraph_says_when_the_budget_is_enforced_and_quotes_the_capped_he
     assert "the oracle under the same cap (the tasks that truly end last copied first), the headroom at this " \
            "budget, shortens jobs by 12.0%" in first
     assert b["enforced"].all() and (b["extra_machine_share"] <= b["budget"] + 1e-12).all()
+
+
+def test_the_paragraph_names_the_methods_whose_cheapest_copying_point_is_above_the_smallest_budget():
+    from stragglers.reports.budgets import cheapest_sentence
+
+    def curve(rows):
+        return pd.DataFrame([("t", m, p, 5, 0.01, x) for m, p, x in rows],
+                            columns=["trace", "method", "point", "n_jobs", "jct_reduction", "extra_machine_share"])
+
+    c = curve([("km_survival", "0.9", 0.03), ("km_survival", "0.95", 0.021), ("km_survival", "0.99", 0.021),
+               ("km_survival", "0.5", 0.2), ("flag_all", "default", 0.24), ("oracle", "default", 0.05),
+               ("nurd", "100", 0.0), ("nurd", "20", 0.004), ("nurd", "1", 0.3),       # a point within: not named
+               ("tobit", "100", 0.0), ("tobit", "50", 0.009), ("tobit", "1", 0.2)])  # copies nothing, then 0.9%
+    got = cheapest_sentence(c)
+    assert got.startswith("Cheapest point that copies, above the smallest budget (0.5% extra machine time): ")
+    assert "(2.10%; 2 of its cuts copy exactly that: its score is at the top of its range" in got
+    assert "(24.00%; one point, no score to cut)" in got and "(0.90%; its strictest cut: the grid stops there)" in got
+    assert "NURD" not in got.replace("NURD-", "") and "racle" not in got
+    assert cheapest_sentence(curve([("nurd", "20", 0.004)])) == ""

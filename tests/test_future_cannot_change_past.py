@@ -14,8 +14,9 @@ decisions before T (ten jobs or more per trace, each
 cut at the three T), every method of the registry (but the two that are given the labels, oracle
 and wrangler) and every reference rule, every point of its budget curve (the sweep's cuts of its
 score, the survival family's thresholds) and the history it is given from earlier jobs: the
-decision times, tau_hat(t), the features, the fallbacks and the flags (each flag launches a
-speculative copy: the copies launched are the flags) must be identical; so must each job's earlier
+decision times, tau_hat(t), the features, the fallbacks, the flags (each flag launches a
+speculative copy: the copies launched are the flags) and the scores the copies are ranked by must be
+identical; so must each job's earlier
 jobs and their prior, what the rules and tuned settings learned from earlier jobs are chosen on.
 On the task clock (a decision "at t" reads each task as of its own first SCHEDULE + t, later tasks
 beyond origin + t) and on the legacy grid (cut from the true tau) the same comparison must find a
@@ -207,6 +208,20 @@ def flag_differences(ra, rb, last: float) -> list[str]:
         before_b = np.where(vb.flagged_at <= last, vb.flagged_at, np.nan)
         if not np.array_equal(before_a, before_b, equal_nan=True):
             out.append(f"{va.method}: flags before T differ")
+    # the scores the capped replay orders its copies by, given before T
+    ta, tb = ra.score_trail, rb.score_trail
+    if (ta is None) != (tb is None):
+        out.append("scores kept by one replay only")
+    elif ta is not None:
+        ka, kb = ta.times <= last, tb.times <= last
+
+        def given(trail, keep, v):      # a variant scored only after T: no score before it
+            return trail.scores[v][keep] if v in trail.scores else np.full(int(keep.sum()), np.nan)
+
+        if not (np.array_equal(ta.times[ka], tb.times[kb]) and np.array_equal(ta.task[ka], tb.task[kb])
+                and all(np.array_equal(given(ta, ka, v), given(tb, kb, v), equal_nan=True)
+                        for v in {*ta.scores, *tb.scores})):
+            out.append("scores before T differ")
     return out
 
 

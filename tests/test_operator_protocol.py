@@ -14,6 +14,7 @@ from stragglers.prediction.completion_tables import speculation_table
 from stragglers.prediction.speculation import speculate_limited, speculate_unlimited
 from stragglers.prediction.methods import METHODS, Method, TaskSet
 from stragglers.prediction.methods.base import RATIO_GRID
+from stragglers.prediction.methods.rules import SPARK_GRID
 from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator, typed_settings
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.prediction.threshold import conditional_survival, km_quantile, online_threshold
@@ -290,7 +291,7 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     assert budgets["headroom"].notna().all()
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
         points = dict(con.execute("SELECT method, count(*) FROM sweep_curve GROUP BY method").fetchall())
-    assert set(points) == expected and points["spark_speculation"] == 54 + 1 and points["oracle"] == 1
+    assert set(points) == expected and points["spark_speculation"] == len(SPARK_GRID) + 1 and points["oracle"] == 1
     assert points["survival_history"] == 24 + 1 and points["nurd"] == len(RATIO_GRID) + 1
     # the survival family beside every free rule, with its sentence
     verdict = pd.read_csv(out / "survival_verdict.csv")

@@ -14,7 +14,9 @@ from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
 from stragglers.prediction.speculation import speculate_unlimited
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.methods import METHODS
-from stragglers.prediction.methods.rules import SPARK_GRID, spark_label, spark_setting
+from stragglers.prediction.methods.rules import (
+    SPARK_GRID, SPARK_MIN_RUNTIMES_S, SPARK_MULTIPLIERS, SPARK_QUANTILES, spark_label, spark_setting,
+)
 from stragglers.prediction.protocol import OPERATOR, adapt_job
 from stragglers.prediction.simulate import JobData, JobResult, VariantResult, replay_job
 from stragglers.prediction.sweep import (
@@ -38,8 +40,18 @@ def same(a, b) -> bool:
 SWEPT = [m for m, cls in METHODS.items() if not cls.tags.learns_from_earlier_jobs]
 
 
+def grid_lines(method) -> list[list[str]]:
+    """A method's sweep points in lines of one cut each, ordered along that cut (Spark: the
+    multiplier, per quantile and minTaskRuntime; the others: their grid)."""
+    if method.name == "spark_speculation":
+        return [[spark_label(q, m, mn) for m in SPARK_MULTIPLIERS] for q in SPARK_QUANTILES for mn in SPARK_MIN_RUNTIMES_S]
+    if method.sweep_grid is None:
+        return []
+    return [[f"{v}@{g:g}" for g in method.sweep_grid] for v in method.variant_names]
+
+
 @pytest.mark.parametrize("name", SWEPT)
-def test_the_sweep_replay_keeps_the_methods_own_flags_and_fallbacks(name):
+def test_the_sweep_replay_keeps_the_methods_own_flags_and_its_cuts_are_nested(name):
     job = operator_job()
     alone = replay_job(job, METHODS[name]())
     swept = replay_job(job, SweepGrid(METHODS[name]))
@@ -50,6 +62,19 @@ def test_the_sweep_replay_keeps_the_methods_own_flags_and_fallbacks(name):
     assert alone.fallbacks == swept.fallbacks
     points = [v.method for v in swept.variants if "@" in v.method]
     assert len(points) == len(METHODS[name]().sweep_points())
+    # along each cut, the flagged tasks of a point are those of the next one or a subset of them,
+    # flagged no later (or the reverse, for a cut that flags below it): the cheapest end of the grid
+    # flags no more than its neighbour, and every point between them lies between
+    for line in grid_lines(METHODS[name]()):
+        f = np.stack([own[p].flagged_at for p in line])
+        n = (~np.isnan(f)).sum(axis=1)
+        if n[0] < n[-1]:
+            f, n, line = f[::-1], n[::-1], line[::-1]
+        for a, b, pa, pb in zip(f[:-1], f[1:], line[:-1], line[1:]):
+            assert (np.isnan(b) | (a <= b)).all(), (pa, pb)     # b's tasks: flagged by a, no later
+        assert (np.diff(n) <= 0).all(), dict(zip(line, n))
+    if METHODS[name]().sweep_points():
+        assert swept.score_trail is not None    # the scores its copies are ranked by
 
 
 @pytest.mark.parametrize("name,point,alone", [
@@ -360,3 +385,53 @@ def test_capped_rows_rank_each_method_of_a_family_by_its_own_cuts_and_keep_jobs_
     # GBTR flagged nothing on this job: it is there, at no gain and no cost, under every cap
     g = rows[rows["method"] == "gbtr"]
     assert len(g) == 2 * len(CAPS) and (g[["jct_reduction", "extra_machine_share", "n_copies"]] == 0).all().all()
+
+
+
+def test_the_capped_replay_copies_in_the_methods_score_order_not_by_how_many_cuts_passed():
+    """Four tasks (2, 3, 9 and 40 s), cuts 1, 2 and 4.5 of a method's score (its own rule: 1). At
+    t = 1 task 2 scores 5 (past every cut) and task 3 scores 1.5 (past the first); at t = 4 task 2's
+    score falls to 1.2 and task 3's rises to 4 (past two cuts). By cuts passed, task 2 ranks first at
+    t = 4 (three against two); by the latest score, task 3 does (4 against 1.2). With room for one
+    copy at t = 4 (at t = 1 nothing has finished: no copy), the score's order copies task 3, the
+    one that ends last, and the job ends earlier; the cuts' order copies task 2, and it does not."""
+    from stragglers.prediction.simulate import ScoreRecorder
+    from stragglers.prediction.speculation import expected_copy_seconds, ranked_by_cuts, ranked_by_score
+
+    nan = np.nan
+    y = np.array([2.0, 3.0, 9.0, 40.0])
+    ids = np.arange(10, 14)
+    rec = ScoreRecorder(ids)
+    rec.add(1.0, ids[[2, 3]], {"m": np.array([5.0, 1.5])})
+    rec.add(4.0, ids[[3, 2]], {"m": np.array([4.0, 1.2])})     # in any row order
+    trail = rec.trail()
+    np.testing.assert_array_equal(trail.latest("m", [0.5, 1.0, 4.0], 4),
+                                  [[nan] * 4, [nan, nan, 5.0, 1.5], [nan, nan, 1.2, 4.0]])
+    F = np.array([[nan, nan, 1.0, 1.0],       # cut 1, the method's own rule
+                  [nan, nan, 1.0, 4.0],       # cut 2
+                  [nan, nan, 1.0, nan]])      # cut 4.5
+    decisions, none = [1.0, 4.0], np.zeros(4, bool)
+    latest = trail.latest("m", decisions, 4)
+    assert ranked_by_cuts(F, 0, decisions)(1, 4.0, none).tolist() == [2, 3]
+    assert ranked_by_score(F[0], latest)(1, 4.0, none).tolist() == [3, 2]
+    assert ranked_by_score(F[0], latest)(1, 4.0, np.array([False, False, False, True])).tolist() == [2]
+    # equal scores: the earlier flagged first, then task order; a task with no score yet: last
+    assert ranked_by_score(np.array([nan, nan, 4.0, 1.0]), np.full((2, 4), 2.0))(1, 4.0, none).tolist() == [3, 2]
+    assert ranked_by_score(np.array([1.0, nan, 1.0, 1.0]), np.array([[nan, nan, nan, 0.5]]))(0, 1.0, none).tolist() \
+        == [3, 0, 2]
+
+    def variant(name, f):
+        return VariantResult(name, np.asarray(f, float), np.ones(4, bool), {}, np.zeros(10))
+
+    variants = [variant("m", F[0]), variant("m@2", F[1]), variant("m@4.5", F[2])]
+    e = float(expected_copy_seconds(y, [4.0])[0])
+    machine = 2.0 + 3.0 + 4.0 + 4.0                      # sum of min(y, 4) at t = 4
+    cap = f"{1.5 * e / machine:.6g}"                    # room for one copy at t = 4, not two
+
+    def outcome(trail):
+        rows = capped_rows("t", JobResult(1, ids, variants, score_trail=trail), pd.Series(y, index=ids), caps=[cap])
+        return pd.DataFrame(rows, columns=CAPPED_COLUMNS).set_index("point").loc["default"]
+
+    by_score, by_cuts = outcome(trail), outcome(None)
+    assert by_score["n_copies"] == 1.0 and by_cuts["n_copies"] == 1.0
+    assert by_score["jct_reduction"] > 0 and by_cuts["jct_reduction"] == 0.0

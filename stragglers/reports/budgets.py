@@ -19,7 +19,9 @@ import pandas as pd
 
 from stragglers.prediction.methods import FREE_RULES, is_learned
 from stragglers.prediction.methods.rules import spark_setting
-from stragglers.prediction.sweep import DEFAULT_POINT, HEADLINE_BUDGET, NAMED_FREE_RULE, NAMED_LEARNED, NO_COPY, ORACLE
+from stragglers.prediction.sweep import (
+    BUDGETS, DEFAULT_POINT, HEADLINE_BUDGET, NAMED_FREE_RULE, NAMED_LEARNED, NO_COPY, ORACLE,
+)
 from stragglers.reports import figures
 from stragglers.reports.style import display_name, style_for
 from stragglers.reports.views import jct_sentence, jct_words
@@ -115,6 +117,30 @@ def named_comparison(b: pd.DataFrame) -> str:
     return " ".join(s)
 
 
+def cheapest_sentence(curve: pd.DataFrame, budget: float = min(BUDGETS)) -> str:
+    """One sentence on one trace's curves (``sweep.curve_table`` rows): the methods whose cheapest
+    point that copies (mean extra machine time above 0) costs more than ``budget``, each with the
+    reason its curve shows: one point (no score to cut), several cuts that copy exactly as much (its
+    score is at the top of its range for every task it copies: no cut tells them apart), or its
+    strictest cut (the grid stops there). '' when every method has a point within it. A point that
+    copies nothing is within every budget and tells nothing, so it does not count."""
+    said = []
+    for method, g in curve[curve["method"] != ORACLE].groupby("method", sort=True):
+        copying = np.sort(g["extra_machine_share"].to_numpy(float))
+        copying = copying[copying > 0]
+        if not len(copying) or copying[0] <= budget:
+            continue
+        why = ("one point, no score to cut" if len(g) == 1 else
+               f"{int(np.isclose(copying, copying[0], rtol=0, atol=1e-9).sum())} of its cuts copy exactly that: "
+               "its score is at the top of its range for every task they copy" if len(copying) > 1
+               and np.isclose(copying[1], copying[0], rtol=0, atol=1e-9) else "its strictest cut: the grid stops there")
+        said.append(f"{display_name(method)} ({pct(copying[0], 2)}; {why})")
+    if not said:
+        return ""
+    return (f"Cheapest point that copies, above the smallest budget ({budget * 100:g}% extra machine time): "
+            + ", ".join(said) + ".")
+
+
 def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> str:
     """One paragraph per trace: first the pre-named comparison (``named_comparison``), then the
     answer to "I can spend ``budget`` more machine time: what do I set, and what does it buy?" on
@@ -155,6 +181,8 @@ def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float 
         if same:
             s.append("Flags identical to flag-all's on every job (the same copies at the same checkpoints): "
                      + ", ".join(display_name(x) for x in same) + ".")
+        if curves is not None:
+            s.append(cheapest_sentence(curves[curves["trace"] == trace]))
         out.append(" ".join(x for x in s if x))
     return "\n\n".join(out)
 

@@ -208,20 +208,19 @@ def flag_differences(ra, rb, last: float) -> list[str]:
         before_b = np.where(vb.flagged_at <= last, vb.flagged_at, np.nan)
         if not np.array_equal(before_a, before_b, equal_nan=True):
             out.append(f"{va.method}: flags before T differ")
-    # the scores the capped replay orders its copies by, given before T
-    ta, tb = ra.score_trail, rb.score_trail
-    if (ta is None) != (tb is None):
-        out.append("scores kept by one replay only")
-    elif ta is not None:
-        ka, kb = ta.times <= last, tb.times <= last
+    # the scores the capped replay orders its copies by, given before T (a replay that kept none
+    # gave none: a method that scores only after T)
+    def before(trail):
+        if trail is None:
+            return np.zeros(0), np.zeros(0, int), {}
+        keep = trail.times <= last
+        return trail.times[keep], trail.task[keep], {v: sc[keep] for v, sc in trail.scores.items()}
 
-        def given(trail, keep, v):      # a variant scored only after T: no score before it
-            return trail.scores[v][keep] if v in trail.scores else np.full(int(keep.sum()), np.nan)
-
-        if not (np.array_equal(ta.times[ka], tb.times[kb]) and np.array_equal(ta.task[ka], tb.task[kb])
-                and all(np.array_equal(given(ta, ka, v), given(tb, kb, v), equal_nan=True)
-                        for v in {*ta.scores, *tb.scores})):
-            out.append("scores before T differ")
+    (xa, ia, sa), (xb, ib, sb) = before(ra.score_trail), before(rb.score_trail)
+    nan = np.full(len(xa), np.nan)
+    if not (np.array_equal(xa, xb) and np.array_equal(ia, ib) and all(
+            np.array_equal(sa.get(v, nan), sb.get(v, nan), equal_nan=True) for v in {*sa, *sb})):
+        out.append("scores before T differ")
     return out
 
 

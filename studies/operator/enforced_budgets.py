@@ -10,7 +10,7 @@ Reads a warehouse whose operator's sweep ran (tables ``operator_sweep_outcomes``
    (``sweep.budget_table`` under the enforced budget);
 2. the realized spend of every method at every budget on the scored jobs, its copies started in the
    order of its score (mean, the share of jobs above the budget, the 90th percentile of spend over
-   budget) against the budget +10%;
+   budget) against the budget +10%; and (2b) each method's own rule under each cap on every job;
 3. the capped oracle's headroom against the best method at each budget (it should be above);
 4. Hadoop's caps as a reference policy: each method's own rule with at most max(10, 10% of the
    running tasks, 1% of all tasks) copies at once, on the scored jobs;
@@ -95,6 +95,22 @@ def main() -> None:
         worst = (wide.div(pd.Series(wide.columns, index=wide.columns), axis=1)).max().max()
         print(f"\nLargest mean spend over its budget: {worst:.2f} x the budget "
               f"({'within' if worst <= 1.1 else 'ABOVE'} +10%).")
+        print("\n### 2b. Each method's own rule under each cap, every job (mean spend; share of jobs above the "
+              "budget; 90th percentile of spend / budget)\n")
+        own = capped[(capped["trace"] == trace) & (capped["cap"] != HADOOP_CAP)
+                     & capped["point"].isin([DEFAULT_POINT, "capped"])].copy()
+        own["b"] = own["cap"].astype(float)
+        own["over"] = own["extra_machine_share"] > own["b"] + 1e-12
+        own["ratio"] = own["extra_machine_share"] / own["b"]
+        g = own.groupby(["method", "b"]).agg(mean=("extra_machine_share", "mean"), over=("over", "mean"),
+                                             p90=("ratio", lambda r: r.quantile(0.9)), jobs=("job_id", "nunique"))
+        caps = sorted(own["b"].unique())
+        print("| method | " + " | ".join(f"{x * 100:g}%" for x in caps) + " |")
+        print("|---|" + "---|" * len(caps))
+        for method in sorted(own["method"].unique()):
+            print(f"| {method} | " + " | ".join(
+                f"{pct(g.at[(method, x), 'mean'])}; {g.at[(method, x), 'over'] * 100:.0f}%; {g.at[(method, x), 'p90']:.2f}"
+                for x in caps) + " |")
         print("\n### 3. The capped oracle's headroom against the best method at each budget\n")
         print("| budget | oracle (capped) | best method there | its JCT cut | oracle - best |")
         print("|---|---|---|---|---|")

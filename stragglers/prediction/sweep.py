@@ -1,13 +1,16 @@
 """Every method at every budget: the flag threshold's sweep (docs/EVALUATION.md "Cost curves").
 
-Each method compares a continuous score of a running task with a cut (a predicted latency over
-tau_hat, a probability, an outlier score's training percentile...; ``Method.sweep_flags``); the
-rules sweep their own parameters (Spark: quantile x multiplier x minTaskRuntime; the KM rule: q;
-wait-for-tau: its margin). Under the operator's protocol one replay per job scores every cut
-(``SweepGrid``): the method's own variants are replayed exactly as alone, and the sweep's
-variants ``<name>@<cut>`` beside them. Each point's outcome per job (``SweepCollector``): the JCT
-reduction and the extra machine time (shares of the job's) with a speculative copy per flag and a
-machine always free, mean over the completion seeds (the relaunch draws of the report).
+Every method is a ranking: at each decision it gives each running task a score, higher for a
+likelier straggler (``Method.sweep_scores``: a predicted latency over tau_hat, a probability, an
+outlier score...; Spark's rule: elapsed time over the finished tasks' median; the KM rule:
+P(latency > tau_hat | elapsed); wait-for-tau: (elapsed + step) / tau_hat), and its sweep's points
+are cuts of that score (``Method.sweep_flags``; Spark's: quantile x multiplier x minTaskRuntime).
+Under the operator's protocol one replay per job scores every cut (``SweepGrid``): the method's
+own variants are replayed exactly as alone, and the sweep's variants ``<name>@<cut>`` beside them;
+the replay keeps the scores (``simulate.ScoreTrail``), the order a scheduler with a budget copies
+in (``capped_rows``). Each point's outcome per job (``SweepCollector``): the JCT reduction and the
+extra machine time (shares of the job's) with a speculative copy per flag and a machine always
+free, mean over the completion seeds (the relaunch draws of the report).
 
 From those per-job outcomes (table ``sweep_outcomes``):
 

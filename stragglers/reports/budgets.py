@@ -122,9 +122,9 @@ def cheapest_sentence(curve: pd.DataFrame, budget: float = min(BUDGETS)) -> str:
     point that copies (mean extra machine time above 0) costs more than ``budget``, each with what
     its curve shows: one point (no score to cut), several cuts that copy exactly as much (its score
     is at the top of its range for every task it copies: no cut tells them apart), or its strictest
-    cut (a cut past it copies nothing; what the few tasks it copies cost is measured in
-    docs/EVALUATION.md, "Cost curves"). '' when every method has a point within it. A point that
-    copies nothing is within every budget and tells nothing, so it does not count."""
+    cut that copies (a cut past it copies nothing: the grid spans the score, and what those copies
+    cost is docs/EVALUATION.md's, "Cost curves"). '' when every method has a point within it. A
+    point that copies nothing is within every budget and tells nothing, so it does not count."""
     said = []
     for method, g in curve[curve["method"] != ORACLE].groupby("method", sort=True):
         copying = np.sort(g["extra_machine_share"].to_numpy(float))
@@ -135,7 +135,7 @@ def cheapest_sentence(curve: pd.DataFrame, budget: float = min(BUDGETS)) -> str:
                f"{int(np.isclose(copying, copying[0], rtol=0, atol=1e-9).sum())} of its cuts copy exactly that: "
                "its score is at the top of its range for every task they copy" if len(copying) > 1
                and np.isclose(copying[1], copying[0], rtol=0, atol=1e-9) else
-               "its strictest cut that copies: the few tasks it copies cost that much")
+               "its strictest cut that copies")
         said.append(f"{display_name(method)} ({pct(copying[0], 2)}; {why})")
     if not said:
         return ""

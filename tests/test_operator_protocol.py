@@ -16,7 +16,7 @@ from stragglers.prediction.methods import METHODS, Method, TaskSet
 from stragglers.prediction.methods.base import RATIO_GRID
 from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator, typed_settings
 from stragglers.prediction.simulate import JobData, replay_job
-from stragglers.prediction.threshold import conditional_survival, km_quantile, online_threshold
+from stragglers.prediction.threshold import conditional_survival, km_at, km_curve, km_quantile, online_threshold
 from stragglers.settings import EvaluationSettings, Settings
 
 
@@ -76,6 +76,26 @@ def test_kaplan_meier_quantile_with_censoring_worked_by_hand():
     assert km_quantile(d, e, 0.75) == 7.0      # first S <= 0.25
     assert km_quantile(d, e, 0.9) == 8.0
     assert km_quantile([1, 2, 3, 3], [1, 0, 0, 0], 0.9) == math.inf     # S stays at 3/4
+
+
+def test_the_kaplan_meier_curve_and_quantile_are_lifelines_to_the_bit():
+    from lifelines import KaplanMeierFitter
+    from lifelines.utils import qth_survival_time
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(2, 80))
+        d = np.round(rng.lognormal(3, 1, n), int(rng.integers(0, 2)))   # ties, censorings among events
+        e = rng.random(n) < rng.uniform(0.1, 1.0)
+        if not e.any():
+            continue
+        kmf = KaplanMeierFitter().fit(d, e)
+        times, surv = km_curve(d, e)
+        assert np.array_equal(times, kmf.survival_function_.index.to_numpy())
+        assert np.array_equal(surv, kmf.survival_function_.iloc[:, 0].to_numpy())
+        for q in (0.5, 0.75, 0.9):
+            assert km_quantile(d, e, q) == float(qth_survival_time(1.0 - q, kmf.survival_function_))
+        at = np.r_[rng.uniform(0, d.max() * 1.2, 5), d[:3]]
+        assert np.array_equal(km_at(d, e, at), kmf.survival_function_at_times(at).to_numpy())
 
 
 def test_online_threshold_is_the_km_quantile_once_defined_else_an_extrapolation_beyond_t():

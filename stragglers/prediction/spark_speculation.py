@@ -532,3 +532,15 @@ def write_answer(ans: Answer, reports_dir: Path) -> tuple[Path, Path]:
     (reports_dir / ANSWER_FILE).write_text(md)
     (reports_dir / CONF_FILE).write_text(conf)
     return reports_dir / ANSWER_FILE, reports_dir / CONF_FILE
+
+
+def answer_row(ans: Answer, trace: str) -> dict:
+    """The answer as table spark_answer's row (sql/spark_answer.sql): what the report opens with."""
+    c, d, (lo, hi) = ans.chosen_later, ans.defaults_later, ans.chosen_ci
+    return {"trace": trace, "answer": ans.text(), "conf": ans.conf(), "stages": ans.stages,
+            "applications": ans.applications, "set_aside_short": ans.set_aside, "set_aside_one_host": ans.one_host,
+            "earlier": ans.earlier, "later": ans.later, "budget_pct": ans.budget_pct,
+            "chosen": ans.chosen.name if ans.chosen else None, "chosen_cut_pct": c.cut_pct if c else None,
+            "chosen_cut_lo": lo if c else None, "chosen_cut_hi": hi if c else None,
+            "chosen_extra_pct": c.extra_pct if c else None, "defaults_rule": ans.defaults_rule.name,
+            "defaults_cut_pct": d.cut_pct if d else None, "defaults_extra_pct": d.extra_pct if d else None}

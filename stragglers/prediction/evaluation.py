@@ -126,6 +126,13 @@ def not_applicable(trace: str, settings: EvaluationSettings) -> str | None:
     return None
 
 
+def not_applicable_notes(trace: str, views: Sequence[EvaluationSettings]) -> dict[str, str]:
+    """{"paper_protocol" or "operator_protocol": why} for each of ``views`` that does not apply to
+    ``trace`` (the one line an evaluation's metadata shows)."""
+    return {("operator" if is_operator(v) else "paper") + "_protocol": why
+            for v in views for why in [not_applicable(trace, v)] if why}
+
+
 def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The jobs to replay (one row each) and the jobs skipped, after checking that the features

@@ -28,7 +28,8 @@ spark_applications = dg.DynamicPartitionsDefinition(name="spark_applications")
 @automated_asset(deps=[dg.AssetKey("staged_trace")], group_name="spark", kinds={"python", "duckdb"},
                  description="Spark's speculation replayed on the staged stage attempts: the settings to set "
                              "(chosen on the earlier stages, scored on the later ones beside Spark's defaults), "
-                             "written to reports/spark_speculation.md and reports/spark-defaults.conf and to table "
+                             "written to spark/spark_speculation.md and spark/spark-defaults.conf under "
+                             "NURD_DATA_DIR and to table "
                              "spark_answer, which the report (comparison_tables) opens with. Another trace than "
                              f"NURD_TRACE={TRACE}: not applicable, said in its metadata.")
 def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -38,7 +39,7 @@ def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Mate
     with connected(nurd, duckdb) as con:
         ans = sp.answer(sp.load_stages(con), sp.load_slots(con))
         replace_table(con, "spark_answer", pd.DataFrame([sp.answer_row(ans, TRACE)]), trace=TRACE)
-    md, conf = sp.write_answer(ans, nurd.data_path / "reports")
+    md, conf = sp.write_answer(ans, nurd.data_path / sp.ANSWER_DIR)
     return dg.MaterializeResult(metadata={
         "answer": dg.MetadataValue.md(ans.text()), "spark_defaults_conf": dg.MetadataValue.path(str(conf)),
         "report": dg.MetadataValue.path(str(md)), "stages": ans.stages, "applications": ans.applications,

@@ -13,7 +13,7 @@ import duckdb
 
 from nurd_pipeline.assets import budgets, completion, prediction, reports, spark, traces, warehouse
 from nurd_pipeline.assets.resources import PipelineSettings, WarehouseResource
-from stragglers.prediction.spark_speculation import ANSWER_FILE, CONF_FILE
+from stragglers.prediction.spark_speculation import ANSWER_DIR, ANSWER_FILE, CONF_FILE
 
 #: The operator's chain on Spark's logs, from the log directory to the report.
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
@@ -66,8 +66,8 @@ def test_the_assets_stage_the_logs_and_write_the_settings_to_set(spark_eventlogs
     assert result.success
     staged = result.asset_materializations_for_node("staged_trace")[0].metadata
     assert staged["applications"].value == len([a for a in spark_eventlogs.apps if not a["killed"]])
-    reports_dir = tmp_path / "data" / "reports"
-    md, conf = (reports_dir / ANSWER_FILE).read_text(), (reports_dir / CONF_FILE).read_text()
+    answer_dir = tmp_path / "data" / ANSWER_DIR
+    md, conf = (answer_dir / ANSWER_FILE).read_text(), (answer_dir / CONF_FILE).read_text()
     answer = result.asset_materializations_for_node("spark_speculation")[0].metadata["answer"].value
     assert answer.startswith("On your ") and answer in md and conf in md
     assert conf.startswith("#")
@@ -109,7 +109,7 @@ def test_the_operators_chain_runs_on_real_logs_and_the_report_opens_with_the_set
     # the report opens with the settings to set and the block to copy, then every method at the budgets
     report = (tmp_path / "data" / "reports" / "report.md").read_text()
     opening = report.split("## What this run shows\n\n")[1]
-    conf = (tmp_path / "data" / "reports" / CONF_FILE).read_text()
+    conf = (tmp_path / "data" / ANSWER_DIR / CONF_FILE).read_text()
     assert opening.startswith("**spark_eventlog**: On your ") and "(2 applications)" in opening.split("\n")[0]
     assert conf.strip() in opening.split("\n\n**spark_eventlog** (operator's protocol")[0]
     assert "The best learned method at 5% extra machine time" in opening

@@ -41,8 +41,7 @@ def opening(answers: pd.DataFrame, budgets: pd.DataFrame | None) -> str:
     """Per trace: the answer's sentence, the block to copy, the best learned method beside it."""
     out = []
     for r in answers.itertuples(index=False):
-        conf = r.conf or f"# no speculation setting to set on these logs\n"
-        out.append(f"**{r.trace}**: {r.answer}\n\n```\n{conf.rstrip()}\n```\n\n"
+        out.append(f"**{r.trace}**: {r.answer}\n\n```\n{r.conf.rstrip()}\n```\n\n"
                    + learned_sentence(best_learned(budgets, r.trace, r.budget_pct)))
     return "\n\n".join(out)
 

@@ -16,9 +16,10 @@ from .resources import PipelineSettings
 SUITES_VERSION = ledger.digest(Path(suites.__file__).read_text())
 
 
-def table_check(asset, suite: str, *, table: str | Callable[[SelectionSettings], str] | None = None, params=None, warehouse_params=None,
-                max_rows: int | None = None, applies: Callable[[SelectionSettings], bool] | None = None,
-                needs_usage: bool = False, description: str = "") -> dg.AssetChecksDefinition:
+def table_check(asset, suite: str, *, table: str | Callable[[SelectionSettings], str] | None = None, params=None,
+                warehouse_params=None, max_rows: int | None = None,
+                applies: Callable[[SelectionSettings], bool] | None = None, needs_usage: bool = False,
+                description: str = "") -> dg.AssetChecksDefinition:
     """Check ``<suite>_valid`` on ``asset``: suite ``suite`` on the configured trace's rows of ``table``
     (default: the suite's name; a ``stg_`` view is read whole, up to ``max_rows``; a function of the
     selection settings where the table depends on the trace's format). ``params(nurd)``:

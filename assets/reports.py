@@ -15,7 +15,8 @@ from .common import as_metadata, automated_asset, connected
 # protocol_ablation and nurd_sensitivity are read when present, not deps: they are costly and run on
 # request, and an eager automation condition waits for every dep to exist.
 @automated_asset(deps=[dg.AssetKey("nurd_eval"), dg.AssetKey("baseline_eval"), dg.AssetKey("completion_times"),
-                       dg.AssetKey("operator_budgets"), dg.AssetKey("spark_speculation")], group_name="reports", kinds={"python", "duckdb"},
+                       dg.AssetKey("operator_budgets"), dg.AssetKey("spark_speculation")],
+                 group_name="reports", kinds={"python", "duckdb"},
                  description="The comparison with the NURD paper for every trace in the warehouse: its Table "
                              "3 (per method TPR/FPR/FNR/F1, means over jobs with 95% bootstrap intervals, the "
                              "earliness of the flags (f1_auc, median_lead) and the completion-time reduction of every "

@@ -16,8 +16,8 @@ from stragglers.warehouse.progress import SliceProgress, statement_progress
 from stragglers.warehouse.read_errors import located_errors
 from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.slicing import job_slices
-from stragglers.warehouse.sql_files import (ALIBABA_VIEWS, GOOGLE_VIEW_TABLES, GOOGLE_VIEWS, create_view, raw_read, render,
-                                            sql_path_literal)
+from stragglers.warehouse.sql_files import (ALIBABA_VIEWS, GOOGLE_VIEW_TABLES, GOOGLE_VIEWS, create_view, raw_read,
+                                            render, sql_path_literal)
 from stragglers.warehouse.spark_staging import SPARK_TABLES, STAGE, stage_spark
 from stragglers.warehouse.staged_parts import record_staged_tables
 from stragglers.warehouse.storage import table_exists, transaction

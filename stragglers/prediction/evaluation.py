@@ -86,6 +86,8 @@ def resolve_feature_set(con: duckdb.DuckDBPyConnection, trace: str, requested: s
     if requested != "auto":
         fmt.feature_set(requested)   # raises on a set the format lacks
         return requested, f"feature_set={requested} (configured)"
+    if not fmt.tables:   # staged from its own files (Spark event logs): no usage table to be absent
+        return "usage", f"feature_set=auto: trace {trace}'s own features ({', '.join(fmt.features)})"
     absent = usage_absent_reason(con, trace)
     if absent is None or not fmt.event_features:
         return "usage", (f"feature_set=auto: trace {trace} has usage measurements, so its usage features "

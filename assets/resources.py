@@ -30,7 +30,7 @@ from stragglers.prediction.protocol import typed_settings
 from stragglers.settings import (RUN_STAGES, EngineSettings, EvaluationSettings, SelectionSettings, SettingError,
                                  Settings, env_values)
 from stragglers.settings.stage import linked_values, setting_error
-from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
+from stragglers.traces.fetch import SyntheticScale, alibaba_csv, trace_dir
 from stragglers.warehouse.storage import storage_error
 from stragglers.warehouse.writer import writer_lock
 
@@ -70,7 +70,8 @@ class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
 
     @property
     def raw_path(self) -> Path:
-        return raw_dir(self.data_dir, self.trace)
+        """Where the trace's files are read (under data_dir, or in place: stragglers.traces.fetch.trace_dir)."""
+        return trace_dir(self.data_dir, self.trace, self.trace_url)
 
     @property
     def alibaba_csv(self) -> Path:

@@ -98,6 +98,28 @@ def test_the_kaplan_meier_curve_and_quantile_are_lifelines_to_the_bit():
         assert np.array_equal(km_at(d, e, at), kmf.survival_function_at_times(at).to_numpy())
 
 
+def test_the_kaplan_meier_quantile_is_lifelines_answer_exactly():
+    """km_quantile computes in numpy what lifelines' fitter and qth_survival_time give: ties, zeros,
+    censorings among the events, every quantile (the same floats, so the same boundary cases)."""
+    from lifelines import KaplanMeierFitter
+    from lifelines.utils import qth_survival_time
+
+    rng = np.random.default_rng(0)
+    compared = 0
+    for _ in range(400):
+        n = int(rng.integers(2, 80))
+        d = np.round(rng.lognormal(1, 1, n), int(rng.integers(0, 3)))
+        d[rng.integers(0, n)] = 0.0 if rng.random() < 0.2 else d[0]
+        e = rng.random(n) < rng.random()
+        if not e.any():
+            continue
+        survival = KaplanMeierFitter().fit(d, e).survival_function_
+        for q in (0.5, 0.75, 0.9, 0.95):
+            assert km_quantile(d, e, q) == float(qth_survival_time(1.0 - q, survival)), (d.tolist(), e.tolist(), q)
+            compared += 1
+    assert compared > 1000
+
+
 def test_online_threshold_is_the_km_quantile_once_defined_else_an_extrapolation_beyond_t():
     y = np.arange(1.0, 11.0)
     # at t = 9.5: nine finished, one running (censored at 9.5): S(9) = 0.1, tau_hat = 9

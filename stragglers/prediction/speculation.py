@@ -224,16 +224,12 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, tas
     done = end.copy()
     for k, t in enumerate(np.asarray(decisions, dtype=float).tolist()):
         copied = ~np.isnan(start)
-        order = np.asarray(candidates(k, t, copied), dtype=int)
-        order = order[(end[order] > t) & (began[order] <= t) & ~copied[order]]
-        if not len(order):
-            continue
         running_copies = copied & (done > t)
+        # the room the cap leaves first: where it is none, no candidate is asked for (nothing starts)
         if cap == HADOOP_CAP:
             m0, share_running, share_all = HADOOP_CAPS
             running = int(((began <= t) & (end > t)).sum())
-            room = int(max(m0, share_running * running, share_all * n)) - int(running_copies.sum())
-            chosen = order[:max(room, 0)]
+            n_new = int(max(m0, share_running * running, share_all * n)) - int(running_copies.sum())
         else:
             expect = float(expected[k])
             if not np.isfinite(expect) or expect <= 0:
@@ -243,7 +239,10 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, tas
             committed = spent + float(np.maximum(expect - ages, 0.0).sum())
             allowed = float(cap) * float(np.clip(t - began, 0.0, y).sum())
             n_new = int(max(allowed - committed, 0.0) // expect)
-            chosen = order[:n_new]
+        if n_new <= 0:
+            continue
+        order = np.asarray(candidates(k, t, copied), dtype=int)
+        chosen = order[(end[order] > t) & (began[order] <= t) & ~copied[order]][:n_new]
         start[chosen] = t
         done[chosen] = np.minimum(end[chosen], t + relaunch[chosen])
     copied = ~np.isnan(start)
@@ -276,11 +275,15 @@ def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
     with np.errstate(invalid="ignore"):
         passed = [(F <= t).sum(axis=0) for t in decisions.tolist()]
     own = F[cut]
+    ranked: dict[tuple[int, float], np.ndarray] = {}   # the order at a decision: the same for every draw and cap
 
-    def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:
-        with np.errstate(invalid="ignore"):
-            idx = np.flatnonzero((own <= t) & ~copied)
-        return idx[np.lexsort((idx, own[idx], -passed[k][idx]))]
+    def candidates(k: int, t: float, copied: np.ndarray) -> np.ndarray:
+        order = ranked.get((k, t))
+        if order is None:
+            with np.errstate(invalid="ignore"):
+                idx = np.flatnonzero(own <= t)
+            order = ranked[k, t] = idx[np.lexsort((idx, own[idx], -passed[k][idx]))]
+        return order[~copied[order]]    # leaving the copied tasks out keeps the others' order
     return candidates
 
 

@@ -24,7 +24,6 @@ class NodeRankingSettings(StageSettings):
                     "'fitted' = central 95% of its fitted 3-parameter log-logistic")
 
 
-
 class NodeSettings(SettingsView):
     # machines with fewer finished tasks are not ranked
     min_tasks_per_node = linked(NodeRankingSettings, "node_min_tasks")

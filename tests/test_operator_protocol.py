@@ -239,7 +239,7 @@ def test_the_operator_preset():
     s = evaluation(protocol="operator")
     assert (s.threshold, s.horizon, s.intervention) == ("online", "end", "speculate") and is_operator(s)
     assert not is_operator(evaluation()) and not is_operator(evaluation(protocol="authors"))
-    assert replace(s, threshold="oracle", horizon="tau", intervention="relaunch") == evaluation()
+    assert s.replace(threshold="oracle", horizon="tau", intervention="relaunch") == evaluation()
 
 
 def test_the_censored_log_normal_fit_matches_scipys_generic_fit():

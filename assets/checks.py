@@ -16,27 +16,30 @@ from .resources import PipelineSettings
 SUITES_VERSION = ledger.digest(Path(suites.__file__).read_text())
 
 
-def table_check(asset, suite: str, *, table: str | None = None, params=None, warehouse_params=None,
-                max_rows: int | None = None, applies: Callable[[SelectionSettings], bool] | None = None,
-                needs_usage: bool = False, description: str = "") -> dg.AssetChecksDefinition:
+def table_check(asset, suite: str, *, table: str | Callable[[SelectionSettings], str] | None = None, params=None,
+                warehouse_params=None, max_rows: int | None = None,
+                applies: Callable[[SelectionSettings], bool] | None = None, needs_usage: bool = False,
+                description: str = "") -> dg.AssetChecksDefinition:
     """Check ``<suite>_valid`` on ``asset``: suite ``suite`` on the configured trace's rows of ``table``
-    (default: the suite's name; a ``stg_`` view is read whole, up to ``max_rows``). ``params(nurd)``:
+    (default: the suite's name; a ``stg_`` view is read whole, up to ``max_rows``; a function of the
+    selection settings where the table depends on the trace's format). ``params(nurd)``:
     the suite's parameters from the settings; ``warehouse_params(nurd, con)``: more of them read from
     the warehouse (merged over the first). A trace for which ``applies(selection)`` is false (default:
     the asset's own rule and reason, from google_format_only), or (``needs_usage``) without task_usage,
     passes with a note. A table unchanged since it passed (same inputs digest in the ledger) passes
     without being read again."""
-    table = table or suite
+    table_of = table if callable(table) else (lambda _s, table=table or suite: table)
     name = f"{suite}_valid"
     declared, because = asset.op.compute_fn.decorated_fn, ""    # google_format_only's rule and reason
     if applies is None and hasattr(declared, "applies"):
         applies, because = declared.applies, f": {declared.not_applicable_because}"
-    staged = table.startswith("stg_")
 
     @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
     def _validate(context: dg.AssetCheckExecutionContext, nurd: PipelineSettings,
                   duckdb: DuckDBResource) -> dg.AssetCheckResult:
         s = nurd.selection()
+        table = table_of(s)
+        staged = table.startswith("stg_")
         if applies is not None and not applies(s):
             return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable to {s.trace}{because}"})
         with connected(nurd, duckdb) as con:

@@ -104,6 +104,8 @@ def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: PipelineSetti
     trace B was staged would read B's files: here the views are pointed back at this run's trace
     (views only, cheap) and the log says so. Returns whether it re-staged."""
     s = nurd.selection()
+    if s.format.read_in_place:
+        return False    # read where it lies, staged into tables of its own: nothing to point back
     view = GOOGLE_VIEWS[0] if s.is_google_format else "stg_batch_instance"
     row = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ? AND NOT internal", [view]).fetchone()
     ours = str(nurd.raw_path.resolve()) + os.sep

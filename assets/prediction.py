@@ -7,7 +7,7 @@ import dagster as dg
 import matplotlib
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction.evaluation import evaluate_unless_current, resolve_feature_set
+from stragglers.prediction.evaluation import evaluate_unless_current, not_applicable_notes, resolve_feature_set
 from stragglers.prediction.ablation import ablation_inputs, sensitivity_inputs
 from stragglers.prediction.ablation import nurd_sensitivity as run_sensitivity
 from stragglers.prediction.ablation import protocol_ablation as run_ablation
@@ -63,10 +63,11 @@ def _evaluation(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckd
         return skipped
     settings = nurd.evaluation().as_dict() | {"trace": nurd.trace, "feature_mode": nurd.selection().feature_mode,
                                               "protocol": nurd.protocol}
+    wanted = both_views(nurd.evaluation())
     with connected(nurd, duckdb) as con:
-        views, version = evaluate_unless_current(con, nurd.trace, methods, both_views(nurd.evaluation()),
-                                                 nurd.engine(), context.log.info)
-    return dg.MaterializeResult(metadata=as_metadata(views_summary(views, methods, settings)) | features_note,
+        views, version = evaluate_unless_current(con, nurd.trace, methods, wanted, nurd.engine(), context.log.info)
+    notes = not_applicable_notes(nurd.trace, wanted)   # a view that does not apply: why, in one line
+    return dg.MaterializeResult(metadata=as_metadata(views_summary(views, methods, settings)) | features_note | notes,
                                 data_version=dg.DataVersion(version))
 
 

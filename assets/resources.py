@@ -29,8 +29,8 @@ from stragglers.settings.nodes import NodeSettings
 from stragglers.prediction.protocol import typed_settings
 from stragglers.settings import (RUN_STAGES, EngineSettings, EvaluationSettings, SelectionSettings, SettingError,
                                  Settings, env_values)
-from stragglers.settings.stage import linked_values, setting_error
-from stragglers.traces.fetch import SyntheticScale, alibaba_csv, raw_dir
+from stragglers.settings.stage import setting_error
+from stragglers.traces.fetch import SyntheticScale, alibaba_csv, trace_dir
 from stragglers.warehouse.storage import storage_error
 from stragglers.warehouse.writer import writer_lock
 
@@ -70,7 +70,8 @@ class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
 
     @property
     def raw_path(self) -> Path:
-        return raw_dir(self.data_dir, self.trace)
+        """Where the trace's files are read (under data_dir, or in place: stragglers.traces.fetch.trace_dir)."""
+        return trace_dir(self.data_dir, self.trace, self.trace_url)
 
     @property
     def alibaba_csv(self) -> Path:
@@ -85,7 +86,7 @@ class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
         return SyntheticScale(seed=self.synthetic_seed, n_jobs=self.synthetic_jobs, n_parts=self.synthetic_parts,
                               cause_mix=self.synthetic_cause_mix)
 
-    # Each stage's typed settings, filled from this run's settings by their linked fields.
+    # Each stage's typed settings: views of this run's settings (SettingsView.of).
     def selection(self) -> SelectionSettings:
         return self._with_protocol()[1]
 
@@ -101,15 +102,15 @@ class PipelineSettings(dg.ConfigurableResource, *reversed(RUN_STAGES)):
     def hound(self) -> HoundSettings:
         """Hound's settings (stragglers/settings/diagnosis.py holds the ones not exposed here)."""
         s = self.settings()
-        return HoundSettings(**linked_values(HoundSettings, s), workers=s.resolved_workers)
+        return HoundSettings.of(s, workers=s.resolved_workers)
 
     def nodes(self) -> NodeSettings:
         """Node-ranking settings (stragglers/settings/nodes.py holds the ones not exposed here)."""
-        return NodeSettings(**linked_values(NodeSettings, self.settings()))
+        return NodeSettings.of(self.settings())
 
     def failures(self) -> FailureSettings:
         """Failure-prediction settings (stragglers/settings/failures.py holds the ones not exposed here)."""
-        return FailureSettings(**linked_values(FailureSettings, self.settings()))
+        return FailureSettings.of(self.settings())
 
 
 def settings_from_env(environ: typing.Mapping[str, str] | None = None) -> PipelineSettings:

@@ -1,57 +1,45 @@
-"""Spark event logs (NURD_TRACE=spark_eventlog): stage the operator's logs, replay Spark's
-speculation on them and write the settings to set; a sensor adds each application whose log is
-complete as a dynamic partition and re-runs the chain. Glue only: stragglers.warehouse.spark_staging
-and stragglers.prediction.spark_speculation do the work."""
+"""Spark event logs (NURD_TRACE=spark_eventlog): Spark's speculation replayed on the staged logs and
+the settings to set; a sensor adds each application whose log is complete as a dynamic partition and
+re-runs the chain. The logs are staged by the chain's own staged_trace (stragglers.warehouse.staging,
+which hands them to stragglers.warehouse.spark_staging), and the learned methods run on them through
+nurd_eval and baseline_eval under the operator's protocol. Glue only: stragglers.prediction.spark_speculation
+does the work."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import dagster as dg
+import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction import spark_speculation as sp
 from stragglers.traces.spark_eventlog import application_of, discover
-from stragglers.warehouse.spark_staging import TRACE, stage_spark
+from stragglers.warehouse.results import replace_table
+from stragglers.warehouse.spark_staging import TRACE
 
+from .common import automated_asset, connected
 from .resources import PipelineSettings
 
 #: One partition per application whose event log is complete (added by spark_eventlog_sensor).
 spark_applications = dg.DynamicPartitionsDefinition(name="spark_applications")
 
 
-def _not_spark(nurd: PipelineSettings) -> dg.MaterializeResult | None:
+@automated_asset(deps=[dg.AssetKey("staged_trace")], group_name="spark", kinds={"python", "duckdb"},
+                 description="Spark's speculation replayed on the staged stage attempts: the settings to set "
+                             "(chosen on the earlier stages, scored on the later ones beside Spark's defaults), "
+                             "written to spark/spark_speculation.md and spark/spark-defaults.conf under "
+                             "NURD_DATA_DIR and to table "
+                             "spark_answer, which the report (comparison_tables) opens with. Another trace than "
+                             f"NURD_TRACE={TRACE}: not applicable, said in its metadata.")
+def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     if nurd.trace != TRACE:
         return dg.MaterializeResult(metadata={"note": f"not applicable to {nurd.trace}: it reads Spark event logs "
                                                       f"(NURD_TRACE={TRACE})"})
-    return None
-
-
-@dg.asset(group_name="spark", kinds={"duckdb"},
-          description="Every event log under NURD_TRACE_URL staged into the stg_spark_* tables (bad lines as "
-                      "NURD_ON_BAD_ROWS says; skipped files counted in table quarantine).")
-def spark_staged(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    skip = _not_spark(nurd)
-    if skip:
-        return skip
-    s = nurd.settings()
-    with duckdb.get_connection() as con:
-        counts = stage_spark(con, Path(s.trace_url), min_tasks=s.min_tasks, on_bad_rows=s.on_bad_rows)
-    return dg.MaterializeResult(metadata={k: int(v) for k, v in counts.items()})
-
-
-@dg.asset(deps=[dg.AssetKey("spark_staged")], group_name="spark", kinds={"python"},
-          description="Spark's speculation replayed on the staged stage attempts: the settings to set (chosen on "
-                      "the earlier stages, scored on the later ones beside Spark's defaults), written to "
-                      "reports/spark_speculation.md and reports/spark-defaults.conf.")
-def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    skip = _not_spark(nurd)
-    if skip:
-        return skip
-    with duckdb.get_connection() as con:
-        stages, slots = sp.load_stages(con), sp.load_slots(con)
-    ans = sp.answer(stages, slots)
-    md, conf = sp.write_answer(ans, nurd.data_path / "reports")
+    with connected(nurd, duckdb) as con:
+        ans = sp.answer(sp.load_stages(con), sp.load_slots(con))
+        replace_table(con, "spark_answer", pd.DataFrame([sp.answer_row(ans, TRACE)]), trace=TRACE)
+    md, conf = sp.write_answer(ans, nurd.data_path / sp.ANSWER_DIR)
     return dg.MaterializeResult(metadata={
         "answer": dg.MetadataValue.md(ans.text()), "spark_defaults_conf": dg.MetadataValue.path(str(conf)),
         "report": dg.MetadataValue.path(str(md)), "stages": ans.stages, "applications": ans.applications,
@@ -59,7 +47,12 @@ def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Mate
         "chosen": ans.chosen.name if ans.chosen else "none"})
 
 
-@dg.sensor(name="spark_eventlog_sensor", target=[spark_staged, spark_speculation], minimum_interval_seconds=60,
+#: What a new complete log re-runs at once: the staging and Spark's answer; the learned chain after
+#: them by its automation conditions (a new data version of staged_trace), as on the Google path.
+SENSOR_TARGET = dg.AssetSelection.assets("raw_trace", "staged_trace", "spark_speculation")
+
+
+@dg.sensor(name="spark_eventlog_sensor", target=SENSOR_TARGET, minimum_interval_seconds=60,
            description="Watches NURD_TRACE_URL (NURD_TRACE=spark_eventlog): an application whose event log is "
                        "complete becomes a partition of spark_applications and the chain re-runs; a log still "
                        "being written (.inprogress, or a rolling folder whose status says so) waits.")
@@ -78,4 +71,4 @@ def spark_eventlog_sensor(context: dg.SensorEvaluationContext, nurd: PipelineSet
         dynamic_partitions_requests=[spark_applications.build_add_request(new)])
 
 
-assets = [spark_staged, spark_speculation]
+assets = [spark_speculation]

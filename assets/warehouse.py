@@ -12,8 +12,9 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse.build import build_features, build_funnel, build_jobs, build_tasks, grid_coverage, step_tables
-from stragglers.warehouse import ledger, locate, progress, sql_files, staged_parts, staging
+from stragglers.warehouse.build import (build_features, build_funnel, build_jobs, build_tasks, features_table,
+                                        grid_coverage, step_tables)
+from stragglers.warehouse import ledger, locate, progress, staged_parts, staging
 from .resources import PipelineSettings
 
 from .checks import table_check
@@ -24,13 +25,16 @@ RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each ta
 
 @automated_asset(deps=[dg.AssetKey("raw_trace")], group_name="warehouse", kinds={"duckdb"},
                  description="Typed staging views over the raw trace files (read_csv with explicit column names "
-                             "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core.")
+                             "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core. "
+                             "Spark event logs (NURD_TRACE=spark_eventlog): every log under NURD_TRACE_URL read "
+                             "into the stg_spark_* tables (stragglers/warehouse/spark_staging.py; bad lines as "
+                             "NURD_ON_BAD_ROWS says, skipped files counted in table quarantine).")
 def staged_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         n_parts = staging.stage_trace(con, nurd.raw_path, s)
-        views = list(sql_files.GOOGLE_VIEWS) if s.is_google_format else ["stg_batch_instance"]
+        views = staging.staged_tables(s)
         absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
         usage_note = staged_parts.usage_absent_reason(con, s.trace)
         inputs = ledger.recorded_inputs(con, "staged_trace", s.trace)
@@ -40,6 +44,7 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings,
             context.log.info("staged_trace: raw files unchanged since the last count")
         quarantined = _rows(con, locate.QUARANTINE, s.trace)
         parts_note = staged_parts.parts_note(con, s.trace)
+        counts |= staging.format_counts(con, s)
     meta = counts | {"trace": s.trace, "on_bad_rows": s.on_bad_rows, "quarantined_rows": quarantined,
                      "tables_absent": ", ".join(absent) or "none"}
     if parts_note:
@@ -133,12 +138,12 @@ def checkpoint_features(context: dg.AssetExecutionContext, nurd: PipelineSetting
         per_job = con.execute("""SELECT count(DISTINCT job_id) AS jobs, avg(n) AS mean_checkpoints,
             max(n) AS max_checkpoints FROM (SELECT job_id, count(*) AS n FROM job_checkpoints WHERE trace = ?
             GROUP BY job_id)""", [s.trace]).df()
-        grids = grid_coverage(con, s)
-        meta = {"dagster/row_count": _rows(con, "checkpoint_features", s.trace), "feature_mode": s.feature_mode,
+        grids, table = grid_coverage(con, s), features_table(s)
+        meta = {"dagster/row_count": _rows(con, table, s.trace), "feature_mode": s.feature_mode, "table": table,
                 "checkpoint_grid": s.checkpoint_grid if s.is_google_format else "equal (Alibaba)",
                 "jobs_per_grid": md_table(grids),
                 "features": ", ".join(s.format.columns), "checkpoints": md_table(per_job),
-                "preview": preview(con, "checkpoint_features", s.trace, 5),
+                "preview": preview(con, table, s.trace, 5),
                 "seconds": round(time.perf_counter() - started, 2), "rebuilt": step.rebuilt}
     if no_usage:
         context.log.warning(no_usage)
@@ -168,7 +173,8 @@ checks = [
                 params=lambda n: {"quantile": n.quantile},
                 warehouse_params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks)},
                 description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
-    table_check(checkpoint_features, "checkpoint_features",
+    table_check(checkpoint_features, "checkpoint_features", table=features_table,
                 params=lambda n: {"features": list(n.selection().format.columns)},
-                description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing."),
+                description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing "
+                            "(on the operator's clock's features where the paper's grid is not built: Spark)."),
 ]

@@ -28,7 +28,6 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -189,7 +188,7 @@ def main(argv=None) -> int:
     ref_db = reference_warehouse(work)
     ours = EvaluationSettings(workers=1)
     authors, _ = with_settings(ours, SelectionSettings(), AUTHORS)
-    protocols = {"ours": (ours_db, ours), "authors+xgb": (ref_db, replace(authors, regressor="xgboost"))}
+    protocols = {"ours": (ours_db, ours), "authors+xgb": (ref_db, authors.replace(regressor="xgboost"))}
     res: dict = {}
     base: dict = {}
     for name, params in CANDIDATES.items():

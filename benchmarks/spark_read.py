@@ -138,10 +138,10 @@ def report(res: dict) -> str:
     ])
 
 
-def write_section(path: Path, text: str) -> None:
+def write_section(path: Path, text: str, section: str = SECTION) -> None:
     """Replace the section (up to the next '## ' heading) or append it."""
     old = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    start = next((i for i, line in enumerate(old) if line.strip() == SECTION), None)
+    start = next((i for i, line in enumerate(old) if line.strip() == section), None)
     if start is None:
         new = old + ([""] if old and old[-1] else []) + text.splitlines()
     else:

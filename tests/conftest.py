@@ -123,7 +123,7 @@ def spark_eventlogs(tmp_path_factory):
 #: tests/conftest.py built_once) only one is here: the others come later, when the logs are written,
 #: rather than wait on another worker for them.
 SLOWEST_FILES = ("test_future_cannot_change_past.py", "test_user_commands.py", "test_scripts_help.py",
-                 "test_bounded_memory.py", "test_realdata.py", "test_spark_cluster.py", "test_methods.py",
+                 "test_bounded_memory.py", "test_realdata.py", "test_spark_cluster.py", "test_spark_dagster.py", "test_methods.py",
                  "test_operator_protocol.py", "test_sweep.py", "test_bad_settings.py", "test_pipeline.py",
                  "test_hound.py", "test_product.py", "test_faults.py")
 

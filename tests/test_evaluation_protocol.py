@@ -3,7 +3,6 @@ and the evaluation assets on a small generated trace (real Dagster runs, a real 
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -77,7 +76,7 @@ def fifty_task_job() -> JobData:
 def test_sorted_index_quantiles():
     job = fifty_task_job()
     assert job.tau == pytest.approx(451.0)                     # 10 * (1 + 0.9 * 49), interpolated
-    out = adapt_job(job, replace(OURS, quantiles="sorted_index"))
+    out = adapt_job(job, OURS.replace(quantiles="sorted_index"))
     assert out.tau == 460.0                                    # sorted[int(0.9 * 50)] = sorted[45]
     # initial training set: latency < sorted[int(0.04 * 50)] = sorted[2] = 30 -> tasks 10 s and 20 s
     assert np.flatnonzero(out.initial).tolist() == [0, 1]
@@ -86,7 +85,7 @@ def test_sorted_index_quantiles():
 
 def test_length_filter_drops_short_stragglers_and_long_normal_tasks():
     job = fifty_task_job()
-    out = adapt_job(job, replace(OURS, test_set="length_filter"))
+    out = adapt_job(job, OURS.replace(test_set="length_filter"))
     # lengths ceil(y / 50): stragglers 460..500 s -> 10 each, mean 10: none below 9, all kept.
     # evaluated normal tasks 30..450 s: lengths 1..9, mean 5.28: lengths > 6.28 (y > 300 s) are dropped
     kept = job.latency[out.evaluated]
@@ -102,7 +101,7 @@ def test_longest_straggler_horizon_extends_the_replay_past_tau():
     cps = np.arange(20.0, tau, 50.0)                           # 20, 70, ..., 420
     job = JobData(job_id=4, task_ids=np.arange(50), latency=lat, checkpoints=cps,
                   X=np.zeros((len(cps), 50, 0)), tau=tau, feature_names=())
-    out = adapt_job(job, replace(OURS, horizon="longest_straggler"))
+    out = adapt_job(job, OURS.replace(horizon="longest_straggler"))
     # steps go on until the longest straggler's latency minus one step: 800 - 50 = 750
     assert out.checkpoints.tolist() == [*cps.tolist(), 470.0, 520.0, 570.0, 620.0, 670.0, 720.0]
     # Spark's rule with multiplier 2: at 420 s 42 tasks finished, median 215, 430 > 420: no flag
@@ -118,22 +117,22 @@ def test_usage_window_latency_replaces_the_event_latency():
     job = fifty_task_job()
     usage = {i: float(job.latency[i]) for i in range(50)}
     usage[0] = 600.0          # task 0 ran 600 s of usage windows although its events span 10 s
-    out = adapt_job(job, replace(OURS, latency="usage_windows"), usage)
+    out = adapt_job(job, OURS.replace(latency="usage_windows"), usage)
     assert out.latency[0] == 600.0 and bool(out.labels[0])
     assert out.tau == pytest.approx(float(np.quantile(out.latency, 0.9)))
     with pytest.raises(ValueError, match="usage_windows"):
-        adapt_job(job, replace(OURS, latency="usage_windows"))
+        adapt_job(job, OURS.replace(latency="usage_windows"))
 
 
 def test_authors_baseline_hyperparameters():
-    authors = replace(OURS, baseline_params="authors")
+    authors = OURS.replace(baseline_params="authors")
     assert method_factory("lof", OURS)().n_neighbors == 20
     assert method_factory("lof", authors)().n_neighbors == 15
     assert method_factory("cof", authors)().n_neighbors == 15
     assert method_factory("lscp", authors)().lof_n_neighbors == (5, 10)
     assert method_factory("xgbod", authors)().labels == "latency_above_tau"
     assert method_factory("tobit", authors)().censor_at == "max_finished"
-    nurd = method_factory("nurd", replace(OURS, propensity_max_iter=100, alpha=0.0))()
+    nurd = method_factory("nurd", OURS.replace(propensity_max_iter=100, alpha=0.0))()
     assert (nurd.propensity_max_iter, nurd.alpha) == (100, 0.0)
 
 
@@ -154,7 +153,7 @@ def test_preset_sets_every_setting_and_is_rejected_when_unknown():
     with pytest.raises(ValueError, match="NURD_PROTOCOL"):
         protocol_settings("paper", OURS, SelectionSettings())
     with pytest.raises(SettingError, match="horizon"):
-        replace(OURS, horizon="forever")
+        OURS.replace(horizon="forever")
     labels = [label for label, _ in ablation_variants()]
     assert labels[0] == "authors" and labels[-1] == "ours" and len(labels) == len(AUTHORS) + 2
     assert "authors, alpha=0.5" in labels and "authors, feature_mode=observed" in labels

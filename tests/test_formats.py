@@ -20,10 +20,20 @@ def _final_select_columns(sql: str) -> list[str]:
     sql = re.sub(r"--[^\n]*", "", sql)   # comments
     last = sql[[m.start() for m in re.finditer(r"\nSELECT\s", sql)][-1]:]
     body = last[len("\nSELECT "):re.search(r"\nFROM ", last).start()]
+    items, depth, cur = [], 0, ""
+    for ch in body.replace("\n", " "):                  # commas outside parentheses
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+        else:
+            cur += ch
     cols = []
-    for item in re.split(r",(?![^()]*\))", body.replace("\n", " ")):   # commas outside parentheses
+    for item in items + [cur]:
         item = item.strip()
-        cols.append(re.split(r"\s+AS\s+", item, flags=re.I)[-1].split(".")[-1].strip())
+        # every column of a joined table at once (COLUMNS(x.* EXCLUDE (...)) inside an expression)
+        star = re.search(r"COLUMNS\(\w+\.(\* EXCLUDE \([^()]*\))\)", item)
+        cols.append(star.group(1) if star else re.split(r"\s+AS\s+", item, flags=re.I)[-1].split(".")[-1].strip())
     return cols
 
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from stragglers.prediction.likelihood import tobit_negloglik, tobit_nll
 from stragglers.prediction.methods import BASELINES, METHOD_CLASSES, METHODS, VARIANTS, CannotFit, JobContext, MethodTags, TaskSet
-from stragglers.prediction.methods.censored import TobitFitter, tobit_negloglik, tobit_nll, tobit_objective
+from stragglers.prediction.methods.censored import TobitFitter, tobit_objective
 from stragglers.prediction.methods.survival import CoxPH, Grabit
 from stragglers.prediction.methods.wrangler import Wrangler
 

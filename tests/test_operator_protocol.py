@@ -17,7 +17,7 @@ from stragglers.prediction.methods.base import RATIO_GRID
 from stragglers.prediction.methods.rules import SPARK_GRID
 from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator, typed_settings
 from stragglers.prediction.simulate import JobData, replay_job
-from stragglers.prediction.threshold import conditional_survival, km_quantile, online_threshold
+from stragglers.prediction.threshold import conditional_survival, km_at, km_curve, km_quantile, online_threshold
 from stragglers.settings import EvaluationSettings, Settings
 
 
@@ -77,6 +77,48 @@ def test_kaplan_meier_quantile_with_censoring_worked_by_hand():
     assert km_quantile(d, e, 0.75) == 7.0      # first S <= 0.25
     assert km_quantile(d, e, 0.9) == 8.0
     assert km_quantile([1, 2, 3, 3], [1, 0, 0, 0], 0.9) == math.inf     # S stays at 3/4
+
+
+def test_the_kaplan_meier_curve_and_quantile_are_lifelines_to_the_bit():
+    from lifelines import KaplanMeierFitter
+    from lifelines.utils import qth_survival_time
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(2, 80))
+        d = np.round(rng.lognormal(3, 1, n), int(rng.integers(0, 2)))   # ties, censorings among events
+        e = rng.random(n) < rng.uniform(0.1, 1.0)
+        if not e.any():
+            continue
+        kmf = KaplanMeierFitter().fit(d, e)
+        times, surv = km_curve(d, e)
+        assert np.array_equal(times, kmf.survival_function_.index.to_numpy())
+        assert np.array_equal(surv, kmf.survival_function_.iloc[:, 0].to_numpy())
+        for q in (0.5, 0.75, 0.9):
+            assert km_quantile(d, e, q) == float(qth_survival_time(1.0 - q, kmf.survival_function_))
+        at = np.r_[rng.uniform(0, d.max() * 1.2, 5), d[:3]]
+        assert np.array_equal(km_at(d, e, at), kmf.survival_function_at_times(at).to_numpy())
+
+
+def test_the_kaplan_meier_quantile_is_lifelines_answer_exactly():
+    """km_quantile computes in numpy what lifelines' fitter and qth_survival_time give: ties, zeros,
+    censorings among the events, every quantile (the same floats, so the same boundary cases)."""
+    from lifelines import KaplanMeierFitter
+    from lifelines.utils import qth_survival_time
+
+    rng = np.random.default_rng(0)
+    compared = 0
+    for _ in range(400):
+        n = int(rng.integers(2, 80))
+        d = np.round(rng.lognormal(1, 1, n), int(rng.integers(0, 3)))
+        d[rng.integers(0, n)] = 0.0 if rng.random() < 0.2 else d[0]
+        e = rng.random(n) < rng.random()
+        if not e.any():
+            continue
+        survival = KaplanMeierFitter().fit(d, e).survival_function_
+        for q in (0.5, 0.75, 0.9, 0.95):
+            assert km_quantile(d, e, q) == float(qth_survival_time(1.0 - q, survival)), (d.tolist(), e.tolist(), q)
+            compared += 1
+    assert compared > 1000
 
 
 def test_online_threshold_is_the_km_quantile_once_defined_else_an_extrapolation_beyond_t():
@@ -198,7 +240,7 @@ def test_the_operator_preset():
     s = evaluation(protocol="operator")
     assert (s.threshold, s.horizon, s.intervention) == ("online", "end", "speculate") and is_operator(s)
     assert not is_operator(evaluation()) and not is_operator(evaluation(protocol="authors"))
-    assert replace(s, threshold="oracle", horizon="tau", intervention="relaunch") == evaluation()
+    assert s.replace(threshold="oracle", horizon="tau", intervention="relaunch") == evaluation()
 
 
 def test_the_censored_log_normal_fit_matches_scipys_generic_fit():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 import dagster as dg
 import duckdb
 import pytest
@@ -26,9 +24,9 @@ def test_every_default_is_the_models():
     for name in PipelineSettings.model_fields:
         assert getattr(resource, name) == getattr(model, name), name
     for sub in (SelectionSettings(), EvaluationSettings(workers=1)):
-        for f in fields(sub):
-            if f.name != "workers":
-                assert getattr(sub, f.name) == getattr(model, f.name), f.name
+        for name in type(sub).model_fields:
+            if name != "workers":
+                assert getattr(sub, name) == getattr(model, name), name
     assert DEFAULT_PARAMS["min_tasks"] == model.min_tasks == 100
     assert DEFAULT_PARAMS["quantile"] == model.quantile
 
@@ -125,14 +123,20 @@ def test_each_stage_owns_its_settings_and_the_root_only_composes_them():
 @pytest.mark.parametrize("typed", [SelectionSettings, EvaluationSettings, EngineSettings, HoundSettings,
                                    NodeSettings, FailureSettings])
 def test_typed_settings_take_defaults_and_bounds_from_the_models(typed):
-    """A typed setting of a stage's code that a run sets is linked to its model's field: the same
-    default, and a bad value is the model's one-line error naming the variable."""
-    linked = [f for f in fields(typed) if "setting" in f.metadata]
+    """A typed setting of a stage's code that a run sets is its model's field, declared there only: the
+    same type, default, bounds and meaning, and the view of the composed settings has the run's values."""
+    linked = typed.settings_of_fields()
     assert linked
-    for f in linked:
-        model, setting = f.metadata["setting"]
-        assert f.default == model.model_fields[setting].default, f.name
+    for name, (model, setting) in linked.items():
+        ours, theirs = typed.model_fields[name], model.model_fields[setting]
+        assert (ours.annotation, ours.default, ours.metadata, ours.description) == (
+            theirs.annotation, theirs.default, theirs.metadata, theirs.description), name
         assert setting in Settings.model_fields
+    run = Settings(seed=7, min_tasks=50, n_boot=9, batch_jobs=3, hound_replicas=2, node_fit_sample=4, clones=2)
+    view = typed.of(run)
+    for name, (_, setting) in linked.items():
+        if name != "workers":   # 0 = one per core, resolved by the evaluation's view
+            assert getattr(view, name) == getattr(run, setting), name
 
 
 def test_a_bound_is_checked_by_the_declaration_wherever_the_value_comes_from():

@@ -1,5 +1,7 @@
-"""NURD_TRACE=spark_eventlog in Dagster: the sensor on the log directory (a real instance), and the
-assets that stage the logs and write the settings to set, on the logs a real Spark cluster wrote."""
+"""NURD_TRACE=spark_eventlog in Dagster: the sensor on the log directory (a real instance), the
+assets that stage the logs and write the settings to set, on the logs a real Spark cluster wrote, and
+the operator's whole chain (NURD and a baseline under the operator's protocol, the report opening with
+the settings to set) on real logs."""
 
 from __future__ import annotations
 
@@ -7,10 +9,19 @@ import shutil
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 
-from nurd_pipeline.assets import spark, traces
+from nurd_pipeline.assets import budgets, completion, prediction, reports, spark, traces, warehouse
 from nurd_pipeline.assets.resources import PipelineSettings, WarehouseResource
-from stragglers.prediction.spark_speculation import ANSWER_FILE, CONF_FILE
+from stragglers.prediction.spark_speculation import ANSWER_DIR, ANSWER_FILE, CONF_FILE
+
+#: The operator's chain on Spark's logs, from the log directory to the report.
+CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
+         warehouse.checkpoint_features, spark.spark_speculation, prediction.nurd_eval, prediction.baseline_eval,
+         completion.completion_times, budgets.operator_budgets, reports.comparison_tables]
+#: Real logs of the chain's test: two multi-host applications (Databricks 2 hosts, 15 stages of at least
+#: 100 tasks; YARN 5 hosts, one), and a log with a line that is not JSON (a counted skip).
+REAL_LOGS = ("nds_q88_photon_db_13_3.zstd", "rp_sql_eventlog.zstd", "malformed_json_eventlog.zstd")
 
 
 def _nurd(tmp_path: Path, log_dir: Path, **kw) -> PipelineSettings:
@@ -50,23 +61,57 @@ def test_the_sensor_skips_another_trace(tmp_path):
 def test_the_assets_stage_the_logs_and_write_the_settings_to_set(spark_eventlogs, tmp_path):
     nurd = _nurd(tmp_path, spark_eventlogs.eventlog_dir, min_tasks=2)
     with dg.instance_for_test() as instance:
-        result = dg.materialize(spark.assets, resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)},
-                                instance=instance)
+        result = dg.materialize([traces.raw_trace, warehouse.staged_trace, spark.spark_speculation],
+                                resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)}, instance=instance)
     assert result.success
-    staged = result.asset_materializations_for_node("spark_staged")[0].metadata
+    staged = result.asset_materializations_for_node("staged_trace")[0].metadata
     assert staged["applications"].value == len([a for a in spark_eventlogs.apps if not a["killed"]])
-    reports = tmp_path / "data" / "reports"
-    md, conf = (reports / ANSWER_FILE).read_text(), (reports / CONF_FILE).read_text()
+    answer_dir = tmp_path / "data" / ANSWER_DIR
+    md, conf = (answer_dir / ANSWER_FILE).read_text(), (answer_dir / CONF_FILE).read_text()
     answer = result.asset_materializations_for_node("spark_speculation")[0].metadata["answer"].value
     assert answer.startswith("On your ") and answer in md and conf in md
     assert conf.startswith("#")
 
 
-def test_the_trace_chain_says_it_does_not_read_spark_logs(spark_eventlogs, tmp_path):
+def test_raw_trace_lists_the_logs_where_they_lie_and_copies_nothing(spark_eventlogs, tmp_path):
     nurd = _nurd(tmp_path, spark_eventlogs.eventlog_dir)
-    result = dg.materialize([traces.raw_trace], resources={"nurd": nurd}, raise_on_error=False,
-                            instance=dg.DagsterInstance.ephemeral())
-    assert not result.success
-    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert "NURD_TRACE=spark_eventlog is read where NURD_TRACE_URL points, by the assets of group spark" \
-        in failure.event_specific_data.error.message
+    result = dg.materialize([traces.raw_trace], resources={"nurd": nurd}, instance=dg.DagsterInstance.ephemeral())
+    meta = result.asset_materializations_for_node("raw_trace")[0].metadata
+    assert meta["path"].value == str(spark_eventlogs.eventlog_dir)
+    assert meta["files"].value >= len(spark_eventlogs.apps) and meta["tables_missing"].value == "none"
+    assert not (tmp_path / "data" / "raw").exists()
+
+
+def test_the_operators_chain_runs_on_real_logs_and_the_report_opens_with_the_settings(spark_realdata, tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in REAL_LOGS:
+        (logs / name).symlink_to(spark_realdata / name)
+    nurd = _nurd(tmp_path, logs, on_bad_rows="quarantine", workers=1, n_boot=50)
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(CHAIN + warehouse.checks, partition_key="spark_speculation", instance=instance,
+                                resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)})
+    assert result.success
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert {"tasks_valid", "checkpoint_features_valid"} <= set(checks) and all(checks.values())
+    meta = {node: result.asset_materializations_for_node(node)[0].metadata for node in ("staged_trace", "nurd_eval")}
+    assert meta["staged_trace"]["applications"].value == 2 and meta["staged_trace"]["bad_lines"].value == 1
+    # the paper's protocol says in one line why it does not apply; the operator's ran on every evaluable stage
+    why = meta["nurd_eval"]["paper_protocol"].value
+    assert "\n" not in why and "usage samples" in why
+    with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
+        evaluated = dict(con.execute("""SELECT method, count(DISTINCT job_id) FROM operator_job_metrics
+                                        WHERE trace = 'spark_eventlog' GROUP BY method""").fetchall())
+        stages = con.execute("SELECT count(*) FROM jobs WHERE trace = 'spark_eventlog'").fetchone()[0]
+        paper_rows = con.execute("SELECT count(*) FROM job_metrics").fetchone()[0]
+    assert stages == 16 and paper_rows == 0
+    assert evaluated["nurd"] == evaluated["spark_speculation"] >= stages - 2
+    # the report opens with the settings to set and the block to copy, then every method at the budgets
+    report = (tmp_path / "data" / "reports" / "report.md").read_text()
+    opening = report.split("## What this run shows\n\n")[1]
+    conf = (tmp_path / "data" / ANSWER_DIR / CONF_FILE).read_text()
+    assert opening.startswith("**spark_eventlog**: On your ") and "(2 applications)" in opening.split("\n")[0]
+    assert conf.strip() in opening.split("\n\n**spark_eventlog** (operator's protocol")[0]
+    assert "The best learned method at 5% extra machine time" in opening
+    assert "The paper's protocol does not apply to trace spark_eventlog" in opening
+    assert report.index("## Spark event logs: the speculation settings to set") < report.index("## Every method")

@@ -283,11 +283,28 @@ def test_tasks_straggler_share(con):
     df.loc[df["job_id"] == 1, "is_straggler"] = True  # job 1: share 1.0
     df.loc[5, "evictions"] = -1
     o = validate_table("tasks", con, put(con, "bad", df), params=PARAMS)
-    share = failure_for(o, "expect_column_values_to_be_between", "straggler_share")
+    share = failure_for(o, "expect_column_values_to_be_between", "straggler_share_untied")
     assert share["frame"] == "per_job" and share["first_failing_values"] == [1.0]
     z = failure_for(o, "expect_column_values_to_be_between", "straggler_share_z")
     assert {r["job_id"] for r in z["failing_rows"]} == {1, 3}
     assert failure_for(o, "expect_column_values_to_be_between", "evictions")["first_failing_values"] == [-1]
+
+
+def test_a_tie_at_the_threshold_is_not_a_wrong_label_but_another_quantile_is(con):
+    """Coarse times (Spark's milliseconds): job 3's twelve slowest tasks share one latency, so the
+    label latency >= p takes all twelve (share 0.3); breaking that one tie gives 0.1. Job 1 labelled
+    against its median has no tie to break: it fails."""
+    df = good_tasks()
+    job3 = df["job_id"] == 3
+    slowest = df[job3].sort_values("latency_s").index[-12:]
+    df.loc[slowest, "latency_s"] = 99.0
+    df.loc[job3, "is_straggler"] = df.loc[job3, "latency_s"] >= np.quantile(df.loc[job3, "latency_s"], 0.9)
+    assert df.loc[job3, "is_straggler"].mean() == 0.3
+    job1 = df["job_id"] == 1
+    df.loc[job1, "is_straggler"] = df.loc[job1, "latency_s"] > np.quantile(df.loc[job1, "latency_s"], 0.5)
+    o = validate_table("tasks", con, put(con, "ties", df), params=PARAMS)
+    z = failure_for(o, "expect_column_values_to_be_between", "straggler_share_z")
+    assert {r["job_id"] for r in z["failing_rows"]} == {1}
 
 
 def test_checkpoint_null_feature_out_of_range_and_decreasing(con):

@@ -12,7 +12,6 @@ protocol's settings, both of which they use.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -98,13 +97,13 @@ def nurd_sensitivity(con: duckdb.DuckDBPyConnection, trace: str, evaluation: Eva
     """Rows: method, alpha (NaN for the rules), quantile, n_jobs, f1, f1_auc, ... under ``evaluation``."""
     rows = []
     for q in quantiles:
-        ev_q, sel_q = replace(evaluation, quantile=q), replace(selection, quantile=q)
+        ev_q, sel_q = evaluation.replace(quantile=q), selection.replace(quantile=q)
         with warehouse_features(con, sel_q, selection):        # one build of the features per quantile
             for i, a in enumerate(alphas):
                 if progress:
                     progress(f"quantile {q}, alpha {a}")
                 methods = ["nurd", *REFERENCE_RULES] if i == 0 else ["nurd"]   # the rules have no alpha
-                jm = run_variant(con, trace, replace(ev_q, alpha=a), sel_q, sel_q, methods, max_jobs)
+                jm = run_variant(con, trace, ev_q.replace(alpha=a), sel_q, sel_q, methods, max_jobs)
                 jm = jm[jm["method"].isin(["nurd", *REFERENCE_RULES])]
                 s = _summary(jm)
                 s["alpha"] = np.where(s["method"] == "nurd", a, np.nan)

@@ -86,6 +86,8 @@ def resolve_feature_set(con: duckdb.DuckDBPyConnection, trace: str, requested: s
     if requested != "auto":
         fmt.feature_set(requested)   # raises on a set the format lacks
         return requested, f"feature_set={requested} (configured)"
+    if not fmt.tables:   # staged from its own files (Spark event logs): no usage table to be absent
+        return "usage", f"feature_set=auto: trace {trace}'s own features ({', '.join(fmt.features)})"
     absent = usage_absent_reason(con, trace)
     if absent is None or not fmt.event_features:
         return "usage", (f"feature_set=auto: trace {trace} has usage measurements, so its usage features "
@@ -124,6 +126,13 @@ def not_applicable(trace: str, settings: EvaluationSettings) -> str | None:
         return (f"the paper's protocol does not apply to trace {trace}: {why} (threshold='online', "
                 f"decision_clock='online')")
     return None
+
+
+def not_applicable_notes(trace: str, views: Sequence[EvaluationSettings]) -> dict[str, str]:
+    """{"paper_protocol" or "operator_protocol": why} for each of ``views`` that does not apply to
+    ``trace`` (the one line an evaluation's metadata shows)."""
+    return {("operator" if is_operator(v) else "paper") + "_protocol": why
+            for v in views for why in [not_applicable(trace, v)] if why}
 
 
 def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: EvaluationSettings

@@ -21,7 +21,7 @@ evaluation, which applies the settings defined here.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 import duckdb
@@ -32,7 +32,6 @@ from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
 from stragglers.settings.prediction import PROTOCOL_CHOICES, PROTOCOLS, EvaluationSettings
 from stragglers.settings import Settings
-from stragglers.settings.stage import linked_values
 from stragglers.settings.warehouse import SelectionSettings, format_clock_interval
 from stragglers.warehouse.build import step_tables
 from stragglers.warehouse.ledger import record_settings, SETTINGS_TABLE
@@ -78,8 +77,8 @@ def both_views(evaluation: EvaluationSettings) -> tuple[EvaluationSettings, Eval
     holds the paper's protocol and the operator's. The other view of a paper's protocol
     (ours or authors) is it with the operator's settings; of an operator's, it with the paper's."""
     if is_operator(evaluation):
-        return evaluation, replace(evaluation, **{k: PROTOCOL_CHOICES[k][0] for k in OPERATOR})
-    return evaluation, replace(evaluation, **OPERATOR)
+        return evaluation, evaluation.replace(**{k: PROTOCOL_CHOICES[k][0] for k in OPERATOR})
+    return evaluation, evaluation.replace(**OPERATOR)
 
 
 def protocol_settings(protocol: str, evaluation: EvaluationSettings, selection: SelectionSettings,
@@ -96,8 +95,8 @@ def typed_settings(settings: Settings) -> tuple[EvaluationSettings, SelectionSet
     """The evaluation's and the selection's typed settings from the composed settings, with the
     protocol preset applied."""
     interval = {"clock_interval_s": format_clock_interval(settings.trace, settings.clock_interval_s)}
-    ev = EvaluationSettings(**linked_values(EvaluationSettings, settings) | interval)
-    sel = SelectionSettings(**linked_values(SelectionSettings, settings) | interval)
+    ev = EvaluationSettings.of(settings, **interval)
+    sel = SelectionSettings.of(settings, **interval)
     return protocol_settings(settings.protocol, ev, sel)
 
 
@@ -105,7 +104,7 @@ def with_settings(evaluation: EvaluationSettings, selection: SelectionSettings, 
                   ) -> tuple[EvaluationSettings, SelectionSettings]:
     sel = {k: v for k, v in values.items() if k in SELECTION_FIELDS}
     ev = {k: v for k, v in values.items() if k not in SELECTION_FIELDS}
-    return replace(evaluation, **ev), replace(selection, **sel)
+    return evaluation.replace(**ev), selection.replace(**sel)
 
 
 def ours_value(name: str) -> object:

@@ -427,6 +427,8 @@ def candidate_rules(interval_ms: float = 100.0) -> list[SpeculationRule]:
 #: written to in the report directory.
 BUDGET_PCT = 5.0
 ANSWER_FILE, CONF_FILE = "spark_speculation.md", "spark-defaults.conf"
+#: Their directory under the data directory: beside reports/, which the report replaces whole.
+ANSWER_DIR = "spark"
 #: A stage whose median successful task runs under this (Spark's default minTaskRuntime) is too
 #: short for speculation to matter: counted and set aside, the same stages for every setting.
 SHORT_STAGE_MS = 100.0
@@ -484,9 +486,11 @@ class Answer:
                 f"({d.copies} copies). " + aside)
 
     def conf(self) -> str:
-        """The spark-defaults.conf block to copy ('' when nothing is chosen)."""
+        """The spark-defaults.conf block to copy; with nothing chosen, a comment saying so and
+        speculation left off (Spark's default)."""
         if self.chosen is None:
-            return ""
+            return ("# no speculation setting makes a copy within the budget on these logs: leave it off\n"
+                    "spark.speculation                   false\n")
         return ("# chosen by replaying your event logs (stragglers/prediction/spark_speculation.py)\n"
                 + self.chosen.conf() + "\n")
 
@@ -520,10 +524,10 @@ def answer(stages: list[StageAttempt], slots: dict[int, Slots], budget_pct: floa
 def write_answer(ans: Answer, reports_dir: Path) -> tuple[Path, Path]:
     """The answer as the report's Markdown (the answer first, the block to copy, every setting tried
     on the earlier stages) and the spark-defaults.conf file; returns their paths. With nothing
-    chosen, the conf file says so in a comment and sets nothing."""
+    chosen, the conf file says so in a comment and leaves speculation off."""
     reports_dir = Path(reports_dir)
     reports_dir.mkdir(parents=True, exist_ok=True)
-    conf = ans.conf() or f"# no speculation setting to set: {ans.text()}\n"
+    conf = ans.conf()
     rows = "\n".join(f"| {r.name} | {s.cut_pct:.3f} | {s.extra_pct:.3f} | {s.copies} |" for r, s in ans.tuning)
     md = (f"# Spark speculation: the settings to set\n\n{ans.text()}\n\n```\n{conf}```\n\n"
           f"Every setting tried on the {ans.earlier} earlier stages (budget {ans.budget_pct:g}% extra executor "
@@ -532,3 +536,15 @@ def write_answer(ans: Answer, reports_dir: Path) -> tuple[Path, Path]:
     (reports_dir / ANSWER_FILE).write_text(md)
     (reports_dir / CONF_FILE).write_text(conf)
     return reports_dir / ANSWER_FILE, reports_dir / CONF_FILE
+
+
+def answer_row(ans: Answer, trace: str) -> dict:
+    """The answer as table spark_answer's row (sql/spark_answer.sql): what the report opens with."""
+    c, d, (lo, hi) = ans.chosen_later, ans.defaults_later, ans.chosen_ci
+    return {"trace": trace, "answer": ans.text(), "conf": ans.conf(), "stages": ans.stages,
+            "applications": ans.applications, "set_aside_short": ans.set_aside, "set_aside_one_host": ans.one_host,
+            "earlier": ans.earlier, "later": ans.later, "budget_pct": ans.budget_pct,
+            "chosen": ans.chosen.name if ans.chosen else None, "chosen_cut_pct": c.cut_pct if c else None,
+            "chosen_cut_lo": lo if c else None, "chosen_cut_hi": hi if c else None,
+            "chosen_extra_pct": c.extra_pct if c else None, "defaults_rule": ans.defaults_rule.name,
+            "defaults_cut_pct": d.cut_pct if d else None, "defaults_extra_pct": d.extra_pct if d else None}

@@ -205,12 +205,21 @@ def expected_copy_seconds(y, decisions, start=None) -> np.ndarray:
                      for t in np.asarray(decisions, dtype=float).tolist()])
 
 
-def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, task_start=None
-                     ) -> tuple[float, float, int]:
+def machine_seconds_by(y, decisions, start=None) -> np.ndarray:
+    """Per decision t: the job's machine time so far, sum over its tasks of min(y_i, t - s_i) (0
+    before a task starts), what a budget share is of."""
+    y = np.asarray(y, dtype=float)
+    began = np.zeros(len(y)) if start is None else np.asarray(start, dtype=float)
+    return np.array([float(np.clip(t - began, 0.0, y).sum()) for t in np.asarray(decisions, dtype=float).tolist()])
+
+
+def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, task_start=None,
+                     machine_so_far=None) -> tuple[float, float, int]:
     """(new completion time, extra machine seconds, copies) with copies started at ``decisions``
     in the order ``candidates(k, t, copied)`` gives (task indices, best first) while ``cap`` (a
     budget share, or ``HADOOP_CAP``) allows one more (see the section's comment). ``expected``:
-    ``expected_copy_seconds`` (computed when not given). A copy ends at min(end_i, r_i + relaunch_i)
+    ``expected_copy_seconds`` and ``machine_so_far``: ``machine_seconds_by`` (computed when not
+    given; the same for every draw). A copy ends at min(end_i, r_i + relaunch_i)
     (``task_ends``; ``task_start``: the tasks' starts on the job's wall clock), as with a machine
     always free."""
     y = np.asarray(y, dtype=float)
@@ -220,20 +229,18 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, tas
     n = len(y)
     end = task_ends(y, task_start)
     began = np.zeros(n) if task_start is None else np.asarray(task_start, dtype=float)
+    if machine_so_far is None and cap != HADOOP_CAP:
+        machine_so_far = machine_seconds_by(y, decisions, task_start)
     start = np.full(n, np.nan)
     done = end.copy()
     for k, t in enumerate(np.asarray(decisions, dtype=float).tolist()):
         copied = ~np.isnan(start)
-        order = np.asarray(candidates(k, t, copied), dtype=int)
-        order = order[(end[order] > t) & (began[order] <= t) & ~copied[order]]
-        if not len(order):
-            continue
         running_copies = copied & (done > t)
+        # the room the cap leaves first: where it is none, no candidate is asked for (nothing starts)
         if cap == HADOOP_CAP:
             m0, share_running, share_all = HADOOP_CAPS
             running = int(((began <= t) & (end > t)).sum())
-            room = int(max(m0, share_running * running, share_all * n)) - int(running_copies.sum())
-            chosen = order[:max(room, 0)]
+            n_new = int(max(m0, share_running * running, share_all * n)) - int(running_copies.sum())
         else:
             expect = float(expected[k])
             if not np.isfinite(expect) or expect <= 0:
@@ -241,9 +248,12 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, tas
             spent = float((np.minimum(done[copied], t) - start[copied]).sum())
             ages = t - start[running_copies]
             committed = spent + float(np.maximum(expect - ages, 0.0).sum())
-            allowed = float(cap) * float(np.clip(t - began, 0.0, y).sum())
+            allowed = float(cap) * float(machine_so_far[k])
             n_new = int(max(allowed - committed, 0.0) // expect)
-            chosen = order[:n_new]
+        if n_new <= 0:
+            continue
+        order = np.asarray(candidates(k, t, copied), dtype=int)
+        chosen = order[(end[order] > t) & (began[order] <= t) & ~copied[order]][:n_new]
         start[chosen] = t
         done[chosen] = np.minimum(end[chosen], t + relaunch[chosen])
     copied = ~np.isnan(start)
@@ -257,9 +267,10 @@ def capped_outcome(y, decisions, candidates, draws, cap, expected=None, start=No
     if expected is None and cap != HADOOP_CAP:
         expected = expected_copy_seconds(y, decisions, start)
     original, work = float(task_ends(y, start).max()), float(y.sum())
+    so_far = None if cap == HADOOP_CAP else machine_seconds_by(y, decisions, start)
     red = extra = copies = 0.0
     for r in draws:
-        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, expected, start)
+        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, expected, start, so_far)
         red += (original - new) / original
         extra += ex / work
         copies += c
@@ -277,11 +288,15 @@ def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
     with np.errstate(invalid="ignore"):
         passed = [(F <= t).sum(axis=0) for t in decisions.tolist()]
     own = F[cut]
+    ranked: dict[tuple[int, float], np.ndarray] = {}   # the order at a decision: the same for every draw and cap
 
-    def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:
-        with np.errstate(invalid="ignore"):
-            idx = np.flatnonzero((own <= t) & ~copied)
-        return idx[np.lexsort((idx, own[idx], -passed[k][idx]))]
+    def candidates(k: int, t: float, copied: np.ndarray) -> np.ndarray:
+        order = ranked.get((k, t))
+        if order is None:
+            with np.errstate(invalid="ignore"):
+                idx = np.flatnonzero(own <= t)
+            order = ranked[k, t] = idx[np.lexsort((idx, own[idx], -passed[k][idx]))]
+        return order[~copied[order]]    # leaving the copied tasks out keeps the others' order
     return candidates
 
 
@@ -305,8 +320,11 @@ def ranked_by_truth(y: np.ndarray, finished: np.ndarray | None = None, start=Non
     that truly end last first (a copy of a task that will not finish buys nothing)."""
     y = task_ends(y, start)
     will_finish = np.ones(len(y), bool) if finished is None else np.asarray(finished, dtype=bool)
+    # one stable sort for every decision: filtering it keeps the order (ties by task order)
+    order = np.argsort(-y, kind="stable")
+    order = order[will_finish[order]]
+    ends = y[order]
 
-    def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:
-        idx = np.flatnonzero((y > t) & ~copied & will_finish)
-        return idx[np.argsort(-y[idx], kind="stable")]
+    def candidates(k: int, t: float, copied: np.ndarray) -> np.ndarray:
+        return order[(ends > t) & ~copied[order]]
     return candidates

@@ -9,7 +9,7 @@ quantile estimated from what is known at checkpoint t,
   every running task has run exactly t seconds, on the operator's wall clock each has run since
   its own start).
 
-tau_hat(t) is the Kaplan-Meier quantile (lifelines ``KaplanMeierFitter``; the smallest
+tau_hat(t) is the Kaplan-Meier quantile (``km_curve``: lifelines' ``KaplanMeierFitter`` arithmetic; the smallest
 event time s with S(s) <= 1 - q, lifelines' ``qth_survival_time`` convention). It is
 undefined while more than 1 - q of the tasks still run (S never reaches 1 - q within the
 observed times): on the common clock, at every checkpoint before the true tau. The rule
@@ -31,8 +31,6 @@ import math
 import warnings
 
 import numpy as np
-from lifelines import KaplanMeierFitter
-from lifelines.utils import qth_survival_time
 from scipy import optimize, stats
 
 from stragglers.prediction.likelihood import tobit_negloglik
@@ -44,13 +42,41 @@ def _observations(finished_y: np.ndarray, running_elapsed: np.ndarray) -> tuple[
     return np.r_[fin, el], np.r_[np.ones(len(fin), bool), np.zeros(len(el), bool)]
 
 
+def km_curve(durations, observed) -> tuple[np.ndarray, np.ndarray]:
+    """(times, S(times)): the Kaplan-Meier survival curve, S(t) = prod_{t_j <= t} (1 - d_j / n_j)
+    with d_j events and n_j at risk at t_j (Kaplan & Meier 1958), at every distinct duration and
+    at 0. The arithmetic is lifelines' ``KaplanMeierFitter`` (a sum of log(n_j - d_j) - log(n_j),
+    exponentiated), so the curve is the same to the bit (tested), without its per-fit tables:
+    tau_hat is estimated at every decision of every job."""
+    durations = np.asarray(durations, dtype=float)
+    observed = np.asarray(observed, bool)
+    times, at, removed = np.unique(np.r_[min(0.0, durations.min()), durations], return_inverse=True,
+                                   return_counts=True)
+    removed[0] -= 1                                    # the birth row (entry at time 0) is not a removal
+    deaths = np.bincount(at[1:][observed], minlength=len(times)).astype(float)
+    at_risk = (len(durations) - np.r_[0, np.cumsum(removed)[:-1]]).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return times, np.exp(np.cumsum(np.log(at_risk - deaths) - np.log(at_risk)))
+
+
+def km_at(durations, observed, at) -> np.ndarray:
+    """S at the times ``at`` (a step function: its value at the last curve time <= each; NaN
+    before the curve's first time), as lifelines' ``survival_function_at_times``."""
+    times, surv = km_curve(durations, observed)
+    i = np.searchsorted(times, np.asarray(at, dtype=float), side="right") - 1
+    return np.where(i >= 0, surv[np.maximum(i, 0)], np.nan)
+
+
 def km_quantile(durations, observed, q: float) -> float:
-    """The Kaplan-Meier q-quantile of latency (+inf when S stays above 1 - q)."""
+    """The Kaplan-Meier q-quantile of latency: the first time with S <= 1 - q (lifelines'
+    ``qth_survival_time`` convention), +inf when S stays above 1 - q."""
     durations = np.asarray(durations, dtype=float)
     if len(durations) == 0 or not np.any(observed):
         return math.inf
-    kmf = KaplanMeierFitter().fit(durations, np.asarray(observed, bool))
-    return float(qth_survival_time(1.0 - q, kmf.survival_function_))
+    times, surv = km_curve(durations, observed)
+    if surv[-1] > 1.0 - q:
+        return math.inf
+    return float(times[np.searchsorted(-surv, -(1.0 - q))])
 
 
 def lognormal_fit(durations, observed) -> tuple[float, float] | None:
@@ -126,8 +152,7 @@ def conditional_survival(finished_y, running_elapsed, t, x: float) -> np.ndarray
         return out
     durations, observed = _observations(finished_y, running_elapsed)
     if np.any(observed) and x <= durations[observed].max():
-        kmf = KaplanMeierFitter().fit(durations, observed)
-        s = kmf.survival_function_at_times(np.r_[t[ask], x]).to_numpy()
+        s = km_at(durations, observed, np.r_[t[ask], x])
         st, sx = s[:-1], s[-1]
         out[ask] = np.where(st > 0, sx / np.where(st > 0, st, 1.0), 0.0)
         return out

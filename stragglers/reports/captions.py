@@ -65,6 +65,14 @@ COST_CURVE_CAPTION = (
     "(jobs with too few earlier jobs use the fallback threshold). 'configured' marks NURD_COST_LAMBDA.")
 
 
+SPARK_ANSWER_CAPTION = (
+    "Spark event logs: the speculation settings to set",
+    "Spark's own rule replayed on the logs (stragglers/prediction/spark_speculation.py: Spark's check, a copy "
+    "needs a free executor core on another host, pending tasks first): the setting with the largest stage-time "
+    "cut within the budget on the earlier half of the stages (by submission), scored on the later half beside "
+    "Spark 4.0's defaults. Brackets: 95% bootstrap interval over the later stages. Stages whose median task "
+    "runs under minTaskRuntime, and those of single-host applications, are counted and set aside.")
+
 ANSWER_CAPTION = (
     "The answer: what 2% extra machine time buys (operator's protocol)",
     "Per trace, on the scored jobs (the half that ended last): Spark's speculation with its settings (quantile, "

@@ -7,7 +7,9 @@ figure follows which table, and its captions; or None when its tables are absent
 lists them in the order the report shows them; ``build_report`` renders each, writes the
 "what this run shows" paragraph first and publishes the files (stragglers.reports.publish).
 
-The tables a section may read (``Comparison.get``): ``job_metrics`` (required),
+The tables a section may read (``Comparison.get``): ``job_metrics`` (the paper's protocol's: empty
+where only the operator's protocol applies, Spark event logs, whose report opens with
+``spark_answer``, the settings to set),
 ``f1_over_time``, ``completion_times`` (stragglers.prediction.completion.completion_table),
 ``speculation_times`` and ``speculation_job_times`` (speculation_table, speculation_jobs: the
 operator's protocol), ``operator_job_metrics``, ``operator_cost_curve``, ``protocol_ablation``,
@@ -31,7 +33,7 @@ from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.reports import budgets as budget_report
 from stragglers.reports import captions as cap
 from stragglers.reports import comparison_figures as figs
-from stragglers.reports import operator, reexecution, story, views
+from stragglers.reports import operator, reexecution, spark_answer as spark, story, views
 from stragglers.reports.paper import PAPER_TABLE3, compare_with_paper
 from stragglers.reports.publish import write_report
 from stragglers.reports.style import display_name
@@ -85,6 +87,12 @@ class Comparison:
 
     def png(self, name: str) -> Path:
         return self.workdir / name
+
+    @property
+    def paper(self) -> bool:
+        """Whether the paper's protocol ran (job_metrics has rows): not on traces where it does not
+        apply, such as Spark event logs (their evaluations are the operator's only)."""
+        return self.given("job_metrics") is not None
 
     @cached_property
     def t3(self) -> pd.DataFrame:
@@ -175,6 +183,14 @@ def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
 # The sections, each named after the table it adds
 # ---------------------------------------------------------------------------
 
+def spark_settings(c: Comparison) -> Part | None:
+    """On Spark event logs, before all: the settings to set (table spark_answer) and their numbers."""
+    answers = c.given("spark_answer")
+    if answers is None:
+        return None
+    return part("spark_answer", answers, spark.answer_view(answers), caption=cap.SPARK_ANSWER_CAPTION)
+
+
 def answer(c: Comparison) -> Part | None:
     """The operator's answer (what 2% extra machine time buys) and the curves' figure."""
     if not c.budgets:
@@ -220,18 +236,24 @@ def operator_view(c: Comparison) -> Part | None:
     return out
 
 
-def headline(c: Comparison) -> Part:
+def headline(c: Comparison) -> Part | None:
+    if not c.paper:
+        return None
     caption = c.captions["headline"]
     if c.operator is not None:
         caption = ("Reproducing the paper's protocol: headline numbers", caption[1])
     return part("headline", c.headline, story.headline_view(c.headline), caption=caption)
 
 
-def table3(c: Comparison) -> Part:
+def table3(c: Comparison) -> Part | None:
+    if not c.paper:
+        return None
     return part("table3", c.t3, views.table3_view(c.t3, c.early))
 
 
 def earliness(c: Comparison) -> Part | None:
+    if not c.paper:
+        return None
     t3 = c.t3
     if not ("f1_auc" in t3 and t3["f1_auc"].notna().any()):
         return None
@@ -255,7 +277,7 @@ def f1_over_time(c: Comparison) -> Part | None:
 
 def completion_summary(c: Comparison) -> Part | None:
     completion = c.given("completion_times")
-    if completion is None:
+    if completion is None or not c.paper:
         return None
     figures = [("completion_unlimited", figs.plot_completion_unlimited(completion, c.png("cu.png")))] \
         if (completion["algorithm"] == "unlimited").any() else []
@@ -299,7 +321,9 @@ def reexecutions(c: Comparison) -> Part | None:
                 caption=("What a copy buys: the traces' own re-executions", reexecution.INTRO))
 
 
-def paper_table3(c: Comparison) -> Part:
+def paper_table3(c: Comparison) -> Part | None:
+    if not c.paper:
+        return None
     return part("paper_table3", PAPER_TABLE3, views.paper_table3_view(PAPER_TABLE3))
 
 
@@ -330,7 +354,7 @@ def sweep_curve(c: Comparison) -> Part | None:
 #: The report's sections in the order it shows them: the operator's answer and view first (when
 #: the operator's protocol ran), then the paper's protocol, the optional studies, the appendix.
 SECTIONS: tuple[Section, ...] = (
-    answer, traces, matched_budgets, operator_view, headline, table3, earliness, f1_over_time,
+    spark_settings, answer, traces, matched_budgets, operator_view, headline, table3, earliness, f1_over_time,
     completion_summary, completion, protocol_ablation, nurd_sensitivity, reexecutions, paper_table3,
     survival_verdict, cost_curve, sweep_curve)
 
@@ -338,14 +362,23 @@ SECTIONS: tuple[Section, ...] = (
 def what_this_run_shows(c: Comparison) -> str:
     """The report's opening: the operator's answer (or its paragraph) and the survival family's
     sentence when the operator's protocol ran, then the paper's protocol's headline in words."""
-    n_methods = c.get("job_metrics").groupby("trace")["method"].nunique().to_dict()
-    summary = story.what_this_run_shows(c.headline, n_methods)
+    answers = c.given("spark_answer")
+    opening = "" if answers is None else spark.opening(answers, c.get("matched_budgets")) + "\n\n"
+    summary = ""
+    if c.paper:
+        n_methods = c.get("job_metrics").groupby("trace")["method"].nunique().to_dict()
+        summary = story.what_this_run_shows(c.headline, n_methods)
+    operator_rows = c.given("operator_job_metrics")
+    absent = spark.paper_not_applicable(set() if operator_rows is None else set(operator_rows["trace"]))
+    if absent:
+        summary = (summary + "\n\n" if summary else "") + " ".join(absent)
     if c.operator is None:
-        return summary
+        return opening + summary
     family = "" if c.verdict is None else "\n\n" + operator.family_sentences(c.verdict, c.operator)
     first = (budget_report.answer_paragraph(c.get("matched_budgets"), c.get("sweep_curve")) if c.budgets
              else operator.operator_paragraph(c.operator))
-    return first + family + "\n\nReproducing the paper's protocol:\n\n" + summary
+    paper = "\n\nReproducing the paper's protocol:\n\n" + summary if c.paper else "\n\n" + summary
+    return opening + first + family + paper
 
 
 def build_report(out_dir, tables: Mapping[str, pd.DataFrame | None], sections: Sequence[Section] = SECTIONS, *,

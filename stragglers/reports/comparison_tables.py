@@ -18,6 +18,7 @@ from stragglers.reports.evaluation_summary import Markdown, Url, md_table
 from stragglers.reports.freshness import (COMPARISON, COMPLETION_TIMES, EVERY_TRACE, OPERATOR_BUDGETS, is_current,
                                          require_current, require_evaluations)
 from stragglers.reports.operator import operator_view
+from stragglers.reports.spark_answer import opening as spark_opening
 from stragglers.reports.render import markdown_image
 from stragglers.reports.story import headline_markdown
 from stragglers.settings import Settings
@@ -29,7 +30,7 @@ from stragglers.warehouse.storage import table_exists, transaction
 
 # read when present: protocol_ablation and nurd_sensitivity are costly and run on request
 OPTIONAL_TABLES = ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve",
-                   "reexecution_summary")
+                   "reexecution_summary", "spark_answer")
 
 
 def report_is_current(con: duckdb.DuckDBPyConnection, s: Settings, out: Path) -> tuple[bool, str]:
@@ -52,8 +53,10 @@ def report_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame | No
     """Every table the report reads (warehouse table name -> frame; None when absent or, for the
     operator's simulations and the budgets, empty)."""
     job_metrics = read_table(con, "job_metrics")
-    if job_metrics.empty:
-        raise LookupError("job_metrics is empty: materialize nurd_eval and baseline_eval first")
+    operator_rows = read_table(con, "operator_job_metrics")
+    if job_metrics.empty and (operator_rows is None or operator_rows.empty):
+        raise LookupError("job_metrics and operator_job_metrics are empty: materialize nurd_eval and baseline_eval "
+                          "first")
     traces = con.execute(sql_text("report_traces")).df()
     traces.insert(1, "data", ["generated (embedded)" if t in FORMATS and FORMATS[t].embedded else "real"
                               for t in traces["trace"]])
@@ -75,14 +78,21 @@ def report_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame | No
 def write_report(out: Path, tables: dict, s: Settings) -> Report:
     """The report rendered from ``tables`` under ``out`` (report.md, report.html, CSV, Parquet, PNG)."""
     return build_report(out, tables, n_boot=s.n_boot, seed=s.seed, completion_seeds=RELAUNCH_SEEDS,
-                        notes=f"Traces: {', '.join(sorted(tables['job_metrics'].trace.unique()))}. Bootstrap seed "
+                        notes=f"Traces: {', '.join(evaluated_traces(tables))}. Bootstrap seed "
                               f"{s.seed}, {s.n_boot} resamples over jobs; completion-time seeds "
                               f"{list(RELAUNCH_SEEDS)}.")
 
 
+def evaluated_traces(tables: dict) -> list[str]:
+    """Every trace with an evaluation under either protocol."""
+    frames = [tables[t] for t in ("job_metrics", "operator_job_metrics") if tables.get(t) is not None]
+    return sorted({t for df in frames for t in df["trace"].unique()})
+
+
 def record_report(con: duckdb.DuckDBPyConnection, report: Report, s: Settings, inputs: str) -> None:
     """Table ``comparison`` (the report's Table 3), then its ledger record of ``inputs``."""
-    replace_table(con, "comparison", report.tables["table3"])
+    # the paper's Table 3 (none where only the operator's protocol applies: the table is emptied)
+    replace_table(con, "comparison", report.tables.get("table3", pd.DataFrame()))
     with transaction(con):   # after the table's own transaction: a crash in between only rebuilds
         record_settings(con, "comparison", EVERY_TRACE, COMPARISON.recorded(s), inputs)
 
@@ -93,8 +103,11 @@ def _image(png, name: str) -> Markdown:
 
 def report_metadata(report: Report, tables: dict) -> dict:
     """What a reader looks at first (the headline numbers, the key figure), then the full report."""
-    job_metrics, t3 = tables["job_metrics"], report.tables["table3"]
+    job_metrics, t3 = tables["job_metrics"], report.tables.get("table3")
     meta: dict = {}
+    answers = tables.get("spark_answer")
+    if answers is not None and len(answers):    # before all: the Spark settings to set
+        meta["spark_answer"] = Markdown(spark_opening(answers, tables.get("matched_budgets")))
     if "matched_budgets" in report.tables:
         meta["answer"] = Markdown(answer_paragraph(tables["matched_budgets"], tables["sweep_curve"]))
         meta["budget_curves"] = _image(report.plots["budget_curves"], "budget_curves")
@@ -112,11 +125,13 @@ def report_metadata(report: Report, tables: dict) -> dict:
         "report_html": Url(html.resolve().as_uri()),
         "report_html_path": html.resolve(),
         "report": report.path,
-        "traces": ", ".join(sorted(job_metrics.trace.unique())),
-        "methods": int(job_metrics.method.nunique()),
-        "table3": md_table(t3.drop(columns=[c for c in t3 if c.endswith(("_lo", "_hi", "_diff"))
-                                            or c.startswith(("pooled_", "paper_"))]), max_rows=200),
+        "traces": ", ".join(evaluated_traces(tables)),
+        "methods": int(pd.concat([df["method"] for df in (job_metrics, tables.get("operator_job_metrics"))
+                                  if df is not None]).nunique()),
     }
+    if t3 is not None:
+        meta["table3"] = md_table(t3.drop(columns=[c for c in t3 if c.endswith(("_lo", "_hi", "_diff"))
+                                                   or c.startswith(("pooled_", "paper_"))]), max_rows=200)
     if "f1_over_time" in report.tables:
         meta["f1_over_time"] = md_table(report.tables["f1_over_time"].pivot_table(
             index=["trace", "method"], columns="k", values="f1").rename(columns=lambda k: f"F1 at t={k / 10:.1f}")

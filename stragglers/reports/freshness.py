@@ -72,7 +72,7 @@ COMPARISON = Derived(
     inputs=("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
             "protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_predictions",
             "reexecution_summary", "completion_times", "speculation_times", "speculation_job_times",
-            "matched_budgets", "sweep_curve"),
+            "matched_budgets", "sweep_curve", "spark_answer"),
     shaping=lambda s: [s.n_boot, s.seed, list(RELAUNCH_SEEDS), s.copy_keeps, s.cause_aware_copies],
     recorded=lambda s: {"n_boot": s.n_boot, "seed": s.seed},
     older_than="the evaluations, simulations and budgets")

@@ -12,7 +12,8 @@ bounds, ``NURD_*`` variable and meaning (stragglers/settings/stage.py says how):
 ``Settings`` is all of them in one model; ``Settings.from_env()`` reads the ``NURD_...`` variables.
 The Dagster resource ``nurd`` (assets/resources.py) composes the same stage models (``RUN_STAGES``).
 The typed settings the stages' code takes (``SelectionSettings``, ``EvaluationSettings``,
-``EngineSettings``, Hound's, ...) link their fields to these and are filled by ``linked_values``.
+``EngineSettings``, Hound's, ...) are frozen views of these models (``SettingsView``): their fields
+are the models' own fields, not declared again, and ``View.of(settings)`` fills one from this model.
 Every bad value raises ``SettingError``: one line naming the variable, the value, what is allowed and
 the closest allowed value.
 """

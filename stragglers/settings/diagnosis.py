@@ -3,11 +3,10 @@ the fields), and ``HoundSettings``, all Hound takes (the others are Hound's cons
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 
 from stragglers.settings.nodes import NodeRankingSettings
 from stragglers.settings.prediction import PredictionSettings
-from stragglers.settings.stage import LinkedSettings, StageSettings, constant, linked, setting
+from stragglers.settings.stage import SettingsView, StageSettings, constant, linked, setting
 from stragglers.settings.warehouse import WarehouseSettings
 
 
@@ -26,18 +25,17 @@ class DiagnosisSettings(StageSettings):
 PROFILE_WEIGHTS = ("strength", "share")
 
 
-@dataclass(frozen=True)
-class HoundSettings(LinkedSettings):
+class HoundSettings(SettingsView):
     # Section 4.1: jobs with fewer finished tasks are left out
-    min_tasks: int = linked(DiagnosisSettings, "hound_min_tasks")
-    seed: int = linked(PredictionSettings, "seed")
-    replicas: int = linked(DiagnosisSettings, "hound_replicas")        # Algorithm 1: bootstrap replicas I of BAE
+    min_tasks = linked(DiagnosisSettings, "hound_min_tasks")
+    seed = linked(PredictionSettings, "seed")
+    replicas = linked(DiagnosisSettings, "hound_replicas")        # Algorithm 1: bootstrap replicas I of BAE
     l1_ratio: float = constant(0.5, setting="hound_l1_ratio", gt=0, le=1)   # ElasticNet mix of L1 and L2 (paper: not given)
     ssw_min_grid: int = constant(50, setting="hound_ssw_min_grid", ge=2)   # SSW: grid of max(this, sqrt(M)) sampled tasks (Section 3.1, App. G)
     ssw_sign_tol: float | None = constant(None, setting="hound_ssw_sign_tol", ge=0)   # SSW sign tolerance epsilon; None = one s.e. of rho_S / 6
-    adaboost_rounds: int = linked(DiagnosisSettings, "hound_adaboost_rounds")   # Algorithm 2: iterations I
+    adaboost_rounds = linked(DiagnosisSettings, "hound_adaboost_rounds")   # Algorithm 2: iterations I
     propensity_clip: float = constant(0.02, setting="hound_propensity_clip", ge=0, lt=0.5)   # propensities clipped to [c, 1 - c] before IPW
-    words: int = linked(DiagnosisSettings, "hound_words")              # Algorithm 3: W words per document
+    words = linked(DiagnosisSettings, "hound_words")              # Algorithm 3: W words per document
     k_min: int = constant(5, setting="hound_k_min", ge=2)   # Algorithm 3: first number of topics
     coverage_stop: float = constant(0.05, setting="hound_coverage_stop", ge=0, lt=1)   # Algorithm 3: epsilon, minimum document coverage of a topic
     trim: float = constant(0.1, setting="hound_trim", ge=0, lt=0.5)   # Algorithms 3 and 4: eta
@@ -47,11 +45,8 @@ class HoundSettings(LinkedSettings):
     # (Section 5.1; learners.share_weighted): measured, not the default (docs/HOUND.md).
     profile_weights: str = constant("strength", setting="hound_profile_weights", choices=PROFILE_WEIGHTS)
     # "share": a straggler's latency is above this quantile (the quantile's default, not the run's)
-    straggler_quantile: float = linked(WarehouseSettings, "quantile", from_run=False)
+    straggler_quantile = linked(WarehouseSettings, "quantile", from_run=False)
     # hound_with_nodes (machine_evidence): a machine is judged from at least this many tasks of other
     # jobs, the node ranking's minimum (Ouyang et al.; root setting node_min_tasks, written once there)
-    node_min_tasks: int = linked(NodeRankingSettings, "node_min_tasks")
+    node_min_tasks = linked(NodeRankingSettings, "node_min_tasks")
     workers: int = constant(1, setting="hound_workers", ge=1)   # processes over jobs
-
-    def as_dict(self) -> dict:
-        return asdict(self)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from stragglers.settings.prediction import PredictionSettings
-from stragglers.settings.stage import LinkedSettings, StageSettings, constant, linked, setting
+from stragglers.settings.stage import SettingsView, StageSettings, constant, linked, setting
 
 
 class FailurePredictionSettings(StageSettings):
@@ -20,23 +18,19 @@ class FailurePredictionSettings(StageSettings):
                                doc="proactive cloning: tasks in each of the training and evaluation sets")
 
 
-@dataclass(frozen=True)
-class FailureSettings(LinkedSettings):
-    trees: int = linked(FailurePredictionSettings, "failure_trees")                # random-forest trees (Section V-A)
+class FailureSettings(SettingsView):
+    trees = linked(FailurePredictionSettings, "failure_trees")                # random-forest trees (Section V-A)
     train_fraction: float = constant(0.7, setting="failure_train_fraction", gt=0, lt=1)   # share of jobs in the training set (split by job)
-    seed: int = linked(PredictionSettings, "seed")                          # split, forest and sampling seed
+    seed = linked(PredictionSettings, "seed")                          # split, forest and sampling seed
     thresholds: tuple[float, ...] = constant((0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), setting="thresholds",
                                              gt=0, lt=1)   # Figs. 7, 8, 10 (left)
     sampling_ratios: tuple[float, ...] = constant((0.0, 0.25, 0.5, 1.0), setting="sampling_ratios", ge=0)   # positives per negative in training (0 = as is)
     # training rows per forest (seeded sample beyond)
-    max_train_rows: int = linked(FailurePredictionSettings, "failure_max_train_rows")
+    max_train_rows = linked(FailurePredictionSettings, "failure_max_train_rows")
     usage_window_s: int = 300             # "first 5 minutes" of usage (Table IV)
-    clone_retries: int = linked(FailurePredictionSettings, "clone_retries")        # R of Algorithm 1
-    clones: int = linked(FailurePredictionSettings, "clones")                      # C of Algorithm 1
+    clone_retries = linked(FailurePredictionSettings, "clone_retries")        # R of Algorithm 1
+    clones = linked(FailurePredictionSettings, "clones")                      # C of Algorithm 1
     # tasks in each cloning train / evaluation set (VI-B)
-    clone_tasks: int = linked(FailurePredictionSettings, "clone_tasks")
+    clone_tasks = linked(FailurePredictionSettings, "clone_tasks")
     clone_thresholds: tuple[float, ...] = (0.1, 0.5, 0.9, 0.95, 0.99)  # Table V rows
     clone_counts: tuple[int, ...] = (1, 2, 3)                          # Table V columns
-
-    def as_dict(self) -> dict:
-        return asdict(self)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Literal
 
 from stragglers.settings.prediction import PredictionSettings
-from stragglers.settings.stage import LinkedSettings, StageSettings, constant, linked, setting
+from stragglers.settings.stage import SettingsView, StageSettings, constant, linked, setting
 
 INTERVALS = ("mean", "fitted")
 
@@ -25,19 +24,14 @@ class NodeRankingSettings(StageSettings):
                     "'fitted' = central 95% of its fitted 3-parameter log-logistic")
 
 
-
-@dataclass(frozen=True)
-class NodeSettings(LinkedSettings):
+class NodeSettings(SettingsView):
     # machines with fewer finished tasks are not ranked
-    min_tasks_per_node: int = linked(NodeRankingSettings, "node_min_tasks")
+    min_tasks_per_node = linked(NodeRankingSettings, "node_min_tasks")
     # nodes whose 9 distributions are fitted (Section IV-B)
-    fit_sample_nodes: int = linked(NodeRankingSettings, "node_fit_sample")
+    fit_sample_nodes = linked(NodeRankingSettings, "node_fit_sample")
     confidence: float = constant(0.95, setting="node_confidence", ge=0.5, lt=1)   # confidence of the interval indicator (Table 1)
     # "mean": CI of the mean z; "fitted": central interval of the fit
-    interval: str = linked(NodeRankingSettings, "node_interval")
+    interval = linked(NodeRankingSettings, "node_interval")
     quantile: float = constant(0.9, setting="node_quantile", gt=0, lt=1)   # quantile indicator (Table 1), of the fitted 3p log-logistic
     extreme_z: float = 1.0           # extreme-value possibility P(z > extreme_z), of the fitted 3p log-logistic
-    seed: int = linked(PredictionSettings, "seed")     # sampling of the fitted nodes
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+    seed = linked(PredictionSettings, "seed")     # sampling of the fitted nodes

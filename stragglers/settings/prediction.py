@@ -5,10 +5,11 @@ settings the evaluation (``EvaluationSettings``) and the replay engine (``Engine
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
 from typing import Annotated, Literal
 
-from stragglers.settings.stage import Grammar, LinkedSettings, StageSettings, linked, setting
+from pydantic import field_validator
+
+from stragglers.settings.stage import Grammar, SettingsView, StageSettings, linked, setting
 from stragglers.trace_formats import FEATURE_SETS
 from stragglers.settings.warehouse import WarehouseSettings, t0_before_threshold
 
@@ -133,54 +134,51 @@ class PredictionSettings(StageSettings):
                                   "with the number of jobs)")
 
 
-@dataclass(frozen=True)
-class EvaluationSettings(LinkedSettings):
+class EvaluationSettings(SettingsView):
     """What the online evaluation depends on (recorded in evaluation_runs)."""
-    seed: int = linked(PredictionSettings, "seed")
-    quantile: float = linked(WarehouseSettings, "quantile")
-    alpha: float = linked(PredictionSettings, "alpha")
-    eps: float = linked(PredictionSettings, "eps")
-    regressor: str = linked(PredictionSettings, "regressor")
-    workers: int = linked(PredictionSettings, "workers")      # 0 = one per core, resolved here
-    min_finished: int = linked(PredictionSettings, "min_finished")
-    n_boot: int = linked(PredictionSettings, "n_boot")
-    initial_fraction: float = linked(WarehouseSettings, "initial_fraction")   # the initial training set
+    seed = linked(PredictionSettings, "seed")
+    quantile = linked(WarehouseSettings, "quantile")
+    alpha = linked(PredictionSettings, "alpha")
+    eps = linked(PredictionSettings, "eps")
+    regressor = linked(PredictionSettings, "regressor")
+    workers = linked(PredictionSettings, "workers")      # 0 = one per core, resolved here
+    min_finished = linked(PredictionSettings, "min_finished")
+    n_boot = linked(PredictionSettings, "n_boot")
+    initial_fraction = linked(WarehouseSettings, "initial_fraction")   # the initial training set
     # the authors' protocol, one setting per difference (stragglers/prediction/protocol.py)
-    latency_normalization: str = linked(PredictionSettings, "latency_normalization")
-    propensity_max_iter: int = linked(PredictionSettings, "propensity_max_iter")
-    quantiles: str = linked(PredictionSettings, "quantiles")
-    test_set: str = linked(PredictionSettings, "test_set")
-    horizon: str = linked(PredictionSettings, "horizon")
-    threshold: str = linked(PredictionSettings, "threshold")
-    decision_clock: str = linked(PredictionSettings, "decision_clock")
-    clock_interval_s: int = linked(WarehouseSettings, "clock_interval_s")
-    clock_doubling_after: int = linked(WarehouseSettings, "clock_doubling_after")
-    intervention: str = linked(PredictionSettings, "intervention")
-    latency: str = linked(PredictionSettings, "latency")
-    baseline_params: str = linked(PredictionSettings, "baseline_params")
-    feature_set: str = linked(PredictionSettings, "feature_set")
-    cost_lambda: float = linked(PredictionSettings, "cost_lambda")
-    history_min_jobs: int = linked(PredictionSettings, "history_min_jobs")
-    copy_keeps: float = linked(PredictionSettings, "copy_keeps")
+    latency_normalization = linked(PredictionSettings, "latency_normalization")
+    propensity_max_iter = linked(PredictionSettings, "propensity_max_iter")
+    quantiles = linked(PredictionSettings, "quantiles")
+    test_set = linked(PredictionSettings, "test_set")
+    horizon = linked(PredictionSettings, "horizon")
+    threshold = linked(PredictionSettings, "threshold")
+    decision_clock = linked(PredictionSettings, "decision_clock")
+    clock_interval_s = linked(WarehouseSettings, "clock_interval_s")
+    clock_doubling_after = linked(WarehouseSettings, "clock_doubling_after")
+    intervention = linked(PredictionSettings, "intervention")
+    latency = linked(PredictionSettings, "latency")
+    baseline_params = linked(PredictionSettings, "baseline_params")
+    feature_set = linked(PredictionSettings, "feature_set")
+    cost_lambda = linked(PredictionSettings, "cost_lambda")
+    history_min_jobs = linked(PredictionSettings, "history_min_jobs")
+    copy_keeps = linked(PredictionSettings, "copy_keeps")
 
     rules = (t0_before_threshold,)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.workers == 0:
-            object.__setattr__(self, "workers", os.cpu_count() or 1)
+    @field_validator("workers")
+    @classmethod
+    def _one_worker_per_core(cls, workers: int) -> int:
+        return workers or (os.cpu_count() or 1)
 
     def as_dict(self) -> dict:
         """The settings the evaluation depends on: the operator's clock only under threshold='online'
         (the paper's view is recorded, and kept current, without them)."""
         clock = ("decision_clock", "clock_interval_s", "clock_doubling_after")
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if self.threshold == "online" or f.name not in clock}
+        return {k: v for k, v in super().as_dict().items() if self.threshold == "online" or k not in clock}
 
 
-@dataclass(frozen=True)
-class EngineSettings(LinkedSettings):
+class EngineSettings(SettingsView):
     """Where the replays run (not recorded with the results: they do not depend on it)."""
-    dask_address: str = linked(PredictionSettings, "dask_address")
-    exchange_dir: str = linked(PredictionSettings, "exchange_dir")   # '' = a temporary directory (local runs only)
-    batch_jobs: int = linked(PredictionSettings, "batch_jobs")
+    dask_address = linked(PredictionSettings, "dask_address")
+    exchange_dir = linked(PredictionSettings, "exchange_dir")   # '' = a temporary directory (local runs only)
+    batch_jobs = linked(PredictionSettings, "batch_jobs")

@@ -4,9 +4,10 @@ bounds, ``NURD_*`` variable and meaning once, and the one-line error a bad value
 Each stage (stragglers/traces, warehouse, prediction, diagnosis, nodes, failures) has its settings
 as a ``StageSettings`` model in its module of this package (stragglers/settings/<stage>.py);
 ``stragglers/settings/__init__.py`` composes them.
-The typed settings a stage's code takes (``SelectionSettings``, ``HoundSettings``, ...) are plain
-frozen dataclasses whose fields are ``linked`` to a model's field: they take its default, are
-checked by its declaration, and are filled from the composed settings by ``linked_values``.
+The typed settings a stage's code takes (``SelectionSettings``, ``HoundSettings``, ...) are
+``SettingsView``s: frozen pydantic models whose fields are the stage models' own fields (``linked``:
+the same annotation and ``FieldInfo``, so default, bounds, variable and meaning are declared once)
+and their internal ``constant``s; ``View.of(settings)`` fills one from the composed settings.
 
 Every bad value raises ``SettingError``: one line naming the variable (else the setting), the value,
 what is allowed (read from the field's declaration) and, where there is one, the closest allowed value.
@@ -14,14 +15,15 @@ what is allowed (read from the field's declaration) and, where there is one, the
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
-import functools
+import sys
 import typing
 from typing import Any, Callable
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 
 
@@ -87,7 +89,7 @@ class StageSettings(BaseModel):
         try:
             super().__init__(**values)
         except ValidationError as err:
-            raise setting_error(type(self), err) from None
+            raise setting_error(type(self), err, values) from None
 
     def as_dict(self) -> dict:
         return self.model_dump()
@@ -155,35 +157,59 @@ def describe_value(model: type[BaseModel], name: str, value) -> str:
             f"({f'{name}: ' if var else ''}{doc_of(info)})")
 
 
-def setting_error(model: type[BaseModel], err: ValidationError) -> SettingError:
-    """pydantic's error as the one line naming the first bad setting (a rule between settings
-    raises its own SettingError inside a validator: its line is kept)."""
+def setting_error(model: type[BaseModel], err: ValidationError, values: dict | None = None) -> SettingError:
+    """pydantic's error as the one line naming the first bad setting, with the value as given in
+    ``values`` (a tuple, not its bad element); a rule between settings raises its own SettingError
+    inside a validator: its line is kept."""
     first = err.errors()[0]
     cause = (first.get("ctx") or {}).get("error")
     if isinstance(cause, SettingError):
         return cause
-    if first["loc"] and first["loc"][0] in model.model_fields:
+    field = first["loc"][0] if first["loc"] else None
+    if values and field in values:
+        first = first | {"input": values[field]}
+    link = getattr(model, "_links", {}).get(field)
+    if link is not None:   # a view's field: the line of the setting it is
+        return SettingError(describe_value(link.model, link.name, first["input"]))
+    if field in getattr(model, "_constants", {}):
+        name, words = model._constants[field]
+        return SettingError(f"setting {name}={first['input']!r} is invalid: expected {words}")
+    if field in model.model_fields:
         return SettingError(describe_value(model, first["loc"][0], first["input"]))
     return SettingError(f"settings of {model.__name__} are invalid: {first['msg']} at {first['loc']}")
 
 
-# --------------------------------------------------------------------------- typed settings linked to fields
+# --------------------------------------------------------------------------- typed settings: views of the models
+@dataclasses.dataclass(frozen=True)
+class _Link:
+    model: type[BaseModel]
+    name: str
+    from_run: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class _Constant:
+    default: Any
+    setting: str
+    choices: tuple | None
+    bounds: dict
+
+
 def linked(model: type[BaseModel], name: str, *, from_run: bool = True) -> Any:
-    """A dataclass field that is setting ``name`` of ``model``: its default is the model's, its value
-    is checked by the model's declaration (``check_linked``) and, unless ``from_run=False`` (the
-    field keeps the default whatever the run sets), filled by ``linked_values``."""
+    """A field of a ``SettingsView`` that is setting ``name`` of stage model ``model``: written with no
+    type, it takes the model's field as it is declared (type, default, bounds, variable, meaning) and,
+    unless ``from_run=False`` (the field keeps the default whatever the run sets), ``of`` fills it."""
     if name not in model.model_fields:
         raise KeyError(f"{model.__name__} has no setting {name!r}")
-    return dataclasses.field(default=model.model_fields[name].default,
-                             metadata={"setting": (model, name), "from_run": from_run})
+    return _Link(model, name, from_run)
 
 
 def constant(default, *, setting: str, choices: tuple | None = None, **bounds) -> Any:
     """A typed settings' internal constant (no variable or run config sets it): its default and its
-    bounds (pydantic's ``ge``, ``gt``, ``le``, ``lt``; ``choices`` for a word), declared here once and
-    checked by ``check_linked`` against the field's type (a tuple's bounds hold for each element,
-    ``None`` passes where the type allows it). ``setting`` names it in the error's line."""
-    return dataclasses.field(default=default, metadata={"constant": setting, "choices": choices, "bounds": bounds})
+    bounds (pydantic's ``ge``, ``gt``, ``le``, ``lt``; ``choices`` for a word), declared here once on the
+    field's annotation (a tuple's bounds hold for each element, ``None`` passes where the type allows
+    it). ``setting`` names it in the error's line."""
+    return _Constant(default, setting, choices, bounds)
 
 
 def _bounded(tp, bounds: dict, choices: tuple | None):
@@ -196,8 +222,7 @@ def _bounded(tp, bounds: dict, choices: tuple | None):
     if type(None) in args:
         (inner,) = [a for a in args if a is not type(None)]
         return typing.Optional[_bounded(inner, bounds, None)]
-    # strict: an integer constant takes no 2.0 nor True, as the stages' settings
-    return typing.Annotated[tp, Field(strict=tp is int, **bounds)]
+    return typing.Annotated[tp, Field(**bounds)]
 
 
 def _constant_words(tp, bounds: dict, choices: tuple | None) -> str:
@@ -217,59 +242,76 @@ def _constant_words(tp, bounds: dict, choices: tuple | None) -> str:
     return " and ".join(f"{kind} {ops[k]} {v}" for k, v in bounds.items()) or kind
 
 
-@functools.cache
-def _constant_adapter(cls: type, name: str) -> tuple[TypeAdapter, str]:
-    f = next(f for f in dataclasses.fields(cls) if f.name == name)
-    tp = typing.get_type_hints(cls)[name]
-    bounds, choices = f.metadata["bounds"], f.metadata["choices"]
-    return TypeAdapter(_bounded(tp, bounds, choices)), _constant_words(tp, bounds, choices)
+class _ViewMeta(type(BaseModel)):
+    """Builds a ``SettingsView``'s fields before pydantic sees the class: a ``linked`` field becomes
+    the model's field (its annotation and ``FieldInfo``), a ``constant`` its bounded annotation; the
+    fields keep the order the class writes them in."""
+
+    def __new__(mcs, name, bases, namespace, **kwargs):
+        written = dict(namespace.get("__annotations__", {}))
+        module = sys.modules.get(namespace.get("__module__", ""))
+        scope = vars(module) if module else {}
+        annotations, links, constants = {}, {}, {}
+        for key, value in list(namespace.items()):
+            if isinstance(value, _Link):
+                info = value.model.model_fields[value.name]
+                annotations[key] = info.annotation
+                namespace[key] = copy.copy(info)
+                links[key] = value
+            elif isinstance(value, _Constant):
+                tp = written[key]
+                tp = eval(tp, scope) if isinstance(tp, str) else tp   # the annotation as written
+                annotations[key] = _bounded(tp, value.bounds, value.choices)
+                namespace[key] = value.default
+                constants[key] = (value.setting, _constant_words(tp, value.bounds, value.choices))
+            elif key in written:
+                annotations[key] = written[key]
+        annotations |= {k: v for k, v in written.items() if k not in annotations}   # a field with no default
+        namespace["__annotations__"] = annotations
+        cls = super().__new__(mcs, name, bases, namespace, **kwargs)
+        for base in reversed(cls.__mro__[1:]):   # a view's links and constants include its bases'
+            links = getattr(base, "_links", {}) | links
+            constants = getattr(base, "_constants", {}) | constants
+        type.__setattr__(cls, "_links", links)
+        type.__setattr__(cls, "_constants", constants)
+        return cls
 
 
-@functools.cache
-def _adapter(model: type[BaseModel], name: str) -> TypeAdapter:
-    info = model.model_fields[name]
-    return TypeAdapter(typing.Annotated[info.annotation, info], config=ConfigDict(strict=True))
+class SettingsView(StageSettings, metaclass=_ViewMeta):
+    """The typed settings a stage's code takes: a frozen pydantic model whose fields are the stage
+    models' own (``linked``: declared there only) or its internal ``constant``s. A bad value is the
+    one line of the setting it is (its variable, else its name), as from the stage's model; then every
+    one of ``rules``, the rules between fields (functions of the settings that raise
+    ``SettingError``), in their order."""
 
-
-def check_linked(obj) -> None:
-    """Check every linked field of dataclass ``obj`` by its setting's declaration (a float setting
-    given an integer becomes that float, as the models do), and every ``constant`` by its bounds."""
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
-        if "constant" in f.metadata:
-            adapter, words = _constant_adapter(type(obj), f.name)
-            try:
-                adapter.validate_python(value)
-            except ValidationError:
-                raise SettingError(f"setting {f.metadata['constant']}={value!r} is invalid: expected {words}") from None
-            continue
-        if "setting" not in f.metadata:
-            continue
-        model, name = f.metadata["setting"]
-        try:
-            checked = _adapter(model, name).validate_python(value)
-        except ValidationError:
-            raise SettingError(describe_value(model, name, value)) from None
-        if checked is not value:
-            object.__setattr__(obj, f.name, checked)
-
-
-@dataclasses.dataclass(frozen=True)
-class LinkedSettings:
-    """The typed settings a stage's code takes: a frozen dataclass whose fields are ``linked`` settings
-    (or ``constant``s). Once made, every field is checked by its declaration (``check_linked``: the
-    run's settings by their models, the constants by their bounds), then every one of ``rules``, the
-    rules between fields (functions of the settings that raise ``SettingError``), in their order."""
+    # a default goes through the field's validators too (EvaluationSettings' workers=0 is resolved)
+    model_config = ConfigDict(validate_default=True)
 
     rules: typing.ClassVar[tuple[Callable[[Any], None], ...]] = ()
+    _links: typing.ClassVar[dict[str, _Link]] = {}
+    _constants: typing.ClassVar[dict[str, tuple[str, str]]] = {}
 
-    def __post_init__(self) -> None:
-        check_linked(self)
+    @model_validator(mode="after")
+    def _rules_between_settings(self):
         for rule in self.rules:
             rule(self)
+        return self
 
+    @classmethod
+    def of(cls, source, **overrides):
+        """The view of ``source`` (the composed settings): each linked field the run sets, then
+        ``overrides``."""
+        return cls(**{field: getattr(source, link.name) for field, link in cls._links.items()
+                      if link.from_run} | overrides)
 
-def linked_values(cls, source) -> dict[str, Any]:
-    """The values of ``cls``'s linked fields, taken from ``source`` (the composed settings)."""
-    return {f.name: getattr(source, f.metadata["setting"][1]) for f in dataclasses.fields(cls)
-            if "setting" in f.metadata and f.metadata["from_run"]}
+    @classmethod
+    def settings_of_fields(cls) -> dict[str, tuple[type[BaseModel], str]]:
+        """Field -> (stage model, setting) for every linked field."""
+        return {field: (link.model, link.name) for field, link in cls._links.items()}
+
+    def replace(self, **changes):
+        """A copy with ``changes``, checked as when made."""
+        return type(self)(**{name: getattr(self, name) for name in type(self).model_fields} | changes)
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in type(self).model_fields}

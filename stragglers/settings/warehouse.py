@@ -5,12 +5,11 @@ features (docs/PROTOCOL.md), the operator's clock tables, trace_realism and Duck
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
 from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from stragglers.settings.stage import Grammar, LinkedSettings, SettingError, StageSettings, linked, setting
+from stragglers.settings.stage import Grammar, SettingError, SettingsView, StageSettings, linked, setting
 from stragglers.trace_formats import FORMATS, TRACES, TraceFormat
 from stragglers.settings.traces import TraceSettings
 
@@ -117,27 +116,26 @@ def format_clock_interval(trace: str, configured: int) -> int:
     return own if own and configured == WarehouseSettings.model_fields["clock_interval_s"].default else configured
 
 
-@dataclass(frozen=True)
-class SelectionSettings(LinkedSettings):
+class SelectionSettings(SettingsView):
     """What the warehouse's selection and features depend on (recorded with every table)."""
-    trace: str = linked(TraceSettings, "trace")
-    production_rule: str = linked(WarehouseSettings, "production_rule")
-    min_tasks: int = linked(WarehouseSettings, "min_tasks")
-    quantile: float = linked(WarehouseSettings, "quantile")
-    initial_fraction: float = linked(WarehouseSettings, "initial_fraction")
-    checkpoint_grid: str = linked(WarehouseSettings, "checkpoint_grid")
-    checkpoint_step_s: int = linked(WarehouseSettings, "checkpoint_step_s")
-    checkpoint_steps: int = linked(WarehouseSettings, "checkpoint_steps")
-    alibaba_steps: int = linked(WarehouseSettings, "alibaba_steps")
-    clock_finished_percent: int = linked(WarehouseSettings, "clock_finished_percent")
-    clock_interval_s: int = linked(WarehouseSettings, "clock_interval_s")
-    clock_doubling_after: int = linked(WarehouseSettings, "clock_doubling_after")
-    feature_mode: str = linked(WarehouseSettings, "feature_mode")
-    min_cpu_rate_for_cpi: float = linked(WarehouseSettings, "min_cpu_rate_for_cpi")
-    max_cpi: float = linked(WarehouseSettings, "max_cpi")
-    max_mai: float = linked(WarehouseSettings, "max_mai")
-    on_bad_rows: str = linked(WarehouseSettings, "on_bad_rows")
-    empty_parts: str = linked(WarehouseSettings, "empty_parts")
+    trace = linked(TraceSettings, "trace")
+    production_rule = linked(WarehouseSettings, "production_rule")
+    min_tasks = linked(WarehouseSettings, "min_tasks")
+    quantile = linked(WarehouseSettings, "quantile")
+    initial_fraction = linked(WarehouseSettings, "initial_fraction")
+    checkpoint_grid = linked(WarehouseSettings, "checkpoint_grid")
+    checkpoint_step_s = linked(WarehouseSettings, "checkpoint_step_s")
+    checkpoint_steps = linked(WarehouseSettings, "checkpoint_steps")
+    alibaba_steps = linked(WarehouseSettings, "alibaba_steps")
+    clock_finished_percent = linked(WarehouseSettings, "clock_finished_percent")
+    clock_interval_s = linked(WarehouseSettings, "clock_interval_s")
+    clock_doubling_after = linked(WarehouseSettings, "clock_doubling_after")
+    feature_mode = linked(WarehouseSettings, "feature_mode")
+    min_cpu_rate_for_cpi = linked(WarehouseSettings, "min_cpu_rate_for_cpi")
+    max_cpi = linked(WarehouseSettings, "max_cpi")
+    max_mai = linked(WarehouseSettings, "max_mai")
+    on_bad_rows = linked(WarehouseSettings, "on_bad_rows")
+    empty_parts = linked(WarehouseSettings, "empty_parts")
 
     rules = (t0_before_threshold, feature_mode_of_trace)
 
@@ -148,9 +146,6 @@ class SelectionSettings(LinkedSettings):
     @property
     def is_google_format(self) -> bool:
         return self.format.is_google_layout
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def step_us_sql(self, grid: str | None = None) -> str:
         """The checkpoint step in microseconds, as an SQL expression over a job's ``c.t0_us`` and
@@ -164,4 +159,4 @@ class SelectionSettings(LinkedSettings):
         return {"fixed": fixed, "equal": equal, "capped": f"least({fixed}, {equal})"}[grid or self.checkpoint_grid]
 
     def sql_params(self) -> dict:
-        return asdict(self) | {"step_us": self.step_us_sql()}
+        return self.as_dict() | {"step_us": self.step_us_sql()}

@@ -4,7 +4,8 @@
 - ``synthetic_alibaba``: the embedded Alibaba-2018-format trace (generated,
   then unpacked by the same streaming code as the real archive);
 - ``google_2011``: the public bucket (or a mirror / local copy), verified;
-- ``alibaba_2018`` / ``alibaba_2017``: ``batch_instance.tar.gz``, streamed.
+- ``alibaba_2018`` / ``alibaba_2017``: ``batch_instance.tar.gz``, streamed;
+- ``spark_eventlog``: read where NURD_TRACE_URL points, nothing copied (its logs listed).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from stragglers.trace_formats import TraceFormat, trace_format
 from stragglers.traces import download
 from stragglers.traces.alibaba_archive import download_alibaba
 from stragglers.traces.google_parts import download_google
+from stragglers.traces.spark_eventlog import discover
 from stragglers.traces.synth import GENERATOR_VERSION, TRUTH_VERSION, generate_alibaba_2018, generate_google
 
 
@@ -42,6 +44,17 @@ class SyntheticScale:
 
 def raw_dir(data_dir: Path | str, trace: str) -> Path:
     return Path(data_dir) / "raw" / trace
+
+
+def trace_dir(data_dir: Path | str, trace: str, url: str = "") -> Path:
+    """Where the trace's files are read: ``raw_dir``, or, for a format read in place (Spark event
+    logs), the directory NURD_TRACE_URL names (a plain path or file://)."""
+    if not trace_format(trace).read_in_place:
+        return raw_dir(data_dir, trace)
+    if not url:
+        raise ValueError(f"setting NURD_TRACE_URL is empty: NURD_TRACE={trace} reads the directory it names "
+                         f"(spark.eventLog.dir, or the History Server's log directory)")
+    return Path(url.removeprefix("file://"))
 
 
 def truth_dir(data_dir: Path | str, trace: str) -> Path:
@@ -122,11 +135,9 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
     """Materialize ``trace`` on disk (the fetcher of its layout, generated or downloaded); returns metadata
     (path, files, bytes, verified, skipped, unverified, tables present and missing, seconds)."""
     fmt = trace_format(trace)
-    if fmt.read_in_place:
-        raise ValueError(f"NURD_TRACE={trace} is read where NURD_TRACE_URL points, by the assets of group spark "
-                         f"(spark_staged, spark_speculation): the trace chain (raw_trace, staged_trace and what "
-                         f"follows) does not read it")
     started = time.perf_counter()
+    if fmt.read_in_place:
+        return _in_place(trace, trace_dir(data_dir, trace, url), started)
     dest = raw_dir(data_dir, trace)
     fetcher = FETCHERS[fmt.layout, fmt.embedded]
     report = fetcher(fmt, dest, url=url, parts=parts, workers=workers, scale=scale, log=log)
@@ -134,6 +145,20 @@ def fetch_trace(trace: str, data_dir: Path | str, *, url: str = "", parts: int |
     return {"path": str(dest), "files": n_files, "bytes": n_bytes, "files_verified": report.files_verified,
             "files_skipped": report.files_skipped, "files_unverified": report.files_unverified,
             "tables": dict(report.tables), "tables_missing": dict(report.tables_missing),
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _in_place(trace: str, where: Path, started: float) -> dict:
+    """A trace read where it lies (Spark event logs): nothing copied, its logs listed; a file that is
+    not a log is counted (staging says which and why)."""
+    if not where.is_dir():
+        raise FileNotFoundError(f"setting NURD_TRACE_URL={where} is not a directory: NURD_TRACE={trace} reads "
+                                f"a directory of Spark event logs")
+    logs, not_logs = discover(where)
+    files = [f for log in logs for f in log.files]
+    return {"path": str(where), "files": len(files), "bytes": sum(f.stat().st_size for f in files),
+            "files_verified": 0, "files_skipped": len(not_logs), "files_unverified": len(files),
+            "tables": {"event_logs": len(logs)}, "tables_missing": {} if logs else {"event_logs": "no event log"},
             "seconds": round(time.perf_counter() - started, 3)}
 
 

@@ -38,6 +38,12 @@ def has_paper_grid(settings: SelectionSettings) -> bool:
     return not settings.format.paper_protocol_not_applicable
 
 
+def features_table(settings: SelectionSettings) -> str:
+    """The table of every task's features at every decision the trace's evaluations read first: the
+    paper's grid's, or the operator's clock's where the paper's protocol does not apply."""
+    return "checkpoint_features" if has_paper_grid(settings) else "operator_checkpoint_features"
+
+
 def build_jobs(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """``jobs`` (Google: after ``task_lifecycle``, the one scan of task_events)."""
     if settings.is_google_format:

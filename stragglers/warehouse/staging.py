@@ -16,8 +16,9 @@ from stragglers.warehouse.progress import SliceProgress, statement_progress
 from stragglers.warehouse.read_errors import located_errors
 from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.slicing import job_slices
-from stragglers.warehouse.sql_files import (ALIBABA_VIEWS, GOOGLE_VIEW_TABLES, create_view, raw_read, render,
-                                            sql_path_literal)
+from stragglers.warehouse.sql_files import (ALIBABA_VIEWS, GOOGLE_VIEW_TABLES, GOOGLE_VIEWS, create_view, raw_read,
+                                            render, sql_path_literal)
+from stragglers.warehouse.spark_staging import SPARK_TABLES, STAGE, stage_spark
 from stragglers.warehouse.staged_parts import record_staged_tables
 from stragglers.warehouse.storage import table_exists, transaction
 
@@ -144,14 +145,32 @@ def _empty_table_dir(raw_dir: Path, table: str) -> Path:
 
 def stage_trace(con: duckdb.DuckDBPyConnection, raw_path: Path, settings: SelectionSettings) -> dict[str, int]:
     """Create the typed staging views of the configured trace's format; returns {raw table: parts}
-    (Google layout) or {} (Alibaba's one file)."""
+    (Google layout) or {} (Alibaba's one file; Spark's event logs, staged into tables by
+    spark_staging, their counts recorded in the ledger as ``staged_trace:spark``)."""
     if settings.format.is_google_layout:
         return stage_google(con, raw_path, settings)
     if settings.format.read_in_place:
-        raise ValueError(f"NURD_TRACE={settings.trace} is staged by stragglers.warehouse.spark_staging "
-                         f"(asset spark_staged), not by the trace chain")
+        stage_spark(con, raw_path, trace=settings.trace, min_tasks=settings.min_tasks,
+                    on_bad_rows=settings.on_bad_rows)
+        return {}
     stage_alibaba(con, raw_path / "batch_instance.csv", settings, staging_sql=settings.format.staging_sql)
     return {}
+
+
+def staged_tables(settings: SelectionSettings) -> tuple[str, ...]:
+    """The staged views (or, for Spark's logs, tables) of the configured trace's format, counted
+    by the staging step."""
+    if settings.format.is_google_layout:
+        return GOOGLE_VIEWS
+    return SPARK_TABLES if settings.format.read_in_place else ("stg_batch_instance",)
+
+
+def format_counts(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
+    """What the staging of Spark's logs counted (logs, applications, stage attempts, skipped files, bad
+    lines, ...: spark_staging.stage_spark); {} for the other formats (their parts say it)."""
+    if not settings.format.read_in_place:
+        return {}
+    return recorded_settings(con, f"{STAGE}:spark", settings.trace) or {}
 
 
 def stage_alibaba(con: duckdb.DuckDBPyConnection, csv_path: Path, settings: SelectionSettings,

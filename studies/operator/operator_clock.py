@@ -28,6 +28,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from stragglers.prediction.completion import RELAUNCH_SEEDS  # noqa: E402
 from stragglers.prediction.completion_tables import speculation_table  # noqa: E402
 from stragglers.prediction.engine import ProgressLog  # noqa: E402
 from stragglers.prediction.evaluation import evaluate  # noqa: E402
@@ -40,7 +41,6 @@ from stragglers.warehouse.build import step_tables  # noqa: E402
 from stragglers.warehouse.ledger import is_current  # noqa: E402
 
 CLOCKS = ("legacy_grid", "online")
-SEEDS = range(10)
 
 
 def build(work: Path, trace: str, url: str | None, parts: str | None, finished_percent: int | None = None
@@ -77,7 +77,7 @@ def measure(con: duckdb.DuckDBPyConnection, trace: str, methods: list[str], work
         preds = con.execute("SELECT trace, method, job_id, task_id, flagged_at_s FROM operator_predictions "
                             "WHERE trace = ?", [trace]).df()
         spec = speculation_table(tasks[tasks.job_id.isin(jm.job_id.unique())], preds, None, machines=[],
-                                 seeds=SEEDS)
+                                 seeds=RELAUNCH_SEEDS)
         spec = spec[spec.algorithm == "unlimited"].set_index("method")
         per_method = {}
         for method, g in jm.groupby("method"):

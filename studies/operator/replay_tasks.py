@@ -28,11 +28,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from stragglers.prediction.completion import RELAUNCH_SEEDS  # noqa: E402
 from stragglers.prediction.evaluation import evaluate  # noqa: E402
 from stragglers.prediction.protocol import OPERATOR  # noqa: E402
 from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
-
-SEEDS = range(10)
 
 
 def run(work: Path, trace: str, url: str | None, parts: str | None, methods: list[str], workers: int) -> None:
@@ -74,7 +73,7 @@ def scores(work: Path, trace: str) -> dict:
             y = t.latency_s.to_numpy(float)
             fin = t.finished.to_numpy(bool)
             f = g.set_index("task_id").flagged_at_s.reindex(t.task_id).to_numpy(float)
-            draws = copy_draw_sets(y, trace, int(j), SEEDS, fin)
+            draws = copy_draw_sets(y, trace, int(j), RELAUNCH_SEEDS, fin)
             red, extra = speculation_outcome(y, f, draws)
             copied = ~np.isnan(f) & (f < y)
             rows.append((red, extra, int(copied.sum()), int((copied & ~fin).sum()), len(y)))

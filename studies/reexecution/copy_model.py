@@ -31,6 +31,7 @@ import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction import reexecution as rx
+from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.completion_tables import speculation_table
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.metrics import table3
@@ -38,8 +39,6 @@ from stragglers.reports.operator import ORACLE, operator_table
 from stragglers.settings import Settings
 from stragglers.traces.fetch import truth_dir
 from stragglers.traces.synth.model import LIMITED_IO, REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES
-
-SEEDS = range(10)
 
 
 def fmt(st: dict) -> str:
@@ -66,14 +65,14 @@ def real_halves(data: Path, trace: str = "google_2011"):
 def real_split(halves: dict, lives: dict, seed: int, trace: str = "google_2011") -> float:
     early = halves["earlier (fit)"]
     real_early = rx.statistics(early, seed=seed)
-    k, curve = rx.fit_copy_keeps(early, lives, trace=trace, target_corr=real_early["corr"], seeds=SEEDS)
+    k, curve = rx.fit_copy_keeps(early, lives, trace=trace, target_corr=real_early["corr"], seeds=RELAUNCH_SEEDS)
     print("replayed copy model on the earlier jobs, by copy_keeps:")
     print(curve.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"fitted on the earlier jobs: copy_keeps = {k:g}")
     for name, part in halves.items():
         print(f"{name:14s} real:                {fmt(rx.statistics(part, seed=seed))}")
         for kk in sorted({0.0, k}):
-            rep = rx.statistics(rx.replay_copy_model(part, lives, trace=trace, seeds=SEEDS, keeps=kk), seed=seed)
+            rep = rx.statistics(rx.replay_copy_model(part, lives, trace=trace, seeds=RELAUNCH_SEEDS, keeps=kk), seed=seed)
             print(f"{name:14s} copy model k={kk:<5g}: {fmt(rep)}")
     return k
 
@@ -156,7 +155,7 @@ def operator_tables(data: Path, trace: str, keeps: list[float], seed: int, cause
         variants.append(("cause_aware_copies=on", aware, 0.0))
     rows = []
     for name, t, k in variants:
-        op = operator_table(t3, speculation_table(t, pred, cps, seeds=SEEDS, copy_keeps=k))
+        op = operator_table(t3, speculation_table(t, pred, cps, seeds=RELAUNCH_SEEDS, copy_keeps=k))
         rows.append(op[["trace", "method", "jct_reduction", "jct_reduction_limited_avg", "extra_machine_share",
                         "copies_per_job", "f1"]].assign(copy_model=name))
     wide = pd.concat(rows).pivot_table(index=["trace", "method"], columns="copy_model",

@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 from scipy import optimize, special
 
-from stragglers.prediction.likelihood import LOG_SQRT_2PI, tobit_negloglik
+from stragglers.prediction.likelihood import inv_mills, tobit_negloglik
 from stragglers.prediction.methods._common import quiet
 from stragglers.prediction.methods.base import CannotFit
 
@@ -206,17 +206,10 @@ def tobit_objective(sigma: float, min_hess: float = 1e-6) -> Callable[[np.ndarra
         hess = np.full_like(f, 1.0 / s**2)
         if cens.any():
             u = (f[cens] - lo[cens]) / s
-            m = np.exp(-0.5 * u * u - LOG_SQRT_2PI - special.log_ndtr(u))
+            m = inv_mills(-u)   # phi(u) / Phi(u)
             grad[cens] = -m / s
             hess[cens] = m * (u + m) / s**2
         hess = np.maximum(hess, min_hess / s**2)
         return grad, hess
 
     return objective
-
-
-def tobit_nll(f: np.ndarray, y: np.ndarray, censored: np.ndarray, sigma: float) -> np.ndarray:
-    """Per-row censored-normal negative log-likelihood (the Grabit loss)."""
-    f, y, c = np.asarray(f, float), np.asarray(y, float), np.asarray(censored, bool)
-    z = (y - f) / sigma
-    return np.where(c, -special.log_ndtr(-z), 0.5 * z * z + np.log(sigma) + LOG_SQRT_2PI)

@@ -307,11 +307,15 @@ def ranked_by_score(flagged_at: np.ndarray, latest: np.ndarray) -> Callable:
     the earlier flagged, then task order. Reads only flags and scores given by the decision."""
     own = np.asarray(flagged_at, dtype=float)
     score = np.where(np.isnan(latest), -np.inf, np.asarray(latest, dtype=float))
+    ranked: dict[tuple[int, float], np.ndarray] = {}   # the order at a decision: the same for every draw and cap
 
-    def candidates(k: int, t: float, copied: np.ndarray) -> list[int]:
-        with np.errstate(invalid="ignore"):
-            idx = np.flatnonzero((own <= t) & ~copied)
-        return idx[np.lexsort((idx, own[idx], -score[k][idx]))]
+    def candidates(k: int, t: float, copied: np.ndarray) -> np.ndarray:
+        order = ranked.get((k, t))
+        if order is None:
+            with np.errstate(invalid="ignore"):
+                idx = np.flatnonzero(own <= t)
+            order = ranked[k, t] = idx[np.lexsort((idx, own[idx], -score[k][idx]))]
+        return order[~copied[order]]    # leaving the copied tasks out keeps the others' order
     return candidates
 
 

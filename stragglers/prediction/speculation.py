@@ -277,6 +277,19 @@ def capped_outcome(y, decisions, candidates, draws, cap, expected=None, start=No
     return red / len(draws), extra / len(draws), copies / len(draws)
 
 
+def _less_the_copied(order_at: Callable[[int, float], np.ndarray]) -> Callable:
+    """``candidates(k, t, copied)`` from a policy's order at decision k: computed once per decision
+    (the same for every draw and cap), less the tasks already copied (which keeps the others' order)."""
+    ranked: dict[tuple[int, float], np.ndarray] = {}
+
+    def candidates(k: int, t: float, copied: np.ndarray) -> np.ndarray:
+        order = ranked.get((k, t))
+        if order is None:
+            order = ranked[k, t] = order_at(k, t)
+        return order[~copied[order]]
+    return candidates
+
+
 def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
     """The order of a method's copies at each decision when the replay kept no score (a rule of one
     point: flag-all), from its flags at every cut (``flagged_at``: cuts x tasks, NaN = never): the
@@ -288,16 +301,12 @@ def ranked_by_cuts(flagged_at: np.ndarray, cut: int, decisions) -> Callable:
     with np.errstate(invalid="ignore"):
         passed = [(F <= t).sum(axis=0) for t in decisions.tolist()]
     own = F[cut]
-    ranked: dict[tuple[int, float], np.ndarray] = {}   # the order at a decision: the same for every draw and cap
 
-    def candidates(k: int, t: float, copied: np.ndarray) -> np.ndarray:
-        order = ranked.get((k, t))
-        if order is None:
-            with np.errstate(invalid="ignore"):
-                idx = np.flatnonzero(own <= t)
-            order = ranked[k, t] = idx[np.lexsort((idx, own[idx], -passed[k][idx]))]
-        return order[~copied[order]]    # leaving the copied tasks out keeps the others' order
-    return candidates
+    def order_at(k: int, t: float) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            idx = np.flatnonzero(own <= t)
+        return idx[np.lexsort((idx, own[idx], -passed[k][idx]))]
+    return _less_the_copied(order_at)
 
 
 def ranked_by_score(flagged_at: np.ndarray, latest: np.ndarray) -> Callable:
@@ -307,16 +316,12 @@ def ranked_by_score(flagged_at: np.ndarray, latest: np.ndarray) -> Callable:
     the earlier flagged, then task order. Reads only flags and scores given by the decision."""
     own = np.asarray(flagged_at, dtype=float)
     score = np.where(np.isnan(latest), -np.inf, np.asarray(latest, dtype=float))
-    ranked: dict[tuple[int, float], np.ndarray] = {}   # the order at a decision: the same for every draw and cap
 
-    def candidates(k: int, t: float, copied: np.ndarray) -> np.ndarray:
-        order = ranked.get((k, t))
-        if order is None:
-            with np.errstate(invalid="ignore"):
-                idx = np.flatnonzero(own <= t)
-            order = ranked[k, t] = idx[np.lexsort((idx, own[idx], -score[k][idx]))]
-        return order[~copied[order]]    # leaving the copied tasks out keeps the others' order
-    return candidates
+    def order_at(k: int, t: float) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            idx = np.flatnonzero(own <= t)
+        return idx[np.lexsort((idx, own[idx], -score[k][idx]))]
+    return _less_the_copied(order_at)
 
 
 def ranked_by_truth(y: np.ndarray, finished: np.ndarray | None = None, start=None) -> Callable:

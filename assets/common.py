@@ -141,18 +141,23 @@ def google_format(s) -> bool:
     return s.is_google_format
 
 
-def google_format_only(why: str):
-    """An asset of a system that reads the Google 2011 tables: on a trace of another format it does
-    nothing and its metadata says so, ``not applicable to <trace>: <why>`` (a normal situation, not an
-    error: the systems that apply still run). The checks on the asset inherit the rule and the reason."""
+def format_only(applies, why: str):
+    """An asset that applies to some traces only (``applies(selection settings)``): on another trace it
+    does nothing and its metadata says so, ``not applicable to <trace>: <why>`` (a normal situation, not
+    an error: the systems that apply still run). The checks on the asset inherit the rule and the reason."""
     def decorate(compute):
         @functools.wraps(compute)    # Dagster reads the parameters (context, resources) of ``compute``
         def applicable_only(*args, **resources):
             s = resources["nurd"].selection()
-            if not google_format(s):
+            if not applies(s):
                 return dg.MaterializeResult(metadata={"note": f"not applicable to {s.trace}: {why}"})
             return compute(*args, **resources)
         # declared on the asset once: its checks (assets/checks.py) take the same rule and reason
-        applicable_only.applies, applicable_only.not_applicable_because = google_format, why
+        applicable_only.applies, applicable_only.not_applicable_because = applies, why
         return applicable_only
     return decorate
+
+
+def google_format_only(why: str):
+    """``format_only`` for a system that reads the Google 2011 tables."""
+    return format_only(google_format, why)

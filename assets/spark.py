@@ -18,7 +18,7 @@ from stragglers.traces.spark_eventlog import application_of, discover
 from stragglers.warehouse.results import replace_table
 from stragglers.warehouse.spark_staging import TRACE
 
-from .common import automated_asset, connected
+from .common import automated_asset, connected, format_only
 from .resources import PipelineSettings
 
 #: One partition per application whose event log is complete (added by spark_eventlog_sensor).
@@ -32,10 +32,8 @@ spark_applications = dg.DynamicPartitionsDefinition(name="spark_applications")
                              "NURD_DATA_DIR and to table "
                              "spark_answer, which the report (comparison_tables) opens with. Another trace than "
                              f"NURD_TRACE={TRACE}: not applicable, said in its metadata.")
+@format_only(lambda s: s.trace == TRACE, f"it reads Spark event logs (NURD_TRACE={TRACE})")
 def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    if nurd.trace != TRACE:
-        return dg.MaterializeResult(metadata={"note": f"not applicable to {nurd.trace}: it reads Spark event logs "
-                                                      f"(NURD_TRACE={TRACE})"})
     with connected(nurd, duckdb) as con:
         ans = sp.answer(sp.load_stages(con), sp.load_slots(con))
         replace_table(con, "spark_answer", pd.DataFrame([sp.answer_row(ans, TRACE)]), trace=TRACE)

@@ -406,6 +406,30 @@ def test_a_copy_of_a_task_that_will_not_finish_buys_nothing_and_runs_until_the_o
     assert red == 0.0 and extra == pytest.approx(60.0 / 190.0)
 
 
+def test_a_job_completes_when_its_last_finishing_task_finishes_not_at_a_later_kill():
+    from stragglers.prediction.speculation import (
+        HADOOP_CAP, capped_outcome, completion_time, copy_draw_sets, copy_draws, ranked_by_truth, speculation_outcome,
+    )
+
+    # task 1 (100 s) is the straggler that finishes; task 2 runs until its kill at 150 s, the teardown
+    y, finished = np.array([10.0, 100.0, 150.0]), np.array([True, True, False])
+    draws = copy_draw_sets(y, "t", 1, range(3), finished)
+    assert completion_time(y, draws[0]) == 100.0            # not 150: the job did not wait for the kill
+    # copying the straggler at 20 s: its copy (drawn 10 or 100 s) ends by min(100, 20 + d); the cut is
+    # what that moves, which a definition by the last kill (150 s) would hide
+    red, extra = speculation_outcome(y, np.array([np.nan, 20.0, np.nan]), draws)
+    expected = np.mean([(100.0 - min(100.0, 20.0 + d[1])) / 100.0 for d in draws])
+    assert red == pytest.approx(expected) and red > 0
+    # the oracle under Hadoop's caps copies the straggler, never the killed task, and cuts the same
+    red_capped, _, copies = capped_outcome(y, [20.0], ranked_by_truth(y, finished), draws, HADOOP_CAP)
+    assert red_capped == pytest.approx(expected) and copies == 1
+    # a job none of whose tasks finishes completes at its last end, which no copy moves
+    none = copy_draw_sets(y, "t", 1, range(1), np.zeros(3, bool))[0]
+    assert completion_time(y, none) == 150.0
+    # a copy as slow as its original (copy_keeps = 1) of a task that does not finish still never finishes
+    assert np.isinf(copy_draws(y, "t", 1, range(1), 1.0, finished=finished)[0][2])
+
+
 def test_spark_counts_every_task_of_the_job_in_its_quantile_gate():
     # 10 tasks, 7 finish early; 3 are killed late: Spark (quantile 0.75) needs 7.5 finished, never 7 of 7
     lat = np.r_[np.arange(1.0, 8.0), 50.0, 60.0, 70.0]

@@ -25,7 +25,7 @@ import pandas as pd
 from stragglers.prediction.completion import (RELAUNCH_SEEDS, decision_points, draw_relaunch_latencies, job_rng,
                                               simulate_limited)
 from stragglers.prediction.speculation import (
-    copy_draws, speculate_on_grid, speculate_unlimited, speculation_outcome, task_ends,
+    completion_time, copy_draws, speculate_on_grid, speculate_unlimited, speculation_outcome, task_ends,
 )
 
 TABLE_COLUMNS = [
@@ -238,10 +238,10 @@ def speculation_table(
     acc: dict[tuple[str, str], list[np.ndarray]] = {}
     for trace, job_id, y, cp, flags, _pool, fixed, start in _job_arrays(tasks_df, predictions_df, checkpoints_df):
         end = task_ends(y, start)   # the flags' clock: with machines, originals and copies compete on it
-        original, work, n = float(end.max()), float(y.sum()), len(y)
-        if original <= 0:
+        if float(end.max()) <= 0:
             continue
         draws = copy_draws(y, trace, job_id, seeds, copy_keeps, fixed)
+        original, work, n = completion_time(end, draws[0]), float(y.sum()), len(y)
         for method, f in flags.items():
             valid = ~np.isnan(f) & (f < end)
             n_copy = int(valid.sum())

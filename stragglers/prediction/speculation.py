@@ -45,8 +45,9 @@ def copy_latencies(y: np.ndarray, draws: np.ndarray, keeps: float = 0.0) -> np.n
     "What a copy buys"); on log-latencies relative to the job's median, ln(y'/m) = k ln(y/m) + (1-k) ln(d/m)."""
     if keeps == 0:
         return draws
-    y = np.asarray(y, dtype=float)
-    return y ** keeps * np.asarray(draws, dtype=float) ** (1.0 - keeps)
+    y, draws = np.asarray(y, dtype=float), np.asarray(draws, dtype=float)
+    # a copy that never finishes (+inf: its task does not finish) stays so, even at keeps = 1
+    return np.where(np.isposinf(draws), np.inf, y ** keeps * draws ** (1.0 - keeps))
 
 
 
@@ -60,6 +61,17 @@ def task_ends(y, start=None) -> np.ndarray:
     return y if start is None else np.asarray(start, dtype=float) + y
 
 
+def completion_time(done, relaunch) -> float:
+    """When the job completes, given when each task ends (``done``, original or copy): the latest end
+    among the tasks that finish. A task that does not finish in the trace has a copy that never does
+    (``relaunch`` +inf, ``copy_draw_sets``) and is not waited for: it ended by its own fate or at the
+    job's teardown (docs/PROTOCOL_DECISIONS.md, "A job's completion time"). A job none of whose tasks
+    finishes completes at its last end, which no copy moves."""
+    done = np.asarray(done, dtype=float)
+    finishes = np.isfinite(np.asarray(relaunch, dtype=float))
+    return float(done[finishes].max()) if finishes.any() else float(done.max())
+
+
 def speculate_unlimited(y, flagged_at, rng: np.random.Generator | None = None, *, relaunch=None, start=None
                         ) -> tuple[float, float]:
     """(new completion time, extra machine seconds) with a copy per flag and a machine always free
@@ -69,7 +81,7 @@ def speculate_unlimited(y, flagged_at, rng: np.random.Generator | None = None, *
     end, f, relaunch, valid = prepare_job(task_ends(y, start), flagged_at, relaunch, rng)
     done = np.where(valid, np.minimum(end, f + relaunch), end)
     extra = float(np.where(valid, done - f, 0.0).sum())
-    return float(done.max()), extra
+    return completion_time(done, relaunch), extra
 
 
 def speculate_limited(y, flagged_at, checkpoints, m: int, rng: np.random.Generator | None = None,
@@ -79,7 +91,7 @@ def speculate_limited(y, flagged_at, checkpoints, m: int, rng: np.random.Generat
     pool0 = max(0, int(m) - len(y))
     if pool0 >= int(valid.sum()):
         done = np.where(valid, np.minimum(y, f + relaunch), y)
-        return float(done.max()), float(np.where(valid, done - f, 0.0).sum())
+        return completion_time(done, relaunch), float(np.where(valid, done - f, 0.0).sum())
     return speculate_on_grid(y, f, relaunch, valid, decision_points(checkpoints, f[valid]), pool0,
                               after_grid=after_grid)
 
@@ -122,8 +134,7 @@ def speculate_on_grid(y, f, relaunch, valid, grid, pool0: int, *, after_grid: st
             c = float(later.min())
             serve(c)
     copied = ~np.isnan(start)
-    return float(done.max()), float((done[copied] - start[copied]).sum())
-
+    return completion_time(done, relaunch), float((done[copied] - start[copied]).sum())
 
 
 def copy_draws(y, trace, job_id, seeds, copy_keeps: float = 0.0, fixed: np.ndarray | None = None,
@@ -161,7 +172,7 @@ def speculation_outcome(y, flagged_at, draws, start=None) -> tuple[float, float]
     """(JCT reduction, extra machine time as a share of the job's) of one job's flags with a
     machine always free, mean over the relaunch ``draws`` (one array per seed)."""
     y = np.asarray(y, dtype=float)
-    original, work = float(task_ends(y, start).max()), float(y.sum())
+    original, work = completion_time(task_ends(y, start), draws[0]), float(y.sum())
     red = extra = 0.0
     for r in draws:
         new, ex = speculate_unlimited(y, flagged_at, relaunch=r, start=start)
@@ -257,7 +268,7 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, tas
         start[chosen] = t
         done[chosen] = np.minimum(end[chosen], t + relaunch[chosen])
     copied = ~np.isnan(start)
-    return float(done.max()), float((done[copied] - start[copied]).sum()), int(copied.sum())
+    return completion_time(done, relaunch), float((done[copied] - start[copied]).sum()), int(copied.sum())
 
 
 def capped_outcome(y, decisions, candidates, draws, cap, expected=None, start=None) -> tuple[float, float, int]:
@@ -266,7 +277,7 @@ def capped_outcome(y, decisions, candidates, draws, cap, expected=None, start=No
     y = np.asarray(y, dtype=float)
     if expected is None and cap != HADOOP_CAP:
         expected = expected_copy_seconds(y, decisions, start)
-    original, work = float(task_ends(y, start).max()), float(y.sum())
+    original, work = completion_time(task_ends(y, start), draws[0]), float(y.sum())
     so_far = None if cap == HADOOP_CAP else machine_seconds_by(y, decisions, start)
     red = extra = copies = 0.0
     for r in draws:

@@ -42,8 +42,8 @@ import duckdb
 
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.speculation import (
-    HADOOP_CAP, capped_outcome, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_score, ranked_by_truth,
-    speculation_outcome, task_ends,
+    HADOOP_CAP, capped_outcome, completion_time, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_score,
+    ranked_by_truth, speculation_outcome, task_ends,
 )
 from stragglers.prediction.history import earlier_jobs, job_times
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
@@ -214,7 +214,8 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
         if np.isnan(F).all():                   # no straggler ran at a decision: nothing to copy
             return [(trace, ORACLE, "capped", cap, job, 0.0, 0.0, 0.0) for cap in caps]
         t1 = float(np.nanmin(F))
-        decisions = np.linspace(t1, float(task_ends(y, st).max()), ORACLE_DECISIONS + 1)[:-1]
+        # up to the job's completion: later, no copy moves it
+        decisions = np.linspace(t1, max(t1, completion_time(task_ends(y, st), draws[0])), ORACLE_DECISIONS + 1)[:-1]
         ranked, expected = ranked_by_truth(y, fin, st), expected_copy_seconds(y, decisions, st)
         return [(trace, ORACLE, "capped", cap, job,
                  *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected, st)) for cap in caps]

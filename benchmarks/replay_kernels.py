@@ -9,7 +9,7 @@ alternating, ``--repeat`` rounds (medians reported):
     ``km_at``, numpy with lifelines' arithmetic) against lifelines' ``KaplanMeierFitter`` fitted and
     read the same way (``qth_survival_time``, ``survival_function_at_times``), on jobs of 100, 1,000
     and 10,000 durations (log-normal, 20-60% censored, fixed seed). Also ``online_threshold`` (what
-    the replay asks per decision, q = 0.5 as ``expected_copy_seconds`` does) with its Kaplan-Meier
+    the replay asks per decision, q = 0.5 as ``copy_lease_seconds`` does) with its Kaplan-Meier
     quantile from the numpy curve against the same function with lifelines' quantile swapped in (the
     function as it was with lifelines), on the running job at a decision (tasks started at
     different times, so censorings fall among the events and the Kaplan-Meier branch runs).
@@ -295,7 +295,7 @@ def report(res: dict) -> str:
         "lifelines' arithmetic (`stragglers/prediction/threshold.py`), against lifelines' "
         "`KaplanMeierFitter` fitted and read the same way, on log-normal durations (fixed seed, "
         f"{INPUTS} inputs per size, 20-60% censored); and `online_threshold` (q = {Q}, what "
-        "`expected_copy_seconds` asks at each decision) on a running job whose tasks started at different "
+        "`copy_lease_seconds` asks at each decision) on a running job whose tasks started at different "
         "times, against the same function with lifelines' quantile swapped in (where the Kaplan-Meier "
         "median is not defined yet, both fall back on the same log-normal fit). (2) The capped oracle "
         "(`capped_outcome` with `ranked_by_truth`) on one generated job.",

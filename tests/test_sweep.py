@@ -262,19 +262,23 @@ def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):
 
 def test_capped_copies_worked_by_hand():
     from stragglers.prediction.speculation import (
-        HADOOP_CAP, expected_copy_seconds, ranked_by_truth, speculate_capped,
+        HADOOP_CAP, copy_lease_seconds, ranked_by_truth, speculate_capped,
     )
-    # a copy's expected time at t: the median known then; at t = 4 three of four tasks have
+    # a copy's lease at t: the median known then; at t = 4 three of four tasks have
     # finished (1, 2, 3 s), so the Kaplan-Meier median is defined: 2 s
-    assert expected_copy_seconds([1.0, 2.0, 3.0, 50.0], [4.0]).tolist() == [2.0]
+    assert copy_lease_seconds([1.0, 2.0, 3.0, 50.0], [4.0]).tolist() == [2.0]
     y = np.array([2.0, 4.0, 10.0, 10.0, 100.0])
-    e = expected_copy_seconds(y, [5.0])[0]      # three of five still run: the log-normal fit, >= t
+    e = copy_lease_seconds(y, [5.0])[0]      # three of five still run: the log-normal fit, >= t
     assert e >= 5.0
     machine = 2 + 4 + 5 + 5 + 5                 # machine seconds by t = 5
-    # a budget for 2.5 expected copies starts two: the task that truly ends last, then the first of
+    # a budget for 2.5 leases starts two: the task that truly ends last, then the first of
     # the two that tie; both copies run 3 s (task 4 ends at 8, task 2 at 8)
     got = speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 2.5 * e / machine)
     assert got == (10.0, 3.0 + 3.0, 2)
+    # copies slower than their lease are killed when it ends: task 4 goes on with its original
+    # (the job still ends at 100), its copy costs the lease; task 2's copy stops when task 2 ends (10)
+    got = speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 1000.0), 2.5 * e / machine)
+    assert got == (100.0, pytest.approx(e + min(e, 5.0)), 2)
     # a budget too small for one copy: nothing changes
     assert speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 0.9 * e / machine) == (100.0, 0.0, 0)
     # nothing finished: the median is unknown, no copy
@@ -314,13 +318,14 @@ def test_capped_spend_stays_within_budget_and_the_capped_oracle_bounds_every_met
     copied = capped.groupby(["cap", "method", "point"])["n_copies"].mean()
     for b in BUDGETS:
         at = means.loc[f"{b:g}"]
-        # every point of every method, mean over the jobs: within the budget (+10% of it)
-        assert (at["extra_machine_share"] <= 1.1 * b).all(), at[at["extra_machine_share"] > 1.1 * b]
+        # every point of every method on every job: within the budget (a copy never outruns its lease)
+        on_jobs = capped.loc[capped["cap"] == f"{b:g}", "extra_machine_share"]
+        assert (on_jobs <= b + 1e-12).all(), on_jobs.max()
         oracle = at.loc[("oracle", "capped"), "jct_reduction"]
         others = at.drop(index="oracle", level=0)
         # the oracle's curve is at or above every method's point at that budget (simulation noise: 0.5 pp)
         assert oracle >= others["jct_reduction"].max() - 0.005, (b, oracle, others["jct_reduction"].idxmax())
-    # 90 tasks: at 0.5% not one copy fits (its expected time is above 0.5% of the machine time so far);
+    # 90 tasks: at 0.5% not one copy fits (its lease is above 0.5% of the machine time so far);
     # from 1% on the oracle copies
     assert copied.loc[("0.005", "oracle", "capped")] == 0 and copied.loc[("0.01", "oracle", "capped")] > 0
     # the uncapped flag-all spends far beyond every budget; capped, within each
@@ -328,12 +333,33 @@ def test_capped_spend_stays_within_budget_and_the_capped_oracle_bounds_every_met
     assert flag_all.mean() > 0.05 and means.loc[("0.05", "flag_all", "default"), "extra_machine_share"] <= 0.055
 
 
+def test_copies_of_tasks_that_never_finish_stay_within_the_budget_on_every_job():
+    """Tasks killed long after the others finish (a job's teardown, or their own fate) are running
+    at every decision: a policy that copies every running task would keep their copies running
+    until their originals end. Under a budget each copy holds a lease, so no job spends above it."""
+    from stragglers.prediction.speculation import capped_outcome, copy_draws, ranked_by_cuts
+
+    rng = np.random.default_rng(3)
+    for job_id in range(8):
+        n = 120
+        y = rng.lognormal(3.0, 0.6, n)
+        finished = rng.random(n) > 0.15
+        y[~finished] = y.max() * rng.uniform(1.5, 4.0, (~finished).sum())    # killed late, after long runs
+        draws = copy_draws(y, "t", job_id, range(4), finished=finished)
+        decisions = np.quantile(y[finished], [0.1, 0.3, 0.5, 0.7, 0.9])
+        flags = np.where(y > decisions[0], decisions[0], np.nan)[None, :]    # flag-all at the first decision
+        for b in BUDGETS:
+            _, spend, copies = capped_outcome(y, decisions, ranked_by_cuts(flags, 0, decisions), draws, b)
+            assert spend <= b + 1e-12, (job_id, b, spend)
+        assert copies > 0
+
+
 def test_the_budget_table_under_an_enforced_budget_scores_each_method_at_its_cap():
     rows, capped = [], []
     for j in range(10):
         rows += [("t", "spark_speculation", "p", j, 0.01, 0.02, 1), ("t", "nurd", "x", j, 0.2, 0.3, 9)]
         # capped at 1%: nurd's cut x (uncapped 30% extra, off the budget) now spends 1%, and one
-        # job in ten overspends (a copy ran longer than expected after the last decision)
+        # job in ten is over the cap (the table counts it, whatever the cause)
         capped += [("t", "spark_speculation", "p", "0.01", j, 0.01, 0.009, 1.0),
                    ("t", "nurd", "x", "0.01", j, 0.03, 0.012 if j == 9 else 0.01, 1.0),
                    ("t", "oracle", "capped", "0.01", j, 0.05, 0.01, 1.0)]
@@ -396,7 +422,7 @@ def test_the_capped_replay_copies_in_the_methods_score_order_not_by_how_many_cut
     copy at t = 4 (at t = 1 nothing has finished: no copy), the score's order copies task 3, the
     one that ends last, and the job ends earlier; the cuts' order copies task 2, and it does not."""
     from stragglers.prediction.simulate import ScoreRecorder
-    from stragglers.prediction.speculation import expected_copy_seconds, ranked_by_cuts, ranked_by_score
+    from stragglers.prediction.speculation import copy_lease_seconds, ranked_by_cuts, ranked_by_score
 
     nan = np.nan
     y = np.array([2.0, 3.0, 9.0, 40.0])
@@ -424,7 +450,7 @@ def test_the_capped_replay_copies_in_the_methods_score_order_not_by_how_many_cut
         return VariantResult(name, np.asarray(f, float), np.ones(4, bool), {}, np.zeros(10))
 
     variants = [variant("m", F[0]), variant("m@2", F[1]), variant("m@4.5", F[2])]
-    e = float(expected_copy_seconds(y, [4.0])[0])
+    e = float(copy_lease_seconds(y, [4.0])[0])
     machine = 2.0 + 3.0 + 4.0 + 4.0                      # sum of min(y, 4) at t = 4
     cap = f"{1.5 * e / machine:.6g}"                    # room for one copy at t = 4, not two
 

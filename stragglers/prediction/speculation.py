@@ -189,16 +189,19 @@ def speculation_outcome(y, flagged_at, draws, start=None) -> tuple[float, float]
 # durations) and what its copies have run so far; it does not know how long a running attempt
 # will take. Copies start in the policy's order while the cap allows one more:
 #
-# - a budget b: the copies' machine time so far, plus what the running copies are expected to run
-#   still, plus the new copy's expected time, stays within b x the job's machine time so far
-#   (sum of min(y_i, t)). A copy is expected to run the job's median duration as known at t, minus
-#   its age: the copies are drawn from the job's durations, and the median known at t is
-#   ``threshold.online_threshold`` at q = 0.5 (Kaplan-Meier over the finished durations with the
-#   running tasks censored at t, a log-normal fit beyond, never below t; none: no copy). The median
-#   of the finished durations alone would be the short tasks' and let early copies overspend.
-#   Spend can exceed b only where copies run longer than expected after the last decision.
+# - a budget b: a copy starts with a lease, the job's median duration as known at t (the copies
+#   are drawn from the job's durations; ``threshold.online_threshold`` at q = 0.5: Kaplan-Meier over
+#   the finished durations with the running tasks censored at t, a log-normal fit beyond, never
+#   below t; none: no copy). A copy still running when its lease ends is killed and its task goes on
+#   with its original, as a scheduler that reserves machine time for its copies must (Mantri kills
+#   copies that do not pay off). A copy starts only while the copies' machine time so far, plus the
+#   rest of the running copies' leases, plus the new lease, stays within b x the job's machine time
+#   so far (sum of min(y_i, t - s_i)). A copy never runs past its lease, so a job's copies never
+#   spend more than b x its machine time: the budget holds on every job, not only on the mean. (A
+#   copy of a task that does not finish never finishes: it runs to its lease or its original's end.)
+#   The median of the finished durations alone would be the short tasks' and lease too little.
 # - Hadoop's caps (DefaultSpeculator's defaults): at most max(10, 10% of the running tasks, 1% of
-#   all tasks) copies running at once; no budget of machine time.
+#   all tasks) copies running at once; no budget of machine time, no lease.
 
 #: Hadoop's speculative caps (mapreduce.job.speculative.*): minimum allowed, share of the running
 #: tasks, share of all tasks.
@@ -207,12 +210,15 @@ HADOOP_CAPS = (10, 0.1, 0.01)
 HADOOP_CAP = "hadoop"
 
 
-def expected_copy_seconds(y, decisions, start=None) -> np.ndarray:
-    """Per decision t: a copy's expected duration as known at t, the job's median latency estimated
-    from the finished durations and the running tasks' elapsed times (``online_threshold``, q = 0.5)."""
+def copy_lease_seconds(y, decisions, start=None, finished=None) -> np.ndarray:
+    """Per decision t: the lease of a copy started at t, the job's median latency as known at t
+    (``online_threshold``, q = 0.5) from the finished durations (``finished``: which tasks end by
+    finishing, None: all) and the running tasks' elapsed times; a task that ended otherwise is in
+    neither."""
     y = np.asarray(y, dtype=float)
     end, began = task_ends(y, start), np.zeros(len(y)) if start is None else np.asarray(start, dtype=float)
-    return np.array([online_threshold(y[end <= t], t - began[(began <= t) & (end > t)], 0.5)
+    fin = np.ones(len(y), bool) if finished is None else np.asarray(finished, dtype=bool)
+    return np.array([online_threshold(y[(end <= t) & fin], t - began[(began <= t) & (end > t)], 0.5)
                      for t in np.asarray(decisions, dtype=float).tolist()])
 
 
@@ -224,64 +230,70 @@ def machine_seconds_by(y, decisions, start=None) -> np.ndarray:
     return np.array([float(np.clip(t - began, 0.0, y).sum()) for t in np.asarray(decisions, dtype=float).tolist()])
 
 
-def speculate_capped(y, decisions, candidates, relaunch, cap, expected=None, task_start=None,
+def speculate_capped(y, decisions, candidates, relaunch, cap, lease=None, task_start=None,
                      machine_so_far=None) -> tuple[float, float, int]:
     """(new completion time, extra machine seconds, copies) with copies started at ``decisions``
     in the order ``candidates(k, t, copied)`` gives (task indices, best first) while ``cap`` (a
-    budget share, or ``HADOOP_CAP``) allows one more (see the section's comment). ``expected``:
-    ``expected_copy_seconds`` and ``machine_so_far``: ``machine_seconds_by`` (computed when not
-    given; the same for every draw). A copy ends at min(end_i, r_i + relaunch_i)
-    (``task_ends``; ``task_start``: the tasks' starts on the job's wall clock), as with a machine
-    always free."""
+    budget share, or ``HADOOP_CAP``) allows one more (see the section's comment). ``lease``:
+    ``copy_lease_seconds`` and ``machine_so_far``: ``machine_seconds_by`` (computed when not
+    given; the same for every draw). A copy started at r with latency relaunch_i finishes at
+    r + relaunch_i if that is within its lease and before its original's end (``task_ends``;
+    ``task_start``: the tasks' starts on the job's wall clock); it runs until the earliest of the
+    three."""
     y = np.asarray(y, dtype=float)
-    if expected is None and cap != HADOOP_CAP:
-        expected = expected_copy_seconds(y, decisions, task_start)
     relaunch = np.asarray(relaunch, dtype=float)
+    if lease is None and cap != HADOOP_CAP:
+        lease = copy_lease_seconds(y, decisions, task_start, np.isfinite(relaunch))
     n = len(y)
     end = task_ends(y, task_start)
     began = np.zeros(n) if task_start is None else np.asarray(task_start, dtype=float)
     if machine_so_far is None and cap != HADOOP_CAP:
         machine_so_far = machine_seconds_by(y, decisions, task_start)
     start = np.full(n, np.nan)
+    lease_end = np.full(n, np.inf)       # when each copy's lease ends (Hadoop's caps: none)
+    copy_end = np.full(n, np.nan)        # when each copy stops: it finished, its lease ended, or its task ended
     done = end.copy()
     for k, t in enumerate(np.asarray(decisions, dtype=float).tolist()):
         copied = ~np.isnan(start)
-        running_copies = copied & (done > t)
+        running_copies = copied & (copy_end > t)
         # the room the cap leaves first: where it is none, no candidate is asked for (nothing starts)
         if cap == HADOOP_CAP:
             m0, share_running, share_all = HADOOP_CAPS
             running = int(((began <= t) & (end > t)).sum())
             n_new = int(max(m0, share_running * running, share_all * n)) - int(running_copies.sum())
+            granted = np.inf
         else:
-            expect = float(expected[k])
-            if not np.isfinite(expect) or expect <= 0:
+            granted = float(lease[k])
+            if not np.isfinite(granted) or granted <= 0:
                 continue
-            spent = float((np.minimum(done[copied], t) - start[copied]).sum())
-            ages = t - start[running_copies]
-            committed = spent + float(np.maximum(expect - ages, 0.0).sum())
+            spent = float((np.minimum(copy_end[copied], t) - start[copied]).sum())
+            reserved = float((lease_end[running_copies] - t).sum())
             allowed = float(cap) * float(machine_so_far[k])
-            n_new = int(max(allowed - committed, 0.0) // expect)
+            n_new = int(max(allowed - spent - reserved, 0.0) // granted)
         if n_new <= 0:
             continue
         order = np.asarray(candidates(k, t, copied), dtype=int)
         chosen = order[(end[order] > t) & (began[order] <= t) & ~copied[order]][:n_new]
         start[chosen] = t
-        done[chosen] = np.minimum(end[chosen], t + relaunch[chosen])
+        lease_end[chosen] = t + granted
+        finishes = relaunch[chosen] <= granted
+        done[chosen] = np.where(finishes, np.minimum(end[chosen], t + relaunch[chosen]), end[chosen])
+        copy_end[chosen] = np.minimum(end[chosen], t + np.minimum(relaunch[chosen], granted))
     copied = ~np.isnan(start)
-    return completion_time(done, relaunch), float((done[copied] - start[copied]).sum()), int(copied.sum())
+    return completion_time(done, relaunch), float((copy_end[copied] - start[copied]).sum()), int(copied.sum())
 
 
-def capped_outcome(y, decisions, candidates, draws, cap, expected=None, start=None) -> tuple[float, float, int]:
+def capped_outcome(y, decisions, candidates, draws, cap, lease=None, start=None) -> tuple[float, float, int]:
     """(JCT reduction, extra machine time as a share of the job's, copies) under ``cap``, mean over
     the ``draws`` (one array per seed; copies: mean count)."""
     y = np.asarray(y, dtype=float)
-    if expected is None and cap != HADOOP_CAP:
-        expected = expected_copy_seconds(y, decisions, start)
+    if lease is None and cap != HADOOP_CAP:
+        lease = copy_lease_seconds(y, decisions, start, np.isfinite(draws[0]))
     original, work = completion_time(task_ends(y, start), draws[0]), float(y.sum())
     so_far = None if cap == HADOOP_CAP else machine_seconds_by(y, decisions, start)
     red = extra = copies = 0.0
     for r in draws:
-        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, expected, start, so_far)
+        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, lease, start, so_far)
         red += (original - new) / original
         extra += ex / work
         copies += c

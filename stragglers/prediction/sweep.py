@@ -42,7 +42,7 @@ import duckdb
 
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.speculation import (
-    HADOOP_CAP, capped_outcome, completion_time, copy_draws, expected_copy_seconds, ranked_by_cuts, ranked_by_score,
+    HADOOP_CAP, capped_outcome, completion_time, copy_draws, copy_lease_seconds, ranked_by_cuts, ranked_by_score,
     ranked_by_truth, speculation_outcome, task_ends,
 )
 from stragglers.prediction.history import earlier_jobs, job_times
@@ -216,9 +216,9 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
         t1 = float(np.nanmin(F))
         # up to the job's completion: later, no copy moves it
         decisions = np.linspace(t1, max(t1, completion_time(task_ends(y, st), draws[0])), ORACLE_DECISIONS + 1)[:-1]
-        ranked, expected = ranked_by_truth(y, fin, st), expected_copy_seconds(y, decisions, st)
+        ranked, lease = ranked_by_truth(y, fin, st), copy_lease_seconds(y, decisions, st, fin)
         return [(trace, ORACLE, "capped", cap, job,
-                 *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected, st)) for cap in caps]
+                 *capped_outcome(y, decisions, ranked, draws, cap_value(cap), lease, st)) for cap in caps]
     rows = []
     # one replay can hold several methods (the NURD family: NURD, NURD-NC, GBTR): each is ranked
     # by its own cuts, at the decisions where one of them flagged
@@ -229,7 +229,7 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
             rows += [(trace, method, names[i][1], cap, job, 0.0, 0.0, 0.0) for i in own for cap in caps]
             continue
         decisions = np.unique(Fm[~np.isnan(Fm)])
-        expected = expected_copy_seconds(y, decisions, st)
+        lease = copy_lease_seconds(y, decisions, st, fin)
         trail = result.score_trail
         latest = trail.latest(method, decisions, len(y)) if trail is not None and method in trail.scores else None
         for c, i in enumerate(own):
@@ -238,7 +238,7 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
                 continue
             ranked = ranked_by_cuts(Fm, c, decisions) if latest is None else ranked_by_score(Fm[c], latest)
             rows += [(trace, method, names[i][1], cap, job,
-                      *capped_outcome(y, decisions, ranked, draws, cap_value(cap), expected, st)) for cap in caps]
+                      *capped_outcome(y, decisions, ranked, draws, cap_value(cap), lease, st)) for cap in caps]
     return rows
 
 
@@ -454,8 +454,8 @@ def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequ
     ``capped`` (``capped_rows``, the budget enforced): at budget b each method is scored on its
     rows under cap b, its point chosen on earlier jobs as the largest mean JCT cut there (the cap
     keeps every point within budget, so none is ruled out by its spend); ``enforced`` is then
-    true, ``jobs_over_budget`` counts the scored jobs whose realized spend exceeded b (copies that
-    ran longer than expected after the last decision) and ``headroom`` is the capped oracle's mean
+    true, ``jobs_over_budget`` counts the scored jobs whose realized spend exceeded b (none where
+    every copy held its lease, ``speculation.speculate_capped``; the count keeps that checked) and ``headroom`` is the capped oracle's mean
     on the scored jobs (the oracle is not ranked as a method). Without it, each point is matched
     on the earlier jobs' mean extra machine time (within b there)."""
     rows = []

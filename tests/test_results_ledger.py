@@ -87,3 +87,29 @@ def test_a_computation_that_writes_its_own_rows_is_recorded_after_them(con):
     assert not again.rebuilt
     # another trace's rows are not this trace's
     assert trace_rows(con, TABLE, "t") == {TABLE: 0}
+
+
+def test_the_code_digest_changes_with_the_code_it_reads(tmp_path, monkeypatch):
+    """Results computed by code are stale once it changes: the digest reads every .py file of the
+    package, a change anywhere below it (or a new file) gives a new digest, and nothing else does."""
+    from stragglers.warehouse.ledger import code_digest
+
+    pkg = tmp_path / "replaycode"
+    (pkg / "inner").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "inner" / "__init__.py").write_text("")
+    (pkg / "inner" / "cap.py").write_text("LEASE = 0.5\n")
+    (pkg / "notes.txt").write_text("not code")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = code_digest("replaycode")
+    code_digest.cache_clear()
+    (pkg / "notes.txt").write_text("still not code")
+    assert code_digest("replaycode") == first
+    code_digest.cache_clear()
+    (pkg / "inner" / "cap.py").write_text("LEASE = 0.9\n")
+    second = code_digest("replaycode")
+    assert second != first
+    code_digest.cache_clear()
+    (pkg / "inner" / "more.py").write_text("")
+    assert code_digest("replaycode") not in (first, second)
+    code_digest.cache_clear()

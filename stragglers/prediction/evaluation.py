@@ -33,7 +33,7 @@ from stragglers.prediction.history import (
 from stragglers.prediction.sweep import SweepCollector, SweepGrid
 from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
-from stragglers.warehouse.ledger import digest, recorded_inputs, require_settings
+from stragglers.warehouse.ledger import code_digest, digest, recorded_inputs, require_settings
 from stragglers.warehouse.sql_files import create_view
 from stragglers.warehouse.staged_parts import usage_absent_reason
 from stragglers.warehouse.storage import transaction
@@ -179,11 +179,12 @@ class EvaluationOutcome:
 
 def evaluation_inputs(con: duckdb.DuckDBPyConnection, trace: str, method: str, settings: EvaluationSettings) -> str:
     """What an evaluation of ``method`` is computed from: the features (their own inputs digest),
-    the evaluation settings, the method's name and its hyperparameters (a changed default in the
-    code, e.g. NURD's boosting rounds, re-runs the evaluation instead of keeping stale rows)."""
+    the evaluation settings, the method's name and its hyperparameters, and the replay's code (a
+    changed default or simulation in the code re-runs the evaluation instead of keeping stale rows)."""
     kept = {k: v for k, v in settings.as_dict().items() if k != "workers"}  # results do not depend on it
     hyperparameters = method_factory(method, settings)().hyperparameters()
-    return digest([recorded_inputs(con, grid_tables(settings)[1], trace), kept, method, hyperparameters])
+    return digest([recorded_inputs(con, grid_tables(settings)[1], trace), kept, method, hyperparameters,
+                   code_digest("stragglers.prediction")])
 
 
 def _view(settings: EvaluationSettings) -> str:

@@ -19,7 +19,7 @@ from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.protocol import typed_settings
 from stragglers.prediction.sweep import BUDGETS
 from stragglers.settings import Settings
-from stragglers.warehouse.ledger import digest, recorded_inputs
+from stragglers.warehouse.ledger import code_digest, digest, recorded_inputs
 from stragglers.warehouse.results import Kept, current_or_compute, trace_rows
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
@@ -88,8 +88,10 @@ def table_contents(con: duckdb.DuckDBPyConnection, tables, settings: list) -> st
 
 
 def input_digest(con: duckdb.DuckDBPyConnection, derived: Derived, s: Settings) -> str:
-    """What ``derived`` is computed from now: equal digests, equal tables."""
-    return table_contents(con, derived.inputs, derived.shaping(s))
+    """What ``derived`` is computed from now: equal digests, equal tables (the code that computes
+    them is part of it)."""
+    return table_contents(con, derived.inputs, [*derived.shaping(s), code_digest("stragglers.prediction",
+                                                                                   "stragglers.reports")])
 
 
 def is_current(con: duckdb.DuckDBPyConnection, derived: Derived, s: Settings) -> tuple[bool, str]:

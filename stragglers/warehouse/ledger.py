@@ -4,7 +4,9 @@ materialize when it is not."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +24,18 @@ SETTINGS_TABLE = "table_settings"
 
 def digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@functools.cache
+def code_digest(*packages: str) -> str:
+    """The source of ``packages`` (dotted names; every .py file's bytes, read, not imported): what a
+    result computed by that code is stale without, as a table is without its SQL."""
+    rows = []
+    for name in packages:
+        for root in importlib.util.find_spec(name).submodule_search_locations:
+            for path in sorted(Path(root).rglob("*.py")):
+                rows.append([name, path.relative_to(root).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest()])
+    return digest(rows)
 
 
 def record_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str, settings: dict,

@@ -128,7 +128,7 @@ def test_the_paragraph_says_when_the_budget_is_enforced_and_quotes_the_capped_he
     b = budget_table(out, earlier(), FREE_RULES, min_jobs=2, n_boot=100, choosing=choosing, learned=is_learned,
                      capped=capped)
     first = answer_paragraph(b, curve_table(out)).split("\n\n")[0]
-    assert "(the budget enforced at every decision)" in first
+    assert "(the budget enforced at every decision, each copy on a lease: no job spends above it)" in first
     # the capped oracle at 2%: 0.3 x 2/5
     assert "the oracle under the same cap (the tasks that truly end last copied first), the headroom at this " \
            "budget, shortens jobs by 12.0%" in first

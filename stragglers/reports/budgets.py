@@ -95,8 +95,8 @@ def named_comparison(b: pd.DataFrame) -> str:
     if learned.empty:
         return ""
     first = b.iloc[0]
-    how = ("the budget enforced at every decision" if bool(first.get("enforced", False))
-           else "the budget matched on earlier jobs' spend")
+    how = ("the budget enforced at every decision, each copy on a lease: no job spends above it"
+           if bool(first.get("enforced", False)) else "the budget matched on earlier jobs' spend")
     s = [f"Named before scoring, on the {int(first.n_jobs_choosing)} jobs that ended first, and scored on the other "
          f"{int(first.n_jobs)} ({how}): the learned method against the free rule with the largest tuned mean there,"]
     parts, signs = [], []

@@ -271,14 +271,19 @@ def test_capped_copies_worked_by_hand():
     e = copy_lease_seconds(y, [5.0])[0]      # three of five still run: the log-normal fit, >= t
     assert e >= 5.0
     machine = 2 + 4 + 5 + 5 + 5                 # machine seconds by t = 5
-    # a budget for 2.5 leases starts two: the task that truly ends last, then the first of
+    # a budget for 2.5 medians starts two: the task that truly ends last, then the first of
     # the two that tie; both copies run 3 s (task 4 ends at 8, task 2 at 8)
     got = speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 2.5 * e / machine)
     assert got == (10.0, 3.0 + 3.0, 2)
-    # copies slower than their lease are killed when it ends: task 4 goes on with its original
-    # (the job still ends at 100), its copy costs the lease; task 2's copy stops when task 2 ends (10)
+    # copies slower than their lease are killed when it ends (the two share the room: 1.25 medians
+    # each): task 4 goes on with its original (the job still ends at 100), its copy costs its lease;
+    # task 2's copy stops when task 2 ends (10)
     got = speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 1000.0), 2.5 * e / machine)
-    assert got == (100.0, pytest.approx(e + min(e, 5.0)), 2)
+    assert got == (100.0, pytest.approx(1.25 * e + 5.0), 2)
+    # one copy alone holds the whole room: a copy of 2.4 medians finishes within it (task 4 then
+    # ends at 5 + 2.4 medians instead of 100)
+    one = speculate_capped(y, [5.0], lambda k, t, copied: np.array([4]), np.full(5, 2.4 * e), 2.5 * e / machine)
+    assert one == (pytest.approx(5.0 + 2.4 * e), pytest.approx(2.4 * e), 1)
     # a budget too small for one copy: nothing changes
     assert speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 0.9 * e / machine) == (100.0, 0.0, 0)
     # nothing finished: the median is unknown, no copy

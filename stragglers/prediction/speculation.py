@@ -189,17 +189,18 @@ def speculation_outcome(y, flagged_at, draws, start=None) -> tuple[float, float]
 # durations) and what its copies have run so far; it does not know how long a running attempt
 # will take. Copies start in the policy's order while the cap allows one more:
 #
-# - a budget b: a copy starts with a lease, the job's median duration as known at t (the copies
-#   are drawn from the job's durations; ``threshold.online_threshold`` at q = 0.5: Kaplan-Meier over
-#   the finished durations with the running tasks censored at t, a log-normal fit beyond, never
-#   below t; none: no copy). A copy still running when its lease ends is killed and its task goes on
-#   with its original, as a scheduler that reserves machine time for its copies must (Mantri kills
-#   copies that do not pay off). A copy starts only while the copies' machine time so far, plus the
-#   rest of the running copies' leases, plus the new lease, stays within b x the job's machine time
-#   so far (sum of min(y_i, t - s_i)). A copy never runs past its lease, so a job's copies never
-#   spend more than b x its machine time: the budget holds on every job, not only on the mean. (A
-#   copy of a task that does not finish never finishes: it runs to its lease or its original's end.)
-#   The median of the finished durations alone would be the short tasks' and lease too little.
+# - a budget b: the room at t is b x the job's machine time so far (sum of min(y_i, t - s_i)) less
+#   the copies' machine time so far and the rest of the running copies' leases. As many copies
+#   start as the room holds the job's median duration as known at t (the copies are drawn from the
+#   job's durations; ``threshold.online_threshold`` at q = 0.5: Kaplan-Meier over the finished
+#   durations with the running tasks censored at t, a log-normal fit beyond, never below t; none: no
+#   copy), and they share the room as their leases (at least the median each). A copy still running
+#   when its lease ends is killed and its task goes on with its original, as a scheduler that
+#   reserves machine time for its copies must (Mantri kills copies that do not pay off); a copy
+#   that ends sooner gives the rest of its lease back. No copy runs past its lease, so a job's
+#   copies never spend more than b x its machine time: the budget holds on every job, not only on
+#   the mean. (A copy of a task that does not finish never finishes: it runs to its lease or its
+#   original's end.) The median of the finished durations alone would be the short tasks'.
 # - Hadoop's caps (DefaultSpeculator's defaults): at most max(10, 10% of the running tasks, 1% of
 #   all tasks) copies running at once; no budget of machine time, no lease.
 
@@ -211,7 +212,7 @@ HADOOP_CAP = "hadoop"
 
 
 def copy_lease_seconds(y, decisions, start=None, finished=None) -> np.ndarray:
-    """Per decision t: the lease of a copy started at t, the job's median latency as known at t
+    """Per decision t: the least lease of a copy started at t, the job's median latency as known at t
     (``online_threshold``, q = 0.5) from the finished durations (``finished``: which tasks end by
     finishing, None: all) and the running tasks' elapsed times; a task that ended otherwise is in
     neither."""
@@ -263,17 +264,21 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, lease=None, task_s
             n_new = int(max(m0, share_running * running, share_all * n)) - int(running_copies.sum())
             granted = np.inf
         else:
-            granted = float(lease[k])
-            if not np.isfinite(granted) or granted <= 0:
+            median = float(lease[k])
+            if not np.isfinite(median) or median <= 0:
                 continue
             spent = float((np.minimum(copy_end[copied], t) - start[copied]).sum())
             reserved = float((lease_end[running_copies] - t).sum())
-            allowed = float(cap) * float(machine_so_far[k])
-            n_new = int(max(allowed - spent - reserved, 0.0) // granted)
+            room = max(float(cap) * float(machine_so_far[k]) - spent - reserved, 0.0)
+            n_new = int(room // median)
         if n_new <= 0:
             continue
         order = np.asarray(candidates(k, t, copied), dtype=int)
         chosen = order[(end[order] > t) & (began[order] <= t) & ~copied[order]][:n_new]
+        if not len(chosen):
+            continue
+        if cap != HADOOP_CAP:
+            granted = room / len(chosen)        # the room shared by the new copies: at least the median each
         start[chosen] = t
         lease_end[chosen] = t + granted
         finishes = relaunch[chosen] <= granted

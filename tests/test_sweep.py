@@ -286,6 +286,12 @@ def test_capped_copies_worked_by_hand():
     assert one == (pytest.approx(5.0 + 2.4 * e), pytest.approx(2.4 * e), 1)
     # a budget too small for one copy: nothing changes
     assert speculate_capped(y, [5.0], ranked_by_truth(y), np.full(5, 3.0), 0.9 * e / machine) == (100.0, 0.0, 0)
+    # the oracle knows each copy's run too: task 4's copy (200 s from t = 5) would not beat its
+    # original (100 s), so it is not started; tasks 2 and 3 (end at 10) get copies of 3 s, each on
+    # a lease of exactly 3 s
+    slow_last = np.array([3.0, 3.0, 3.0, 3.0, 200.0])
+    knows = speculate_capped(y, [5.0], ranked_by_truth(y), slow_last, 2.5 * e / machine, knows_copies=True)
+    assert knows == (100.0, 6.0, 2)
     # nothing finished: the median is unknown, no copy
     assert speculate_capped(y, [1.0], ranked_by_truth(y), np.full(5, 3.0), 0.5) == (100.0, 0.0, 0)
     # Hadoop's caps: max(10, 10% of 30 running, 1% of 30) = 10 copies at once

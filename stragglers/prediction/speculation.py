@@ -232,7 +232,7 @@ def machine_seconds_by(y, decisions, start=None) -> np.ndarray:
 
 
 def speculate_capped(y, decisions, candidates, relaunch, cap, lease=None, task_start=None,
-                     machine_so_far=None) -> tuple[float, float, int]:
+                     machine_so_far=None, knows_copies: bool = False) -> tuple[float, float, int]:
     """(new completion time, extra machine seconds, copies) with copies started at ``decisions``
     in the order ``candidates(k, t, copied)`` gives (task indices, best first) while ``cap`` (a
     budget share, or ``HADOOP_CAP``) allows one more (see the section's comment). ``lease``:
@@ -240,7 +240,8 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, lease=None, task_s
     given; the same for every draw). A copy started at r with latency relaunch_i finishes at
     r + relaunch_i if that is within its lease and before its original's end (``task_ends``;
     ``task_start``: the tasks' starts on the job's wall clock); it runs until the earliest of the
-    three."""
+    three. ``knows_copies`` (the oracle): how long each copy would run is known too, so only a copy
+    that would beat its original starts, on a lease of exactly its run, while the room holds it."""
     y = np.asarray(y, dtype=float)
     relaunch = np.asarray(relaunch, dtype=float)
     if lease is None and cap != HADOOP_CAP:
@@ -270,14 +271,21 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, lease=None, task_s
             spent = float((np.minimum(copy_end[copied], t) - start[copied]).sum())
             reserved = float((lease_end[running_copies] - t).sum())
             room = max(float(cap) * float(machine_so_far[k]) - spent - reserved, 0.0)
-            n_new = int(room // median)
+            n_new = n if knows_copies else int(room // median)
         if n_new <= 0:
             continue
         order = np.asarray(candidates(k, t, copied), dtype=int)
-        chosen = order[(end[order] > t) & (began[order] <= t) & ~copied[order]][:n_new]
+        chosen = order[(end[order] > t) & (began[order] <= t) & ~copied[order]]
+        if knows_copies:
+            chosen = chosen[t + relaunch[chosen] < end[chosen]]
+            if cap != HADOOP_CAP:                 # in order, while the room holds each copy's own run
+                chosen = chosen[np.cumsum(relaunch[chosen]) <= room]
+        chosen = chosen[:n_new]
         if not len(chosen):
             continue
-        if cap != HADOOP_CAP:
+        if knows_copies:
+            granted = relaunch[chosen]
+        elif cap != HADOOP_CAP:
             granted = room / len(chosen)        # the room shared by the new copies: at least the median each
         start[chosen] = t
         lease_end[chosen] = t + granted
@@ -288,9 +296,11 @@ def speculate_capped(y, decisions, candidates, relaunch, cap, lease=None, task_s
     return completion_time(done, relaunch), float((copy_end[copied] - start[copied]).sum()), int(copied.sum())
 
 
-def capped_outcome(y, decisions, candidates, draws, cap, lease=None, start=None) -> tuple[float, float, int]:
+def capped_outcome(y, decisions, candidates, draws, cap, lease=None, start=None,
+                   knows_copies: bool = False) -> tuple[float, float, int]:
     """(JCT reduction, extra machine time as a share of the job's, copies) under ``cap``, mean over
-    the ``draws`` (one array per seed; copies: mean count)."""
+    the ``draws`` (one array per seed; copies: mean count); ``knows_copies``: the oracle's
+    (``speculate_capped``)."""
     y = np.asarray(y, dtype=float)
     if lease is None and cap != HADOOP_CAP:
         lease = copy_lease_seconds(y, decisions, start, np.isfinite(draws[0]))
@@ -298,7 +308,7 @@ def capped_outcome(y, decisions, candidates, draws, cap, lease=None, start=None)
     so_far = None if cap == HADOOP_CAP else machine_seconds_by(y, decisions, start)
     red = extra = copies = 0.0
     for r in draws:
-        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, lease, start, so_far)
+        new, ex, c = speculate_capped(y, decisions, candidates, r, cap, lease, start, so_far, knows_copies)
         red += (original - new) / original
         extra += ex / work
         copies += c

@@ -194,8 +194,10 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
     replay of several methods, the NURD family, ranks each by its own score); a method that gives
     no score (flag-all), by how many of its cuts flagged them (``ranked_by_cuts``). The oracle's own
     result gives one row per cap:
-    from its first decision on, every running task, the ones that truly end last first
-    (``ranked_by_truth``), at ``ORACLE_DECISIONS`` decisions up to the job's end."""
+    from its first decision on, every running task that will finish, the ones that truly end last
+    first (``ranked_by_truth``), at ``ORACLE_DECISIONS`` decisions up to the job's completion; it
+    also knows how long each copy would run, so it copies only a task its copy would beat, each on
+    a lease of exactly that run (``speculate_capped(knows_copies=True)``)."""
     y = latency.reindex(result.task_ids).to_numpy(float)
     if not len(y) or not np.isfinite(y).all() or float(y.max()) <= 0:
         return []
@@ -218,7 +220,8 @@ def capped_rows(trace: str, result: JobResult, latency: pd.Series, copy_keeps: f
         decisions = np.linspace(t1, max(t1, completion_time(task_ends(y, st), draws[0])), ORACLE_DECISIONS + 1)[:-1]
         ranked, lease = ranked_by_truth(y, fin, st), copy_lease_seconds(y, decisions, st, fin)
         return [(trace, ORACLE, "capped", cap, job,
-                 *capped_outcome(y, decisions, ranked, draws, cap_value(cap), lease, st)) for cap in caps]
+                 *capped_outcome(y, decisions, ranked, draws, cap_value(cap), lease, st, knows_copies=True))
+                for cap in caps]
     rows = []
     # one replay can hold several methods (the NURD family: NURD, NURD-NC, GBTR): each is ranked
     # by its own cuts, at the decisions where one of them flagged

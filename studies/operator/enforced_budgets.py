@@ -1,9 +1,12 @@
 """The budget enforced: the pre-named comparison, the realized spend, the headroom, Hadoop's caps.
 
-    python studies/operator/enforced_budgets.py WAREHOUSE [--n-boot 1000] [--seed 0] [--min-jobs 5]
+    python studies/operator/enforced_budgets.py WAREHOUSE [WAREHOUSE ...] [--n-boot 1000] [--seed 0]
+        [--min-jobs 5] [--write docs/ENFORCED_BUDGETS.md]
 
-Reads a warehouse whose operator's sweep ran (tables ``operator_sweep_outcomes`` and
-``operator_capped_outcomes``) and prints, per trace, in Markdown (docs/EVALUATION.md, "Cost curves"):
+Reads warehouses whose operator's sweep ran (tables ``operator_sweep_outcomes`` and
+``operator_capped_outcomes``) and prints, per trace, in Markdown (docs/EVALUATION.md, "Cost curves");
+``--write`` also writes it, with the command, the commit and the date, as the page the docs quote
+(docs/ENFORCED_BUDGETS.md):
 
 1. the pre-named comparison: at each budget, the learned method and the free rule named on the
    half of the jobs that ended first, and their paired difference on the other half
@@ -21,7 +24,9 @@ Reads a warehouse whose operator's sweep ran (tables ``operator_sweep_outcomes``
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
@@ -47,12 +52,37 @@ def pp(d, lo, hi) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("warehouse")
+    ap.add_argument("warehouse", nargs="+")
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--min-jobs", type=int, default=5)
+    ap.add_argument("--write", type=Path, default=None, help="the Markdown page to write (replaced whole)")
     a = ap.parse_args()
-    con = duckdb.connect(a.warehouse, read_only=True)
+    lines: list[str] = []
+
+    def emit(text: str = "") -> None:
+        lines.append(text)
+        print(text)
+
+    for warehouse in a.warehouse:
+        tables(warehouse, a, emit)
+    if a.write:
+        root = Path(__file__).resolve().parents[2]
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=root).stdout.strip() or "unknown"
+        args = " ".join(sys.argv[1:])
+        intro = ["# Enforced budgets: the tables of a run", "",
+                 f"Written by `python studies/operator/enforced_budgets.py {args}` at commit {commit} on "
+                 f"{datetime.now(timezone.utc):%Y-%m-%d}; do not edit by hand. What each table is: the "
+                 "script's docstring and docs/EVALUATION.md, \"Cost curves\". Each warehouse is a trace whose "
+                 "operator's sweep ran every method (how to build one: docs/EVALUATION.md, \"Realized spend "
+                 "under the cap\")."]
+        a.write.write_text("\n".join(intro + lines) + "\n", encoding="utf-8")
+
+
+def tables(warehouse: str, a: argparse.Namespace, emit) -> None:
+    """The five tables of each trace of ``warehouse``, through ``emit``."""
+    con = duckdb.connect(warehouse, read_only=True)
     sweep = con.table("operator_sweep_outcomes").df()
     capped = con.table("operator_capped_outcomes").df()
     traces = sorted(set(capped["trace"]))
@@ -64,39 +94,39 @@ def main() -> None:
         t = b[b["trace"] == trace]
         chooses = choosing[trace]
         n_all = capped[capped["trace"] == trace]["job_id"].nunique()
-        print(f"\n## {trace}: {n_all} jobs; {len(chooses)} choose, {int(t['n_jobs'].max())} scored; "
-              f"methods: {', '.join(sorted(t['method'].unique()))}\n")
-        print("### 1. The pre-named comparison (budget enforced)\n")
-        print("| budget | learned method (named) | its JCT cut, spend | free rule (named) | its JCT cut, spend "
-              "| learned minus free rule [paired 95%] |")
-        print("|---|---|---|---|---|---|")
+        emit(f"\n## {trace}: {n_all} jobs; {len(chooses)} choose, {int(t['n_jobs'].max())} scored; "
+             f"methods: {', '.join(sorted(t['method'].unique()))}\n")
+        emit("### 1. The pre-named comparison (budget enforced)\n")
+        emit("| budget | learned method (named) | its JCT cut, spend | free rule (named) | its JCT cut, spend "
+             "| learned minus free rule [paired 95%] |")
+        emit("|---|---|---|---|---|---|")
         for bud, g in t.groupby("budget", sort=True):
             m = g[g["named"] == NAMED_LEARNED]
             r = g[g["named"] == NAMED_FREE_RULE]
             if m.empty or r.empty:
                 continue
             m, r = m.iloc[0], r.iloc[0]
-            print(f"| {bud * 100:g}% | {m.method} (first half {pct(m.choosing_jct_reduction, 1)}) | "
-                  f"{pct(m.jct_reduction, 1)} for {pct(m.extra_machine_share)} | {r.method} (first half "
-                  f"{pct(r.choosing_jct_reduction, 1)}) | {pct(r.jct_reduction, 1)} for {pct(r.extra_machine_share)} | "
-                  f"{pp(m.named_diff, m.named_diff_lo, m.named_diff_hi)} |")
-        print("\n### 2. Realized spend on the scored jobs, copies in each method's score order (mean spend; "
-              "share of jobs above the budget; 90th percentile of spend / budget)\n")
+            emit(f"| {bud * 100:g}% | {m.method} (first half {pct(m.choosing_jct_reduction, 1)}) | "
+                 f"{pct(m.jct_reduction, 1)} for {pct(m.extra_machine_share)} | {r.method} (first half "
+                 f"{pct(r.choosing_jct_reduction, 1)}) | {pct(r.jct_reduction, 1)} for {pct(r.extra_machine_share)} | "
+                 f"{pp(m.named_diff, m.named_diff_lo, m.named_diff_hi)} |")
+        emit("\n### 2. Realized spend on the scored jobs, copies in each method's score order (mean spend; "
+             "share of jobs above the budget; 90th percentile of spend / budget)\n")
         wide = t.pivot_table(index="method", columns="budget", values="extra_machine_share")
         over = t.pivot_table(index="method", columns="budget", values="jobs_over_budget")
         p90 = t.pivot_table(index="method", columns="budget", values="extra_p90")
         n = t.pivot_table(index="method", columns="budget", values="n_jobs")
-        print("| method | " + " | ".join(f"{x * 100:g}%" for x in wide.columns) + " |")
-        print("|---|" + "---|" * len(wide.columns))
+        emit("| method | " + " | ".join(f"{x * 100:g}%" for x in wide.columns) + " |")
+        emit("|---|" + "---|" * len(wide.columns))
         for method in wide.index:
-            print(f"| {method} | " + " | ".join(
-                f"{pct(wide.at[method, x])}; {over.at[method, x] / n.at[method, x] * 100:.0f}%; "
-                f"{p90.at[method, x] / x:.2f}" for x in wide.columns) + " |")
+            emit(f"| {method} | " + " | ".join(
+               f"{pct(wide.at[method, x])}; {over.at[method, x] / n.at[method, x] * 100:.0f}%; "
+               f"{p90.at[method, x] / x:.2f}" for x in wide.columns) + " |")
         worst = (wide.div(pd.Series(wide.columns, index=wide.columns), axis=1)).max().max()
-        print(f"\nLargest mean spend over its budget: {worst:.2f} x the budget "
-              f"({'within' if worst <= 1.1 else 'ABOVE'} +10%).")
-        print("\n### 2b. Each method's own rule under each cap, every job (mean spend; share of jobs above the "
-              "budget; 90th percentile of spend / budget)\n")
+        emit(f"\nLargest mean spend over its budget: {worst:.2f} x the budget "
+             f"({'within' if worst <= 1.1 else 'ABOVE'} +10%).")
+        emit("\n### 2b. Each method's own rule under each cap, every job (mean spend; share of jobs above the "
+             "budget; 90th percentile of spend / budget)\n")
         own = capped[(capped["trace"] == trace) & (capped["cap"] != HADOOP_CAP)
                      & capped["point"].isin([DEFAULT_POINT, "capped"])].copy()
         own["b"] = own["cap"].astype(float)
@@ -105,38 +135,38 @@ def main() -> None:
         g = own.groupby(["method", "b"]).agg(mean=("extra_machine_share", "mean"), over=("over", "mean"),
                                              p90=("ratio", lambda r: r.quantile(0.9)), jobs=("job_id", "nunique"))
         caps = sorted(own["b"].unique())
-        print("| method | " + " | ".join(f"{x * 100:g}%" for x in caps) + " |")
-        print("|---|" + "---|" * len(caps))
+        emit("| method | " + " | ".join(f"{x * 100:g}%" for x in caps) + " |")
+        emit("|---|" + "---|" * len(caps))
         for method in sorted(own["method"].unique()):
-            print(f"| {method} | " + " | ".join(
-                f"{pct(g.at[(method, x), 'mean'])}; {g.at[(method, x), 'over'] * 100:.0f}%; {g.at[(method, x), 'p90']:.2f}"
+            emit(f"| {method} | " + " | ".join(
+               f"{pct(g.at[(method, x), 'mean'])}; {g.at[(method, x), 'over'] * 100:.0f}%; {g.at[(method, x), 'p90']:.2f}"
                 for x in caps) + " |")
-        print("\n### 3. The capped oracle's headroom against the best method at each budget\n")
-        print("| budget | oracle (capped) | best method there | its JCT cut | oracle - best |")
-        print("|---|---|---|---|---|")
+        emit("\n### 3. The capped oracle's headroom against the best method at each budget\n")
+        emit("| budget | oracle (capped) | best method there | its JCT cut | oracle - best |")
+        emit("|---|---|---|---|---|")
         for bud, g in t.groupby("budget", sort=True):
             top = g.loc[g["jct_reduction"].idxmax()]
-            print(f"| {bud * 100:g}% | {pct(top.headroom, 1)} | {top.method} | {pct(top.jct_reduction, 1)} | "
-                  f"{(top.headroom - top.jct_reduction) * 100:+.1f} pp |")
-        print("\n### 4. Hadoop's caps (each method's own rule; scored jobs)\n")
+            emit(f"| {bud * 100:g}% | {pct(top.headroom, 1)} | {top.method} | {pct(top.jct_reduction, 1)} | "
+                 f"{(top.headroom - top.jct_reduction) * 100:+.1f} pp |")
+        emit("\n### 4. Hadoop's caps (each method's own rule; scored jobs)\n")
         h = capped[(capped["trace"] == trace) & (capped["cap"] == HADOOP_CAP)
                    & capped["point"].isin([DEFAULT_POINT, "capped"]) & ~capped["job_id"].isin(chooses)]
         hm = h.groupby("method")[["jct_reduction", "extra_machine_share", "n_copies"]].mean()
-        print("| method | JCT cut | extra machine time | copies per job |")
-        print("|---|---|---|---|")
+        emit("| method | JCT cut | extra machine time | copies per job |")
+        emit("|---|---|---|---|")
         for method, r in hm.sort_values("jct_reduction", ascending=False).iterrows():
-            print(f"| {method} | {pct(r.jct_reduction, 1)} | {pct(r.extra_machine_share)} | {r.n_copies:.1f} |")
-        print("\n### 5. Each method's cheapest point that copies (uncapped, mean over all jobs)\n")
+            emit(f"| {method} | {pct(r.jct_reduction, 1)} | {pct(r.extra_machine_share)} | {r.n_copies:.1f} |")
+        emit("\n### 5. Each method's cheapest point that copies (uncapped, mean over all jobs)\n")
         c = curve_table(sweep[sweep["trace"] == trace])
         c = c[(c["method"] != ORACLE) & (c["extra_machine_share"] > 0)]
         cheap = c.loc[c.groupby("method")["extra_machine_share"].idxmin()].set_index("method")
-        print("| method | cheapest point that copies | its extra machine time | its JCT cut | below 0.5%? |")
-        print("|---|---|---|---|---|")
+        emit("| method | cheapest point that copies | its extra machine time | its JCT cut | below 0.5%? |")
+        emit("|---|---|---|---|---|")
         for method, r in cheap.sort_values("extra_machine_share").iterrows():
-            print(f"| {method} | {r.point} | {pct(r.extra_machine_share)} | {pct(r.jct_reduction, 1)} | "
-                  f"{'yes' if r.extra_machine_share <= min(BUDGETS) else 'no'} |")
-        print("\n" + (cheapest_sentence(curve_table(sweep[sweep["trace"] == trace]))
-                      or "Every method has a point that copies within the smallest budget."))
+            emit(f"| {method} | {r.point} | {pct(r.extra_machine_share)} | {pct(r.jct_reduction, 1)} | "
+                 f"{'yes' if r.extra_machine_share <= min(BUDGETS) else 'no'} |")
+        emit("\n" + (cheapest_sentence(curve_table(sweep[sweep["trace"] == trace]))
+                     or "Every method has a point that copies within the smallest budget."))
 
 
 if __name__ == "__main__":

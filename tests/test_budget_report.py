@@ -130,8 +130,8 @@ def test_the_paragraph_says_when_the_budget_is_enforced_and_quotes_the_capped_he
     first = answer_paragraph(b, curve_table(out)).split("\n\n")[0]
     assert "(the budget enforced at every decision, each copy on a lease: no job spends above it)" in first
     # the capped oracle at 2%: 0.3 x 2/5
-    assert "the oracle under the same cap (the tasks that truly end last copied first), the headroom at this " \
-           "budget, shortens jobs by 12.0%" in first
+    assert "the oracle under the same cap (the tasks that truly end last copied first, where the copy wins), the " \
+           "headroom at this budget, shortens jobs by 12.0%" in first
     assert b["enforced"].all() and (b["extra_machine_share"] <= b["budget"] + 1e-12).all()
 
 

@@ -172,8 +172,8 @@ def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float 
                      f"{pct(m.extra_machine_share)};")
         orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
         if "headroom" in at and at["headroom"].notna().any():
-            s.append(f"the oracle under the same cap (the tasks that truly end last copied first), the headroom at "
-                     f"this budget, {jct_sentence(at['headroom'].dropna().iloc[0])}.")
+            s.append("the oracle under the same cap (the tasks that truly end last copied first, where the copy wins), "
+                     f"the headroom at this budget, {jct_sentence(at['headroom'].dropna().iloc[0])}.")
         elif len(orc):
             o = orc.iloc[0]
             s.append(f"the oracle's headroom is {pct(o.jct_reduction)} (every true straggler copied at the first "
@@ -214,7 +214,7 @@ def answer_table(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HE
         if "headroom" in b and b["headroom"].notna().any():
             rows.append({"trace": trace, "who": f"headroom (the oracle under the same cap, at {budget * 100:g}%)",
                          "method": display_name(ORACLE),
-                         "setting (most chosen)": "the tasks that truly end last copied first",
+                         "setting (most chosen)": "the tasks that truly end last copied first, where the copy wins",
                          "jobs' completion time [95% CI]": jct_words(b["headroom"].dropna().iloc[0]),
                          "extra machine": "", "minus the pre-named free rule [paired 95% CI]": ""})
         elif len(orc):

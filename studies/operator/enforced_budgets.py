@@ -75,8 +75,8 @@ def main() -> None:
                  f"Written by `python studies/operator/enforced_budgets.py {args}` at commit {commit} on "
                  f"{datetime.now(timezone.utc):%Y-%m-%d}; do not edit by hand. What each table is: the "
                  "script's docstring and docs/EVALUATION.md, \"Cost curves\". Each warehouse is a trace whose "
-                 "operator's sweep ran every method (how to build one: docs/EVALUATION.md, \"Realized spend "
-                 "under the cap\")."]
+                 "operator's sweep ran every method (how to build one: docs/EVALUATION.md, \"What the budget "
+                 "tables showed\")."]
         a.write.write_text("\n".join(intro + lines) + "\n", encoding="utf-8")
 
 

@@ -15,9 +15,9 @@ alternating, ``--repeat`` rounds (medians reported):
     different times, so censorings fall among the events and the Kaplan-Meier branch runs).
 (2) The capped oracle (``speculation.capped_outcome`` with ``ranked_by_truth``) on one generated job
     of 1,000 tasks, 200 decisions, one copy draw per seed of ``completion.RELAUNCH_SEEDS``, at the
-    report's headline budget: the copies' expected durations and the machine time so far computed
-    once per job (``capped_outcome``) against recomputed for every draw (``speculate_capped`` called
-    per draw without them).
+    report's headline budget: the copies' leases (the median known at each decision) and the machine
+    time so far computed once per job (``capped_outcome``) against recomputed for every draw
+    (``speculate_capped`` called per draw without them).
 
 Every pair is checked to give the same numbers (the largest absolute difference is printed; the
 script stops if it is not 0). Wall clock and CPU time (this process) per call; the ratio is the
@@ -58,7 +58,7 @@ SIZES = (100, 1_000, 10_000)
 #: inputs per size (each with its own censored share), and how many passes over them one timing makes
 INPUTS = 10
 PASSES = {100: 5, 1_000: 2, 10_000: 1}
-#: the quantile the replay asks online (a copy's expected duration: the job's median)
+#: the quantile the replay asks online (a copy's least lease: the job's median)
 Q = 0.5
 #: the times km_at / survival_function_at_times read the curve at, per input
 READ_AT = 10
@@ -156,7 +156,7 @@ def capped_once(job: dict, cap: float) -> tuple[float, float, float]:
 
 
 def capped_per_draw(job: dict, cap: float) -> tuple[float, float, float]:
-    """``capped_outcome``'s sums with ``speculate_capped`` left to compute the expected copy durations
+    """``capped_outcome``'s sums with ``speculate_capped`` left to compute the leases
     and the machine time so far itself, once per draw."""
     y, st = job["y"], job["start"]
     ranked = ranked_by_truth(y, job["finished"], st)
@@ -291,7 +291,7 @@ def report(res: dict) -> str:
         f"difference: the last column).",
         "",
         "What it measures: two pieces of the replay that run at every decision of every job. (1) The "
-        "Kaplan-Meier curve that tau_hat and a copy's expected duration are read from, in numpy with "
+        "Kaplan-Meier curve that tau_hat and a copy's lease are read from, in numpy with "
         "lifelines' arithmetic (`stragglers/prediction/threshold.py`), against lifelines' "
         "`KaplanMeierFitter` fitted and read the same way, on log-normal durations (fixed seed, "
         f"{INPUTS} inputs per size, 20-60% censored); and `online_threshold` (q = {Q}, what "
@@ -313,8 +313,8 @@ def report(res: dict) -> str:
         "",
         "| side | what runs | CPU (ms) | wall (ms) |",
         "|---|---|---|---|",
-        f"| baseline: per draw | `speculate_capped` per draw without `expected` / `machine_so_far`: each draw "
-        f"recomputes the {res['n_decisions']} expected copy durations (`online_threshold`) and the machine "
+        f"| baseline: per draw | `speculate_capped` per draw without `lease` / `machine_so_far`: each draw "
+        f"recomputes the {res['n_decisions']} leases (`online_threshold`) and the machine "
         f"time so far | {_ms(bc)} | {_ms(bw)} |",
         f"| subject: once per job | `capped_outcome`: both computed once, passed to every draw | {_ms(sc)} | "
         f"{_ms(sw)} |",

@@ -458,9 +458,10 @@ def budget_table(outcomes: pd.DataFrame, earlier: Mapping[str, Mapping[int, Sequ
     rows under cap b, its point chosen on earlier jobs as the largest mean JCT cut there (the cap
     keeps every point within budget, so none is ruled out by its spend); ``enforced`` is then
     true, ``jobs_over_budget`` counts the scored jobs whose realized spend exceeded b (none where
-    every copy held its lease, ``speculation.speculate_capped``; the count keeps that checked) and ``headroom`` is the capped oracle's mean
-    on the scored jobs (the oracle is not ranked as a method). Without it, each point is matched
-    on the earlier jobs' mean extra machine time (within b there)."""
+    every copy held its lease, ``speculation.speculate_capped``; the count keeps that checked) and
+    ``headroom`` is the capped oracle's mean on the scored jobs (the oracle is not ranked as a
+    method). Without it, each point is matched on the earlier jobs' mean extra machine time (within
+    b there)."""
     rows = []
     if outcomes.empty:
         return pd.DataFrame(columns=BUDGET_COLUMNS)

@@ -221,6 +221,11 @@ def test_holm_intervals_widen_with_the_family_and_agree_with_the_adjusted_p():
 def test_the_jobs_that_end_first_choose():
     times = pd.DataFrame({"job_id": [1, 2, 3, 4, 5], "end_us": [50, 10, 40, 20, 30], "cutoff_us": 0, "start_us": 0})
     assert choosing_jobs(times) == frozenset({2, 4, 5})
+    # jobs that never ended (a Spark stage still running when its log stops) end after every other
+    times = pd.DataFrame({"job_id": [1, 2, 3, 4, 5, 6], "end_us": [50, 10, 40, 20, None, None],
+                          "cutoff_us": 0, "start_us": 0})
+    assert choosing_jobs(times) == frozenset({2, 4})
+    assert choosing_jobs(times.iloc[4:]) == frozenset()
 
 
 def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):

@@ -411,11 +411,13 @@ def holm_intervals(diffs: Mapping[str, np.ndarray], n_boot: int, seed: int, alph
 
 def choosing_jobs(times: pd.DataFrame) -> frozenset[int]:
     """The jobs that choose the pre-named methods: the half of the trace's jobs that end first
-    (end at or before the median end; ``job_times``). The others are the scored jobs."""
-    if times.empty:
+    (end at or before the median end; ``job_times``). The others are the scored jobs. A job that
+    never ended in the trace (no end) ends after every other: it is scored, never chooses."""
+    end = times["end_us"].to_numpy(dtype=float)
+    ended = end[~np.isnan(end)]
+    if not len(ended):
         return frozenset()
-    end = times["end_us"].to_numpy()
-    return frozenset(int(j) for j in times["job_id"].to_numpy()[end <= np.median(end)])
+    return frozenset(int(j) for j in times["job_id"].to_numpy()[end <= np.median(ended)])
 
 
 def earlier_by_trace(con: duckdb.DuckDBPyConnection, traces: Sequence[str]

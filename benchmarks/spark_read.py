@@ -10,7 +10,13 @@ On the same log (default: nds_q72_dataproc_2_2.zstd of the real logs, 13,504 tas
 (c) events:  the reader's batches into the event tables in a fresh DuckDB file (every line checked
              to be JSON, the events the tables read parsed into typed rows), no typed table, no commit;
 (d) staging: stage_spark into a fresh DuckDB file: (c), then the typed tables stg_spark_* built
-             and committed; and the same with one DuckDB thread (a 4 MB batch is little to share).
+             and committed; and the same with one DuckDB thread (a 16 MB batch is little to share);
+(e) parse:   what parsing alone costs, the reason for the ratio: the task-end lines (86% of the
+             bytes of the default log) already decoded and split, parsed by sql/spark_task_ends.sql
+             into one table, nothing else;
+(f) native:  DuckDB's own multi-threaded NDJSON reader (read_json) on the compressed log, every line
+             into the task-end fields of sql/spark_task_ends.sql (no line kept apart, no bad line
+             found): the fastest typed read this stack has, as a bound.
 
 Wall clock and CPU time (user + system: of the child processes for (a), of this process and its
 DuckDB threads for the others) are reported by their medians; the ratio (d) / (a) is the one the
@@ -21,7 +27,9 @@ target is about (within 3x). CPU time is the steadier of the two on a shared mac
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import platform
 import resource
 import statistics
@@ -36,7 +44,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from stragglers.traces.spark_eventlog import codec_of, read_lines  # noqa: E402
-from stragglers.warehouse.spark_staging import _Loader, stage_spark  # noqa: E402
+from stragglers.warehouse.spark_staging import BATCH, EVENT_TABLES, _Loader, stage_spark  # noqa: E402
+from stragglers.warehouse.sql_files import render  # noqa: E402
 
 SECTION = "## Spark event logs: the read"
 DEFAULT_LOG = REPO.parent / "shared" / "realdata" / "spark_eventlogs" / "nds_q72_dataproc_2_2.zstd"
@@ -73,6 +82,41 @@ def events(log: Path) -> None:
     con.close()
 
 
+def task_end_lines(log: Path):
+    """The log's task-end lines as the SQL reads them (decoded and split outside the timing)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts = []
+    for batch in read_lines(log, codec_of(log.name)):
+        mask = pc.starts_with(batch.text, pattern='{"Event":"%s"' % EVENT_TABLES["spark_task_ends"][0])
+        texts.append(batch.text.filter(mask))
+    text = pa.concat_arrays(texts)
+    return pa.table({"log_id": pa.array([0] * len(text), pa.int32()),
+                     "line": pa.array(range(len(text)), pa.int64()), "text": text})
+
+
+def parse_only(con, lines) -> None:
+    con.register(BATCH, lines)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE parsed AS {render('spark_task_ends')}")
+    con.unregister(BATCH)
+
+
+def native_columns() -> str:
+    """read_json's columns: the JSON structure sql/spark_task_ends.sql transforms into."""
+    spec = json.loads(re.search(r"json_transform\(text, '(.*?)'\)", render("spark_task_ends"), re.S).group(1))
+
+    def sql_type(v) -> str:
+        return v if isinstance(v, str) else "STRUCT(" + ", ".join(f'"{k}" {sql_type(t)}' for k, t in v.items()) + ")"
+    return "{" + ", ".join(f"'{k}': '{sql_type(v)}'" for k, v in spec.items()) + "}"
+
+
+def native(con, log: Path, columns: str) -> None:
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE native AS SELECT * FROM read_json('{log}',
+                    format = 'newline_delimited', compression = '{codec_of(log.name)}', columns = {columns},
+                    maximum_object_size = 1000000000)""")
+
+
 def staging(log_dir: Path, db: Path, threads: int | None = None) -> dict:
     import duckdb
 
@@ -93,9 +137,16 @@ def run(log: Path, repeats: int) -> dict:
         (log_dir / log.name).symlink_to(log.resolve())   # the log read where it is
         db = Path(tmp) / "warehouse.duckdb"
         counts = staging(log_dir, db)   # warm-up: imports, DuckDB's extension, the page cache
-        times = {"floor": [], "decode": [], "events": [], "staging": [], "staging_1": []}
+        import duckdb
+
+        con, lines, columns = duckdb.connect(), task_end_lines(log), native_columns()
+        parse_only(con, lines)
+        native(con, log, columns)
+        times = {"floor": [], "decode": [], "events": [], "staging": [], "staging_1": [], "parse": [], "native": []}
         loads = []
         for _ in range(repeats):
+            times["parse"].append(measure(lambda: parse_only(con, lines)))
+            times["native"].append(measure(lambda: native(con, log, columns)))
             times["floor"].append(measure(lambda: floor(log), resource.RUSAGE_CHILDREN))
             times["decode"].append(measure(lambda: decode(log)))
             times["events"].append(measure(lambda: events(log)))
@@ -105,6 +156,7 @@ def run(log: Path, repeats: int) -> dict:
     med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in times.items()}
     return {"log": log.name, "bytes": log.stat().st_size, "repeats": repeats, "counts": counts, "median": med,
             "wall_ratio": med["staging"][0] / med["floor"][0], "cpu_ratio": med["staging"][1] / med["floor"][1],
+            "parse_ratio": med["parse"][1] / med["floor"][1], "native_ratio": med["native"][0] / med["floor"][0],
             "load_mean": statistics.mean(loads), "cores": os.cpu_count(),
             "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "python": platform.python_version()}
 
@@ -115,7 +167,9 @@ def report(res: dict) -> str:
     rows = [("(a) `zstd -dc LOG \\| wc -l`", *m["floor"]), ("(b) decode and split (the reader alone)", *m["decode"]),
             ("(c) the events into their tables (in memory)", *m["events"]),
             ("(d) stage_spark: log to stg_spark_* tables, committed", *m["staging"]),
-            ("(d) with one DuckDB thread", *m["staging_1"])]
+            ("(d) with one DuckDB thread", *m["staging_1"]),
+            ("(e) the task-end lines alone, decoded: their typed parse (sql/spark_task_ends.sql)", *m["parse"]),
+            ("(f) DuckDB's read_json on the compressed log into the task-end fields (a bound)", *m["native"])]
     return "\n".join([
         SECTION,
         "",
@@ -132,9 +186,15 @@ def report(res: dict) -> str:
         f"**Staging / floor: {res['wall_ratio']:.1f}x by the wall clock, {res['cpu_ratio']:.1f}x by CPU time** "
         f"(the target: within 3x). "
         + ("Met." if max(res["wall_ratio"], res["cpu_ratio"]) <= 3 else
-           "Not met: the floor only counts newlines, while the staging checks every line to be JSON (as "
-           "Spark's replay parses each) and parses the task events' fields into typed rows; (b), (c) and "
-           "(d) say where the time goes."),
+           f"Not met. The floor only counts newlines; the staging checks every line to be JSON (as Spark's "
+           f"replay parses each) and parses the task events' fields into typed rows. That parse alone, on "
+           f"the task-end lines already decoded (e), costs {res['parse_ratio']:.1f}x the floor's CPU time, "
+           f"and DuckDB's own multi-threaded reader (f), which keeps no line apart and finds no bad one, "
+           f"takes {res['native_ratio']:.1f}x the floor's wall time"
+           + (": a typed read of this log within 3x of a newline count is not in reach of this stack."
+              if res["native_ratio"] > 3 else
+              ": the rest of the gap is ours (every line checked, the events split into their tables, bad "
+              "lines kept apart with their file and line).")),
     ])
 
 

@@ -1,6 +1,6 @@
 -- SparkListenerTaskEnd in a batch of lines (spark_batch_lines), appended to table spark_task_ends:
 -- the attempt, its end reason and the metrics the driver gets at the task's end (times: ms, CPU
--- times ns, sizes bytes). A line that does not parse is left out (the staging then reports it).
+-- times ns, sizes bytes).
 SELECT log_id, line,
        json_transform(text, '{"Stage ID": "INTEGER", "Stage Attempt ID": "INTEGER", "Task Type": "VARCHAR",
            "Task End Reason": {"Reason": "VARCHAR", "Class Name": "VARCHAR", "Description": "VARCHAR",
@@ -20,4 +20,3 @@ SELECT log_id, line,
                "Shuffle Write Metrics": {"Shuffle Bytes Written": "BIGINT",
                    "Shuffle Records Written": "BIGINT", "Shuffle Write Time": "BIGINT"}}}') AS j
 FROM spark_batch_lines
-WHERE json_valid(text)

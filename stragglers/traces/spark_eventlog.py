@@ -30,7 +30,7 @@ ROLLING_PREFIX = "eventlog_v2_"
 EVENTS_PREFIX = "events_"
 APPSTATUS_PREFIX = "appstatus_"
 COMPACT = ".compact"
-READ_BYTES = 1 << 22          # the decompressed bytes handed on at a time (batches of lines)
+READ_BYTES = 1 << 24          # decompressed bytes handed on at a time: each statement per batch has a fixed cost
 ZSTD_READ = 1 << 12           # compressed bytes per step: event logs compress about 40:1, so about 160 KB out
 
 LZ4_MAGIC = b"LZ4Block"       # lz4-java LZ4BlockOutputStream

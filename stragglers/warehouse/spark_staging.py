@@ -18,7 +18,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stragglers.traces.spark_eventlog import CodecError, EventLog, Lines, discover, read_lines
 from stragglers.warehouse import locate
@@ -44,22 +43,37 @@ SPARK_TABLES = ("stg_spark_applications", "stg_spark_stages", "stg_spark_tasks",
                 "stg_spark_slots")
 STAGE = "staged_trace"
 TRACE = "spark_eventlog"   # the NURD_TRACE value of this format
-BATCH = "spark_batch_lines"
+BATCH = "spark_batch_lines"   # what each SQL file reads: its events' lines of the batch
+ALL_LINES = "spark_batch_all"  # the batch's every line
 REMEDY_LOG = ("fix or remove the log, or run with NURD_ON_BAD_ROWS=quarantine to set the line aside "
               "(counted in table quarantine)")
 
 
 class _Loader:
-    """Appends batches of lines to the event tables (created with the types their SQL gives)."""
+    """Appends batches of lines to the event tables (created with the types their SQL gives).
+
+    A batch is registered once, as ``spark_batch_all``; each SQL file reads ``spark_batch_lines``,
+    a CTE over it holding the lines of that file's events (a line's start says its event: Spark
+    writes "Event" first). Every line is checked to be JSON once, by sql/spark_bad_lines.sql; the
+    event tables parse their lines without checking them again, unless the batch has a bad line."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
-        self.sql = {t: render(t) for t in ("spark_bad_lines", *EVENT_TABLES)}
         con.execute("""CREATE OR REPLACE TABLE spark_logs (log_id INTEGER, log_path VARCHAR, codec VARCHAR,
                        rolling BOOLEAN, in_progress BOOLEAN, files INTEGER, lines BIGINT)""")
-        with self._batch(self._table(0, Path(), 1, pa.array([], pa.large_string()), False)):
+        self.bad_sql = self._over("TRUE", render("spark_bad_lines"))
+        self.sql = {t: {checked: self._over(_starts_with_any(events) + (" AND json_valid(text)" if checked else ""),
+                                            render(t))
+                        for checked in (False, True)}
+                    for t, events in EVENT_TABLES.items()}
+        with self._registered(self._table(0, Path(), 1, pa.array([], pa.large_string()), False)):
+            con.execute(f"CREATE OR REPLACE TABLE spark_bad_lines AS {self.bad_sql} LIMIT 0")
             for t, sql in self.sql.items():
-                con.execute(f"CREATE OR REPLACE TABLE {t} AS {sql} LIMIT 0")
+                con.execute(f"CREATE OR REPLACE TABLE {t} AS {sql[True]} LIMIT 0")
+
+    @staticmethod
+    def _over(where: str, sql: str) -> str:
+        return f"WITH {BATCH} AS (SELECT * FROM {ALL_LINES} WHERE {where}) {sql}"
 
     @staticmethod
     def _table(log_id: int, file: Path, first: int, text: pa.Array, unterminated: bool) -> pa.Table:
@@ -70,41 +84,26 @@ class _Loader:
                          "text": text})
 
     @contextmanager
-    def _batch(self, lines: pa.Table):
-        """``lines`` readable as table spark_batch_lines, the name the SQL files read."""
-        self.con.register(BATCH, lines)
+    def _registered(self, lines: pa.Table):
+        """``lines`` readable as table spark_batch_all."""
+        self.con.register(ALL_LINES, lines)
         try:
             yield
         finally:
-            self.con.unregister(BATCH)
-
-    def _append(self, table: str, lines: pa.Table) -> int:
-        """Append ``table``'s rows of ``lines``; returns how many."""
-        with self._batch(lines):
-            return self.con.execute(f"INSERT INTO {table} {self.sql[table]}").fetchone()[0]
+            self.con.unregister(ALL_LINES)
 
     def load(self, log_id: int, batch: Lines) -> None:
-        """One batch: each event table's lines parsed into it (a line that is not JSON is left out
-        there, and then found by spark_bad_lines), and the other lines checked to be JSON: so a
-        malformed line of any event is seen, and the big lines of events no table reads (SQL
-        plans) are never parsed further."""
-        lines = self._table(log_id, batch.file, batch.first, batch.text, batch.unterminated)
-        rest = None
-        for table, events in EVENT_TABLES.items():
-            mask = _starts_with_any(batch.text, events)
-            rest = pc.invert(mask) if rest is None else pc.and_(rest, pc.invert(mask))
-            part = lines.filter(mask)
-            if len(part) and self._append(table, part) < len(part):
-                self._append("spark_bad_lines", part)
-        self._append("spark_bad_lines", lines.filter(rest))
+        """One batch: its lines that are not JSON into spark_bad_lines, then each event table's
+        lines parsed into it. The big lines of events no table reads (SQL plans) are only checked."""
+        with self._registered(self._table(log_id, batch.file, batch.first, batch.text, batch.unterminated)):
+            bad = self.con.execute(f"INSERT INTO spark_bad_lines {self.bad_sql}").fetchone()[0]
+            for table, sql in self.sql.items():
+                self.con.execute(f"INSERT INTO {table} {sql[bad > 0]}")
 
 
-def _starts_with_any(text: pa.Array, events: tuple[str, ...]) -> pa.Array:
-    mask = None
-    for e in events:
-        m = pc.starts_with(text, pattern=f'{{"Event":"{e}"')
-        mask = m if mask is None else pc.or_(mask, m)
-    return mask
+def _starts_with_any(events: tuple[str, ...]) -> str:
+    """A SQL condition: the line is one of these events."""
+    return "(" + " OR ".join(f"""starts_with(text, '{{"Event":"{e}"')""" for e in events) + ")"
 
 
 def _read_log(loader: _Loader, log_id: int, log: EventLog, problems: list[BadRow], expected: list[BadRow]) -> int:

@@ -2,11 +2,12 @@
 inputs as the code that runs it builds them), then compare two such warehouses.
 
     python studies/operator/replay_tasks.py run WORK --trace synthetic|google_2011 [--url DIR] [--parts SPEC]
-        [--methods a,b,...] [--workers 1]
+        [--methods a,b,...] [--workers 1] [--clock online|task_clock]
     python studies/operator/replay_tasks.py compare BEFORE_WORK AFTER_WORK --trace T [--out result.json]
 
 ``run`` builds WORK/warehouse.duckdb (fetching the trace into WORK/raw) and evaluates ``methods``
-with the operator's settings (``OPERATOR``, every other setting at its default). ``compare`` reads
+with the operator's settings (``OPERATOR``, every other setting at its default; ``--clock task_clock``
+replays on the paper's task clock, to compare with code that had no other). ``compare`` reads
 each warehouse's operator predictions and the tasks its replay saw (``operator_tasks`` where it
 exists, else the finished tasks of ``tasks``: the replay before every task was in it) and scores
 each method the one way (a copy per flag, a machine always free, the sweep's 10 copy draws per job,
@@ -34,7 +35,8 @@ from stragglers.prediction.protocol import OPERATOR  # noqa: E402
 from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
 
 
-def run(work: Path, trace: str, url: str | None, parts: str | None, methods: list[str], workers: int) -> None:
+def run(work: Path, trace: str, url: str | None, parts: str | None, methods: list[str], workers: int,
+        clock: str = "online") -> None:
     from stragglers.traces.fetch import fetch_trace
     from stragglers.warehouse.assemble import build_warehouse
 
@@ -46,7 +48,7 @@ def run(work: Path, trace: str, url: str | None, parts: str | None, methods: lis
     con = duckdb.connect(str(work / "warehouse.duckdb"))
     build_warehouse(con, raw, SelectionSettings(trace=trace))
     for m in methods:   # one call per method: a slow one does not hold the others back
-        evaluate(con, trace, [m], EvaluationSettings(workers=workers, **OPERATOR))
+        evaluate(con, trace, [m], EvaluationSettings(workers=workers, **(OPERATOR | {"decision_clock": clock})))
         print(f"{trace}: {m} evaluated", flush=True)
 
 
@@ -113,12 +115,13 @@ def main() -> int:
     p.add_argument("--parts")
     p.add_argument("--methods", default="flag_all,km_survival,spark_speculation,spark4_speculation,wait_for_tau,oracle")
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--clock", default="online", choices=("online", "task_clock"))
     p.add_argument("--out")
     a = p.parse_args()
     if a.what == "run":
         work = Path(a.work[0])
         work.mkdir(parents=True, exist_ok=True)
-        run(work, a.trace, a.url, a.parts, a.methods.split(","), a.workers)
+        run(work, a.trace, a.url, a.parts, a.methods.split(","), a.workers, a.clock)
         return 0
     before, after = (scores(Path(w), a.trace) for w in a.work)
     result = {"trace": a.trace, "before": before, "after": after}

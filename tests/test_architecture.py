@@ -154,7 +154,7 @@ def test_a_late_import_within_a_layer_is_caught(tmp_path):
 
 # ----------------------------------------------------------------------------- comments say intent
 #: The folders whose comments and docstrings a newcomer reads beside the code.
-CODE_DIRS = ("stragglers", "assets", "pipeline", "sql", "scripts", "benchmarks", "tests")
+CODE_DIRS = ("stragglers", "assets", "pipeline", "sql", "scripts", "benchmarks", "studies", "tests")
 #: A comment that cites a ticket (the word issue, or a hash sign, before a number), a numbered pass or
 #: what a name or a grid was once, instead of saying what the code is for.
 HISTORY = re.compile(r"\bissues?\s*#?\d+|(?<![\w&#])#\d+\b|\b(?:first|second|third|fourth|fifth|last|earlier|"

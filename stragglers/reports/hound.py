@@ -252,7 +252,7 @@ def build_hound_report(out_dir: Path, *, trace: str, inputs: pd.DataFrame, topic
                   "`hound_with_nodes`: limited processor alone where more than half of the job's stragglers run "
                   "on machines the other jobs' tasks show slow (their mean z, Ouyang et al. Eq. 1, above 0 by a "
                   f"one-sided t-test at 0.05, from >= {settings.node_min_tasks} tasks), Hound's mixture elsewhere "
-                  "(docs/HOUND.md, issue 28 third pass; Hound's own rows are unchanged). "
+                  "(docs/HOUND.md, section Node evidence for limited processor; Hound's own rows are unchanged). "
                   "Dominant cause = the cause with the largest weight; a job Hound left without a named cause "
                   "counts as wrong. Majority accuracy uses Hound's own definition of dominant (Section 5.1: the "
                   "cause that explains the majority of a job's stragglers, weight > 1/2, or none): right when "

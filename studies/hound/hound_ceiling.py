@@ -1,4 +1,4 @@
-"""How well can any method that reads Hound's metrics name a job's dominant straggler cause? (issue 28)
+"""How well can any method that reads Hound's metrics name a job's dominant straggler cause?
 
 A ceiling for Hound's check, not a method of the pipeline: classifiers *trained on the truth* of
 other generated traces, reading only what Hound reads, predict each job's dominant cause in the

@@ -1,4 +1,4 @@
-"""Per-job confusion of Hound's diagnosis against the generator's truth (issue 12).
+"""Per-job confusion of Hound's diagnosis against the generator's truth.
 
 Reads a data directory where ``*hound_job_causes`` was materialized on the embedded trace (any
 generator seed), re-runs Algorithms 3-4 with the run's seed to get each learner's own topic mixture,

@@ -1,4 +1,4 @@
-"""Does node evidence for limited processor let Hound beat the best constant? (issue 28, third pass)
+"""Does node evidence for limited processor let Hound beat the best constant?
 
 Limited processor (LP) is a property of the machine (the truth's r = machine slowdown / typical).
 A job's own tasks show it only weakly (about 0.5 sd of CPU(-)/CPI(+), docs/HOUND.md), but the

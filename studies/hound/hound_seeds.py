@@ -8,7 +8,7 @@ stragglers each cause explains, counterfactually, ``straggler_mixtures``) beside
 baseline and the best constant answer in hindsight.
 
 ``--weights share`` (or ``strength,share``) also scores the profiles' share weighting
-(``HoundSettings.profile_weights = "share"``, issue 28), computed from the stored profiles and
+(``HoundSettings.profile_weights = "share"``), computed from the stored profiles and
 inputs (``run.share_weighted_profiles``; the same rows as re-running the learners with it).
 
     python studies/hound/hound_seeds.py [--data-dir data] [--seeds 0,1,2,3,4] [--weights strength,share]

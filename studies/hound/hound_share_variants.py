@@ -1,4 +1,4 @@
-"""The share-weighting variants tried on the dev traces in issue 28's second pass (docs/HOUND.md).
+"""The share-weighting variants tried on the dev traces (docs/HOUND.md).
 
 Each variant re-weights the stored ``hound_profiles`` (a learner's words and signs kept, their weights
 replaced) and re-runs Algorithms 3-4 and the naming for each LDA seed, then scores the dominant cause

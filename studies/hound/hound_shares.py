@@ -1,4 +1,4 @@
-"""Can a share of stragglers name a job's dominant cause? (issue 28)
+"""Can a share of stragglers name a job's dominant cause?
 
 Hound's weights "estimate the fraction of stragglers attributed to each cause" (Section 5.1). Its
 learners weigh dependence strength instead. This script reads, per job and with no LDA and no

@@ -1,4 +1,4 @@
-"""Which signature each cause of a straggler leaves in Hound's metrics, and which learner sees it (issue 28).
+"""Which signature each cause of a straggler leaves in Hound's metrics, and which learner sees it.
 
 Reads a data directory where ``*hound_job_causes`` was materialized on the embedded trace (any
 generator seed) and prints:

@@ -1,5 +1,5 @@
 """Does a machine leave a mark on its tasks' CPU rate and CPI? The real excerpt beside a generated trace
-(issue 28: whether the generator's slow machines leave the signature real contention leaves).
+(whether the generator's slow machines leave the signature real contention leaves).
 
 The real sample (``samples/task_usage_part-00000_first_10000_rows.csv``) is one 5-minute window
 (600-900 s), so task durations are not in it; what it shows is how tasks of the same job differ

@@ -1,4 +1,4 @@
-"""Where the survival family's gain comes from (issue 27): survival_history with one ingredient
+"""Where the survival family's gain comes from: survival_history with one ingredient
 removed at a time, on every job of each trace, operator's protocol, the configured cost_lambda.
 
 Removed: elapsed time (P(T > tau | x) instead of P(T > tau | T > t, x)), the usage features, the

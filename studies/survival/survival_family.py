@@ -1,4 +1,4 @@
-"""The survival family (issue 27) against the free rules on one warehouse, operator's protocol.
+"""The survival family against the free rules on one warehouse, operator's protocol.
 
 Replays survival_job and survival_history (``--skip-eval``: use the rows already there) on each
 trace of the warehouse, each method in its own evaluation, timed, beside the KM rule's evaluation

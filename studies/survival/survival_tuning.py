@@ -1,4 +1,4 @@
-"""Choose survival_history's prior strength on a temporal development split (issue 27).
+"""Choose survival_history's prior strength on a temporal development split.
 
 Per trace, the development jobs are the earlier half by cutoff (a job's first SCHEDULE + t0);
 only they are replayed, each with the prior and the cost-aware threshold learned from the jobs

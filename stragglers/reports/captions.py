@@ -26,7 +26,11 @@ SENSITIVITY_CAPTION = (
 
 OPERATOR_CAPTION = (
     "The operator's view (speculative copies, threshold estimated online, checkpoints until the job ends)",
-    "What a production scheduler would see: each method is given tau_hat(t), the job's p90 latency as "
+    "What a production scheduler would see. The replay holds every task of the job, on the job's wall "
+    "clock: the tasks running at a decision are its candidates, whatever they will do later; a copy of a "
+    "task that will be killed, evicted, failed or lost never finishes, costs machine time until its "
+    "original ends and buys nothing, and a flag on it is a false positive; a job completes when its last "
+    "finishing task finishes. Each method is given tau_hat(t), the job's p90 latency as "
     "estimated at checkpoint t (Kaplan-Meier over the finished tasks and the running ones censored), not the "
     "true p90; checkpoints go on until the job's last task ends (a straggler flagged before it ends is a "
     "true positive); a flag launches a copy of the task on another machine, the first attempt to finish "

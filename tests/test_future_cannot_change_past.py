@@ -5,8 +5,8 @@ A trace is replayed from warehouses built from raw events: as recorded, and, for
 cut times T, with its future rewritten after T in every job and on every machine: (1) every task,
 job and machine event and usage window after T happens three times as late after T (so the tasks
 running at T run three times longer; usage values after T are halved), and (2) of the tasks whose
-final event comes after T, some that finish are killed instead and some that are killed finish
-instead. The clock, the tasks the replay sees, the features, the thresholds and the earlier jobs
+final event comes after T, every one that finishes is killed instead and some that are killed
+finish instead. The clock, the tasks the replay sees, the features, the thresholds and the earlier jobs
 are rebuilt from the rewritten events by the pipeline's own SQL. The operator decides on the job's
 wall clock: a decision at W (seconds since the job's origin, its earliest first SCHEDULE) is taken,
 and launches its copies, at origin + W; it lies before T when origin + W <= T. For every job with
@@ -67,13 +67,13 @@ SETTINGS = {"online": operator(), "task_clock": operator(decision_clock="task_cl
 def rewrite_future(con: duckdb.DuckDBPyConnection, t_us: int) -> None:
     """Replace the staged views by tables where, in every job and on every machine, the events and
     usage after ``t_us`` happen STRETCH times as late after it (usage values halved), and where of
-    the final FINISH / KILL events after ``t_us`` a third of the FINISHes become KILLs and half the
+    the final FINISH / KILL events after ``t_us`` every FINISH becomes a KILL and half the
     KILLs become FINISHes (by job and task index): the raw level, before any build."""
     def later(col: str) -> str:
         return f"CASE WHEN {col} > {t_us} AND {col} < {FOREVER} THEN {t_us} + {STRETCH} * ({col} - {t_us}) ELSE {col} END"
 
     after = f"time > {t_us} AND time < {FOREVER}"
-    swapped = (f"CASE WHEN {after} AND event_type = {FINISH} AND (job_id + task_index) % 3 = 0 THEN {KILL} "
+    swapped = (f"CASE WHEN {after} AND event_type = {FINISH} THEN {KILL} "
                f"WHEN {after} AND event_type = {KILL} AND (job_id + task_index) % 2 = 0 THEN {FINISH} "
                f"ELSE event_type END")
     con.execute(f"""CREATE TABLE fut_stg_task_events AS

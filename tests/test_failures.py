@@ -160,7 +160,8 @@ def test_steps_read_their_own_trace_when_the_warehouse_staged_another_since(tmp_
 
     def run(trace, assets):
         res = {"nurd": PipelineSettings(data_dir=str(tmp_path), trace=trace), "duckdb": db}
-        result = dg.materialize(assets, resources=res, instance=dg.DagsterInstance.ephemeral())
+        with dg.DagsterInstance.ephemeral() as instance:   # disposed: its temp dir goes with it
+            result = dg.materialize(assets, resources=res, instance=instance)
         assert result.success
         return result
 
@@ -208,6 +209,7 @@ def test_load_returns_rows_in_key_order(tmp_path):
 def test_cloning_report_with_an_empty_panel_draws_it_without_a_warning(tmp_path):
     """No task finally fails here: panel (a) of the CDF figure has no line, and no legend (matplotlib
     would warn about an empty one)."""
+    import gc
     import warnings
 
     from stragglers.reports.failures import write_cloning_report
@@ -218,6 +220,7 @@ def test_cloning_report_with_an_empty_panel_draws_it_without_a_warning(tmp_path)
     assert not tasks.final_failed.any()
     result = {"tasks": tasks, "overhead": overhead, "info": pd.DataFrame({"tasks": [2]}),
               "reasons": pd.DataFrame({"reason": ["replayed"], "tasks": [2]})}
+    gc.collect()   # earlier tests' garbage is collected outside: only this report's warnings count
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = write_cloning_report(tmp_path, "synthetic", result, {"clone_retries": 4}, None)

@@ -25,11 +25,12 @@ def table(root: str, warehouse: str, out: str, n_boot: int, seed: int) -> None:
 
     from stragglers.prediction import sweep
     from stragglers.prediction.methods import FREE_RULES
+    from stragglers.settings import EvaluationSettings
 
     con = duckdb.connect(warehouse, read_only=True)
     outcomes = con.table("operator_sweep_outcomes").order("ALL").df()
     traces = sorted(outcomes["trace"].unique())
-    min_jobs = 5   # history_min_jobs's default, the same in every version compared
+    min_jobs = EvaluationSettings().history_min_jobs   # the checkout's own default
     if "choosing" in inspect.signature(sweep.budget_table).parameters:
         from stragglers.prediction.methods import is_learned
 

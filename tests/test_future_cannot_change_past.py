@@ -155,8 +155,12 @@ def make_world(raw: Path, settings: SelectionSettings) -> World:
     return world
 
 
-#: cheaper than the defaults, the same code path (CI time): Tobit's optimizer iterations
-CHEAP = {"tobit": {"max_iter": 100}}
+#: cheaper than the defaults, the same code path (CI time): Tobit's optimizer iterations; SOS scores its
+#: candidates in chunks of max_train among themselves (its cost is quadratic in a chunk's size, and the
+#: unreachable-perplexity rows of a large job's all-zero running tasks take every bisection step);
+#: LSCP with the authors' two LOFs (code/run_od.py), on at most max_train training rows
+CHEAP = {"tobit": {"max_iter": 100}, "sos": {"max_train": 200},
+         "lscp": {"max_train": 200, "lof_n_neighbors": (5, 10)}}
 
 
 def truncated(job: JobData, n: int) -> JobData:

@@ -186,39 +186,58 @@ def _ui(clone: Path, command: str, log: Path, **env):
             proc.wait()
 
 
-@pytest.mark.parametrize("ui", ["dagster dev -p {port} -h 127.0.0.1", "dg dev --port {port} --host 127.0.0.1"])
-def test_ui_as_typed_lists_every_asset(clone, tmp_path, ui):
+#: NURD_PROTOCOL misspelt: the code server must load (and list every asset) all the same
+BAD_SETTING = {"NURD_PROTOCOL": "operatr"}
+
+
+@pytest.fixture(scope="module")
+def dagster_dev_with_a_bad_setting(clone, tmp_path_factory):
+    """``dagster dev`` as typed, with BAD_SETTING in the environment and a data directory of its own:
+    (port, its log, the data directory). One server for the tests below (each start costs a code
+    server, a webserver and a daemon)."""
+    tmp = tmp_path_factory.mktemp("dagster_dev")
+    log, data = tmp / "ui.log", tmp / "data"
+    with _ui(clone, "dagster dev -p {port} -h 127.0.0.1", log, NURD_DATA_DIR=str(data), **BAD_SETTING) as (port, _):
+        yield port, log, data
+
+
+def test_ui_as_typed_lists_every_asset(clone, tmp_path):
     log = tmp_path / "ui.log"
-    with _ui(clone, ui, log) as (_, seen):
+    with _ui(clone, "dg dev --port {port} --host 127.0.0.1", log) as (_, seen):
         assert seen == _asset_keys(clone)
         assert _warnings(log.read_text()) == [], log.read_text()[-3000:]
 
 
-def test_a_bad_setting_in_the_ui_is_a_failed_run_with_its_one_line(clone, tmp_path):
+def test_dagster_dev_as_typed_lists_every_asset_despite_a_bad_setting(clone, dagster_dev_with_a_bad_setting):
+    port, log, _ = dagster_dev_with_a_bad_setting
+    assert _ui_assets(port) == _asset_keys(clone)
+    assert _warnings(log.read_text()) == [], log.read_text()[-3000:]
+
+
+def test_a_bad_setting_in_the_ui_is_a_failed_run_with_its_one_line(dagster_dev_with_a_bad_setting):
     """The code server loads despite NURD_PROTOCOL=operatr; a run launched there fails at its start
     with the line naming the value and the closest allowed one (no step runs)."""
     from dagster_graphql import DagsterGraphQLClient
 
-    with _ui(clone, "dagster dev -p {port} -h 127.0.0.1", tmp_path / "ui.log", NURD_PROTOCOL="operatr",
-             NURD_DATA_DIR=str(tmp_path / "data")) as (port, _):
-        client = DagsterGraphQLClient("127.0.0.1", port_number=port)
-        run_id = client.submit_job_execution("__ASSET_JOB", asset_selection=["raw_trace"])
-        status, deadline = None, time.monotonic() + 240
-        while time.monotonic() < deadline:
-            status = client.get_run_status(run_id).value
-            if status in ("SUCCESS", "FAILURE", "CANCELED"):
-                break
-            time.sleep(2)
-        assert status == "FAILURE"
-        query = json.dumps({"query": "query($id: ID!) { logsForRun(runId: $id) { ... on EventConnection { events {"
-                                     " __typename ... on ErrorEvent { error { message } } } } } }",
-                            "variables": {"id": run_id}}).encode()
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=query,
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            events = json.load(resp)["data"]["logsForRun"]["events"]
-        errors = [e["error"]["message"] for e in events if e.get("error")]
-        assert any("setting NURD_PROTOCOL='operatr' is invalid" in m and "did you mean 'operator'?" in m
-                   for m in errors), errors
-        assert not any(e["__typename"] == "ExecutionStepStartEvent" for e in events)   # before any work
-        assert not (tmp_path / "data").exists()
+    port, _, data = dagster_dev_with_a_bad_setting
+    client = DagsterGraphQLClient("127.0.0.1", port_number=port)
+    run_id = client.submit_job_execution("__ASSET_JOB", asset_selection=["raw_trace"])
+    status, deadline = None, time.monotonic() + 240
+    while time.monotonic() < deadline:
+        status = client.get_run_status(run_id).value
+        if status in ("SUCCESS", "FAILURE", "CANCELED"):
+            break
+        time.sleep(2)
+    assert status == "FAILURE"
+    query = json.dumps({"query": "query($id: ID!) { logsForRun(runId: $id) { ... on EventConnection { events {"
+                                 " __typename ... on ErrorEvent { error { message } } } } } }",
+                        "variables": {"id": run_id}}).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=query,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        events = json.load(resp)["data"]["logsForRun"]["events"]
+    errors = [e["error"]["message"] for e in events if e.get("error")]
+    assert any("setting NURD_PROTOCOL='operatr' is invalid" in m and "did you mean 'operator'?" in m
+               for m in errors), errors
+    assert not any(e["__typename"] == "ExecutionStepStartEvent" for e in events)   # before any work
+    assert not data.exists()

@@ -178,9 +178,11 @@ def _ui(clone: Path, command: str, log: Path, **env):
         assert seen is not None, f"the UI did not answer on port {port}: {log.read_text()[-3000:]}"
         yield port, seen
     finally:
+        # a stop asked for, then forced: on a loaded machine Dagster's processes have been seen to
+        # outlive a SIGTERM by a minute (idle, they stop in 2 s)
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=60)
+            proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

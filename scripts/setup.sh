@@ -16,7 +16,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $("$PY" --version 2>&1)"
   "$PY" -m venv .venv
 fi
-echo "setup: installing the project into .venv (about 2 minutes the first time on an idle machine, docs/TIMINGS.md; seconds after)"
+echo "setup: installing the project into .venv (about 1 minute the first time on an idle machine, docs/TIMINGS.md; seconds after)"
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
 # The Spark cluster tests (tests/spark_cluster.py) start Java daemons: pyspark is installed above,

@@ -27,9 +27,6 @@ if [ -z "${PY:-}" ]; then
 fi
 PY="${PY:-.venv/bin/python}"
 source scripts/env.sh
-# every test keeps its files, instances and ports to itself (tmp_path, an ephemeral Dagster
-# instance, port 0): the files can run side by side. The files go to the workers in the order
-# tests/conftest.py collects them (the slowest first), not by their number of tests.
 # A worker is one core's process: its BLAS and OpenMP threads (numpy's OpenBLAS, scikit-learn,
 # XGBoost) are kept to one, as the pipeline's own replay workers keep theirs (threadpool_limits).
 # Two workers each with a thread per core busy-wait against each other: measured on 2 cores, two
@@ -38,4 +35,7 @@ source scripts/env.sh
 if [ "${NURD_TEST_WORKERS:-auto}" != 0 ]; then
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 fi
+# every test keeps its files, instances and ports to itself (tmp_path, an ephemeral Dagster
+# instance, port 0): the files can run side by side. The files go to the workers in the order
+# tests/conftest.py collects them (the slowest first), not by their number of tests.
 "$PY" -m pytest -q -n "${NURD_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"

@@ -1,21 +1,21 @@
-"""Spark event logs (NURD_TRACE=spark_eventlog): Spark's speculation replayed on the staged logs and
-the settings to set; a sensor adds each application whose log is complete as a dynamic partition and
-re-runs the chain. The logs are staged by the chain's own staged_trace (stragglers.warehouse.staging,
-which hands them to stragglers.warehouse.spark_staging), and the learned methods run on them through
-nurd_eval and baseline_eval under the operator's protocol. Glue only: stragglers.prediction.spark_speculation
-does the work."""
+"""Spark event logs (NURD_TRACE=spark_eventlog): the operator's answer as files, and the sensor that
+adds each application whose log is complete as a dynamic partition and re-runs the chain. The logs
+are staged by the chain's own staged_trace (stragglers.warehouse.spark_staging), the learned methods
+and the free rules (Spark's rule among them) run on them through nurd_eval and baseline_eval under
+the operator's protocol, and operator_budgets makes the answer (tables spark_answer and
+spark_answer_rows, stragglers/prediction/spark_answer.py), which the report opens with. Glue only:
+stragglers.advice.spark writes the files, the same way as ``nurd-spark advise``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import dagster as dg
-import pandas as pd
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction import spark_speculation as sp
+from stragglers.advice.spark import ANSWER_DIR, DEFAULT_OUT, answer_files
+from stragglers.prediction.tuning import HEADLINE_BUDGET
 from stragglers.traces.spark_eventlog import application_of, discover
-from stragglers.warehouse.results import replace_table
 from stragglers.warehouse.spark_staging import TRACE
 
 from .common import automated_asset, connected, format_only
@@ -25,29 +25,25 @@ from .resources import PipelineSettings
 spark_applications = dg.DynamicPartitionsDefinition(name="spark_applications")
 
 
-@automated_asset(deps=[dg.AssetKey("staged_trace")], group_name="spark", kinds={"python", "duckdb"},
-                 description="Spark's speculation replayed on the staged stage attempts: the settings to set "
-                             "(chosen on the earlier stages, scored on the later ones beside Spark's defaults), "
-                             "written to spark/spark_speculation.md and spark/spark-defaults.conf under "
-                             "NURD_DATA_DIR and to table "
-                             "spark_answer, which the report (comparison_tables) opens with. Another trace than "
-                             f"NURD_TRACE={TRACE}: not applicable, said in its metadata.")
+@automated_asset(deps=[dg.AssetKey("operator_budgets")], group_name="spark", kinds={"python", "duckdb"},
+                 description="The operator's answer on Spark event logs as files: spark/spark-defaults.conf (the "
+                             "setting to write, or a comment saying to keep yours) and spark/spark-defaults.conf.md "
+                             "(the answer, what you run, Spark 4.0's defaults and the answer side by side) under "
+                             "NURD_DATA_DIR, at the report's budget, from table spark_answer (operator_budgets: the "
+                             "same numbers as the report and as `nurd-spark advise`). A new staging marks the "
+                             f"previous files .stale. Another trace than NURD_TRACE={TRACE}: not applicable.")
 @format_only(lambda s: s.trace == TRACE, f"it reads Spark event logs (NURD_TRACE={TRACE})")
 def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with connected(nurd, duckdb) as con:
-        ans = sp.answer(sp.load_stages(con), sp.load_slots(con))
-        replace_table(con, "spark_answer", pd.DataFrame([sp.answer_row(ans, TRACE)]), trace=TRACE)
-    md, conf = sp.write_answer(ans, nurd.data_path / sp.ANSWER_DIR)
-    return dg.MaterializeResult(metadata={
-        "answer": dg.MetadataValue.md(ans.text()), "spark_defaults_conf": dg.MetadataValue.path(str(conf)),
-        "report": dg.MetadataValue.path(str(md)), "stages": ans.stages, "applications": ans.applications,
-        "set_aside_short": ans.set_aside, "set_aside_one_host": ans.one_host,
-        "chosen": ans.chosen.name if ans.chosen else "none"})
+        conf, report, verdict = answer_files(con, TRACE, HEADLINE_BUDGET, nurd.data_path / ANSWER_DIR / DEFAULT_OUT)
+    return dg.MaterializeResult(metadata={"answer": dg.MetadataValue.md(verdict),
+                                          "spark_defaults_conf": dg.MetadataValue.path(str(conf)),
+                                          "report": dg.MetadataValue.path(str(report))})
 
 
-#: What a new complete log re-runs at once: the staging and Spark's answer; the learned chain after
-#: them by its automation conditions (a new data version of staged_trace), as on the Google path.
-SENSOR_TARGET = dg.AssetSelection.assets("raw_trace", "staged_trace", "spark_speculation")
+#: What a new complete log re-runs at once: the staging; the chain after it by its automation
+#: conditions (a new data version of staged_trace), as on the Google path, up to the answer's files.
+SENSOR_TARGET = dg.AssetSelection.assets("raw_trace", "staged_trace")
 
 
 @dg.sensor(name="spark_eventlog_sensor", target=SENSOR_TARGET, minimum_interval_seconds=60,

@@ -11,6 +11,7 @@ import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
+from stragglers.advice.spark import ANSWER_DIR as SPARK_ANSWER_DIR, DEFAULT_OUT as SPARK_CONF, mark_stale
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import (build_features, build_funnel, build_jobs, build_tasks, features_table,
                                         grid_coverage, step_tables)
@@ -32,6 +33,10 @@ RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each ta
 def staged_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
     s = nurd.selection()
+    if s.format.layout == "spark":
+        # new logs: the answer made from the previous ones is no longer current, whatever this run does
+        for stale in mark_stale(nurd.data_path / SPARK_ANSWER_DIR / SPARK_CONF):
+            context.log.info(f"marked {stale} stale: the logs are being staged again")
     with connected(nurd, duckdb) as con:
         n_parts = staging.stage_trace(con, nurd.raw_path, s)
         views = staging.staged_tables(s)

@@ -97,7 +97,7 @@ def run_engine(db: str, job_ids: list[int] | None, workers: int) -> dict:
     from stragglers.prediction.evaluation import load_jobs
     from stragglers.prediction.methods.nurd import NurdFamily
     from stragglers.settings import EvaluationSettings
-    from stragglers.prediction.engine import replay_jobs
+    from stragglers.prediction.workers import replay_jobs
     from stragglers.prediction.simulate import results_frames
     con = duckdb.connect(db, read_only=True)
     t0, c0 = time.perf_counter(), cpu_now()
@@ -151,7 +151,7 @@ def solver_check(db: str, job_ids: list[int]) -> dict:
     import duckdb
     from stragglers.prediction.evaluation import load_jobs
     from stragglers.prediction.methods import nurd
-    from stragglers.prediction.engine import replay_jobs
+    from stragglers.prediction.workers import replay_jobs
     from stragglers.prediction.simulate import results_frames
     from stragglers.settings import EvaluationSettings
     con = duckdb.connect(db, read_only=True)

@@ -157,7 +157,7 @@ def profile(db: Path) -> None:
     import duckdb
     from stragglers.prediction.evaluation import load_jobs
     from stragglers.prediction.methods.nurd import NurdFamily
-    from stragglers.prediction.engine import replay_jobs
+    from stragglers.prediction.workers import replay_jobs
     from stragglers.settings import EvaluationSettings
     with duckdb.connect(str(db), read_only=True) as con:
         jobs = load_jobs(con, "synthetic", EvaluationSettings(workers=1))[0]

@@ -1,6 +1,6 @@
 -- Spark event logs (docs/TRACES.md, "Spark event logs: the learned methods' chain"): a job of this
 -- project is a stage attempt (a TaskSet) of the staged logs (stg_spark_stages) with at least
--- ${min_tasks} tasks. job_id numbers them in the order Spark submitted them (then by application,
+-- ${min_tasks} tasks that completed before its log stopped (stg_spark_stages.selected). job_id numbers them in the order Spark submitted them (then by application,
 -- stage and attempt: a total order), so earlier jobs have smaller ids, as on the other traces.
 -- n_tasks is the TaskSet's size ("Number of Tasks"), n_finished its tasks that succeeded;
 -- job_name is the application, task_name the stage attempt ('<stage>.<attempt> <stage name>').
@@ -10,7 +10,7 @@ WITH stage AS (
                  WHERE t.log_id = s.log_id AND t.stage_id = s.stage_id AND t.stage_attempt = s.stage_attempt
                    AND t.outcome = 'success') AS n_finished
     FROM stg_spark_stages s
-    WHERE s.tasks >= ${min_tasks}
+    WHERE s.selected
 )
 SELECT
     '${trace}'                  AS trace,

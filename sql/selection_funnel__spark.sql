@@ -18,6 +18,10 @@ SELECT '${trace}' AS trace, * FROM (
     SELECT 5, 'fewer than ${min_tasks} tasks', 'too_few_tasks', false,
            count(*), coalesce(sum(tasks), 0)::BIGINT FROM s WHERE coalesce(tasks, 0) < ${min_tasks}
     UNION ALL
+    SELECT 5, 'cut by the end of a log that stops before its application ends (no StageCompleted)',
+           'cut_by_log_end', false, count(*), coalesce(sum(tasks), 0)::BIGINT
+    FROM s WHERE coalesce(tasks, 0) >= ${min_tasks} AND cut
+    UNION ALL
     SELECT 6, 'selected stage attempts', 'selected', true,
            count(*), coalesce(sum(n_tasks), 0)::BIGINT FROM jobs WHERE trace = '${trace}'
     UNION ALL

@@ -1,7 +1,11 @@
 -- One row per stage attempt (a TaskSet, what Spark's speculation acts on) of the kept logs:
 -- SparkListenerStageSubmitted / StageCompleted's "Stage Info". ``tasks`` is the TaskSet's size
--- ("Number of Tasks": for a retried stage, only the partitions it recomputes); ``selected`` is
--- tasks >= min_tasks (a job of this project). Times in microseconds since the epoch.
+-- ("Number of Tasks": for a retried stage, only the partitions it recomputes). ``cut``: the attempt
+-- has no StageCompleted and the log stops before its application ends (truncated, or in progress):
+-- it was still running when the log stops, its end and its last tasks never written, so it is never
+-- selected (its rows stay; spark_log_account counts it as left out). In a complete log no attempt is
+-- cut. ``selected`` is tasks >= min_tasks and not cut (a job of this project). Times in microseconds
+-- since the epoch.
 CREATE OR REPLACE TABLE stg_spark_stages AS
 WITH info AS (
     SELECT e.log_id, e.j.Event = 'SparkListenerStageCompleted' AS completed, e.j."Stage Info" AS i
@@ -17,6 +21,7 @@ WITH info AS (
     FROM info GROUP BY ALL
 )
 SELECT a.app_id, p.*,
-       p.tasks >= ${min_tasks} AS selected
+       p.tasks >= ${min_tasks} AND (p.completed OR a.complete) AS selected,
+       NOT p.completed AND NOT a.complete AS cut
 FROM per_attempt p JOIN stg_spark_applications a USING (log_id)
 ORDER BY p.log_id, p.stage_id, p.stage_attempt;

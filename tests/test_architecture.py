@@ -30,6 +30,8 @@ ALLOWED: dict[str, set[str]] = {
     "nodes": _BELOW_SYSTEMS,
     "failures": _BELOW_SYSTEMS,
     "reports": {"base", "settings", "traces", "warehouse", "prediction", "diagnosis", "nodes", "failures"},
+    # the operator's console commands: an answer from a directory of logs, through the stages below
+    "advice": {"base", "settings", "traces", "warehouse", "prediction"},
 }
 
 

@@ -14,7 +14,7 @@ from stragglers.prediction.methods.base import JobContext, Method, TaskSet
 from stragglers.prediction.methods.nurd import NurdFamily, calibration_delta
 from stragglers.prediction.metrics import job_scores
 from stragglers.prediction.metrics import table3
-from stragglers.prediction.engine import replay_jobs
+from stragglers.prediction.workers import replay_jobs
 from stragglers.prediction.simulate import JobData, replay_job, results_frames
 from tests.jobs import make_job
 

@@ -185,7 +185,7 @@ def test_the_operators_evaluation_runs_on_every_evaluable_stage(real, tmp_path):
     """A rule and a method that learns from earlier jobs (its prior read from the operator's features),
     replayed end to end under the operator's protocol."""
     from stragglers.prediction.evaluation import evaluate, result_table
-    from stragglers.prediction.engine import EngineSettings
+    from stragglers.prediction.workers import EngineSettings
 
     con, path, *_ = real
     copy = tmp_path / "evaluated.duckdb"

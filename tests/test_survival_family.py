@@ -284,7 +284,7 @@ def test_the_verdict_against_the_free_rules_has_paired_intervals_over_jobs():
 
 
 def test_the_engine_ships_each_job_its_own_history_only():
-    from stragglers.prediction.engine import _for_job
+    from stragglers.prediction.workers import _for_job
     from stragglers.prediction.history import AttachHistory
 
     hist = {j: JobHistory(earlier_jobs=tuple(range(j)), cutoff_us=j) for j in range(50)}

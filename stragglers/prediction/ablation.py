@@ -22,7 +22,7 @@ import pandas as pd
 from stragglers import SQL_DIR
 from stragglers.prediction import protocol as protocol_module
 from stragglers.prediction.clock import grid_tables
-from stragglers.prediction.engine import replay_jobs
+from stragglers.prediction.workers import replay_jobs
 from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.methods import REFERENCE_RULES
 from stragglers.prediction.protocol import (

@@ -36,6 +36,7 @@ import contextlib
 from typing import Iterator
 
 import duckdb
+import pandas as pd
 
 from stragglers.settings.prediction import EvaluationSettings
 from stragglers.settings.warehouse import SelectionSettings, WarehouseSettings
@@ -124,3 +125,29 @@ def clock_caption(finished_percent: int | None = None, interval_s: int | None = 
             f"every {every} s while tasks run (the interval doubling after every {double}), until the last "
             f"task ends; the threshold and the features as known at each decision; the replay sees every task "
             f"of the job, those that will be killed, evicted, failed or lost too (a copy of one buys nothing)")
+
+
+def evaluable_jobs(con: duckdb.DuckDBPyConnection, trace: str, min_finished: int,
+                   checkpoints: str = "job_checkpoints") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(jobs to replay: job_id, tau_s, n_tasks, n_cp; jobs skipped: job_id, reason), by job_id, on the
+    decision times of table ``checkpoints`` (the paper's grid, or operator_checkpoints) and the tasks
+    they are built on (clock.TASKS_OF)."""
+    clock = con.execute(f"""
+        SELECT c.job_id, any_value(c.tau_s) AS tau_s, any_value(c.n_finished) AS n_finished,
+               count(*) AS n_cp, any_value(t.n_tasks) AS n_tasks
+        FROM {checkpoints} c
+        LEFT JOIN (SELECT job_id, count(*) AS n_tasks FROM {TASKS_OF[checkpoints]} WHERE trace = ? GROUP BY job_id) t
+               USING (job_id)
+        WHERE c.trace = ? GROUP BY c.job_id ORDER BY c.job_id""", [trace, trace]).df()
+    if clock.empty:
+        raise LookupError(f"no {checkpoints} rows for trace {trace!r}: materialize checkpoint_features first")
+    few = clock.n_finished < min_finished
+    no_cp = ~few & (clock.n_cp < 2)
+    skipped = pd.concat([
+        pd.DataFrame({"job_id": clock.job_id[few],
+                      "reason": [f"{n} finished tasks < min_finished" for n in clock.n_finished[few]]}),
+        pd.DataFrame({"job_id": clock.job_id[no_cp], "reason": "no checkpoint between t0 and tau"}),
+    ]).sort_values("job_id", ignore_index=True)
+    jobs = clock[~few & ~no_cp][["job_id", "tau_s", "n_tasks", "n_cp"]].reset_index(drop=True)
+    jobs["n_tasks"] = jobs["n_tasks"].fillna(0).astype(int)
+    return jobs, skipped

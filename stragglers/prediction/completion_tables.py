@@ -24,9 +24,11 @@ import pandas as pd
 
 from stragglers.prediction.completion import (RELAUNCH_SEEDS, decision_points, draw_relaunch_latencies, job_rng,
                                               simulate_limited)
-from stragglers.prediction.speculation import (
-    completion_time, copy_draws, speculate_on_grid, speculate_unlimited, speculation_outcome, task_ends,
-)
+from stragglers.prediction.engine.caps import Uncapped
+from stragglers.prediction.engine.job import CopyJob
+from stragglers.prediction.engine.policies import Policy, from_flags
+from stragglers.prediction.engine.replay import MachinePool, outcomes, run
+from stragglers.prediction.speculation import copy_draws, task_ends
 
 TABLE_COLUMNS = [
     "trace", "method", "algorithm", "machines", "reduction_mean",
@@ -206,32 +208,53 @@ def completion_table(
 
 
 
+def _engine_job(trace, job_id, y, start, checks, draws, fixed) -> CopyJob:
+    """A job of the completion tables as the engine's, started at ``start`` (None: the task clock),
+    checked at ``checks``; a task finishes unless its fixed copy latency says it never does (+inf)."""
+    n = len(y)
+    finished = np.ones(n, bool) if fixed is None else ~np.isposinf(np.asarray(fixed, float))
+    return CopyJob(str(trace), job_id, np.arange(n), np.zeros(n) if start is None else np.asarray(start, float),
+                   np.asarray(y, float), finished, np.asarray(checks, float), tuple(draws))
+
+
+def _flags_policy(method: str, f: np.ndarray, end: np.ndarray, checks: np.ndarray) -> Policy:
+    """The method's flags as the engine's policy: first come, first served (the earliest flag first)."""
+    f = np.where(np.isnan(f) | (f >= end), np.nan, f)
+    return from_flags(method, "default", f, checks)
+
+
 def speculation_jobs(tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, seeds: Iterable[int] = RELAUNCH_SEEDS,
                      *, copy_keeps: float = 0.0) -> pd.DataFrame:
-    """Per (trace, method, job): ``speculation_outcome`` of its flags (what intervals over jobs need)."""
+    """Per (trace, method, job): the JCT reduction and extra machine time of a copy per flag on machines
+    always free (the replay engine uncapped), means over the seeds' draws (what intervals over jobs need)."""
     rows = []
     for trace, job_id, y, _cp, flags, _pool, fixed, start in _job_arrays(tasks_df, predictions_df, None):
         if float(y.max()) <= 0:
             continue
         draws = copy_draws(y, trace, job_id, seeds, copy_keeps, fixed)
+        end = task_ends(y, start)
         for method, f in flags.items():
-            red, extra = speculation_outcome(y, f, draws, start)
-            rows.append((trace, method, job_id, red, extra))
+            checks = np.unique(f[~np.isnan(f)]) if np.any(~np.isnan(f)) else np.zeros(1)
+            job = _engine_job(trace, job_id, y, start, checks, draws, fixed)
+            (o,) = outcomes(job, _flags_policy(method, f, end, checks), [Uncapped()])
+            rows.append((trace, method, job_id, o.jct_reduction, o.extra_machine_share))
     return pd.DataFrame(rows, columns=["trace", "method", "job_id", "jct_reduction", "extra_machine_share"])
 
 
 def speculation_table(
     tasks_df: pd.DataFrame, predictions_df: pd.DataFrame, checkpoints_df: pd.DataFrame | None = None,
     machines: Iterable[int] = range(100, 1000, 100), seeds: Iterable[int] = RELAUNCH_SEEDS,
-    *, after_grid: str = "event", copy_keeps: float = 0.0,
+    *, copy_keeps: float = 0.0,
 ) -> pd.DataFrame:
-    """Per (trace, method, algorithm, machines) with speculative copies: the JCT reduction (mean over
-    seeds of the mean over jobs, and its std over seeds), the p90 over jobs of the JCT change
+    """Per (trace, method, algorithm, machines) with speculative copies through the replay engine
+    (uncapped; machines always free, or a pool of m, ``engine.replay.MachinePool``): the JCT reduction
+    (mean over seeds of the mean over jobs, and its std over seeds), the p90 over jobs of the JCT change
     (new - original) / original (mean over seeds; <= 0: a copy never delays), the extra machine time
     as a share of the job's original machine time (mean over jobs and seeds) and copies per job.
     ``copy_keeps``: the share of its original's relative log-latency a copy keeps (``copy_latencies``);
     a ``copy_latency_s`` column of tasks_df fixes a task's copy latency where it is not NaN (cause-aware
-    copies on a generated trace: stragglers.prediction.reexecution.cause_aware_copy_latency)."""
+    copies on a generated trace: stragglers.prediction.reexecution.cause_aware_copy_latency). The
+    checks are the decision points: the job's checkpoints united with the flags' times."""
     machines, seeds = [int(m) for m in machines], [int(s) for s in seeds]
     if not seeds:
         raise ValueError("need at least one seed")
@@ -241,25 +264,25 @@ def speculation_table(
         if float(end.max()) <= 0:
             continue
         draws = copy_draws(y, trace, job_id, seeds, copy_keeps, fixed)
-        original, work, n = completion_time(end, draws[0]), float(y.sum()), len(y)
+        n = len(y)
         for method, f in flags.items():
             valid = ~np.isnan(f) & (f < end)
-            n_copy = int(valid.sum())
-            grid = decision_points(cp, f[valid])
+            checks = decision_points(cp, f[valid])
+            job = _engine_job(trace, job_id, y, start, checks if len(checks) else np.zeros(1), draws, fixed)
+            policy = _flags_policy(method, f, end, job.checks)
+            unlimited, _, _ = run(job, policy, [Uncapped()])
             out = np.empty((len(seeds), 1 + len(machines), 3))   # reduction, extra share, copies
-            for si, r in enumerate(draws):
-                new, extra = speculate_unlimited(y, f, relaunch=r, start=start)
-                out[si, 0] = ((original - new) / original, extra / work, n_copy)
-                cache: dict[int, tuple[float, float]] = {}
-                for mi, m in enumerate(machines):
-                    pool0 = max(0, m - n)
-                    if pool0 >= n_copy:
-                        out[si, 1 + mi] = out[si, 0]
-                        continue
-                    if pool0 not in cache:
-                        cache[pool0] = speculate_on_grid(end, f, r, valid, grid, pool0, after_grid=after_grid)
-                    new_m, extra_m = cache[pool0]
-                    out[si, 1 + mi] = ((original - new_m) / original, extra_m / work, n_copy)
+            out[:, 0] = _shares(unlimited[0], job)
+            by_pool: dict[int, np.ndarray] = {}
+            for mi, m in enumerate(machines):
+                pool0 = max(0, m - n)
+                if pool0 >= int(valid.sum()):
+                    out[:, 1 + mi] = out[:, 0]
+                    continue
+                if pool0 not in by_pool:
+                    limited, _, _ = run(job, policy, [Uncapped()], MachinePool(m))
+                    by_pool[pool0] = _shares(limited[0], job)
+                out[:, 1 + mi] = by_pool[pool0]
             acc.setdefault((trace, method), []).append(out)
     seeds_str = ",".join(str(s) for s in seeds)
     rows = []
@@ -275,3 +298,10 @@ def speculation_table(
     out = pd.DataFrame(rows, columns=SPECULATION_COLUMNS)
     out["n_jobs"] = out["n_jobs"].astype("int64")
     return out
+
+
+def _shares(raw: np.ndarray, job: CopyJob) -> np.ndarray:
+    """(S, 3): per draw the JCT reduction, the extra machine time's share and the copies, from the
+    engine's raw (new completion, extra seconds, copies)."""
+    original, work = job.completion, job.work
+    return np.stack([(original - raw[:, 0]) / original, raw[:, 1] / work, raw[:, 2]], axis=1)

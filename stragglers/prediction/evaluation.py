@@ -22,16 +22,17 @@ from threadpoolctl import threadpool_limits
 from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.methods.base import variant_names
 from stragglers.prediction.metrics import table3
-from stragglers.prediction.clock import TASKS_OF, clock_tables, grid_tables, uses_online_clock
+from stragglers.prediction.clock import TASKS_OF, clock_tables, evaluable_jobs, grid_tables, uses_online_clock
 from stragglers.prediction.protocol import is_operator, job_transform
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
-from stragglers.prediction.engine import EngineSettings, ProgressLog, ReplayStats, replay_batches
+from stragglers.prediction.workers import EngineSettings, ProgressLog, ReplayStats, replay_batches
 from stragglers.prediction.history import (
-    AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods, task_finished, task_latencies, task_starts,
+    AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods,
 )
+from stragglers.prediction.engine.jobs import copy_jobs
 from stragglers.prediction.sweep import SweepCollector, SweepGrid
-from stragglers.prediction.jobstore import evaluable_jobs, export_batch, read_job
+from stragglers.prediction.jobstore import export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
 from stragglers.warehouse.ledger import code_digest, digest, recorded_inputs, require_settings
 from stragglers.warehouse.sql_files import create_view
@@ -233,7 +234,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     and replace their rows in the result tables (``result_table``: the operator's protocol has its own).
 
     Jobs are streamed in batches (``engine.batch_jobs``) through Parquet files in ``exchange``
-    and replayed on local processes or a Dask cluster (stragglers/prediction/engine.py).
+    and replayed on local processes or a Dask cluster (stragglers/prediction/workers.py).
     Finished jobs' predictions are spooled to Parquet files beside the batches (not held in
     memory, nor in a DuckDB transaction open for the whole replay);
     all writes are one transaction after the last job (old rows deleted, spooled rows inserted),
@@ -278,9 +279,7 @@ def _evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str]
     # stragglers/prediction/sweep.py); the methods' own results are those of their plain replay
     sweep = None
     if is_operator(settings):
-        sweep = SweepCollector(trace, selection.latency if selection is not None else task_latencies(con, trace, tasks),
-                               settings.copy_keeps, finished=task_finished(con, trace, tasks),
-                               start=task_starts(con, trace, tasks))
+        sweep = SweepCollector(trace, copy_jobs(con, trace, settings.copy_keeps, jobs["job_id"].tolist()))
         factories = [f if m in learners else partial(SweepGrid, f) for m, f in zip(methods, factories)]
 
     def store(results) -> None:
@@ -316,13 +315,10 @@ def _evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str]
         curve = None
         if selection is not None:
             final, curve, chosen = selection.finish()
-            if sweep is not None:
-                for m, by_job in selection.outcomes.items():
-                    for j, out in by_job.items():
-                        sweep.add_points(m, j, [f"{q:g}" for q in selection.grid], out)
+            if sweep is not None:            # every threshold of the survival family through the engine
                 for by_job in selection.results.values():
                     for r in by_job.values():
-                        sweep.add_capped(r)
+                        sweep.score(r)
             store(final)
             for m, by_job in chosen.items():
                 got = [q for q in by_job.values() if q is not None]

@@ -9,7 +9,7 @@ the job's first checkpoint: cutoff = the job's first SCHEDULE + t0, in trace tim
   last warehouse checkpoint). ``survival_history`` centres its per-job fit on it;
 - a **cost-aware threshold**: the threshold q of the grid ``THRESHOLD_GRID`` that maximized, over
   those jobs, the mean JCT reduction minus lambda x the mean extra machine time (both as shares
-  of the job's own) under speculative copies with a machine always free (``speculate_unlimited``,
+  of the job's own) under speculative copies with a machine always free (the replay engine, uncapped,
   the copies of the completion tables: ``speculation.copy_draws``, setting ``copy_keeps``). Ties go to the higher threshold (fewer copies).
 
 While fewer than ``history_min_jobs`` jobs have ended, a job gets no prior and the method's
@@ -34,8 +34,13 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.prediction.speculation import copy_draws, speculation_outcome
-from stragglers.prediction.engine import replay_jobs
+from stragglers.prediction.engine.caps import Uncapped
+from stragglers.prediction.engine.job import CopyJob
+from stragglers.prediction.engine.policies import from_flags
+from stragglers.prediction.engine.replay import replay_all
+from stragglers.prediction.earlier import earlier_jobs, job_times
+from stragglers.prediction.speculation import copy_draws
+from stragglers.prediction.workers import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet
 from stragglers.prediction.simulate import JobData, JobResult, ScoreRecorder, VariantResult
@@ -57,32 +62,6 @@ def grid_variant(method: str, q: float) -> str:
 
 
 # ----------------------------------------------------------------------------- which jobs came before
-
-def job_times(con: duckdb.DuckDBPyConnection, trace: str, tasks: str = "tasks") -> pd.DataFrame:
-    """Per job: start (its first task's first SCHEDULE), end (when its last task ended) and cutoff
-    (start + t0: when its first checkpoint can be taken at the earliest), trace time in us.
-
-    ``tasks`` = "tasks" (the paper's view: its finished tasks, t0 of its grid) or "operator_tasks"
-    (the operator's: every task the scheduler saw run, t0 of the operator's clock); there a job has
-    ended when its last task ended in any way, and a job with a task still running when the trace
-    ends has no end (never an earlier job)."""
-    if tasks == "tasks":
-        return con.execute("""
-            SELECT t.job_id, min(t.first_schedule_us) AS start_us,
-                   max(t.first_schedule_us + t.latency_us) AS end_us,
-                   min(t.first_schedule_us) + CAST(round(any_value(c.t0_s) * 1e6) AS BIGINT) AS cutoff_us
-            FROM tasks t JOIN (SELECT job_id, any_value(t0_s) AS t0_s FROM job_checkpoints
-                               WHERE trace = ? GROUP BY job_id) c USING (job_id)
-            WHERE t.trace = ? GROUP BY t.job_id ORDER BY t.job_id""", [trace, trace]).df()
-    return con.execute(f"""
-        SELECT t.job_id, min(t.first_schedule_us) AS start_us,
-               CASE WHEN bool_and(t.end_state <> 'still_running')
-                    THEN max(t.first_schedule_us + t.latency_us) END AS end_us,
-               min(t.first_schedule_us) + CAST(round(any_value(c.t0_s) * 1e6) AS BIGINT) AS cutoff_us
-        FROM {tasks} t JOIN (SELECT job_id, any_value(t0_s) AS t0_s FROM operator_checkpoints
-                             WHERE trace = ? GROUP BY job_id) c USING (job_id)
-        WHERE t.trace = ? GROUP BY t.job_id ORDER BY t.job_id""", [trace, trace]).df()
-
 
 def task_latencies(con: duckdb.DuckDBPyConnection, trace: str, tasks: str = "tasks") -> dict[int, pd.Series]:
     """Per job, its tasks' latencies (s) by task_id: what the speculation outcomes are computed on
@@ -106,15 +85,6 @@ def task_starts(con: duckdb.DuckDBPyConnection, trace: str, tasks: str = "tasks"
         return None
     df = con.execute(f"SELECT job_id, task_id, start_us / 1e6 AS start_s FROM {tasks} WHERE trace = ?", [trace]).df()
     return {int(j): g.set_index("task_id")["start_s"] for j, g in df.groupby("job_id")}
-
-
-def earlier_jobs(times: pd.DataFrame) -> dict[int, tuple[int, ...]]:
-    """Per job, the jobs that ended strictly before its cutoff (never itself, never a later one, never
-    one without an end)."""
-    end = times["end_us"].to_numpy(float)
-    ids = times["job_id"].to_numpy()
-    return {int(j): tuple(int(i) for i in ids[(end < c) & (ids != j)])
-            for j, c in zip(ids, times["cutoff_us"].to_numpy())}
 
 
 # ----------------------------------------------------------------------------- the prior
@@ -303,14 +273,30 @@ class CostAwareSelection:
 
     def add(self, result: JobResult) -> None:
         method = result.variants[0].method.split("@")[0]
-        y = self.latency[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
-        fin = None if self.finished is None else self.finished[int(result.job_id)].reindex(result.task_ids).to_numpy(bool)
-        st = None if self.start is None else self.start[int(result.job_id)].reindex(result.task_ids).to_numpy(float)
-        draws = copy_draws(y, self.trace, result.job_id, RELAUNCH_SEEDS, self.copy_keeps, finished=fin)
+        job = self.copy_job(result)
         by_q = {v.method: v for v in result.variants}
-        out = np.array([speculation_outcome(y, by_q[grid_variant(method, q)].flagged_at, draws, st) for q in self.grid])
+        pos = pd.Index(job.task_ids).get_indexer(result.task_ids)
+        policies = []
+        for q in self.grid:
+            f = np.full(len(job.task_ids), np.nan)
+            f[pos] = by_q[grid_variant(method, q)].flagged_at
+            policies.append(from_flags(method, f"{q:g}", f, job.checks))
+        out = np.array([[o[0].jct_reduction, o[0].extra_machine_share] for _, o in replay_all(job, policies, [Uncapped()])])
         self.results.setdefault(method, {})[int(result.job_id)] = result
         self.outcomes.setdefault(method, {})[int(result.job_id)] = out
+
+    def copy_job(self, result: JobResult) -> CopyJob:
+        """The engine's job of ``result`` (its tasks as the replay saw them, checked at its decisions)."""
+        j = int(result.job_id)
+        ids = result.task_ids
+        y = self.latency[j].reindex(ids).to_numpy(float)
+        fin = np.ones(len(y), bool) if self.finished is None else self.finished[j].reindex(ids).to_numpy(bool)
+        st = np.zeros(len(y)) if self.start is None else self.start[j].reindex(ids).to_numpy(float)
+        checks = (result.checkpoints[1:] if result.checkpoints is not None else
+                  np.unique(np.concatenate([v.flagged_at[~np.isnan(v.flagged_at)] for v in result.variants])))
+        draws = tuple(copy_draws(y, self.trace, j, RELAUNCH_SEEDS, self.copy_keeps,
+                                 finished=None if self.finished is None else fin))
+        return CopyJob(self.trace, j, np.asarray(ids), st, y, fin, np.asarray(checks, dtype=float), draws)
 
     def chosen(self, method: str, cost_lambda: float) -> dict[int, float | None]:
         """Per job: the threshold chosen on its earlier jobs, None while too few have ended."""

@@ -28,32 +28,6 @@ from stragglers.prediction.clock import TASKS_OF
 from stragglers.prediction.simulate import JobData
 
 
-def evaluable_jobs(con: duckdb.DuckDBPyConnection, trace: str, min_finished: int,
-                   checkpoints: str = "job_checkpoints") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(jobs to replay: job_id, tau_s, n_tasks, n_cp; jobs skipped: job_id, reason), by job_id, on the
-    decision times of table ``checkpoints`` (the paper's grid, or operator_checkpoints) and the tasks
-    they are built on (clock.TASKS_OF)."""
-    clock = con.execute(f"""
-        SELECT c.job_id, any_value(c.tau_s) AS tau_s, any_value(c.n_finished) AS n_finished,
-               count(*) AS n_cp, any_value(t.n_tasks) AS n_tasks
-        FROM {checkpoints} c
-        LEFT JOIN (SELECT job_id, count(*) AS n_tasks FROM {TASKS_OF[checkpoints]} WHERE trace = ? GROUP BY job_id) t
-               USING (job_id)
-        WHERE c.trace = ? GROUP BY c.job_id ORDER BY c.job_id""", [trace, trace]).df()
-    if clock.empty:
-        raise LookupError(f"no {checkpoints} rows for trace {trace!r}: materialize checkpoint_features first")
-    few = clock.n_finished < min_finished
-    no_cp = ~few & (clock.n_cp < 2)
-    skipped = pd.concat([
-        pd.DataFrame({"job_id": clock.job_id[few],
-                      "reason": [f"{n} finished tasks < min_finished" for n in clock.n_finished[few]]}),
-        pd.DataFrame({"job_id": clock.job_id[no_cp], "reason": "no checkpoint between t0 and tau"}),
-    ]).sort_values("job_id", ignore_index=True)
-    jobs = clock[~few & ~no_cp][["job_id", "tau_s", "n_tasks", "n_cp"]].reset_index(drop=True)
-    jobs["n_tasks"] = jobs["n_tasks"].fillna(0).astype(int)
-    return jobs, skipped
-
-
 def batches(jobs: pd.DataFrame, batch_jobs: int) -> list[pd.DataFrame]:
     """Consecutive slices of ``jobs`` (by job_id) of at most ``batch_jobs`` rows."""
     return [jobs.iloc[i:i + batch_jobs] for i in range(0, len(jobs), batch_jobs)]

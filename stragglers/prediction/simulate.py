@@ -195,6 +195,8 @@ class JobResult:
     cpu_seconds: float = 0.0     # CPU time of the replay (this thread's process)
     # the scores behind the flags (a replay of every cut, ``Method.score_trail``; None: not kept)
     score_trail: ScoreTrail | None = None
+    # the replay's decision times (s; checkpoints[0] = t0): when the method decided what it flags
+    checkpoints: np.ndarray | None = None
 
 
 def job_seed(seed: int, job_id) -> int:
@@ -296,7 +298,8 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
                                           "median_lead": median_lead(lab, fa_s, job.end[scored], job.tau)}
         variants.append(VariantResult(v, fa, scored.copy(), scores, over_time))
     return JobResult(job.job_id, job.task_ids, variants, fallbacks, len(job.checkpoints),
-                     time.perf_counter() - started, time.process_time() - cpu_started, method.score_trail())
+                     time.perf_counter() - started, time.process_time() - cpu_started, method.score_trail(),
+                     np.asarray(job.checkpoints, dtype=float))
 
 
 def _reason(e: BaseException) -> str:

@@ -31,7 +31,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import special
 
 from stragglers.prediction.likelihood import tobit_negloglik
 
@@ -98,6 +98,7 @@ def lognormal_fit(durations, observed) -> tuple[float, float] | None:
     z = np.r_[exact, right]
     censored = np.r_[np.zeros(len(exact), bool), np.ones(len(right), bool)]
     start = np.array([exact.mean(), math.log(max(exact.std(), 1e-3))])
+    from scipy import optimize   # here, not at the top: importing it costs a command that never fits (nurd-spark)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         res = optimize.minimize(tobit_negloglik, start, args=(np.ones((len(z), 1)), z, censored), jac=True,
@@ -108,9 +109,26 @@ def lognormal_fit(durations, observed) -> tuple[float, float] | None:
     return sigma, math.exp(mu)
 
 
-def online_threshold(finished_y, running_elapsed, q: float) -> float:
+#: ``fit`` not given: the functions below fit the log-normal themselves where they need it.
+FIT_HERE = object()
+
+
+def lognormal_sf(x, sigma: float, scale: float):
+    """P(Y > x) of a log-normal of shape ``sigma`` and scale ``scale``: scipy.stats.lognorm.sf's own
+    arithmetic (ndtr(-log(x / scale) / sigma)), bit for bit, without importing scipy.stats."""
+    with np.errstate(divide="ignore"):
+        return special.ndtr(-(np.log(np.asarray(x, dtype=float) / scale) / sigma))
+
+
+def lognormal_ppf(q: float, sigma: float, scale: float) -> float:
+    """The q-quantile of that log-normal: scipy.stats.lognorm.ppf's arithmetic (exp(sigma ndtri(q)) scale)."""
+    return float(np.exp(sigma * special.ndtri(q)) * scale)
+
+
+def online_threshold(finished_y, running_elapsed, q: float, fit=FIT_HERE) -> float:
     """tau_hat: the job's q-quantile latency as known from the finished latencies and the running
-    tasks' elapsed times (see the module doc)."""
+    tasks' elapsed times (see the module doc). ``fit``: ``lognormal_fit`` of the same data, where the
+    caller has it."""
     durations, observed = _observations(finished_y, running_elapsed)
     fin = np.sort(np.asarray(finished_y, dtype=float))
     el = np.asarray(running_elapsed, dtype=float)
@@ -131,11 +149,12 @@ def online_threshold(finished_y, running_elapsed, q: float) -> float:
         km = km_quantile(durations, observed, q)
         if math.isfinite(km):
             return km
-    fit = lognormal_fit(durations, observed)
+    if fit is FIT_HERE:
+        fit = lognormal_fit(durations, observed)
     if fit is None:
         return math.inf
     longest = float(durations.max()) if n else 0.0
-    return max(longest, float(stats.lognorm.ppf(q, fit[0], scale=fit[1])))
+    return max(longest, float(lognormal_ppf(q, *fit)))
 
 
 def conditional_survival(finished_y, running_elapsed, t, x: float) -> np.ndarray:
@@ -160,7 +179,59 @@ def conditional_survival(finished_y, running_elapsed, t, x: float) -> np.ndarray
     if fit is None:
         out[ask] = np.nan
         return out
-    st = stats.lognorm.sf(t[ask], fit[0], scale=fit[1])
-    sx = stats.lognorm.sf(x, fit[0], scale=fit[1])
+    st = lognormal_sf(t[ask], *fit)
+    sx = lognormal_sf(x, *fit)
     out[ask] = np.where(st > 0, sx / np.where(st > 0, st, 1.0), 1.0)
     return out
+
+
+def copy_cost_curve(finished_y, running_elapsed, elapsed: np.ndarray, points: int = 128, fit=FIT_HERE,
+                    mean_out: list | None = None) -> np.ndarray:
+    """A scheduler's expected machine time of a copy started now of a task that has run ``elapsed``
+    (one per value), from the same estimate of the job's durations as tau_hat (the finished
+    latencies exact, the running tasks' elapsed times censored): E[min(C, R)] with C a fresh draw of
+    the job's durations (the copy) and R the original's remaining time given it has run e, C and R
+    independent: the integral over u of S(u) S(e + u) / S(e). S is the Kaplan-Meier curve up to the
+    largest finished latency and the log-normal tail beyond it, scaled to meet the curve there; with
+    no log-normal fit, S holds its last value up to the longest elapsed time and is 0 beyond. A copy
+    of a task about to end costs little, one of a straggler about a typical task's time. NaN when no
+    task has finished. ``fit``: ``lognormal_fit`` of the same data, where the caller has it;
+    ``mean_out``: a list the mean duration under the same estimate (the integral of S) is appended to."""
+    durations, observed = _observations(finished_y, running_elapsed)
+    elapsed = np.asarray(elapsed, dtype=float)
+    if not np.any(observed):
+        return np.full(len(elapsed), np.nan)
+    times, surv = km_curve(durations, observed)
+    last = float(durations[observed].max())
+    s_last = float(surv[np.searchsorted(times, last, side="right") - 1])
+    if s_last <= 0:
+        fit = None
+    elif fit is FIT_HERE:
+        fit = lognormal_fit(durations, observed)
+    longest = float(durations.max())
+    if fit is not None:
+        top = max(float(lognormal_ppf(0.999, *fit)), longest, last)
+    else:
+        top = max(longest, last)
+    u = np.r_[0.0, np.geomspace(max(min(last, top) * 1e-3, 1e-6), 2 * top + elapsed.max(initial=0.0), points)]
+
+    def S(x: np.ndarray) -> np.ndarray:
+        i = np.searchsorted(times, x, side="right") - 1
+        out = np.where(i >= 0, surv[np.maximum(i, 0)], 1.0)
+        beyond = x > last
+        if fit is not None:
+            tail = lognormal_sf(x[beyond], *fit) / max(lognormal_sf(last, *fit),
+                                                                            1e-300)
+            out[beyond] = s_last * np.minimum(tail, 1.0)
+        else:
+            out[beyond] = np.where(x[beyond] <= longest, s_last, 0.0)
+        return out
+
+    s_u = S(u)
+    if mean_out is not None:
+        mean_out.append(float(np.trapezoid(s_u, u)))
+    s_e = S(elapsed)
+    joint = S(elapsed[:, None] + u[None, :]).reshape(len(elapsed), len(u))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        integrand = np.where(s_e[:, None] > 0, s_u[None, :] * joint / s_e[:, None], 0.0)
+    return np.trapezoid(integrand, u, axis=1)

@@ -1,13 +1,12 @@
-"""The operator's answer first: every method at every budget of extra machine time.
+"""The operator's answer first: every method at every budget of extra machine time, and the comparison
+named before it is scored.
 
-From the sweep's per-job outcomes (stragglers/prediction/sweep.py, table ``operator_sweep_outcomes``):
-one paragraph per trace, opening with the comparison named before scoring (the learned method and
-the free rule chosen on the jobs that ended first, compared on the others), then "At 2% extra
-machine time, Spark tuned on earlier jobs shortens these jobs by x% [CI]; the pre-named learned
-method, M, by y% [CI]; the oracle's headroom is z%"; one figure (JCT
-cut against extra machine time: one line per method, the free rules dashed, the tuned Spark rule
-bold, the oracle a point, a legend instead of labels on the lines so none overlap) and the
-matched-budget table. Plain pandas in; every number from the tables.
+From the engine's tables (stragglers/prediction/budgets.py): ``matched_budgets`` (each method tuned
+on earlier jobs under the budget enforced at every check, Spark as Spark runs it, the headroom) and
+``named_comparisons`` (the learned method and the free rule named on earlier jobs, or no winner, and
+their difference on the scored jobs with its minimum detectable effect). One paragraph per trace,
+the answer's table, the budget table for a reader, and the curves' figure. Plain pandas in; every
+number from the tables.
 """
 
 from __future__ import annotations
@@ -17,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from stragglers.prediction.budgets import ENFORCED, SPARK_AS_RUN
+from stragglers.prediction.engine.policies import DEFAULT_POINT, ORACLE
+from stragglers.prediction.engine.spark_rule import SpeculationRule
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.prediction.methods.rules import spark_setting
-from stragglers.prediction.sweep import (
-    BUDGETS, DEFAULT_POINT, HEADLINE_BUDGET, NAMED_FREE_RULE, NAMED_LEARNED, NO_COPY, ORACLE,
-)
+from stragglers.prediction.tuning import BUDGETS, HEADLINE_BUDGET, NO_COPY
 from stragglers.reports import figures
 from stragglers.reports.style import display_name, style_for
 from stragglers.reports.views import jct_sentence, jct_words
@@ -41,10 +40,9 @@ def pp_interval(lo, hi) -> str:
 
 def spark_words(point: str) -> str:
     """'quantile 0.75, multiplier 1.5, minTaskRuntime 0.1 s' of a Spark sweep point ('none': no copy)."""
-    if point in (NO_COPY, DEFAULT_POINT):
-        return "no speculation" if point == NO_COPY else "Spark's defaults"
-    q, m, mn = spark_setting(f"{SPARK}@{point}")
-    return f"quantile {q:g}, multiplier {m:g}, minTaskRuntime {mn:g} s"
+    if point in (NO_COPY, DEFAULT_POINT, "current"):
+        return {NO_COPY: "no speculation", DEFAULT_POINT: "Spark 3's defaults", "current": "the setting it ran with"}[point]
+    return SpeculationRule.from_point(point).words()
 
 
 def point_words(method: str, point: str) -> str:
@@ -53,22 +51,6 @@ def point_words(method: str, point: str) -> str:
     if method == SPARK:
         return spark_words(point)
     return "its own rule" if point == DEFAULT_POINT else f"cut {point}"
-
-
-def verdict(r) -> str:
-    """Above / below the pre-named free rule at the budget, or a tie (the Holm-adjusted interval holds 0)."""
-    if pd.isna(r.diff_lo):
-        return "the reference" if r.method == r.reference else ""
-    if r.diff_lo > 0:
-        return "above"
-    if r.diff_hi < 0:
-        return "below"
-    return "tie"
-
-
-def named_rows(budgets: pd.DataFrame, role: str) -> pd.DataFrame:
-    """Per budget, the row of the method named on the choosing half in ``role`` (sweep.NAMED_*)."""
-    return budgets[budgets["named"] == role].sort_values("budget")
 
 
 def flags_equal(predictions: pd.DataFrame, reference: str = "flag_all") -> pd.DataFrame:
@@ -88,32 +70,40 @@ def flags_equal(predictions: pd.DataFrame, reference: str = "flag_all") -> pd.Da
     return pd.DataFrame(rows, columns=["trace", "method", "flags_equal_flag_all"])
 
 
-def named_comparison(b: pd.DataFrame) -> str:
-    """The pre-named comparison of one trace, in words: which two methods the choosing half named
-    at each budget, and their paired difference on the scored half."""
-    learned, free = named_rows(b, NAMED_LEARNED), named_rows(b, NAMED_FREE_RULE).set_index("budget")
-    if learned.empty:
+def pp(v, digits: int = 2) -> str:
+    return "-" if v is None or pd.isna(v) else f"{v * 100:+.{digits}f} pp"
+
+
+def comparison_sentence(c) -> str:
+    """One named comparison (a row of named_comparisons) in words: the pair named now, or no winner,
+    and what the scored jobs show, with the effect they could have detected."""
+    at = f"at {c.budget * 100:g}%"
+    learned = (f"{display_name(c.learned)}" if isinstance(c.learned, str) and c.learned else
+               f"no learned method (no winner: the best on earlier jobs, {c.learned_words.split('the best, ')[-1]}"
+               .split(", cut")[0] + ")")
+    free = display_name(c.free_rule) if isinstance(c.free_rule, str) and c.free_rule else "no free rule (no winner)"
+    shown = (f"{at}, named {learned} against {free}: on the {int(c.n_scored)} scored jobs {pp(c.diff)} "
+             f"[{pp(c.diff_lo)}, {pp(c.diff_hi)}], Holm p = {c.diff_p_holm:.2f}, an effect of {pp(c.diff_mde)} "
+             f"or more would have been seen with 80% power")
+    return shown + f" ({c.verdict})"
+
+
+def named_comparison(comparisons: pd.DataFrame) -> str:
+    """The pre-named comparison of one trace, in words: the split, then each budget's."""
+    if comparisons is None or comparisons.empty:
         return ""
-    first = b.iloc[0]
-    how = ("the budget enforced at every decision, each copy on a lease: no job spends above it"
-           if bool(first.get("enforced", False)) else "the budget matched on earlier jobs' spend")
-    s = [f"Named before scoring, on the {int(first.n_jobs_choosing)} jobs that ended first, and scored on the other "
-         f"{int(first.n_jobs)} ({how}): the learned method against the free rule with the largest tuned mean there,"]
-    parts, signs = [], []
-    for r in learned.itertuples(index=False):
-        ref = free.loc[r.budget] if r.budget in free.index else None
-        spend = "" if ref is None else f" for {pct(r.extra_machine_share, 2)} against {pct(ref.extra_machine_share, 2)}"
-        d = ("" if pd.isna(r.named_diff_lo) else
-             f" {r.named_diff * 100:+.1f} pp {pp_interval(r.named_diff_lo, r.named_diff_hi)}")
-        parts.append(f"at {r.budget * 100:g}% {display_name(r.method)} minus {display_name(r.reference)}{d}{spend}")
-        signs.append("above" if r.named_diff_lo > 0 else "below" if r.named_diff_hi < 0 else "tie")
-    s.append("; ".join(parts) + " extra machine time (paired 95% intervals over the scored jobs).")
-    if signs and all(x == "above" for x in signs):
+    first = comparisons.iloc[0]
+    s = [f"Named before scoring ({first.scheme}): a job is scored once {int(first.warmup)} jobs ended before it "
+         f"started, and each candidate is named on those jobs ({int(first.n_choosing_min)} to "
+         f"{int(first.n_choosing_max)}) only where its mean cut there exceeds the smallest effect they can tell "
+         f"from none (80% power); {int(first.n_scored)} jobs are scored."]
+    s.append("; ".join(comparison_sentence(c) for c in comparisons.sort_values("budget").itertuples(index=False)) + ".")
+    verdicts = comparisons["verdict"].tolist()
+    if verdicts and all(v == "learned above" for v in verdicts):
         s.append("The pre-named learned method is above the pre-named free rule at every budget up to 5%.")
     else:
-        s.append("The pre-named learned method is not above the pre-named free rule at every budget up to 5% ("
-                 + ", ".join(f"{x} at {r.budget * 100:g}%" for x, r in zip(signs, learned.itertuples(index=False)))
-                 + "); every other method is exploration (the table below, Holm-adjusted intervals).")
+        s.append("The pre-named learned method is not above the pre-named free rule at every budget up to 5%; "
+                 "every other method is exploration (the table below, Holm-adjusted intervals).")
     return " ".join(s)
 
 
@@ -143,110 +133,143 @@ def cheapest_sentence(curve: pd.DataFrame, budget: float = min(BUDGETS)) -> str:
             + ", ".join(said) + ".")
 
 
-def answer_paragraph(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> str:
-    """One paragraph per trace: first the pre-named comparison (``named_comparison``), then the
-    answer to "I can spend ``budget`` more machine time: what do I set, and what does it buy?" on
-    the scored jobs; every number from ``budgets`` (``sweep.budget_table``, with
-    ``flags_equal_flag_all`` when known) and ``curves``."""
+def _enforced(b: pd.DataFrame) -> pd.DataFrame:
+    return b[b["cap_mode"] == ENFORCED] if "cap_mode" in b else b
+
+
+def best_policy(at: pd.DataFrame) -> pd.Series | None:
+    """The policy (no label reader, no oracle) tuned on earlier jobs with the largest cut at one budget."""
+    ok = _enforced(at)
+    ok = ok[~ok["reads_labels"].astype(bool) & (ok["method"] != ORACLE)]
+    return None if ok.empty else ok.loc[ok["jct_reduction"].idxmax()]
+
+
+def answer_paragraph(budgets: pd.DataFrame, comparisons: pd.DataFrame | None, curves: pd.DataFrame | None,
+                     budget: float = HEADLINE_BUDGET) -> str:
+    """One paragraph per trace: first the pre-named comparison (``named_comparison``), then the answer
+    to "I can spend ``budget`` more machine time: what do I set, and what does it buy?" on the scored
+    jobs; every number from ``budgets``, ``comparisons`` and ``curves``."""
     out = []
     for trace, b in budgets.groupby("trace", sort=True):
         at = b[b["budget"] == budget]
         if at.empty:
             continue
+        comp = None if comparisons is None else comparisons[comparisons["trace"] == trace]
         s = [f"**{trace}** (operator's protocol; every setting tuned on the jobs that ended before each job).",
-             named_comparison(b), f"At {budget * 100:g}% extra machine time, on the scored jobs,"]
-        spark = at[at["method"] == SPARK]
+             named_comparison(comp), f"At {budget * 100:g}% extra machine time, on the scored jobs,"]
+        spark = _enforced(at)[_enforced(at)["method"] == SPARK]
         if len(spark):
             r = spark.iloc[0]
-            setting = ("turns speculation off (no setting kept earlier jobs within the budget) and"
-                       if r.point_mode == NO_COPY else f"with {spark_words(r.point_mode)} (its setting most chosen)")
-            s.append(f"Spark's speculation tuned on earlier jobs {setting} {jct_sentence(r.jct_reduction)} "
-                     f"[{pct(r.jct_lo)}, {pct(r.jct_hi)}] for {pct(r.extra_machine_share)} extra machine time;")
-        else:
-            s.append("Spark's rule was not evaluated on this trace;")
-        m = named_rows(at, NAMED_LEARNED)
-        if len(m):
-            m = m.iloc[0]
-            s.append(f"the pre-named learned method, {display_name(m.method)} ({point_words(m.method, m.point_mode)}), "
-                     f"{jct_sentence(m.jct_reduction)} [{pct(m.jct_lo)}, {pct(m.jct_hi)}] for "
-                     f"{pct(m.extra_machine_share)};")
-        orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
-        if "headroom" in at and at["headroom"].notna().any():
-            s.append("the oracle under the same cap (the tasks that truly end last copied first, where the copy wins), "
-                     f"the headroom at this budget, {jct_sentence(at['headroom'].dropna().iloc[0])}.")
-        elif len(orc):
-            o = orc.iloc[0]
-            s.append(f"the oracle's headroom is {pct(o.jct_reduction)} (every true straggler copied at the first "
-                     f"checkpoint, for {pct(o.extra_machine_share)} extra machine time).")
-        same = (sorted(set(b[b["flags_equal_flag_all"].astype("boolean").fillna(False).astype(bool)]["method"]))
-                if "flags_equal_flag_all" in b else [])
-        if same:
-            s.append("Flags identical to flag-all's on every job (the same copies at the same checkpoints): "
-                     + ", ".join(display_name(x) for x in same) + ".")
+            s.append(f"Spark's speculation tuned on earlier jobs, the budget enforced ({spark_words(r.point_mode)} "
+                     f"most often), {jct_sentence(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}] for "
+                     f"{pct(r.extra_machine_share, 2)} extra machine time;")
+        run = at[at["cap_mode"] == SPARK_AS_RUN] if "cap_mode" in at else at.iloc[0:0]
+        if len(run):
+            r = run.iloc[0]
+            s.append(f"as Spark runs it (no cap: the setting matched within the budget on earlier jobs, changed only "
+                     f"where named) {jct_sentence(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}] for "
+                     f"{pct(r.extra_machine_share, 2)} ({int(r.jobs_over_budget)} of {int(r.n_jobs)} jobs above the "
+                     f"budget);")
+        best = best_policy(at)
+        if best is not None:
+            s.append(f"the best policy tuned on earlier jobs here, {display_name(best.method)}, "
+                     f"{jct_sentence(best.jct_reduction)} [{pct(best.jct_lo)}, {pct(best.jct_hi)}] for "
+                     f"{pct(best.extra_machine_share, 2)};")
+        if at["headroom"].notna().any():
+            r = at.iloc[0]
+            s.append(f"the headroom, per job the best of the oracle and of every point of every policy under the same "
+                     f"cap at the same checks, {jct_sentence(r.headroom)} (the oracle alone "
+                     f"{pct(r.oracle)}; some policy beat it on {int(r.oracle_beaten_jobs)} of {int(r.n_jobs)} "
+                     f"jobs).")
+        if "flags_equal_flag_all" in b:
+            same = sorted(set(b[b["flags_equal_flag_all"].astype("boolean").fillna(False).astype(bool)]["method"]))
+            if same:
+                s.append("Flags identical to flag-all's on every job (the same copies at the same checks): "
+                         + ", ".join(display_name(x) for x in same) + ".")
         if curves is not None:
             s.append(cheapest_sentence(curves[curves["trace"] == trace]))
         out.append(" ".join(x for x in s if x))
     return "\n\n".join(out)
 
 
-def answer_table(budgets: pd.DataFrame, curves: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> pd.DataFrame:
-    """The answer at ``budget``, per trace: the tuned Spark rule, the best learned method, the best
-    free rule when it is not Spark's, and the oracle (its own point: its cost is what it is)."""
+def answer_table(budgets: pd.DataFrame, comparisons: pd.DataFrame | None,
+                 budget: float = HEADLINE_BUDGET) -> pd.DataFrame:
+    """The answer at ``budget``, per trace: Spark tuned on earlier jobs (the budget enforced) and as
+    Spark runs it, the named learned method and free rule (or no winner), the best policy, the
+    headroom."""
     rows = []
     for trace, b in budgets[budgets["budget"] == budget].groupby("trace", sort=True):
-        picks = [("Spark tuned on earlier jobs", b[b["method"] == SPARK]),
-                 ("pre-named learned method", named_rows(b, NAMED_LEARNED))]
-        ref = named_rows(b, NAMED_FREE_RULE)
-        if len(ref) and ref.iloc[0].method != SPARK:
-            picks.append(("pre-named free rule", ref))
+        comp = None if comparisons is None else comparisons[(comparisons["trace"] == trace)
+                                                            & (comparisons["budget"] == budget)]
+        picks = [("Spark tuned on earlier jobs, budget enforced", _enforced(b)[_enforced(b)["method"] == SPARK])]
+        if "cap_mode" in b:
+            picks.append(("Spark as Spark runs it (no cap)", b[b["cap_mode"] == SPARK_AS_RUN]))
+        if comp is not None and len(comp):
+            c = comp.iloc[0]
+            for role, name in (("learned method named on earlier jobs", c.learned),
+                               ("free rule named on earlier jobs", c.free_rule)):
+                if isinstance(name, str) and name:
+                    picks.append((role, _enforced(b)[_enforced(b)["method"] == name]))
+                else:
+                    rows.append({"trace": trace, "who": role, "method": "no winner", "setting (most chosen)": "",
+                                 "jobs' completion time [95% CI]": "no copy", "extra machine": "0.00%"})
+        best = best_policy(b)
+        if best is not None:
+            picks.append(("best policy tuned on earlier jobs", b.loc[[best.name]]))
         for role, r in picks:
             if r.empty:
                 continue
             r = r.iloc[0]
-            rows.append({"trace": trace, "who": f"{role} (at {budget * 100:g}%)",
-                         "method": display_name(r.method), "setting (most chosen)": point_words(r.method, r.point_mode),
+            rows.append({"trace": trace, "who": f"{role} (at {budget * 100:g}%)", "method": display_name(r.method),
+                         "setting (most chosen)": point_words(r.method, r.point_mode),
                          "jobs' completion time [95% CI]": f"{jct_words(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
-                         "extra machine": pct(r.extra_machine_share, 2),
-                         "minus the pre-named free rule [paired 95% CI]": (
-                             "" if pd.isna(r.named_diff) else
-                             f"{r.named_diff * 100:+.1f} pp {pp_interval(r.named_diff_lo, r.named_diff_hi)}")})
-        orc = curves[(curves["trace"] == trace) & (curves["method"] == ORACLE)]
-        if "headroom" in b and b["headroom"].notna().any():
-            rows.append({"trace": trace, "who": f"headroom (the oracle under the same cap, at {budget * 100:g}%)",
-                         "method": display_name(ORACLE),
-                         "setting (most chosen)": "the tasks that truly end last copied first, where the copy wins",
-                         "jobs' completion time [95% CI]": jct_words(b["headroom"].dropna().iloc[0]),
-                         "extra machine": "", "minus the pre-named free rule [paired 95% CI]": ""})
-        elif len(orc):
-            o = orc.iloc[0]
-            rows.append({"trace": trace, "who": "headroom (its own point)", "method": display_name(ORACLE),
-                         "setting (most chosen)": "every true straggler at the first checkpoint",
-                         "jobs' completion time [95% CI]": jct_words(o.jct_reduction),
-                         "extra machine": pct(o.extra_machine_share, 2),
-                         "minus the pre-named free rule [paired 95% CI]": ""})
+                         "extra machine": pct(r.extra_machine_share, 2)})
+        if b["headroom"].notna().any():
+            r = b.iloc[0]
+            rows.append({"trace": trace, "who": f"headroom (at {budget * 100:g}%)", "method": "oracle and every policy",
+                         "setting (most chosen)": "per job the best of the oracle and of every point of every policy",
+                         "jobs' completion time [95% CI]": jct_words(r.headroom), "extra machine": ""})
+    return pd.DataFrame(rows)
+
+
+def comparison_view(comparisons: pd.DataFrame) -> pd.DataFrame:
+    """The named comparisons for a reader: per trace and budget, who was named, how often, the
+    difference on the scored jobs with its interval and detectable effect, the verdict."""
+    rows = []
+    for c in comparisons.sort_values(["trace", "budget"]).itertuples(index=False):
+        def who(name, words, times):
+            return (f"{display_name(name)} (named for {int(times)} of {int(c.n_scored)} jobs)"
+                    if isinstance(name, str) and name else f"no winner ({words.split(': ', 1)[-1]})")
+        rows.append({"trace": c.trace, "budget": f"{c.budget * 100:g}%",
+                     "learned method named now": who(c.learned, c.learned_words, c.learned_named_jobs),
+                     "free rule named now": who(c.free_rule, c.free_rule_words, c.free_rule_named_jobs),
+                     "scored jobs": int(c.n_scored),
+                     "learned minus free rule [Holm 95%]": f"{pp(c.diff)} [{pp(c.diff_lo)}, {pp(c.diff_hi)}]",
+                     "detectable (80% power)": pp(c.diff_mde), "Holm p": f"{c.diff_p_holm:.2f}",
+                     "verdict": c.verdict})
     return pd.DataFrame(rows)
 
 
 def budget_view(budgets: pd.DataFrame) -> pd.DataFrame:
-    """The matched-budget table for a reader: per trace and budget, each method tuned on earlier jobs
-    against the best free rule, the interval, the verdict, and the curve's in-sample best."""
+    """The budget table for a reader: per trace and budget, each method tuned on earlier jobs, its
+    spend against the budget, against the free rule named now and the tuned Spark rule (Holm)."""
     rows = []
     order = budgets.assign(learned=budgets["method"].map(is_learned))
     order = order.sort_values(["trace", "budget", "learned", "jct_reduction"], ascending=[True, True, True, False])
     for r in order.itertuples(index=False):
+        label = display_name(r.method) + ("" if r.learned else " (free rule)" if r.method in FREE_RULES
+                                          else " (reads labels)")
+        if getattr(r, "cap_mode", ENFORCED) == SPARK_AS_RUN:
+            label += ", as Spark runs it (no cap)"
         rows.append({
-            "trace": r.trace, "budget": f"{r.budget * 100:g}%",
-            "method": display_name(r.method) + ("" if r.learned else " (free rule)" if r.method in FREE_RULES
-                                                else " (reads labels)") + (f", pre-named {r.named}" if r.named else ""),
+            "trace": r.trace, "budget": f"{r.budget * 100:g}%", "method": label,
             "setting (most chosen)": point_words(r.method, r.point_mode),
             "JCT, tuned on earlier jobs": f"{jct_words(r.jct_reduction) or 'no change'} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
-            "extra machine": pct(r.extra_machine_share, 2),
-            "vs pre-named free rule (Holm)": (verdict(r) if pd.isna(r.diff) else
-                                              f"{verdict(r)}: {r.diff * 100:+.2f} pp {pp_interval(r.diff_lo, r.diff_hi)}"),
+            "extra machine (x budget)": f"{pct(r.extra_machine_share, 2)} ({r.spend_over_budget:.2f}x)",
+            "vs free rule named now (Holm)": ("" if pd.isna(r.diff) else f"{pp(r.diff)} [{pp(r.diff_lo)}, {pp(r.diff_hi)}]"),
             "vs tuned Spark (Holm)": ("" if pd.isna(r.spark_diff)
-                                      else f"{r.spark_diff * 100:+.2f} pp {pp_interval(r.spark_diff_lo, r.spark_diff_hi)}"),
-            "chosen on (first half)": pct(r.choosing_jct_reduction),
-            "curve's best (same jobs)": f"{jct_words(r.in_sample_jct_reduction) or 'no change'}",
+                                      else f"{pp(r.spark_diff)} [{pp(r.spark_diff_lo)}, {pp(r.spark_diff_hi)}]"),
+            "best point in hindsight": f"{jct_words(r.in_sample_jct_reduction) or 'no change'}",
             "area to 5%": pct(r.area_to_5pct, 2),
         })
     return pd.DataFrame(rows)
@@ -263,7 +286,7 @@ def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max:
     for ax, trace in zip(axes[:, 0], traces):
         c = curves[curves["trace"] == trace]
         b = budgets[budgets["trace"] == trace]
-        area = b.groupby("method")["area_to_5pct"].first()
+        area = _enforced(b).groupby("method")["area_to_5pct"].first()
         learned = [m for m in area.sort_values(ascending=False).index if is_learned(m)]
         named = set(learned[:LEGEND_LEARNED]) | {"nurd"}
         xs = np.linspace(0, x_max, 201)
@@ -280,7 +303,7 @@ def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max:
                 ax.plot(xs * 100, np.array(env) * 100, color=st.color, linewidth=1.6, label=display_name(method))
             else:
                 ax.plot(xs * 100, np.array(env) * 100, color="0.75", linewidth=0.7, zorder=1)
-        tuned = b[b["method"] == SPARK].sort_values("budget")
+        tuned = _enforced(b)[_enforced(b)["method"] == SPARK].sort_values("budget")
         if len(tuned):
             ax.plot(tuned["extra_machine_share"] * 100, tuned["jct_reduction"] * 100, color="black", linewidth=3.0,
                     marker="o", label="Spark tuned on earlier jobs (at 0.5, 1, 2, 5%)", zorder=5)
@@ -307,6 +330,6 @@ def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max:
     return figures._save(plt, fig, path)
 
 
-def answer_text(budgets: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
+def answer_text(budgets: pd.DataFrame, comparisons: pd.DataFrame | None, curves: pd.DataFrame | None) -> list[str]:
     """The paragraphs for the terminal (README command 1), Markdown bold removed."""
-    return [p.replace("**", "") for p in answer_paragraph(budgets, curves).split("\n\n") if p]
+    return [p.replace("**", "") for p in answer_paragraph(budgets, comparisons, curves).split("\n\n") if p]

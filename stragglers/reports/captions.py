@@ -70,21 +70,32 @@ COST_CURVE_CAPTION = (
 
 
 SPARK_ANSWER_CAPTION = (
-    "Spark event logs: the speculation settings to set",
-    "Spark's own rule replayed on the logs (stragglers/prediction/spark_speculation.py: Spark's check, a copy "
-    "needs a free executor core on another host, pending tasks first): the setting with the largest stage-time "
-    "cut within the budget on the earlier half of the stages (by submission), scored on the later half beside "
-    "Spark 4.0's defaults. Brackets: 95% bootstrap interval over the later stages. Stages whose median task "
-    "runs under minTaskRuntime, and those of single-host applications, are counted and set aside.")
+    "Spark event logs: the setting you run, Spark 4.0's defaults and the answer, side by side",
+    "Spark's own rule replayed on the logs by the engine (its check every spark.speculation.interval, a copy on a "
+    "free executor core of another host once no task is left to launch, no cap: Spark holds no budget). On the "
+    "scored stages (each with the setting chosen within the budget on the stages that ended before it started, "
+    "written only where its mean cut there exceeds the smallest effect those stages can tell from none; elsewhere "
+    "the stage keeps what it ran): the change in stage time (negative: shorter) with its 95% bootstrap interval "
+    "over stages, the extra executor time (share of the stages' own) and the copies per stage.")
 
 ANSWER_CAPTION = (
     "The answer: what 2% extra machine time buys (operator's protocol)",
-    "Per trace, on the scored jobs (the half that ended last): Spark's speculation with its settings (quantile, "
-    "multiplier, minTaskRuntime) chosen for each job on the jobs that ended before it, the learned method and the "
-    "free rule named at 2% on the half that ended first (the largest tuned cut there, chosen before these jobs "
-    "were read), and the oracle's headroom. Brackets: 95% bootstrap intervals over the scored jobs; minus the "
-    "pre-named free rule: paired over them. Every budget and every method: the next table, and "
+    "Per trace, on the scored jobs (a job is scored once 10 jobs ended before it started): Spark's speculation with "
+    "its settings (quantile, multiplier, minTaskRuntime) chosen for each job on the jobs that ended before it, the "
+    "budget enforced at every check, and as Spark runs it (no cap); the learned method and the free rule named on "
+    "the jobs that ended before each scored job (or no winner); the best policy tuned on earlier jobs; the headroom "
+    "(per job the best of the oracle and of every point of every policy, same cap, same checks). Brackets: 95% "
+    "bootstrap intervals over the scored jobs. Every budget and every method: the next tables, and "
     "docs/EVALUATION.md 'Cost curves'.")
+
+NAMED_COMPARISONS_CAPTION = (
+    "The comparison named before it is scored, at every budget (operator's protocol)",
+    "Per trace and budget: the learned method and the free rule named on the jobs that ended before each scored job "
+    "started (only where its mean cut there exceeds its minimum detectable effect: two-sided 5%, 80% power; else no "
+    "winner, and no copy), how often each was named, their cuts on the scored jobs, the named learned method minus "
+    "the named free rule per scored job (mean, 95% interval at Holm's level over every budget of every trace, the "
+    "smallest effect the scored jobs could have detected, Holm-adjusted p) and the verdict.")
+
 MATCHED_BUDGETS_CAPTION = (
     "Every method at every budget of extra machine time (operator's protocol; exploration)",
     "Per budget (0.5, 1, 2, 5% extra machine time, a share of the jobs' own): each method's flag cut (Spark's "

@@ -185,10 +185,10 @@ def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
 
 def spark_settings(c: Comparison) -> Part | None:
     """On Spark event logs, before all: the settings to set (table spark_answer) and their numbers."""
-    answers = c.given("spark_answer")
-    if answers is None:
+    rows = c.given("spark_answer_rows")
+    if rows is None:
         return None
-    return part("spark_answer", answers, spark.answer_view(answers), caption=cap.SPARK_ANSWER_CAPTION)
+    return part("spark_answer", rows, spark.answer_view(rows), caption=cap.SPARK_ANSWER_CAPTION)
 
 
 def answer(c: Comparison) -> Part | None:
@@ -196,13 +196,21 @@ def answer(c: Comparison) -> Part | None:
     if not c.budgets:
         return None
     budgets, sweep = c.get("matched_budgets"), c.get("sweep_curve")
-    table = budget_report.answer_table(budgets, sweep)
+    table = budget_report.answer_table(budgets, c.given("named_comparisons"))
     out = Part(plots={"budget_curves": budget_report.plot_budget_curves(sweep, budgets, c.png("bc.png"))},
                figures_after={"answer": ["budget_curves"]},
                captions={"answer": cap.ANSWER_CAPTION, "fig:budget_curves": cap.BUDGET_CURVES_CAPTION})
     if table is not None and len(table):         # before all: the operator's answer and its figure
         out.tables["answer"] = table
     return out
+
+
+def named_comparisons(c: Comparison) -> Part | None:
+    """The comparison named before it is scored, every budget (table named_comparisons)."""
+    comp = c.given("named_comparisons")
+    if comp is None or not c.budgets:
+        return None
+    return part("named_comparisons", comp, budget_report.comparison_view(comp), caption=cap.NAMED_COMPARISONS_CAPTION)
 
 
 def traces(c: Comparison) -> Part | None:
@@ -354,7 +362,7 @@ def sweep_curve(c: Comparison) -> Part | None:
 #: The report's sections in the order it shows them: the operator's answer and view first (when
 #: the operator's protocol ran), then the paper's protocol, the optional studies, the appendix.
 SECTIONS: tuple[Section, ...] = (
-    spark_settings, answer, traces, matched_budgets, operator_view, headline, table3, earliness, f1_over_time,
+    spark_settings, answer, named_comparisons, traces, matched_budgets, operator_view, headline, table3, earliness, f1_over_time,
     completion_summary, completion, protocol_ablation, nurd_sensitivity, reexecutions, paper_table3,
     survival_verdict, cost_curve, sweep_curve)
 
@@ -363,7 +371,7 @@ def what_this_run_shows(c: Comparison) -> str:
     """The report's opening: the operator's answer (or its paragraph) and the survival family's
     sentence when the operator's protocol ran, then the paper's protocol's headline in words."""
     answers = c.given("spark_answer")
-    opening = "" if answers is None else spark.opening(answers, c.get("matched_budgets")) + "\n\n"
+    opening = "" if answers is None else spark.opening(answers) + "\n\n"
     summary = ""
     if c.paper:
         n_methods = c.get("job_metrics").groupby("trace")["method"].nunique().to_dict()
@@ -375,7 +383,8 @@ def what_this_run_shows(c: Comparison) -> str:
     if c.operator is None:
         return opening + summary
     family = "" if c.verdict is None else "\n\n" + operator.family_sentences(c.verdict, c.operator)
-    first = (budget_report.answer_paragraph(c.get("matched_budgets"), c.get("sweep_curve")) if c.budgets
+    first = (budget_report.answer_paragraph(c.get("matched_budgets"), c.given("named_comparisons"),
+                                            c.get("sweep_curve")) if c.budgets
              else operator.operator_paragraph(c.operator))
     paper = "\n\nReproducing the paper's protocol:\n\n" + summary if c.paper else "\n\n" + summary
     return opening + first + family + paper

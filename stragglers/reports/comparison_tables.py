@@ -11,7 +11,8 @@ import duckdb
 import pandas as pd
 
 from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.prediction.sweep import BUDGET_DTYPES, CURVE_DTYPES
+from stragglers.prediction.budgets import BUDGET_DTYPES, COMPARISON_DTYPES
+from stragglers.prediction.tuning import CURVE_DTYPES
 from stragglers.reports.budgets import answer_paragraph
 from stragglers.reports.comparison import Report, build_report
 from stragglers.reports.evaluation_summary import Markdown, Url, md_table
@@ -30,7 +31,7 @@ from stragglers.warehouse.storage import table_exists, transaction
 
 # read when present: protocol_ablation and nurd_sensitivity are costly and run on request
 OPTIONAL_TABLES = ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve",
-                   "reexecution_summary", "spark_answer")
+                   "reexecution_summary", "spark_answer", "spark_answer_rows")
 
 
 def report_is_current(con: duckdb.DuckDBPyConnection, s: Settings, out: Path) -> tuple[bool, str]:
@@ -69,10 +70,14 @@ def report_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame | No
         tables[name] = df if df is not None and len(df) else None
     # every method at every budget (asset operator_budgets), as computed: empty without the sweep
     budgets = read_back(con, "matched_budgets", BUDGET_DTYPES)
+    comparisons = read_back(con, "named_comparisons", COMPARISON_DTYPES)
     curves = read_back(con, "sweep_curve", CURVE_DTYPES)
     if budgets is None or not len(budgets):
-        budgets = curves = None
-    return tables | {"matched_budgets": budgets, "sweep_curve": curves}
+        budgets = curves = comparisons = None
+    for name in ("spark_answer", "spark_answer_rows"):
+        if tables.get(name) is not None and not len(tables[name]):
+            tables[name] = None
+    return tables | {"matched_budgets": budgets, "named_comparisons": comparisons, "sweep_curve": curves}
 
 
 def write_report(out: Path, tables: dict, s: Settings) -> Report:
@@ -107,9 +112,10 @@ def report_metadata(report: Report, tables: dict) -> dict:
     meta: dict = {}
     answers = tables.get("spark_answer")
     if answers is not None and len(answers):    # before all: the Spark settings to set
-        meta["spark_answer"] = Markdown(spark_opening(answers, tables.get("matched_budgets")))
+        meta["spark_answer"] = Markdown(spark_opening(answers))
     if "matched_budgets" in report.tables:
-        meta["answer"] = Markdown(answer_paragraph(tables["matched_budgets"], tables["sweep_curve"]))
+        meta["answer"] = Markdown(answer_paragraph(tables["matched_budgets"], tables.get("named_comparisons"),
+                                                   tables["sweep_curve"]))
         meta["budget_curves"] = _image(report.plots["budget_curves"], "budget_curves")
     op = report.tables.get("operator_view")
     if op is not None and len(op):

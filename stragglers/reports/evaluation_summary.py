@@ -9,7 +9,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from stragglers.prediction.engine import peak_rss_mb
+from stragglers.prediction.workers import peak_rss_mb
 from stragglers.prediction.evaluation import EvaluationOutcome
 from stragglers.prediction.protocol import is_operator
 from stragglers.reports.render import markdown_image, markdown_table

@@ -17,7 +17,8 @@ import duckdb
 
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.protocol import typed_settings
-from stragglers.prediction.sweep import BUDGETS
+from stragglers.prediction.tuning import BUDGETS
+from stragglers.prediction.verdict import WARMUP_JOBS
 from stragglers.settings import Settings
 from stragglers.warehouse.ledger import code_digest, digest, recorded_inputs
 from stragglers.warehouse.results import Kept, current_or_compute, trace_rows
@@ -56,15 +57,15 @@ COMPLETION_TIMES = Derived(
                         "cause_aware_copies": s.cause_aware_copies},
     older_than="the evaluations")
 
-BUDGET_TABLES = ("matched_budgets", "sweep_curve")
-# earlier jobs (tasks and job_checkpoints) choose each job's cut
+BUDGET_TABLES = ("matched_budgets", "named_comparisons", "sweep_curve", "spark_answer", "spark_answer_rows")
+# earlier jobs (the operator's tasks and clock) choose each job's cut and name each comparison
 OPERATOR_BUDGETS = Derived(
     asset="operator_budgets", counted={table: (table,) for table in BUDGET_TABLES},
-    inputs=("operator_sweep_outcomes", "operator_capped_outcomes", "operator_predictions", "tasks",
-            "job_checkpoints"),
-    shaping=lambda s: [s.n_boot, s.seed, typed_settings(s)[0].history_min_jobs, list(BUDGETS)],
+    inputs=("operator_capped_outcomes", "operator_predictions", "operator_tasks", "operator_checkpoints", "jobs",
+            "stg_spark_applications"),
+    shaping=lambda s: [s.n_boot, s.seed, typed_settings(s)[0].history_min_jobs, list(BUDGETS), WARMUP_JOBS],
     recorded=lambda s: {"n_boot": s.n_boot, "seed": s.seed, "budgets": list(BUDGETS),
-                        "history_min_jobs": typed_settings(s)[0].history_min_jobs},
+                        "history_min_jobs": typed_settings(s)[0].history_min_jobs, "warmup_jobs": WARMUP_JOBS},
     older_than="the operator's sweep")
 
 COMPARISON = Derived(
@@ -72,7 +73,7 @@ COMPARISON = Derived(
     inputs=("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
             "protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_predictions",
             "reexecution_summary", "completion_times", "speculation_times", "speculation_job_times",
-            "matched_budgets", "sweep_curve", "spark_answer"),
+            "matched_budgets", "named_comparisons", "sweep_curve", "spark_answer", "spark_answer_rows"),
     shaping=lambda s: [s.n_boot, s.seed, list(RELAUNCH_SEEDS), s.copy_keeps, s.cause_aware_copies],
     recorded=lambda s: {"n_boot": s.n_boot, "seed": s.seed},
     older_than="the evaluations, simulations and budgets")

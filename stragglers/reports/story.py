@@ -241,11 +241,13 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
         lines.append(f"  {name:<10} {path}" + ("" if path.exists() else "  (not written by this run)"))
     lines.append("")
     budgets_path, curve_path = reports / "matched_budgets.parquet", reports / "sweep_curve.parquet"
+    comparisons_path = reports / "named_comparisons.parquet"
     if budgets_path.exists() and curve_path.exists():
         # the operator's answer first: what to set at 2% extra machine time, and what it buys
         import textwrap
         lines.append("The answer (operator's protocol; every setting tuned on earlier jobs; the report's first figure):")
-        for para in answer_text(pd.read_parquet(budgets_path), pd.read_parquet(curve_path)):
+        comparisons = pd.read_parquet(comparisons_path) if comparisons_path.exists() else None
+        for para in answer_text(pd.read_parquet(budgets_path), comparisons, pd.read_parquet(curve_path)):
             lines += textwrap.wrap(para, 78, initial_indent="  ", subsequent_indent="  ")
         lines.append("")
     op_path = reports / "operator_view.parquet"

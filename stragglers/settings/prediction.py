@@ -122,7 +122,7 @@ class PredictionSettings(StageSettings):
                                         "this many have ended before its first checkpoint; before, the fallback")
     ablation_max_jobs: int = setting(0, ge=0,
                                      doc="protocol_ablation and nurd_sensitivity replay the first N jobs; 0 = all")
-    # where the replays run (stragglers/prediction/engine.py)
+    # where the replays run (stragglers/prediction/workers.py)
     dask_address: Annotated[str, Grammar(scheduler_address)] = setting(
         "", env="NURD_DASK_ADDRESS", doc="a Dask scheduler to replay jobs on, e.g. tcp://host:8786; '' = local "
                                          "processes (workers)")

@@ -92,7 +92,8 @@ def discover(log_dir: Path) -> tuple[list[EventLog], list[NotALog]]:
     are not the applications'."""
     log_dir = Path(log_dir)
     if not log_dir.is_dir():
-        raise FileNotFoundError(f"Spark event log directory {log_dir} does not exist (NURD_TRACE_URL)")
+        what = "is a file, not a directory" if log_dir.exists() else "does not exist"
+        raise FileNotFoundError(f"Spark event log directory {log_dir} {what} (NURD_TRACE_URL)")
     logs, skipped = [], []
     for entry in sorted(log_dir.iterdir()):
         if entry.name.startswith("."):

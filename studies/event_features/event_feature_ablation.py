@@ -18,7 +18,7 @@ import duckdb
 
 from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.metrics import table3
-from stragglers.prediction.engine import replay_jobs
+from stragglers.prediction.workers import replay_jobs
 from stragglers.prediction.simulate import results_frames
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import CLOCK_FEATURES, EVENT_FEATURES

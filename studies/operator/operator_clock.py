@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from stragglers.prediction.completion import RELAUNCH_SEEDS  # noqa: E402
 from stragglers.prediction.completion_tables import speculation_table  # noqa: E402
-from stragglers.prediction.engine import ProgressLog  # noqa: E402
+from stragglers.prediction.workers import ProgressLog  # noqa: E402
 from stragglers.prediction.evaluation import evaluate  # noqa: E402
 from stragglers.prediction.methods import METHODS  # noqa: E402
 from stragglers.prediction.protocol import OPERATOR  # noqa: E402

@@ -21,7 +21,8 @@ import duckdb
 import pandas as pd
 
 from stragglers.prediction.evaluation import load_jobs
-from stragglers.prediction.history import job_times, replay_with_history
+from stragglers.prediction.earlier import job_times
+from stragglers.prediction.history import replay_with_history
 from stragglers.prediction.methods import SurvivalHistory
 from stragglers.prediction.protocol import OPERATOR, adapt_jobs
 from stragglers.settings import EvaluationSettings

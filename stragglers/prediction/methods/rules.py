@@ -10,14 +10,15 @@ nothing on those jobs (docs/EVALUATION.md).
 - ``wait_for_tau``: at the job's last checkpoint before tau every candidate
   still running is flagged. The ceiling of waiting: a task still running
   then is a straggler or close to one, but the flag comes late.
-- ``spark_speculation``: Apache Spark's default speculation
-  (``spark.speculation.quantile`` 0.75, ``spark.speculation.multiplier``
-  1.5; TaskSetManager.checkSpeculatableTasks): at checkpoint t, once at least
-  ``quantile`` of the job's tasks have finished (latency <= t), every
-  candidate whose elapsed time (t on the paper's common clock, its own on the wall clock) exceeds
-  ``multiplier`` x the median latency of the finished tasks (and
-  ``spark.speculation.minTaskRuntime``, 100 ms) is flagged. These are the
-  defaults before Spark 4.0.
+- ``spark_speculation``: Apache Spark's speculation rule with the defaults of Spark 3.x
+  (``spark.speculation.quantile`` 0.75, ``spark.speculation.multiplier`` 1.5,
+  ``spark.speculation.minTaskRuntime`` 100 ms): at checkpoint t, once at least
+  max(floor(quantile x n), 1) of the job's n tasks have succeeded, a candidate whose elapsed time
+  (its own on the wall clock; t on the paper's common clock) exceeds max(multiplier x the median
+  of the succeeded latencies, minTaskRuntime) is flagged. The rule is written once, in
+  stragglers/prediction/engine/spark_rule.py (``threshold``), which the replay engine's Spark
+  policies use too: the sweep of its settings (``spark_rule.GRID``) is the engine's, on the job's
+  own checks, not a replay's cuts.
 - ``spark4_speculation``: the same rule with the defaults of Spark >= 4.0
   (``spark.speculation.quantile`` 0.9, ``spark.speculation.multiplier`` 3).
 - ``km_survival``: a survival rule without features: at checkpoint t a
@@ -40,31 +41,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from itertools import product
-
 from stragglers.prediction.methods.base import PROBABILITY_GRID, Method, MethodTags, TaskSet
+from stragglers.prediction.engine.spark_rule import SPARK_3_DEFAULTS, SPARK_4_DEFAULTS, SpeculationRule, threshold
 from stragglers.prediction.threshold import conditional_survival
 
 #: wait_for_tau's sweep: flag once the next checkpoint reaches this share of tau (1: the rule itself),
 #: log-spaced past 1.5 (a task running 10 x tau_hat is rare)
 MARGIN_GRID: tuple[float, ...] = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0)
-#: Spark's sweep: spark.speculation.quantile x multiplier x minTaskRuntime (s); both default sets are on it
-SPARK_QUANTILES: tuple[float, ...] = (0.5, 0.75, 0.9)
-SPARK_MULTIPLIERS: tuple[float, ...] = (1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0)
-SPARK_MIN_RUNTIMES_S: tuple[float, ...] = (0.1, 60.0, 300.0)
-SPARK_GRID: tuple[tuple[float, float, float], ...] = tuple(product(SPARK_QUANTILES, SPARK_MULTIPLIERS,
-                                                                  SPARK_MIN_RUNTIMES_S))
-
-
-def spark_label(quantile: float, multiplier: float, min_task_runtime_s: float) -> str:
-    """The sweep point of one Spark setting (parsed back by ``spark_setting``)."""
-    return f"spark_speculation@q{quantile:g}-m{multiplier:g}-min{min_task_runtime_s:g}"
-
-
-def spark_setting(label: str) -> tuple[float, float, float]:
-    """(quantile, multiplier, minTaskRuntime s) of a ``spark_label``."""
-    q, m, mn = label.split("@", 1)[1].split("-")
-    return float(q[1:]), float(m[1:]), float(mn[3:])
 
 
 class FlagAll(Method):
@@ -111,57 +94,32 @@ class SparkSpeculation(Method):
     family = "rules"
     tags = MethodTags(reference_rule=True)
 
-    def __init__(self, quantile: float = 0.75, multiplier: float = 1.5, min_task_runtime_s: float = 0.1) -> None:
+    def __init__(self, quantile: float = SPARK_3_DEFAULTS.quantile, multiplier: float = SPARK_3_DEFAULTS.multiplier,
+                 min_task_runtime_s: float = SPARK_3_DEFAULTS.min_task_runtime_s) -> None:
         super().__init__()
-        if not 0 < quantile <= 1:
-            raise ValueError(f"{self.name}: quantile={quantile!r}, expected a number in (0, 1]")
-        if not multiplier > 0:
-            raise ValueError(f"{self.name}: multiplier={multiplier!r}, expected a number > 0")
-        if not min_task_runtime_s >= 0:
-            raise ValueError(f"{self.name}: min_task_runtime_s={min_task_runtime_s!r}, expected a number >= 0")
+        SpeculationRule(quantile, multiplier, min_task_runtime_s)   # checks the values, names them as Spark does
         self.quantile = quantile
         self.multiplier = multiplier
         self.min_task_runtime_s = min_task_runtime_s
 
+    @property
+    def rule(self) -> SpeculationRule:
+        return SpeculationRule(self.quantile, self.multiplier, self.min_task_runtime_s)
+
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.t_ = t
-        self.n_finished_, self.n_tasks_ = len(finished), len(self.job.task_ids)
-        self.median_ = float(np.median(finished.y)) if len(finished) else np.nan
-        self.threshold_ = self._threshold(self.quantile, self.multiplier, self.min_task_runtime_s)
-
-    def _threshold(self, quantile: float, multiplier: float, min_task_runtime_s: float) -> float:
-        # TaskSetManager.checkSpeculatableTasks: max(minTimeToSpeculation, multiplier x median)
-        if self.n_finished_ and self.n_finished_ >= quantile * self.n_tasks_:
-            return max(min_task_runtime_s, multiplier * self.median_)
-        return np.inf
+        self.threshold_ = threshold(finished.y, len(self.job.task_ids), self.rule)
 
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         return {self.name: candidates.elapsed_at(self.t_) > self.threshold_}
-
-    def sweep_points(self) -> tuple[str, ...]:
-        return tuple(spark_label(*s) for s in SPARK_GRID)
-
-    def sweep_scores(self, candidates: TaskSet) -> dict[str, np.ndarray]:
-        # elapsed time over the finished tasks' median: a point (quantile, multiplier, minTaskRuntime)
-        # flags it past multiplier once quantile of the tasks have finished (and past minTaskRuntime);
-        # no task finished: no score
-        with np.errstate(all="ignore"):
-            return {self.name: candidates.elapsed_at(self.t_) / self.median_}
-
-    def sweep_flags(self, candidates: TaskSet, scores) -> dict[str, np.ndarray]:
-        # Spark's own comparison, on the elapsed time (the score's order, cut as the rule cuts it)
-        elapsed = candidates.elapsed_at(self.t_)
-        return {spark_label(*s): elapsed > self._threshold(*s) for s in SPARK_GRID}
 
 
 class Spark4Speculation(SparkSpeculation):
     name = "spark4_speculation"
 
-    def __init__(self, quantile: float = 0.9, multiplier: float = 3.0, min_task_runtime_s: float = 0.1) -> None:
+    def __init__(self, quantile: float = SPARK_4_DEFAULTS.quantile, multiplier: float = SPARK_4_DEFAULTS.multiplier,
+                 min_task_runtime_s: float = SPARK_4_DEFAULTS.min_task_runtime_s) -> None:
         super().__init__(quantile, multiplier, min_task_runtime_s)
-
-    def sweep_points(self) -> tuple[str, ...]:
-        return ()   # one point of spark_speculation's sweep (q 0.9, m 3)
 
 
 class KMSurvival(Method):

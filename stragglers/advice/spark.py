@@ -1,0 +1,204 @@
+"""``nurd-spark advise DIR``: how to set Spark's speculation, from a directory of event logs as
+``spark.eventLog.dir`` holds it (every codec, rolling folders, logs in progress).
+
+The same code as the Dagster path (NURD_TRACE=spark_eventlog): the logs are staged
+(stragglers/warehouse/spark_staging.py, every entry accounted for), the stage attempts selected
+(sql/jobs__spark.sql), the engine replays Spark's rule on every one of them for every setting of
+the grid and the one the applications ran with (stragglers/prediction/engine), and the answer is
+stragglers/prediction/spark_answer.py's: the numbers are those of the report's Spark row for the
+same logs, budget and settings. Only the learned methods are left out (the answer is about Spark's
+own rule), so it takes seconds.
+
+The answer is printed in a few lines, the spark-defaults.conf block is written to ``--out`` (by a
+temporary file renamed on success: a previous answer there is first renamed ``<out>.stale``, so a run
+that fails leaves nothing that looks current), and the full report (Markdown) beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import duckdb
+import pandas as pd
+
+from stragglers.prediction.engine.caps import Uncapped
+from stragglers.prediction.engine.jobs import copy_jobs
+from stragglers.prediction.engine.policies import spark_rule_policies
+from stragglers.prediction.engine.replay import replay_all
+from stragglers.prediction.clock import evaluable_jobs
+from stragglers.prediction.spark_answer import SparkAnswer, spark_answers
+from stragglers.prediction.tuning import HEADLINE_BUDGET
+from stragglers.settings import EvaluationSettings, SelectionSettings, Settings, SettingError
+from stragglers.settings.warehouse import format_clock_interval
+from stragglers.warehouse.runner import build_table
+from stragglers.warehouse.build import build_selection
+from stragglers.warehouse.spark_staging import TRACE, NoEventLogError, log_account_lines, stage_spark
+from stragglers.warehouse.storage import configure, table_exists
+
+#: Where the answer goes by default (the working directory): the conf block and the report beside it.
+DEFAULT_OUT = Path("spark-defaults.conf")
+REPORT_SUFFIX = ".md"
+#: The Dagster path's answer: <NURD_DATA_DIR>/spark/spark-defaults.conf (and .md), beside reports/.
+ANSWER_DIR = "spark"
+
+
+def outcomes(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, evaluation: EvaluationSettings,
+             log: Callable[[str], None]) -> pd.DataFrame:
+    """Spark's rule through the engine on every evaluable stage attempt, uncapped: rows in the
+    layout of table capped_outcomes (the evaluation's sweep makes the same rows for the same jobs)."""
+    for table in ("job_checkpoints", "operator_tasks", "operator_checkpoints"):
+        build_table(con, table, selection)
+    jobs, _ = evaluable_jobs(con, TRACE, evaluation.min_finished, "operator_checkpoints")
+    rows = []
+    started = time.monotonic()
+    engine_jobs = copy_jobs(con, TRACE, evaluation.copy_keeps, jobs["job_id"].tolist())
+    for n, (job_id, job) in enumerate(engine_jobs.items(), 1):
+        for policy, (out,) in replay_all(job, spark_rule_policies(job), [Uncapped()]):
+            rows.append((TRACE, policy.method, policy.point, "none", int(job_id), out.jct_reduction,
+                         out.extra_machine_share, out.copies, policy.n_flagged))
+        if time.monotonic() - started > 2 and n % 50 == 0:
+            log(f"replayed {n} of {len(engine_jobs)} stage attempts")
+    return pd.DataFrame(rows, columns=["trace", "method", "point", "cap", "job_id", "jct_reduction",
+                                       "extra_machine_share", "n_copies", "n_flagged"])
+
+
+def advise(log_dir: Path, budget: float = HEADLINE_BUDGET, *, settings: Settings | None = None,
+           work_dir: Path | None = None, log: Callable[[str], None] = lambda _: None) -> tuple[SparkAnswer, list[str]]:
+    """(the answer at ``budget``, one line per log that was not simply read whole) for the logs under
+    ``log_dir``; ``settings``: the pipeline's (NURD_* variables), as the Dagster path reads them."""
+    s = settings or Settings.from_env(trace=TRACE)
+    interval = {"clock_interval_s": format_clock_interval(TRACE, s.clock_interval_s)}
+    selection, evaluation = SelectionSettings.of(s, **interval), EvaluationSettings.of(s, **interval)
+    with tempfile.TemporaryDirectory(prefix="nurd-spark-", dir=work_dir) as tmp:
+        con = duckdb.connect(str(Path(tmp) / "warehouse.duckdb"))
+        try:
+            configure(con, memory_limit=s.duckdb_memory_limit, temp_directory=str(Path(tmp) / "spill"))
+            stage_spark(con, Path(log_dir), trace=TRACE, min_tasks=selection.min_tasks, on_bad_rows="quarantine")
+            accounts = log_account_lines(con)
+            build_selection(con, selection)
+            rows = outcomes(con, selection, evaluation, log)
+            if rows.empty:
+                raise NoEventLogError(f"no stage attempt of at least {selection.min_tasks} tasks with "
+                                      f"{evaluation.min_finished} finished ones under {log_dir} (NURD_MIN_TASKS, "
+                                      f"NURD_MIN_FINISHED)")
+            (answer,) = spark_answers(con, TRACE, rows, [budget], n_boot=s.n_boot, seed=s.seed)
+        finally:
+            con.close()
+    return answer, accounts
+
+
+def report_markdown(answer: SparkAnswer, accounts: Sequence[str], log_dir: Path) -> str:
+    """The full answer as Markdown: the verdict, the block, the side-by-side table, every log's account."""
+    lines = [f"# Spark speculation for the logs in {log_dir}", "", answer.verdict(), "", "```", answer.conf().rstrip(),
+             "```", "", *[f"    {line}" for line in answer.lines()[1:]], ""]
+    if accounts:
+        lines += ["Logs not read whole:", "", *[f"- {a}" for a in accounts], ""]
+    lines.append("How it is computed: docs/TRACES.md, 'Spark event logs', and docs/EVALUATION.md, 'The operator's "
+                 "answer on Spark'.")
+    return "\n".join(lines) + "\n"
+
+
+def publish(out: Path, answer: SparkAnswer, accounts: Sequence[str], log_dir: Path) -> tuple[Path, Path]:
+    """The conf block at ``out`` and the report beside it, each by a temporary file renamed."""
+    report = out.with_name(out.name + REPORT_SUFFIX)
+    for path, text in ((report, report_markdown(answer, accounts, log_dir)), (out, answer.conf())):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return out, report
+
+
+def mark_stale(out: Path) -> list[Path]:
+    """A previous answer at ``out`` (and its report) renamed ``<name>.stale``: what a failed run leaves."""
+    moved = []
+    for path in (out, out.with_name(out.name + REPORT_SUFFIX)):
+        if path.exists():
+            stale = path.with_name(path.name + ".stale")
+            os.replace(path, stale)
+            moved.append(stale)
+    return moved
+
+
+def answer_files(con: duckdb.DuckDBPyConnection, trace: str, budget: float, out: Path) -> tuple[Path, Path, str]:
+    """The Dagster path's files from table spark_answer (operator_budgets): the conf block at ``out`` and
+    the report beside it; (their paths, the verdict). Stops with one line when the table has no answer
+    at ``budget`` (the rule partitions and operator_budgets have not run on these logs)."""
+    rows = con.execute("SELECT * FROM spark_answer WHERE trace = ? AND abs(budget - ?) < 1e-12",
+                       [trace, budget]).df() if table_exists(con, "spark_answer") else pd.DataFrame()
+    if rows.empty:
+        raise LookupError(f"table spark_answer has no answer for {trace} at {budget * 100:g}%: materialize "
+                          "baseline_eval's partition spark_speculation and operator_budgets first")
+    side = con.execute("SELECT * FROM spark_answer_rows WHERE trace = ? AND abs(budget - ?) < 1e-12",
+                       [trace, budget]).df()
+    head = rows.iloc[0]
+    text = (f"# Spark speculation: the answer\n\n{head.verdict}\n\n```\n{head.conf.rstrip()}\n```\n\nYou run: "
+            f"{head.current}. Scored on {int(head.scored)} later stages of {int(head.stages)}:\n\n"
+            + "\n".join(f"- {r.who}: {r.setting}: stage time {-100 * r.cut:+.2f}% [{-100 * r.cut_hi:+.2f}%, "
+                         f"{-100 * r.cut_lo:+.2f}%], +{100 * r.extra:.2f}% executor time, {r.copies:.1f} copies per stage"
+                         for r in side.itertuples(index=False)) + "\n")
+    written = []
+    for path, body in ((out.with_name(out.name + REPORT_SUFFIX), text), (out, head.conf)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_text(body)
+        os.replace(tmp, path)
+        written.append(path)
+    return written[1], written[0], str(head.verdict)
+
+
+def budget_share(text: str) -> float:
+    """'2%' or '2' -> 0.02; '0.02' stays a share only with no % and below 1 (read as a share)."""
+    value = text.strip()
+    pct = value.endswith("%")
+    number = float(value.rstrip("%"))
+    share = number / 100 if pct or number >= 1 else number
+    if not 0 < share <= 1:
+        raise ValueError(f"--budget {text!r}: expected a share of the stages' executor time in (0%, 100%], e.g. 2%")
+    return share
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="nurd-spark",
+        description="How to set Spark's speculation (spark.speculation.*) for your applications, from their "
+                    "event logs: the setting that would have cut your stages' time within a budget of extra "
+                    "executor time, or 'keep your setting' when nothing gains.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("advise", help="read a directory of event logs, print the answer, write spark-defaults.conf")
+    a.add_argument("log_dir", type=Path, help="the directory spark.eventLog.dir points at")
+    a.add_argument("--budget", default=f"{HEADLINE_BUDGET * 100:g}%",
+                   help="extra executor time you accept, a share of your stages' own (default: %(default)s)")
+    a.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help="where to write the spark-defaults.conf block (default: ./%(default)s); the report "
+                        "goes beside it as <out>.md")
+    args = parser.parse_args(argv)
+    out = args.out
+    try:
+        budget = budget_share(args.budget)
+        stale = mark_stale(out)
+        answer, accounts = advise(args.log_dir, budget,
+                                  log=lambda line: print(f"nurd-spark: {line}", file=sys.stderr, flush=True))
+    except (NoEventLogError, SettingError, ValueError, FileNotFoundError) as e:
+        print(f"nurd-spark: error: {' '.join(str(e).split())}", file=sys.stderr)
+        if "stale" in locals() and stale:
+            print(f"nurd-spark: the previous answer is kept as {stale[0]} (not current)", file=sys.stderr)
+        return 2
+    for line in accounts:
+        print(f"nurd-spark: {line}")
+    for line in answer.lines():
+        print(line)
+    conf, report = publish(out, answer, accounts, args.log_dir)
+    print(f"Wrote {conf} (copy it into spark-defaults.conf, or pass each line as --conf) and the full answer "
+          f"{report}.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""The operator's answer on Spark: which ``spark.speculation.*`` setting to write, what it buys, what it
+costs, or "keep your setting" when nothing gains; from the engine's outcomes of Spark's rule.
+
+Spark cannot hold a budget: the setting an operator writes runs uncapped. So the answer at a budget
+b replays Spark's rule as Spark runs it (the engine's cap ``none``, copies on the application's free
+cores of other hosts) for every setting of the grid (``spark_rule.GRID``), and for the setting each
+application ran with (point ``current``: from its Spark properties; none where speculation was off).
+
+- **The procedure, scored** (``as_run``): each scored stage's setting is the one with the largest
+  mean stage-time cut among the settings whose mean extra executor time was within b on its choosing
+  stages (the stages that ended before it started: ``verdict.rolling_split``), written only where that
+  mean cut exceeds its minimum detectable effect there; elsewhere the stage keeps the setting it ran
+  with. Its outcome on the scored stages is what following the answer would have bought.
+- **The setting to write now**: the same choice on every stage that ended (the widest choosing
+  set), with its mean cut and minimum detectable effect: written only where it is named and differs
+  from what the applications run; otherwise "keep your setting" (or "leave speculation off"), with
+  the numbers that say why.
+- **Side by side on the scored stages**: the setting the applications run, Spark 4.0's defaults and
+  the procedure: stage-time cut with its 95% interval, extra executor time, copies, stages.
+
+The same function makes table ``spark_answer`` (asset operator_budgets), the report's Spark row
+(``budgets.SPARK_AS_RUN``) and the console command's answer (``nurd-spark advise``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from stragglers.prediction.earlier import job_times
+from stragglers.prediction.engine.jobs import application_rules
+from stragglers.prediction.engine.spark_rule import SPARK_4_DEFAULTS, SpeculationRule
+from stragglers.prediction.engine.policies import CURRENT
+from stragglers.prediction.tuning import NO_COPY, TUNED_RULE, envelope, paired_interval
+from stragglers.prediction.verdict import Split, mde, rolling_split
+from stragglers.warehouse.sql_files import render
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The setting chosen on some stages (``point``: None, no setting within the budget gains) and
+    whether it is named: its mean cut there above its minimum detectable effect."""
+    point: str | None
+    mean: float
+    mde: float
+    spend: float
+    n: int
+
+    @property
+    def named(self) -> bool:
+        return self.point is not None and np.isfinite(self.mde) and self.mean > self.mde
+
+
+def _wide(rows: pd.DataFrame, column: str) -> pd.DataFrame:
+    return rows.pivot_table(index="job_id", columns="point", values=column, aggfunc="first")
+
+
+def choose(cut: pd.DataFrame, spend: pd.DataFrame, jobs: Sequence[int], budget: float) -> Choice:
+    """The grid setting with the largest mean cut among those whose mean spend on ``jobs`` is within
+    ``budget`` (``sweep.envelope``; ties to the cheaper), with that mean's MDE."""
+    grid = [p for p in cut.columns if p != CURRENT]
+    rows = [j for j in jobs if j in cut.index]
+    if not rows or not grid:
+        return Choice(None, math.nan, math.nan, math.nan, len(rows))
+    c, e = cut.loc[rows, grid].fillna(0.0), spend.loc[rows, grid].fillna(0.0)
+    best, i = envelope(e.mean().to_numpy(), c.mean().to_numpy(), budget)
+    if i is None:
+        return Choice(None, 0.0, math.nan, 0.0, len(rows))
+    p = grid[i]
+    return Choice(p, best, mde(c[p].to_numpy()), float(e[p].mean()), len(rows))
+
+
+def as_run(rows: pd.DataFrame, split: Split, budget: float) -> tuple[pd.DataFrame, Choice]:
+    """(per scored job: the point applied (``CURRENT`` where kept), its cut, extra and copies, whether
+    it changed the setting; the choice on the widest choosing set) from Spark's rule's uncapped rows
+    (``rows``: job_id, point, jct_reduction, extra_machine_share, n_copies) (module doc)."""
+    cut, spend, copies = _wide(rows, "jct_reduction"), _wide(rows, "extra_machine_share"), _wide(rows, "n_copies")
+    for w in (cut, spend, copies):
+        if CURRENT not in w.columns:
+            w[CURRENT] = 0.0             # speculation off where the applications did not run it
+    out, widest = [], Choice(None, math.nan, math.nan, math.nan, -1)
+    for j, jobs in split.choosing.items():
+        if j not in cut.index:
+            continue
+        ch = choose(cut, spend, jobs, budget)
+        if ch.n > widest.n:
+            widest = ch
+        p = ch.point if ch.named else CURRENT
+        out.append((j, p, float(np.nan_to_num(cut.at[j, p])), float(np.nan_to_num(spend.at[j, p])),
+                    float(np.nan_to_num(copies.at[j, p])), p != CURRENT))
+    return pd.DataFrame(out, columns=["job_id", "point", "jct_reduction", "extra_machine_share", "n_copies",
+                                      "changed"]), widest
+
+
+@dataclass(frozen=True)
+class Row:
+    """One setting on the scored stages."""
+    who: str
+    setting: str
+    cut: float
+    cut_lo: float
+    cut_hi: float
+    extra: float
+    copies: float
+    stages: int
+
+
+def _row(who: str, setting: str, t: pd.DataFrame, n_boot: int, seed: int) -> Row:
+    lo, hi = paired_interval(t["jct_reduction"].to_numpy(), n_boot, seed) if len(t) else (math.nan, math.nan)
+    return Row(who, setting, float(t["jct_reduction"].mean()) if len(t) else math.nan, lo, hi,
+               float(t["extra_machine_share"].mean()) if len(t) else math.nan,
+               float(t["n_copies"].mean()) if len(t) else math.nan, len(t))
+
+
+def current_words(rules: Mapping[int, SpeculationRule | None]) -> str:
+    """What the applications run, in words (one setting, off, or several)."""
+    distinct = set(rules.values())
+    if not distinct or distinct == {None}:
+        return "speculation off (Spark's default)"
+    if len(distinct) == 1:
+        (rule,) = distinct
+        return f"speculation on with {rule.words()}"
+    return f"{len(distinct)} settings across the applications (each stage replayed with its own)"
+
+
+@dataclass
+class SparkAnswer:
+    """The answer at one budget on one trace (module doc)."""
+    trace: str
+    budget: float
+    stages: int
+    applications: int
+    split: Split
+    now: Choice
+    current: str                 # current_words
+    current_rule: SpeculationRule | None
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def recommended(self) -> SpeculationRule | None:
+        """The setting to write, or None: keep what runs."""
+        if not self.now.named:
+            return None
+        rule = SpeculationRule.from_point(self.now.point)
+        return None if rule == self.current_rule else rule
+
+    def verdict(self) -> str:
+        """One sentence: write this, or keep, and why (with the numbers)."""
+        pct = 100 * self.budget
+        keep = ("leave speculation off" if self.current_rule is None and self.current.startswith("speculation off")
+                else "keep your setting")
+        if self.now.point is None:
+            return (f"{keep.capitalize()}: no setting of Spark's speculation cuts stage time within {pct:g}% extra "
+                    f"executor time on your {self.now.n} stages.")
+        rule = SpeculationRule.from_point(self.now.point)
+        evidence = (f"{rule.words()} cut stage time by {100 * self.now.mean:.2f}% on average over your {self.now.n} "
+                    f"stages for {100 * self.now.spend:.2f}% extra executor time")
+        if not self.now.named:
+            return (f"{keep.capitalize()}: the best setting within {pct:g}% extra executor time, {evidence}, which is "
+                    f"not above the smallest effect these stages can tell from none "
+                    f"({100 * self.now.mde:.2f}%, 80% power).")
+        if self.recommended is None:
+            return f"Keep your setting: it is the best within {pct:g}% extra executor time ({evidence})."
+        return f"Set {rule.words()}: {evidence} (the smallest effect these stages can tell from none: " \
+               f"{100 * self.now.mde:.2f}%)."
+
+    def conf(self) -> str:
+        """The spark-defaults.conf block: the setting to write, or a comment saying to keep it."""
+        rule = self.recommended
+        if rule is None:
+            head = "# nothing to change: " + self.verdict().split(":")[0].lower()
+            return head + ("\nspark.speculation                          false\n"
+                           if self.current_rule is None else "\n")
+        return "# chosen by replaying your event logs (nurd-spark advise)\n" + rule.conf() + "\n"
+
+    def lines(self) -> list[str]:
+        """The answer in a few lines, for a terminal."""
+        lo, mid, hi = self.split.sizes()
+        out = [self.verdict(),
+               f"You run: {self.current}. Budget: {100 * self.budget:g}% extra executor time.",
+               f"Scored on {len(self.split.scored)} later stages (of {self.stages}, {self.applications} applications), "
+               f"each chosen on the {lo}-{hi} stages that ended before it started:"]
+        for r in self.rows:
+            out.append(f"  {r.who:<28} {r.setting:<46} stage time {_signed(r.cut)} [{_signed(r.cut_lo)}, "
+                       f"{_signed(r.cut_hi)}], +{100 * r.extra:.2f}% executor time, {r.copies:.1f} copies per stage")
+        return out
+
+
+def _signed(v: float) -> str:
+    return "n/a" if v is None or not np.isfinite(v) else f"{-100 * v:+.2f}%"
+
+
+def spark_answer(rows: pd.DataFrame, split: Split, budget: float, trace: str,
+                 rules: Mapping[int, SpeculationRule | None], applications: int,
+                 n_boot: int = 1000, seed: int = 0) -> SparkAnswer:
+    """The answer from Spark's rule's uncapped rows of one trace (module doc); ``rules``: per job the
+    setting its application ran with."""
+    procedure, now = as_run(rows, split, budget)
+    scored = procedure["job_id"].tolist()
+    wide = {c: _wide(rows, c) for c in ("jct_reduction", "extra_machine_share", "n_copies")}
+
+    def fixed(point: str) -> pd.DataFrame:
+        if point not in wide["jct_reduction"].columns:
+            return pd.DataFrame({"job_id": scored, "jct_reduction": 0.0, "extra_machine_share": 0.0, "n_copies": 0.0})
+        return pd.DataFrame({"job_id": scored, **{c: wide[c][point].reindex(scored).fillna(0.0).to_numpy()
+                                                  for c in wide}})
+
+    distinct = set(rules.values())
+    current_rule = next(iter(distinct)) if len(distinct) == 1 else None
+    current = current_words(rules)
+    answer = SparkAnswer(trace, budget, len(set(rows["job_id"])), applications, split, now, current, current_rule)
+    answer.rows = [
+        _row("what you run", current if len(current) < 46 else "your settings", fixed(CURRENT), n_boot, seed),
+        _row("Spark 4.0's defaults", SPARK_4_DEFAULTS.words(), fixed(SPARK_4_DEFAULTS.point), n_boot, seed),
+        _row("following this answer", "chosen before each stage (or kept)", procedure, n_boot, seed),
+    ]
+    return answer
+
+
+def rule_rows(capped: pd.DataFrame, trace: str) -> pd.DataFrame:
+    """Spark's rule's uncapped rows of ``trace`` from the engine's outcomes (table capped_outcomes)."""
+    c = capped[(capped["trace"] == trace) & (capped["method"] == TUNED_RULE) & (capped["cap"] == "none")]
+    return c[["job_id", "point", "jct_reduction", "extra_machine_share", "n_copies"]]
+
+
+ANSWER_COLUMNS = ["trace", "budget", "stages", "applications", "scored", "current", "chosen", "chosen_mean",
+                  "chosen_mde", "chosen_spend", "chosen_stages", "recommended", "verdict", "conf"]
+ROW_COLUMNS = ["trace", "budget", "who", "setting", "cut", "cut_lo", "cut_hi", "extra", "copies", "stages"]
+
+
+def answer_table(a: SparkAnswer) -> tuple[dict, list[dict]]:
+    """The answer as table spark_answer's row and spark_answer_rows' rows."""
+    rec = a.recommended
+    head = {"trace": a.trace, "budget": a.budget, "stages": a.stages, "applications": a.applications,
+            "scored": len(a.split.scored), "current": a.current, "chosen": a.now.point or NO_COPY,
+            "chosen_mean": a.now.mean, "chosen_mde": a.now.mde, "chosen_spend": a.now.spend,
+            "chosen_stages": a.now.n, "recommended": rec.point if rec else None, "verdict": a.verdict(),
+            "conf": a.conf()}
+    return head, [{"trace": a.trace, "budget": a.budget, **r.__dict__} for r in a.rows]
+
+
+def spark_answers(con: duckdb.DuckDBPyConnection, trace: str, capped: pd.DataFrame, budgets: Sequence[float],
+                  n_boot: int = 1000, seed: int = 0) -> list[SparkAnswer]:
+    """The answer at each of ``budgets`` on Spark trace ``trace`` from the engine's outcomes ``capped``
+    (table capped_outcomes' rows, or the console command's), on the stages those rows hold."""
+    rows = rule_rows(capped, trace)
+    times = job_times(con, trace, "operator_tasks")
+    split = rolling_split(times)
+    keys = con.execute(render("spark_stage_keys", trace=trace)).df()
+    keys = keys[keys["job_id"].isin(set(rows["job_id"]))]
+    by_log = application_rules(con)
+    rules = {int(j): by_log.get(int(log)) for j, log in zip(keys["job_id"], keys["log_id"])}
+    return [spark_answer(rows, split, b, trace, rules, int(keys["app_id"].nunique()), n_boot, seed) for b in budgets]

@@ -32,7 +32,7 @@ from stragglers.prediction.engine.jobs import copy_jobs
 from stragglers.prediction.engine.policies import spark_rule_policies
 from stragglers.prediction.engine.replay import replay_all
 from stragglers.prediction.clock import evaluable_jobs
-from stragglers.prediction.spark_answer import SparkAnswer, spark_answers
+from stragglers.prediction.spark_answer import SparkAnswer, change, spark_answers
 from stragglers.prediction.tuning import HEADLINE_BUDGET
 from stragglers.settings import EvaluationSettings, SelectionSettings, Settings, SettingError
 from stragglers.settings.warehouse import format_clock_interval
@@ -54,6 +54,9 @@ def outcomes(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, evalu
     layout of table capped_outcomes (the evaluation's sweep makes the same rows for the same jobs)."""
     for table in ("job_checkpoints", "operator_tasks", "operator_checkpoints"):
         build_table(con, table, selection)
+    if not con.execute("SELECT count(*) FROM operator_checkpoints WHERE trace = ?", [TRACE]).fetchone()[0]:
+        raise NoEventLogError(f"no stage attempt of at least {selection.min_tasks} tasks that completed in these logs "
+                              f"(setting NURD_MIN_TASKS): nothing for speculation to act on")
     jobs, _ = evaluable_jobs(con, TRACE, evaluation.min_finished, "operator_checkpoints")
     rows = []
     started = time.monotonic()
@@ -79,7 +82,8 @@ def advise(log_dir: Path, budget: float = HEADLINE_BUDGET, *, settings: Settings
         con = duckdb.connect(str(Path(tmp) / "warehouse.duckdb"))
         try:
             configure(con, memory_limit=s.duckdb_memory_limit, temp_directory=str(Path(tmp) / "spill"))
-            stage_spark(con, Path(log_dir), trace=TRACE, min_tasks=selection.min_tasks, on_bad_rows="quarantine")
+            stage_spark(con, Path(log_dir), trace=TRACE, min_tasks=selection.min_tasks, on_bad_rows="quarantine",
+                        progress=log)
             accounts = log_account_lines(con)
             build_selection(con, selection)
             rows = outcomes(con, selection, evaluation, log)
@@ -140,8 +144,8 @@ def answer_files(con: duckdb.DuckDBPyConnection, trace: str, budget: float, out:
     head = rows.iloc[0]
     text = (f"# Spark speculation: the answer\n\n{head.verdict}\n\n```\n{head.conf.rstrip()}\n```\n\nYou run: "
             f"{head.current}. Scored on {int(head.scored)} later stages of {int(head.stages)}:\n\n"
-            + "\n".join(f"- {r.who}: {r.setting}: stage time {-100 * r.cut:+.2f}% [{-100 * r.cut_hi:+.2f}%, "
-                         f"{-100 * r.cut_lo:+.2f}%], +{100 * r.extra:.2f}% executor time, {r.copies:.1f} copies per stage"
+            + "\n".join(f"- {r.who}: {r.setting}: stage time {change(r.cut)} [{change(r.cut_hi)}, "
+                         f"{change(r.cut_lo)}], +{100 * r.extra:.2f}% executor time, {r.copies:.1f} copies per stage"
                          for r in side.itertuples(index=False)) + "\n")
     written = []
     for path, body in ((out.with_name(out.name + REPORT_SUFFIX), text), (out, head.conf)):
@@ -185,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stale = mark_stale(out)
         answer, accounts = advise(args.log_dir, budget,
                                   log=lambda line: print(f"nurd-spark: {line}", file=sys.stderr, flush=True))
-    except (NoEventLogError, SettingError, ValueError, FileNotFoundError) as e:
+    except (NoEventLogError, SettingError, ValueError, FileNotFoundError, LookupError) as e:
         print(f"nurd-spark: error: {' '.join(str(e).split())}", file=sys.stderr)
         if "stale" in locals() and stale:
             print(f"nurd-spark: the previous answer is kept as {stale[0]} (not current)", file=sys.stderr)
@@ -195,8 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in answer.lines():
         print(line)
     conf, report = publish(out, answer, accounts, args.log_dir)
-    print(f"Wrote {conf} (copy it into spark-defaults.conf, or pass each line as --conf) and the full answer "
-          f"{report}.")
+    for path in stale:                 # the new answer replaces the previous one: nothing stale is left beside it
+        path.unlink(missing_ok=True)
+    print(f"Wrote {conf} (add it to your spark-defaults.conf, or pass each line as --conf) and the full answer, "
+          f"every log's account included, to {report}.")
     return 0
 
 

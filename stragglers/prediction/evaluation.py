@@ -272,7 +272,7 @@ def _evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str]
     if learners:
         selection = CostAwareSelection.from_warehouse(
             con, trace, feats, jobs["job_id"].tolist(), {m: f for m, f in zip(methods, factories) if m in learners},
-            settings.cost_lambda, settings.history_min_jobs, settings.copy_keeps, tasks)
+            settings.cost_lambda, settings.history_min_jobs, copy_keeps=settings.copy_keeps, tasks=tasks)
         prepare = AttachHistory(selection.histories, prepare)
         factories = [partial(ThresholdGrid, f) if m in learners else f for m, f in zip(methods, factories)]
     # the operator's view: every cut of every other method's flag in the same replay (its cost curve,

@@ -258,8 +258,9 @@ class CostAwareSelection:
     @classmethod
     def from_warehouse(cls, con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[str],
                        job_ids: Sequence[int], factories: Mapping[str, Callable[[], Method]], cost_lambda: float,
-                       min_jobs: int, copy_keeps: float = 0.0, tasks: str = "tasks") -> "CostAwareSelection":
-        """For ``factories`` (learning method name -> factory) on the jobs ``job_ids`` of ``trace``:
+                       min_jobs: int, *, copy_keeps: float = 0.0, tasks: str = "tasks") -> "CostAwareSelection":
+        """For ``factories`` (learning method name -> factory) on the jobs ``job_ids`` of ``trace``
+        (``copy_keeps`` and ``tasks`` by keyword: a positional "operator_tasks" once landed in copy_keeps):
         their histories (``build_histories``), the tasks' latencies, each method's fallback; on the
         paper's tasks or the operator's (``tasks``)."""
         histories = build_histories(con, trace, features, job_ids, min_jobs, tasks)

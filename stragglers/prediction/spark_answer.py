@@ -11,8 +11,8 @@ application ran with (point ``current``: from its Spark properties; none where s
   stages (the stages that ended before it started: ``verdict.rolling_split``), written only where that
   mean cut exceeds its minimum detectable effect there; elsewhere the stage keeps the setting it ran
   with. Its outcome on the scored stages is what following the answer would have bought.
-- **The setting to write now**: the same choice on every stage that ended (the widest choosing
-  set), with its mean cut and minimum detectable effect: written only where it is named and differs
+- **The setting to write now**: the same choice on every stage, with its mean cut and minimum
+  detectable effect: written only where it is named and differs
   from what the applications run; otherwise "keep your setting" (or "leave speculation off"), with
   the numbers that say why.
 - **Side by side on the scored stages**: the setting the applications run, Spark 4.0's defaults and
@@ -35,7 +35,7 @@ import pandas as pd
 from stragglers.prediction.earlier import job_times
 from stragglers.prediction.engine.jobs import application_rules
 from stragglers.prediction.engine.spark_rule import SPARK_4_DEFAULTS, SpeculationRule
-from stragglers.prediction.engine.policies import CURRENT
+from stragglers.prediction.engine.policies import CURRENT, DEFAULT_POINT
 from stragglers.prediction.tuning import NO_COPY, TUNED_RULE, envelope, paired_interval
 from stragglers.prediction.verdict import Split, mde, rolling_split
 from stragglers.warehouse.sql_files import render
@@ -63,7 +63,8 @@ def _wide(rows: pd.DataFrame, column: str) -> pd.DataFrame:
 def choose(cut: pd.DataFrame, spend: pd.DataFrame, jobs: Sequence[int], budget: float) -> Choice:
     """The grid setting with the largest mean cut among those whose mean spend on ``jobs`` is within
     ``budget`` (``sweep.envelope``; ties to the cheaper), with that mean's MDE."""
-    grid = [p for p in cut.columns if p != CURRENT]
+    # the grid's settings: 'default' (Spark 3.x's, the method's own point) is on it, and the answer names a grid point
+    grid = [p for p in cut.columns if p not in (CURRENT, DEFAULT_POINT)]
     rows = [j for j in jobs if j in cut.index]
     if not rows or not grid:
         return Choice(None, math.nan, math.nan, math.nan, len(rows))
@@ -77,24 +78,23 @@ def choose(cut: pd.DataFrame, spend: pd.DataFrame, jobs: Sequence[int], budget: 
 
 def as_run(rows: pd.DataFrame, split: Split, budget: float) -> tuple[pd.DataFrame, Choice]:
     """(per scored job: the point applied (``CURRENT`` where kept), its cut, extra and copies, whether
-    it changed the setting; the choice on the widest choosing set) from Spark's rule's uncapped rows
+    it changed the setting; the choice on every job, what to write now) from Spark's rule's uncapped rows
     (``rows``: job_id, point, jct_reduction, extra_machine_share, n_copies) (module doc)."""
     cut, spend, copies = _wide(rows, "jct_reduction"), _wide(rows, "extra_machine_share"), _wide(rows, "n_copies")
     for w in (cut, spend, copies):
         if CURRENT not in w.columns:
             w[CURRENT] = 0.0             # speculation off where the applications did not run it
-    out, widest = [], Choice(None, math.nan, math.nan, math.nan, -1)
+    out = []
     for j, jobs in split.choosing.items():
         if j not in cut.index:
             continue
         ch = choose(cut, spend, jobs, budget)
-        if ch.n > widest.n:
-            widest = ch
         p = ch.point if ch.named else CURRENT
         out.append((j, p, float(np.nan_to_num(cut.at[j, p])), float(np.nan_to_num(spend.at[j, p])),
                     float(np.nan_to_num(copies.at[j, p])), p != CURRENT))
+    now = choose(cut, spend, cut.index.tolist(), budget)     # every job: what to write going forward
     return pd.DataFrame(out, columns=["job_id", "point", "jct_reduction", "extra_machine_share", "n_copies",
-                                      "changed"]), widest
+                                      "changed"]), now
 
 
 @dataclass(frozen=True)
@@ -174,25 +174,33 @@ class SparkAnswer:
         rule = self.recommended
         if rule is None:
             head = "# nothing to change: " + self.verdict().split(":")[0].lower()
-            return head + ("\nspark.speculation                          false\n"
-                           if self.current_rule is None else "\n")
+            # speculation off written only where every application ran it off (not where they ran several settings)
+            off = self.current_rule is None and self.current.startswith("speculation off")
+            return head + ("\nspark.speculation                          false\n" if off else "\n")
         return "# chosen by replaying your event logs (nurd-spark advise)\n" + rule.conf() + "\n"
 
     def lines(self) -> list[str]:
         """The answer in a few lines, for a terminal."""
-        lo, mid, hi = self.split.sizes()
-        out = [self.verdict(),
-               f"You run: {self.current}. Budget: {100 * self.budget:g}% extra executor time.",
-               f"Scored on {len(self.split.scored)} later stages (of {self.stages}, {self.applications} applications), "
-               f"each chosen on the {lo}-{hi} stages that ended before it started:"]
+        lo, _, hi = self.split.sizes()
+        table = [("", "setting", "stage time [95% CI]", "executor time", "copies per stage")]
         for r in self.rows:
-            out.append(f"  {r.who:<28} {r.setting:<46} stage time {_signed(r.cut)} [{_signed(r.cut_lo)}, "
-                       f"{_signed(r.cut_hi)}], +{100 * r.extra:.2f}% executor time, {r.copies:.1f} copies per stage")
-        return out
+            table.append((r.who, r.setting, f"{change(r.cut)} [{change(r.cut_hi)}, {change(r.cut_lo)}]",
+                          f"+{100 * r.extra:.2f}%", f"{r.copies:.1f}"))
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        return [self.verdict(),
+                f"You run: {self.current}. Budget: {100 * self.budget:g}% extra executor time. Stages: {self.stages} "
+                f"of {self.applications} applications.",
+                f"On the {len(self.split.scored)} later stages, each with the setting chosen on the {lo} to {hi} "
+                f"stages that ended before it started:",
+                *["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]]
 
 
-def _signed(v: float) -> str:
-    return "n/a" if v is None or not np.isfinite(v) else f"{-100 * v:+.2f}%"
+def change(cut: float) -> str:
+    """A stage-time cut (a share) as the change in stage time: '-1.20%' is 1.2% shorter; '0.00%'."""
+    if cut is None or not np.isfinite(cut):
+        return "n/a"
+    v = -100 * cut
+    return "0.00%" if abs(v) < 0.005 else f"{v:+.2f}%"
 
 
 def spark_answer(rows: pd.DataFrame, split: Split, budget: float, trace: str,

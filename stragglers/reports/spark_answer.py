@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stragglers.prediction.spark_answer import change
 from stragglers.prediction.tuning import HEADLINE_BUDGET
 from stragglers.trace_formats import FORMATS
 
@@ -28,13 +29,10 @@ def opening(answers: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> str:
 
 def answer_view(rows: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> pd.DataFrame:
     """The answer's numbers on the scored stages: what runs, Spark 4.0's defaults, the answer."""
-    def signed(v) -> str:
-        return "-" if v is None or pd.isna(v) else f"{-100 * v:+.2f}%"
-
     out = []
     for r in _at(rows, budget).itertuples(index=False):
         out.append({"trace": r.trace, "who": r.who, "setting": r.setting,
-                    "stage time change [95% CI]": f"{signed(r.cut)} [{signed(r.cut_hi)}, {signed(r.cut_lo)}]",
+                    "stage time change [95% CI]": f"{change(r.cut)} [{change(r.cut_hi)}, {change(r.cut_lo)}]",
                     "extra executor time": f"+{100 * r.extra:.2f}%", "copies per stage": f"{r.copies:.1f}",
                     "stages": int(r.stages)})
     return pd.DataFrame(out)

@@ -19,9 +19,11 @@ is refused in one line (NoEventLogError).
 from __future__ import annotations
 
 import json
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import pyarrow as pa
@@ -204,14 +206,15 @@ def _refuse(log_dir: Path, what: str) -> NoEventLogError:
 
 
 def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = TRACE, min_tasks: int = 100,
-                on_bad_rows: str = "fail") -> dict[str, int]:
+                on_bad_rows: str = "fail", progress: Callable[[str], None] | None = None) -> dict[str, int]:
     """Read every event log under ``log_dir`` into the event tables, build the typed tables
     (SPARK_TABLES) and the account of each entry (ACCOUNT); returns counts (logs, applications,
     stage attempts, selected ones, task attempts, executors, skipped files, bad lines, applications
     with no selected stage, truncated ones, stage attempts cut by their log's end, unreadable files).
     ``min_tasks`` and ``on_bad_rows`` are the warehouse's settings (NURD_MIN_TASKS, NURD_ON_BAD_ROWS);
     ``trace`` names the rows of table quarantine and of the ledger. Raises NoEventLogError (one
-    line) for a directory missing, empty, or with no application's log to stage."""
+    line) for a directory missing, empty, or with no application's log to stage. ``progress`` gets a
+    line every few seconds while the logs are read."""
     log_dir = Path(log_dir).resolve()
     if not log_dir.is_dir():
         raise _refuse(log_dir, ("it is a file, not a directory" if log_dir.exists() else "the directory does not exist")
@@ -227,9 +230,13 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
     with transaction(con):
         loader = _Loader(con)
         reads = []
+        said = time.monotonic()
         for log_id, log in enumerate(logs):
             read = _read_log(loader, log_id, log)
             reads.append(read)
+            if progress is not None and time.monotonic() - said > 2:
+                progress(f"read {log_id + 1} of {len(logs)} event logs")
+                said = time.monotonic()
             con.execute("INSERT INTO spark_logs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [log_id, str(log.path), log.codec or "none", log.rolling, log.in_progress,
                          len(log.files), read.lines, str(log.path.relative_to(log_dir)), read.events,

@@ -33,7 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
-from stragglers.prediction.engine.spark_rule import SpeculationRule
+from stragglers.prediction.engine.spark_rule import SpeculationRule, success_medians
 from stragglers.prediction.threshold import copy_cost_curve, lognormal_fit, online_threshold
 
 
@@ -88,6 +88,11 @@ class CopyJob:
     @property
     def end(self) -> np.ndarray:
         return self.start + self.latency
+
+    @cached_property
+    def success_medians(self) -> tuple[np.ndarray, np.ndarray]:
+        """The successes' ends in order and their running median duration (Spark's rule, every setting)."""
+        return success_medians(self.start, self.end, self.finished)
 
     @cached_property
     def work(self) -> float:

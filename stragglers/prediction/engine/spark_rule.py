@@ -25,6 +25,7 @@ budget table and the operator's spark-defaults.conf.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from dataclasses import dataclass
@@ -132,12 +133,36 @@ def threshold(succeeded_durations: np.ndarray, n_tasks: int, rule: SpeculationRu
     return max(rule.multiplier * float(np.median(d)), rule.min_task_runtime_s)
 
 
+def success_medians(start: np.ndarray, end: np.ndarray, succeeded: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the successes' ends in order, the median of the first m successes' durations for m = 1, 2, ...):
+    what the rule's threshold is made of at every check, whatever its setting (a running median: two
+    heaps; the median of an even count is the mean of the two middle values, MedianHeap's and numpy's)."""
+    start, end = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
+    ok = np.asarray(succeeded, dtype=bool)
+    order = np.argsort(end[ok], kind="stable")
+    ends, durations = end[ok][order], (end - start)[ok][order]
+    low, high, medians = [], [], np.empty(len(durations))    # low: a max-heap (negated), high: a min-heap
+    for m, d in enumerate(durations.tolist()):
+        if low and d > -low[0]:
+            heapq.heappush(high, d)
+        else:
+            heapq.heappush(low, -d)
+        if len(low) > len(high) + 1:
+            heapq.heappush(high, -heapq.heappop(low))
+        elif len(high) > len(low):
+            heapq.heappush(low, -heapq.heappop(high))
+        medians[m] = -low[0] if len(low) > len(high) else (-low[0] + high[0]) / 2
+    return ends, medians
+
+
 def flag_times(start: np.ndarray, end: np.ndarray, succeeded: np.ndarray, checks: np.ndarray,
-               rule: SpeculationRule, n_tasks: int | None = None) -> np.ndarray:
+               rule: SpeculationRule, n_tasks: int | None = None,
+               medians: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """When the rule first marks each task speculatable: the first check t at which it runs
     (start <= t < end), has not succeeded, and has run strictly longer than the threshold of the
     successes by t (NaN: never). ``end``: when each task ended (its success, or its last attempt's
-    end; +inf while running when the record stops); ``succeeded``: it ended by succeeding.
+    end; +inf while running when the record stops); ``succeeded``: it ended by succeeding;
+    ``medians``: ``success_medians`` of the same tasks, where the caller keeps it for many settings.
 
     Vectorised: the threshold is a step function of the checks (it moves when a success lands), so a
     task is speculatable at check k iff t_k - thr_k > start; with G the running maximum of
@@ -149,14 +174,12 @@ def flag_times(start: np.ndarray, end: np.ndarray, succeeded: np.ndarray, checks
     out = np.full(len(start), np.nan)
     if not len(checks) or n <= 1:
         return out
-    ends = end[succeeded]
-    order = np.argsort(ends, kind="stable")
-    ends, durations = ends[order], (end - start)[succeeded][order]
+    ends, prefix = success_medians(start, end, succeeded) if medians is None else medians
     done = np.searchsorted(ends, checks, side="right")          # successes by each check
     need = max(math.floor(rule.quantile * n), 1)
+    gated = done >= need
     thr = np.full(len(checks), np.inf)
-    for m in np.unique(done[done >= need]).tolist():
-        thr[done == m] = max(rule.multiplier * float(np.median(durations[:m])), rule.min_task_runtime_s)
+    thr[gated] = np.maximum(rule.multiplier * prefix[done[gated] - 1], rule.min_task_runtime_s)
     G = np.maximum.accumulate(checks - thr)
     k = np.searchsorted(G, start, side="right")
     hit = k < len(checks)

@@ -1,5 +1,5 @@
-"""The replay engine on real components: a real DuckDB warehouse built from a small
-generated trace, a real ``distributed.LocalCluster`` (worker processes, TCP on
+"""Where the replays run (stragglers/prediction/workers.py) on real components: a real DuckDB
+warehouse built from a small generated trace, a real ``distributed.LocalCluster`` (worker processes, TCP on
 127.0.0.1), real Dagster runs, and a real ``dagster asset materialize`` subprocess
 interrupted by a signal."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -43,4 +42,11 @@ def main(warehouse: str, workdir: str, methods: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("warehouse")
+    p.add_argument("workdir")
+    p.add_argument("methods", help="comma-separated method names")
+    a = p.parse_args()
+    main(a.warehouse, a.workdir, a.methods)

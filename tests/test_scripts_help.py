@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LIBRARIES = {"benchmarks/results.py"}
 SCRIPTS = sorted(str(p.relative_to(ROOT)) for pattern in ("scripts/*.sh", "scripts/*.py", "benchmarks/*.py",
                                                           "studies/**/*.py")
-                 for p in ROOT.glob(pattern) if str(p.relative_to(ROOT)) not in LIBRARIES)
+                 for p in ROOT.glob(pattern) if str(p.relative_to(ROOT)) not in LIBRARIES and p.name != "__init__.py")
 
 
 def _project_state() -> dict[str, float]:

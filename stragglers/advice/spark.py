@@ -30,7 +30,7 @@ import pandas as pd
 from stragglers.prediction.engine.caps import Uncapped
 from stragglers.prediction.engine.jobs import copy_jobs
 from stragglers.prediction.engine.policies import spark_rule_policies
-from stragglers.prediction.engine.replay import replay_all
+from stragglers.prediction.engine.replay import OUTCOME_COLUMNS, outcome_rows
 from stragglers.prediction.clock import evaluable_jobs
 from stragglers.prediction.spark_answer import SparkAnswer, change, spark_answers
 from stragglers.prediction.tuning import HEADLINE_BUDGET
@@ -56,25 +56,25 @@ def outcomes(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, evalu
         build_table(con, table, selection)
     if not con.execute("SELECT count(*) FROM operator_checkpoints WHERE trace = ?", [TRACE]).fetchone()[0]:
         raise NoEventLogError(f"no stage attempt of at least {selection.min_tasks} tasks that completed in these logs "
-                              f"(setting NURD_MIN_TASKS): nothing for speculation to act on")
+                              f"(--min-tasks): nothing for speculation to act on")
     jobs, _ = evaluable_jobs(con, TRACE, evaluation.min_finished, "operator_checkpoints")
-    rows = []
-    started = time.monotonic()
+    parts = []
+    said = time.monotonic()
     engine_jobs = copy_jobs(con, TRACE, evaluation.copy_keeps, jobs["job_id"].tolist())
-    for n, (job_id, job) in enumerate(engine_jobs.items(), 1):
-        for policy, (out,) in replay_all(job, spark_rule_policies(job), [Uncapped()]):
-            rows.append((TRACE, policy.method, policy.point, "none", int(job_id), out.jct_reduction,
-                         out.extra_machine_share, out.copies, policy.n_flagged))
-        if time.monotonic() - started > 2 and n % 50 == 0:
+    for n, job in enumerate(engine_jobs.values(), 1):
+        parts.append(outcome_rows(job, spark_rule_policies(job), [Uncapped()]))
+        if time.monotonic() - said > 2:
             log(f"replayed {n} of {len(engine_jobs)} stage attempts")
-    return pd.DataFrame(rows, columns=["trace", "method", "point", "cap", "job_id", "jct_reduction",
-                                       "extra_machine_share", "n_copies", "n_flagged"])
+            said = time.monotonic()
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=OUTCOME_COLUMNS)
 
 
 def advise(log_dir: Path, budget: float = HEADLINE_BUDGET, *, settings: Settings | None = None,
-           work_dir: Path | None = None, log: Callable[[str], None] = lambda _: None) -> tuple[SparkAnswer, list[str]]:
+           work_dir: Path | None = None, log: Callable[[str], None] = lambda _: None,
+           named_by: str = "setting NURD_TRACE_URL") -> tuple[SparkAnswer, list[str]]:
     """(the answer at ``budget``, one line per log that was not simply read whole) for the logs under
-    ``log_dir``; ``settings``: the pipeline's (NURD_* variables), as the Dagster path reads them."""
+    ``log_dir``; ``settings``: the pipeline's (NURD_* variables), as the Dagster path reads them;
+    ``named_by``: what named the directory (for the one line that says it holds no log)."""
     s = settings or Settings.from_env(trace=TRACE)
     interval = {"clock_interval_s": format_clock_interval(TRACE, s.clock_interval_s)}
     selection, evaluation = SelectionSettings.of(s, **interval), EvaluationSettings.of(s, **interval)
@@ -83,14 +83,13 @@ def advise(log_dir: Path, budget: float = HEADLINE_BUDGET, *, settings: Settings
         try:
             configure(con, memory_limit=s.duckdb_memory_limit, temp_directory=str(Path(tmp) / "spill"))
             stage_spark(con, Path(log_dir), trace=TRACE, min_tasks=selection.min_tasks, on_bad_rows="quarantine",
-                        progress=log)
+                        progress=log, named_by=named_by)
             accounts = log_account_lines(con)
             build_selection(con, selection)
             rows = outcomes(con, selection, evaluation, log)
             if rows.empty:
                 raise NoEventLogError(f"no stage attempt of at least {selection.min_tasks} tasks with "
-                                      f"{evaluation.min_finished} finished ones under {log_dir} (NURD_MIN_TASKS, "
-                                      f"NURD_MIN_FINISHED)")
+                                      f"{evaluation.min_finished} finished ones under {log_dir} (--min-tasks)")
             (answer,) = spark_answers(con, TRACE, rows, [budget], n_boot=s.n_boot, seed=s.seed)
         finally:
             con.close()
@@ -158,13 +157,16 @@ def answer_files(con: duckdb.DuckDBPyConnection, trace: str, budget: float, out:
 
 
 def budget_share(text: str) -> float:
-    """'2%' or '2' -> 0.02; '0.02' stays a share only with no % and below 1 (read as a share)."""
+    """A budget in percent of the stages' executor time ('2%' or '2') as a share (0.02)."""
     value = text.strip()
-    pct = value.endswith("%")
-    number = float(value.rstrip("%"))
-    share = number / 100 if pct or number >= 1 else number
+    number = value[:-1] if value.endswith("%") else value
+    try:
+        share = float(number) / 100
+    except ValueError:
+        share = float("nan")
     if not 0 < share <= 1:
-        raise ValueError(f"--budget {text!r}: expected a share of the stages' executor time in (0%, 100%], e.g. 2%")
+        raise ValueError(f"--budget {text!r}: expected the extra executor time you accept, in percent of your "
+                         f"stages' own, above 0 and at most 100 (e.g. 2%)")
     return share
 
 
@@ -178,31 +180,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = sub.add_parser("advise", help="read a directory of event logs, print the answer, write spark-defaults.conf")
     a.add_argument("log_dir", type=Path, help="the directory spark.eventLog.dir points at")
     a.add_argument("--budget", default=f"{HEADLINE_BUDGET * 100:g}%",
-                   help="extra executor time you accept, a share of your stages' own (default: %(default)s)")
+                   help="the extra executor time you accept, in percent of your stages' own (default: %(default)s)")
     a.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help="where to write the spark-defaults.conf block (default: ./%(default)s); the report "
+                   help="where to write the spark-defaults.conf block (default: ./%(default)s); the full answer "
                         "goes beside it as <out>.md")
+    a.add_argument("--min-tasks", type=int, default=None,
+                   help="stages with fewer tasks are left out (default: the pipeline's, 100: speculation acts on "
+                        "stages with enough tasks to have a median)")
     args = parser.parse_args(argv)
     out = args.out
+    stale = mark_stale(out)          # whatever happens next, the previous answer no longer looks current
     try:
         budget = budget_share(args.budget)
-        stale = mark_stale(out)
-        answer, accounts = advise(args.log_dir, budget,
-                                  log=lambda line: print(f"nurd-spark: {line}", file=sys.stderr, flush=True))
+        overrides = {} if args.min_tasks is None else {"min_tasks": args.min_tasks}
+        answer, accounts = advise(args.log_dir, budget, settings=Settings.from_env(trace=TRACE, **overrides),
+                                  log=lambda line: print(f"nurd-spark: {line}", file=sys.stderr, flush=True),
+                                  named_by="nurd-spark advise's argument")
     except (NoEventLogError, SettingError, ValueError, FileNotFoundError, LookupError) as e:
-        print(f"nurd-spark: error: {' '.join(str(e).split())}", file=sys.stderr)
-        if "stale" in locals() and stale:
-            print(f"nurd-spark: the previous answer is kept as {stale[0]} (not current)", file=sys.stderr)
+        kept = f" (the previous answer is now {stale[0]})" if stale else ""
+        print(f"nurd-spark: error: {' '.join(str(e).split())}{kept}", file=sys.stderr)
         return 2
-    for line in accounts:
-        print(f"nurd-spark: {line}")
     for line in answer.lines():
         print(line)
+    if accounts:
+        print("Logs not read whole:")
+        for line in accounts:
+            print(f"  {line}")
     conf, report = publish(out, answer, accounts, args.log_dir)
-    for path in stale:                 # the new answer replaces the previous one: nothing stale is left beside it
-        path.unlink(missing_ok=True)
-    print(f"Wrote {conf} (add it to your spark-defaults.conf, or pass each line as --conf) and the full answer, "
-          f"every log's account included, to {report}.")
+    for path in (conf, report):        # the new answer replaces any earlier one: nothing stale is left beside it
+        path.with_name(path.name + ".stale").unlink(missing_ok=True)
+    print(f"Wrote {conf} (add it to your spark-defaults.conf, or pass each line as --conf) and the full answer "
+          f"to {report}.")
     return 0
 
 

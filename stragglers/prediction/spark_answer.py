@@ -140,6 +140,7 @@ class SparkAnswer:
     current: str                 # current_words
     current_rule: SpeculationRule | None
     rows: list[Row] = field(default_factory=list)
+    copied_by_spark: int = 0     # tasks of these stages that ran a copy Spark made (speculation was on)
 
     @property
     def recommended(self) -> SpeculationRule | None:
@@ -155,19 +156,19 @@ class SparkAnswer:
         keep = ("leave speculation off" if self.current_rule is None and self.current.startswith("speculation off")
                 else "keep your setting")
         if self.now.point is None:
-            return (f"{keep.capitalize()}: no setting of Spark's speculation cuts stage time within {pct:g}% extra "
-                    f"executor time on your {self.now.n} stages.")
+            return (f"{keep.capitalize()}: no setting of Spark's speculation shortens your {self.now.n} stages within "
+                    f"{pct:g}% extra executor time.")
         rule = SpeculationRule.from_point(self.now.point)
-        evidence = (f"{rule.words()} cut stage time by {100 * self.now.mean:.2f}% on average over your {self.now.n} "
-                    f"stages for {100 * self.now.spend:.2f}% extra executor time")
+        evidence = (f"shortened your {self.now.n} stages by {100 * self.now.mean:.2f}% on average for "
+                    f"{100 * self.now.spend:.2f}% extra executor time")
         if not self.now.named:
-            return (f"{keep.capitalize()}: the best setting within {pct:g}% extra executor time, {evidence}, which is "
-                    f"not above the smallest effect these stages can tell from none "
+            return (f"{keep.capitalize()}: the best setting within {pct:g}% extra executor time ({rule.words()}) "
+                    f"{evidence}, not above the smallest effect your stages can tell from none "
                     f"({100 * self.now.mde:.2f}%, 80% power).")
         if self.recommended is None:
-            return f"Keep your setting: it is the best within {pct:g}% extra executor time ({evidence})."
-        return f"Set {rule.words()}: {evidence} (the smallest effect these stages can tell from none: " \
-               f"{100 * self.now.mde:.2f}%)."
+            return f"Keep your setting: it is the best within {pct:g}% extra executor time; it {evidence}."
+        return (f"Set {rule.words()}: it {evidence} (the smallest effect your stages can tell from none: "
+                f"{100 * self.now.mde:.2f}%).")
 
     def conf(self) -> str:
         """The spark-defaults.conf block: the setting to write, or a comment saying to keep it."""
@@ -181,18 +182,25 @@ class SparkAnswer:
 
     def lines(self) -> list[str]:
         """The answer in a few lines, for a terminal."""
+        head = [self.verdict(),
+                f"You run: {self.current}. Budget: {100 * self.budget:g}% extra executor time. {self.stages} stages "
+                f"from {self.applications} applications."]
+        if self.copied_by_spark:
+            head.append(f"{self.copied_by_spark} of your tasks ran a copy Spark made: the replay sees them as they "
+                        f"ended with it, so what your setting already buys is in every number here; to compare "
+                        f"settings from scratch, log some applications with speculation off.")
+        if not self.split.scored:
+            return head + [f"Too few stages to score a setting out of sample: a stage is scored once "
+                           f"{self.split.warmup} stages ended before it started."]
         lo, _, hi = self.split.sizes()
         table = [("", "setting", "stage time [95% CI]", "executor time", "copies per stage")]
         for r in self.rows:
             table.append((r.who, r.setting, f"{change(r.cut)} [{change(r.cut_hi)}, {change(r.cut_lo)}]",
                           f"+{100 * r.extra:.2f}%", f"{r.copies:.1f}"))
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        return [self.verdict(),
-                f"You run: {self.current}. Budget: {100 * self.budget:g}% extra executor time. Stages: {self.stages} "
-                f"of {self.applications} applications.",
-                f"On the {len(self.split.scored)} later stages, each with the setting chosen on the {lo} to {hi} "
-                f"stages that ended before it started:",
-                *["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]]
+        return head + [f"On the {len(self.split.scored)} later stages, each with the setting chosen on the {lo} to "
+                       f"{hi} stages that ended before it started (stage time: the change, negative is shorter):",
+                       *["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]]
 
 
 def change(cut: float) -> str:
@@ -205,7 +213,7 @@ def change(cut: float) -> str:
 
 def spark_answer(rows: pd.DataFrame, split: Split, budget: float, trace: str,
                  rules: Mapping[int, SpeculationRule | None], applications: int,
-                 n_boot: int = 1000, seed: int = 0) -> SparkAnswer:
+                 n_boot: int = 1000, seed: int = 0, copied_by_spark: int = 0) -> SparkAnswer:
     """The answer from Spark's rule's uncapped rows of one trace (module doc); ``rules``: per job the
     setting its application ran with."""
     procedure, now = as_run(rows, split, budget)
@@ -221,7 +229,8 @@ def spark_answer(rows: pd.DataFrame, split: Split, budget: float, trace: str,
     distinct = set(rules.values())
     current_rule = next(iter(distinct)) if len(distinct) == 1 else None
     current = current_words(rules)
-    answer = SparkAnswer(trace, budget, len(set(rows["job_id"])), applications, split, now, current, current_rule)
+    answer = SparkAnswer(trace, budget, len(set(rows["job_id"])), applications, split, now, current, current_rule,
+                         copied_by_spark=copied_by_spark)
     answer.rows = [
         _row("what you run", current if len(current) < 46 else "your settings", fixed(CURRENT), n_boot, seed),
         _row("Spark 4.0's defaults", SPARK_4_DEFAULTS.words(), fixed(SPARK_4_DEFAULTS.point), n_boot, seed),
@@ -263,4 +272,6 @@ def spark_answers(con: duckdb.DuckDBPyConnection, trace: str, capped: pd.DataFra
     keys = keys[keys["job_id"].isin(set(rows["job_id"]))]
     by_log = application_rules(con)
     rules = {int(j): by_log.get(int(log)) for j, log in zip(keys["job_id"], keys["log_id"])}
-    return [spark_answer(rows, split, b, trace, rules, int(keys["app_id"].nunique()), n_boot, seed) for b in budgets]
+    copied = int(con.execute(render("spark_copied_tasks", trace=trace), [keys["job_id"].tolist()]).fetchone()[0])
+    return [spark_answer(rows, split, b, trace, rules, int(keys["app_id"].nunique()), n_boot, seed, copied)
+            for b in budgets]

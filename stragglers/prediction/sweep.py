@@ -44,19 +44,18 @@ from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import (
     DEFAULT_POINT, ORACLE, SPARK_METHODS, Policy, from_flags, oracle, spark_rule_policies,
 )
-from stragglers.prediction.engine.replay import replay_all
+from stragglers.prediction.engine.replay import OUTCOME_COLUMNS, outcome_rows
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
 from stragglers.prediction.simulate import JobResult, ScoreRecorder
 from stragglers.prediction.tuning import BUDGETS
 
 
-OUTCOME_COLUMNS = ["trace", "method", "point", "job_id", "jct_reduction", "extra_machine_share", "n_flagged"]
+SWEEP_COLUMNS = ["trace", "method", "point", "job_id", "jct_reduction", "extra_machine_share", "n_flagged"]
 #: The caps every point is scored under through the engine: each budget, Hadoop's caps, and none
 #: (a copy per flag: the cost curves).
 UNCAPPED = Uncapped()
 CAPS: tuple[Cap, ...] = tuple(Budget(b) for b in BUDGETS) + (HadoopCaps(), UNCAPPED)
-CAPPED_COLUMNS = ["trace", "method", "point", "cap", "job_id", "jct_reduction", "extra_machine_share", "n_copies",
-                  "n_flagged"]
+CAPPED_COLUMNS = OUTCOME_COLUMNS
 
 _ERRORS = (CannotFit, *DEGENERATE_DATA_ERRORS)
 
@@ -177,14 +176,11 @@ def policies_of(result: JobResult, job: CopyJob) -> list[Policy]:
     return out
 
 
-def job_rows(trace: str, result: JobResult, job: CopyJob, caps: Sequence[Cap] = CAPS) -> list[tuple]:
-    """One row per (point of ``result``, cap): its outcome on this job through the engine
-    (``CAPPED_COLUMNS``)."""
+def job_rows(trace: str, result: JobResult, job: CopyJob, caps: Sequence[Cap] = CAPS) -> pd.DataFrame:
+    """Every point of ``result`` under every cap on this job through the engine (``CAPPED_COLUMNS``)."""
     if not len(job.task_ids) or not np.isfinite(job.latency).all() or float(job.latency.max()) <= 0:
-        return []
-    return [(trace, p.method, p.point, cap.label, int(job.job_id), o.jct_reduction, o.extra_machine_share, o.copies,
-             p.n_flagged)
-            for p, outs in replay_all(job, policies_of(result, job), caps) for cap, o in zip(caps, outs)]
+        return pd.DataFrame(columns=CAPPED_COLUMNS)
+    return outcome_rows(job, policies_of(result, job), caps)
 
 
 @dataclass
@@ -194,7 +190,7 @@ class SweepCollector:
 
     trace: str
     jobs: Mapping[int, CopyJob]               # job -> the engine's job (engine.jobs.copy_jobs)
-    rows: list[tuple] = field(default_factory=list)
+    parts: list[pd.DataFrame] = field(default_factory=list)
 
     def score(self, result: JobResult) -> None:
         """Every point of ``result`` under every cap, kept."""
@@ -202,7 +198,7 @@ class SweepCollector:
         if job is None:
             raise LookupError(f"job {result.job_id} of trace {self.trace} has no tasks for the engine "
                               f"(operator_tasks): the replay and the engine read different jobs")
-        self.rows.extend(job_rows(self.trace, result, job))
+        self.parts.append(job_rows(self.trace, result, job))
 
     def add(self, result: JobResult, own: Sequence[str] | None = None) -> JobResult:
         """``score``, then the result with the method's own variants only (what the tables store)."""
@@ -213,9 +209,10 @@ class SweepCollector:
 
     def capped_frame(self) -> pd.DataFrame:
         """Every point under every cap (table ``capped_outcomes``)."""
-        return pd.DataFrame(self.rows, columns=CAPPED_COLUMNS)
+        parts = [p for p in self.parts if len(p)]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=CAPPED_COLUMNS)
 
     def frame(self) -> pd.DataFrame:
         """Every point with a copy per flag, uncapped (table ``sweep_outcomes``: the cost curves)."""
         c = self.capped_frame()
-        return c[c["cap"] == UNCAPPED.label][OUTCOME_COLUMNS].reset_index(drop=True)
+        return c[c["cap"] == UNCAPPED.label][SWEEP_COLUMNS].reset_index(drop=True)

@@ -74,13 +74,22 @@ def pp(v, digits: int = 2) -> str:
     return "-" if v is None or pd.isna(v) else f"{v * 100:+.{digits}f} pp"
 
 
+def best_in_words(words: str) -> str:
+    """A naming in words (``verdict.Naming.words``) with the best candidate's display name."""
+    head, sep, rest = words.partition("the best, ")
+    if not sep:
+        return words
+    name, comma, tail = rest.partition(", ")
+    return f"{head}{sep}{display_name(name)}{comma}{tail}"
+
+
 def comparison_sentence(c) -> str:
     """One named comparison (a row of named_comparisons) in words: the pair named now, or no winner,
     and what the scored jobs show, with the effect they could have detected."""
     at = f"at {c.budget * 100:g}%"
     learned = (f"{display_name(c.learned)}" if isinstance(c.learned, str) and c.learned else
-               f"no learned method (no winner: the best on earlier jobs, {c.learned_words.split('the best, ')[-1]}"
-               .split(", cut")[0] + ")")
+               f"no learned method (no winner: the best on earlier jobs, "
+               f"{best_in_words(c.learned_words).split('the best, ')[-1]}".split(", cut")[0] + ")")
     free = display_name(c.free_rule) if isinstance(c.free_rule, str) and c.free_rule else "no free rule (no winner)"
     shown = (f"{at}, named {learned} against {free}: on the {int(c.n_scored)} scored jobs {pp(c.diff)} "
              f"[{pp(c.diff_lo)}, {pp(c.diff_hi)}], Holm p = {c.diff_p_holm:.2f}, an effect of {pp(c.diff_mde)} "
@@ -97,7 +106,8 @@ def named_comparison(comparisons: pd.DataFrame) -> str:
          f"started, and each candidate is named on those jobs ({int(first.n_choosing_min)} to "
          f"{int(first.n_choosing_max)}) only where its mean cut there exceeds the smallest effect they can tell "
          f"from none (80% power); {int(first.n_scored)} jobs are scored."]
-    s.append("; ".join(comparison_sentence(c) for c in comparisons.sort_values("budget").itertuples(index=False)) + ".")
+    each = "; ".join(comparison_sentence(c) for c in comparisons.sort_values("budget").itertuples(index=False))
+    s.append(each[:1].upper() + each[1:] + ".")
     verdicts = comparisons["verdict"].tolist()
     if verdicts and all(v == "learned above" for v in verdicts):
         s.append("The pre-named learned method is above the pre-named free rule at every budget up to 5%.")
@@ -239,7 +249,7 @@ def comparison_view(comparisons: pd.DataFrame) -> pd.DataFrame:
     for c in comparisons.sort_values(["trace", "budget"]).itertuples(index=False):
         def who(name, words, times):
             return (f"{display_name(name)} (named for {int(times)} of {int(c.n_scored)} jobs)"
-                    if isinstance(name, str) and name else f"no winner ({words.split(': ', 1)[-1]})")
+                    if isinstance(name, str) and name else f"no winner ({best_in_words(words).split(': ', 1)[-1]})")
         rows.append({"trace": c.trace, "budget": f"{c.budget * 100:g}%",
                      "learned method named now": who(c.learned, c.learned_words, c.learned_named_jobs),
                      "free rule named now": who(c.free_rule, c.free_rule_words, c.free_rule_named_jobs),

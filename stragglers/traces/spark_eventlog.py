@@ -82,8 +82,8 @@ def codec_of(name: str) -> str:
 
 
 def _unknown_codec(codec: str) -> str:
-    return (f"unknown compression codec {codec!r} (the file's extension; Spark writes "
-            f"{', '.join(sorted(c for c in DECODERS if c))} or none)")
+    return (f"not an event log: its extension {codec!r} is no compression codec Spark writes "
+            f"({', '.join(sorted(c for c in DECODERS if c))} or none)")
 
 
 def discover(log_dir: Path) -> tuple[list[EventLog], list[NotALog]]:

@@ -206,19 +206,21 @@ def _refuse(log_dir: Path, what: str) -> NoEventLogError:
 
 
 def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = TRACE, min_tasks: int = 100,
-                on_bad_rows: str = "fail", progress: Callable[[str], None] | None = None) -> dict[str, int]:
+                on_bad_rows: str = "fail", progress: Callable[[str], None] | None = None,
+                named_by: str = "setting NURD_TRACE_URL") -> dict[str, int]:
     """Read every event log under ``log_dir`` into the event tables, build the typed tables
     (SPARK_TABLES) and the account of each entry (ACCOUNT); returns counts (logs, applications,
     stage attempts, selected ones, task attempts, executors, skipped files, bad lines, applications
     with no selected stage, truncated ones, stage attempts cut by their log's end, unreadable files).
-    ``min_tasks`` and ``on_bad_rows`` are the warehouse's settings (NURD_MIN_TASKS, NURD_ON_BAD_ROWS);
+    ``min_tasks`` and ``on_bad_rows`` are the warehouse's settings (min_tasks, NURD_ON_BAD_ROWS);
+    ``named_by``: what named the directory, for the error that says it holds no log;
     ``trace`` names the rows of table quarantine and of the ledger. Raises NoEventLogError (one
     line) for a directory missing, empty, or with no application's log to stage. ``progress`` gets a
     line every few seconds while the logs are read."""
     log_dir = Path(log_dir).resolve()
     if not log_dir.is_dir():
         raise _refuse(log_dir, ("it is a file, not a directory" if log_dir.exists() else "the directory does not exist")
-                      + " (setting NURD_TRACE_URL names the directory of the logs)")
+                      + f" ({named_by} names the directory of the logs)")
     logs, not_logs = discover(log_dir)
     if not logs:
         raise _refuse(log_dir, (f"{len(not_logs)} entries, none a log Spark reads (first: "

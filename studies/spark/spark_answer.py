@@ -1,64 +1,49 @@
-"""The operator's answer on a directory of Spark event logs: stage them (bad lines quarantined and
-counted, as NURD_ON_BAD_ROWS=quarantine does), replay Spark's speculation with each setting of the
-grid on the earlier half of the stage attempts long enough to matter, and score the one chosen at
-each budget on the later half, beside Spark 4.0's and 3.x's defaults. ``--doc`` writes the result
-into docs/EVALUATION.md between its markers.
+"""The operator's answer on a directory of Spark event logs: ``nurd-spark advise`` itself
+(stragglers/advice/spark.py), with ``--doc`` writing what it prints into docs/EVALUATION.md between
+its markers. Every other argument is the command's (``--budget``, ``--out``).
 
-    .venv/bin/python studies/spark/spark_answer.py ../shared/realdata/spark_eventlogs [--doc docs/EVALUATION.md]
+    .venv/bin/python -m studies.spark.spark_answer ../shared/realdata/spark_eventlogs [--budget 2%] [--doc docs/EVALUATION.md]
+
+Run it from the project root (``-m``: the ``studies`` package); ``../shared/realdata/spark_eventlogs``
+exists where the shared real data sits beside the clone (CI's layout).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
-import time
+import tempfile
 from pathlib import Path
 
-import duckdb
-
-from stragglers.prediction import spark_speculation as sp
-from stragglers.warehouse.spark_staging import stage_spark
+from stragglers.advice.spark import main as nurd_spark
 
 DOC_START = "<!-- measured: studies/spark/spark_answer.py DIR --doc docs/EVALUATION.md -->"
 DOC_END = "<!-- end of measured answer -->"
-BUDGETS = (1.0, 5.0, 10.0)
-
-
-def answer_text(log_dir: Path, min_tasks: int) -> str:
-    started = time.monotonic()
-    con = duckdb.connect()
-    counts = stage_spark(con, log_dir, min_tasks=min_tasks, on_bad_rows="quarantine")
-    stages, slots = sp.load_stages(con), sp.load_slots(con)
-    long, _, _ = sp.split_short(stages, slots)
-    later = sorted(long, key=lambda s: s.submitted_ms)[len(long) // 2:]
-    out = [f"{counts['logs']} logs, {counts['applications']} applications staged ({counts['skipped_files']} files "
-           f"skipped, {counts['bad_lines']} bad lines quarantined), NURD_MIN_TASKS={min_tasks}: "
-           f"{counts['selected_stage_attempts']} stage attempts selected, {len(stages)} with task attempts.", ""]
-    for budget in BUDGETS:
-        ans = sp.answer(stages, slots, budget_pct=budget)
-        out += [f"- budget {budget:g}%: {ans.text()}"]
-    out += ["", "Spark's defaults and the grid's most aggressive setting on the later stages:", "",
-            "| rule | stage time cut % | extra executor time % | copies |", "| --- | --- | --- | --- |"]
-    for rule in (*sp.NAMED_RULES, sp.SpeculationRule("q0.5-m1.25-r100ms", 0.5, 1.25, 100.0)):
-        s = sp.score(sp.replay_policy(later, slots, rule))
-        out.append(f"| {rule.name} | {s.cut_pct:.3f} | {s.extra_pct:.3f} | {s.copies} |")
-    out += ["", f"Everything above, staging included, in {time.monotonic() - started:.0f} s."]
-    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("log_dir", type=Path)
-    parser.add_argument("--min-tasks", type=int, default=100)
-    parser.add_argument("--doc", type=Path)
-    args = parser.parse_args(argv)
-    text = answer_text(args.log_dir, args.min_tasks)
-    print(text)
-    if args.doc:
+    parser.add_argument("--doc", type=Path, help="write the answer into this doc between its markers")
+    args, advise_args = parser.parse_known_args(argv)
+    if not args.doc:
+        return nurd_spark(["advise", *advise_args])
+    with tempfile.TemporaryDirectory(prefix="spark-answer-") as tmp:
+        # the files go to a temporary folder unless --out is given: the doc holds the answer
+        out = [] if "--out" in advise_args else ["--out", str(Path(tmp) / "spark-defaults.conf")]
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            code = nurd_spark(["advise", *advise_args, *out])
+    text = printed.getvalue()
+    print(text, end="")
+    if code == 0:
+        answer = "\n".join(line for line in text.splitlines() if not line.startswith("Wrote "))
+        command = " ".join(["nurd-spark advise", *advise_args])
         doc = args.doc.read_text()
         start, end = doc.index(DOC_START) + len(DOC_START), doc.index(DOC_END)
-        args.doc.write_text(doc[:start] + "\n" + text + "\n" + doc[end:])
-    return 0
+        args.doc.write_text(doc[:start] + f"\n```\n$ {command}\n{answer}\n```\n" + doc[end:])
+    return code
 
 
 if __name__ == "__main__":

@@ -107,9 +107,12 @@ def _spark_jobs(con, trace: str, tasks: pd.DataFrame, copy_keeps: float, seeds) 
 
 def _slots(log_slots: pd.DataFrame | None, g: pd.DataFrame, checks: np.ndarray, origin_s: float,
            last_launch: float) -> ExecutorSlots | None:
-    """The application's executors and their free cores at each check, on the job's clock."""
+    """The application's executors and their free cores at each check, on the job's clock; none (a
+    local-mode application: its tasks run on the driver, with no executor event) leaves no core for a
+    copy."""
     if log_slots is None or log_slots.empty:
-        return None
+        return ExecutorSlots(np.zeros(0, np.int64), np.zeros((len(checks), 0), np.int64),
+                             np.full(len(g), -1, np.int64), last_launch)
     hosts = {h: i for i, h in enumerate(sorted(set(log_slots["host"].astype(str)) | set(g["host"].dropna().astype(str))))}
     executors = []
     free = []

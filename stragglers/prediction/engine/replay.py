@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from stragglers.prediction.engine import kernel
 from stragglers.prediction.engine.caps import Budget, Cap, HadoopCaps, Uncapped
@@ -34,6 +35,11 @@ class Outcome:
     jct_reduction: float
     extra_machine_share: float
     copies: float
+
+
+#: One row per (policy, cap, job) of the engine's tables (``capped_outcomes`` and its kin).
+OUTCOME_COLUMNS = ["trace", "method", "point", "cap", "job_id", "jct_reduction", "extra_machine_share", "n_copies",
+                   "n_flagged"]
 
 
 @dataclass(frozen=True)
@@ -134,3 +140,12 @@ def replay_all(job: CopyJob, policies: Iterable[Policy], caps: Sequence[Cap], po
             seen[p.key] = [Outcome(0.0, 0.0, 0.0)] * len(caps) if not len(p.order) else outcomes(job, p, caps, pool)
         res.append((p, seen[p.key]))
     return res
+
+
+def outcome_rows(job: CopyJob, policies: Iterable[Policy], caps: Sequence[Cap]) -> pd.DataFrame:
+    """Every policy's outcome on ``job`` under every cap as rows (``OUTCOME_COLUMNS``): what the
+    evaluation's sweep and the operator's Spark answer store."""
+    rows = [(job.trace, p.method, p.point, cap.label, int(job.job_id), o.jct_reduction, o.extra_machine_share,
+             o.copies, p.n_flagged)
+            for p, outs in replay_all(job, policies, caps) for cap, o in zip(caps, outs)]
+    return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)

@@ -185,9 +185,10 @@ def _daemon_env(root: Path, host: str) -> dict[str, str]:
     return env
 
 
-def _start(root: Path, name: str, host: str, main_class: str, args: list[str]) -> subprocess.Popen:
+def _start(root: Path, name: str, host: str, main_class: str, args: list[str],
+           env: dict[str, str] | None = None) -> subprocess.Popen:
     cmd = ["java", "-cp", f"{spark_home() / 'jars'}/*", "-Xmx256m", *JVM_OPTS, main_class, *args]
-    return _popen(cmd, root / "logs" / f"{name}.log", _daemon_env(root, host), root)
+    return _popen(cmd, root / "logs" / f"{name}.log", _daemon_env(root, host) | (env or {}), root)
 
 
 def _wait_for(cluster: SparkCluster, name: str, pattern: str, timeout: float) -> None:
@@ -205,9 +206,11 @@ def _wait_for(cluster: SparkCluster, name: str, pattern: str, timeout: float) ->
 
 @contextlib.contextmanager
 def standalone_cluster(root: Path, worker_hosts: tuple[str, ...] = WORKER_HOSTS,
-                       timeout: float = 120) -> Iterator[SparkCluster]:
-    """A master on 127.0.0.1 and a one-core worker per host in ``worker_hosts``; every process killed
-    on leaving, whatever happened inside."""
+                       timeout: float = 120, worker_cores: int = 1,
+                       worker_env: dict[str, dict[str, str]] | None = None) -> Iterator[SparkCluster]:
+    """A master on 127.0.0.1 and a worker of ``worker_cores`` cores per host in ``worker_hosts``, with
+    ``worker_env[host]`` added to that worker's environment (its executors, and their Python workers,
+    inherit it); every process killed on leaving, whatever happened inside."""
     root = Path(root)
     for sub in ("logs", "local", "conf", "work"):
         (root / sub).mkdir(parents=True, exist_ok=True)
@@ -225,7 +228,8 @@ def standalone_cluster(root: Path, worker_hosts: tuple[str, ...] = WORKER_HOSTS,
             cluster.processes[f"worker{i}"] = _start(
                 root, f"worker{i}", host, "org.apache.spark.deploy.worker.Worker",
                 ["--host", host, "--port", str(free_port(host)), "--webui-port", str(free_port(host)),
-                 "--cores", "1", "--memory", "1g", "--work-dir", str(root / "work"), master_url])
+                 "--cores", str(worker_cores), "--memory", "1g", "--work-dir", str(root / "work"), master_url],
+                (worker_env or {}).get(host))
         for i in range(1, len(worker_hosts) + 1):
             _wait_for(cluster, f"worker{i}", "Successfully registered with master", timeout)
         cluster.start_seconds = time.monotonic() - started

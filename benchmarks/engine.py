@@ -67,6 +67,7 @@ def drop_worktree(path: Path) -> None:
 def side(root: Path, warehouse: Path, work: Path, methods: list[str]) -> dict[str, dict]:
     """One side's evaluation of ``methods`` (benchmarks/engine_side.py with ``root`` first on the path)."""
     env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")
+    work.mkdir(parents=True, exist_ok=True)
     out = subprocess.run([sys.executable, str(REPO / "benchmarks" / "engine_side.py"), str(warehouse), str(work),
                           ",".join(methods)], env=env, cwd=work, capture_output=True, text=True)
     if out.returncode:

@@ -1,53 +1,98 @@
-"""The operator's answer first (stragglers/reports/budgets.py): the paragraph, the matched-budget
-table and the figure lead report.html, read in headless Chromium at 1280 px."""
+"""The operator's answer first (stragglers/reports/budgets.py): the paragraph, the answer's table, the
+named comparisons and the budget table for a reader, from tables ``budgets.budget_tables`` builds on
+a small synthetic capped table (what the engine writes, ``capped_outcomes``); and report.html opening
+with them, read in headless Chromium at 1280 px."""
 
 from __future__ import annotations
+
+import re
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
+from stragglers.prediction.budgets import SPARK_AS_RUN, budget_tables
 from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
+from stragglers.prediction.engine.caps import Budget
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.prediction.sweep import CAPPED_COLUMNS, budget_table, curve_table
-from stragglers.reports.budgets import answer_paragraph, flags_equal
+from stragglers.prediction.sweep import CAPPED_COLUMNS
+from stragglers.prediction.tuning import BUDGETS, curve_table
+from stragglers.reports.budget_tables import reads_labels
+from stragglers.reports.budgets import (
+    answer_paragraph, answer_table, budget_view, cheapest_sentence, comparison_view, flags_equal,
+)
 from stragglers.reports.comparison import build_report
+from stragglers.reports.style import display_name
+from stragglers.reports.views import jct_sentence
 from tests.test_product import FIT_PROBE, _job_metrics, _probe_in_chromium
 
 METHODS = ("flag_all", "wait_for_tau", "spark_speculation", "spark4_speculation", "km_survival", "oracle",
            "nurd", "nurd_nc", "gbtr", "tobit", "iforest")
+TRACES = ("synthetic", "google_2011")
+N_JOBS = 16
+#: a sweep's points by what they spend uncapped; each method cuts ``gain`` x that (Spark 2, Tobit 4,
+#: NURD 1.5, the KM rule 1)
+SPENDS = (0.002, 0.008, 0.015, 0.04, 0.2)
+GAINS = {"spark_speculation": 2.0, "tobit": 4.0, "nurd": 1.5, "km_survival": 1.0}
 
 
-def sweep_outcomes(n_jobs: int = 12, seed: int = 0) -> pd.DataFrame:
-    """Per job and point: the learned method 'tobit' buys more per unit of machine time than Spark."""
+def point(method: str, k: int) -> str:
+    return {"spark_speculation": f"q0.75-m{1 + k:g}-min0.1", "km_survival": f"{0.1 * (k + 1):g}"}.get(
+        method, f"{0.5 + k / 4:g}")
+
+
+def capped_outcomes(n_jobs: int = N_JOBS, seed: int = 0, learned_gain: float = 1.0) -> pd.DataFrame:
+    """What the engine would write for every point of these methods on every job: uncapped (cap
+    'none'), a point that spends x cuts gain x x; under a budget b it spends min(x, b), and a point
+    that flags more than b holds loses a little (its copies share the room, some killed). The oracle
+    cuts 30% for 5%. ``learned_gain`` scales the learned methods' gains (0: noise only)."""
     rng = np.random.default_rng(seed)
     rows = []
-    for trace in ("synthetic", "google_2011"):
+    for trace in TRACES:
         for j in range(n_jobs):
-            for k, x in enumerate((0.002, 0.008, 0.015, 0.04, 0.2)):
-                noise = 0.002 * rng.normal()
-                rows += [(trace, "spark_speculation", f"q0.75-m{1 + k:g}-min0.1", j, 2 * x + noise, x, 3),
-                         (trace, "tobit", f"{0.5 + k / 4:g}", j, 4 * x + noise, x, 3),
-                         (trace, "nurd", f"{0.5 + k / 4:g}", j, 1.5 * x + noise, x, 3),
-                         (trace, "km_survival", f"{0.1 * (k + 1):g}", j, x + noise, x, 3)]
-            rows += [(trace, "oracle", "default", j, 0.3, 0.05, 2), (trace, "flag_all", "default", j, 0.3, 0.4, 9)]
-    return pd.DataFrame(rows, columns=["trace", "method", "point", "job_id", "jct_reduction",
-                                       "extra_machine_share", "n_flagged"])
+            for method, gain in GAINS.items():
+                g = gain * (learned_gain if is_learned(method) else 1.0)
+                for k, x in enumerate(SPENDS):
+                    noise = 0.002 * rng.normal()
+                    rows.append((trace, method, point(method, k), "none", j, g * x + noise, x, 3.0, 3))
+                    for b in BUDGETS:
+                        cut = g * min(x, b) * (1 - max(0.0, x - b)) + noise
+                        rows.append((trace, method, point(method, k), Budget(b).label, j, cut, min(x, b), 1.0, 3))
+            for method, cut, spend in (("flag_all", 0.3, 0.4), ("oracle", 0.3, 0.05), ("nurd_nc", 0.01, 0.01),
+                                       ("gbtr", 0.005, 0.004), ("iforest", 0.002, 0.02), ("wait_for_tau", 0.001, 0.3),
+                                       ("spark4_speculation", 0.0, 0.0)):
+                g = cut * (learned_gain if is_learned(method) else 1.0)
+                p = "capped" if method == "oracle" else "default"
+                rows.append((trace, method, p, "none", j, g, spend, 9.0, 9))
+                for b in BUDGETS:
+                    s = min(1.0, b / spend) if spend else 0.0
+                    rows.append((trace, method, p, Budget(b).label, j, g * s + 0.001 * rng.normal(), spend * s, 2.0, 9))
+    return pd.DataFrame(rows, columns=CAPPED_COLUMNS)
 
 
-def earlier(n_jobs: int = 12) -> dict:
-    return {t: {j: tuple(range(j)) for j in range(n_jobs)} for t in ("synthetic", "google_2011")}
+def split_inputs(n_jobs: int = N_JOBS):
+    """Jobs one after another: a job is scored once 10 have ended before it started."""
+    times = pd.DataFrame({"job_id": range(n_jobs), "start_us": [100 * j for j in range(n_jobs)],
+                          "end_us": [100 * j + 50 for j in range(n_jobs)]})
+    return {t: times for t in TRACES}, {t: {j: tuple(range(j)) for j in range(n_jobs)} for t in TRACES}
 
 
-def budgets(out: pd.DataFrame, n_boot: int, n_jobs: int = 12) -> pd.DataFrame:
-    """The budget table with the first half of the jobs (0..5) choosing, the rest scored."""
-    choosing = {t: frozenset(range(n_jobs // 2)) for t in ("synthetic", "google_2011")}
-    return budget_table(out, earlier(n_jobs), FREE_RULES, min_jobs=2, n_boot=n_boot, choosing=choosing,
-                        learned=is_learned)
+@lru_cache(maxsize=None)
+def tables(n_boot: int = 200, learned_gain: float = 1.0, budgets: tuple[float, ...] = BUDGETS
+           ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(matched_budgets, named_comparisons, sweep_curve) as the pipeline builds them
+    (stragglers/reports/budget_tables.py), from ``capped_outcomes``; built once per process (read only)."""
+    capped = capped_outcomes(learned_gain=learned_gain)
+    times, earlier = split_inputs()
+    matched, comparisons = budget_tables(capped, times, earlier, FREE_RULES, is_learned, reads_labels, min_jobs=2,
+                                         budgets=budgets, n_boot=n_boot, seed=0)
+    return matched, comparisons, curve_table(capped[capped["cap"] == "none"])
 
 
 def test_learned_methods_exclude_the_rules_and_the_label_readers():
     assert is_learned("nurd") and is_learned("gbtr") and is_learned("tobit") and is_learned("survival_history")
     assert not any(is_learned(m) for m in (*FREE_RULES, "oracle", "wrangler", "spark4_speculation"))
+    assert reads_labels("wrangler") and reads_labels("oracle") and not reads_labels("nurd")
 
 
 def test_flags_equal_flag_all_only_when_every_flag_is_the_same():
@@ -59,85 +104,92 @@ def test_flags_equal_flag_all_only_when_every_flag_is_the_same():
 
 
 def test_the_paragraph_answers_at_two_percent_with_the_tuned_spark_rule():
-    out = sweep_outcomes()
-    b = budgets(out, n_boot=200)
-    text = answer_paragraph(b, curve_table(out))
+    budgets, comparisons, curve = tables()
+    marked = budgets.merge(pd.DataFrame({"trace": list(TRACES), "method": "nurd", "flags_equal_flag_all": True}),
+                           on=["trace", "method"], how="left")
+    text = answer_paragraph(marked, comparisons, curve)
     first = text.split("\n\n")[0]
     assert first.startswith("**google_2011** (operator's protocol")
-    # the first sentence after the trace: the comparison named on jobs 0..5, scored on 6..11
-    assert "Named before scoring, on the 6 jobs that ended first, and scored on the other 6" in first
-    assert "at 0.5% Tobit minus Spark speculation" in first
+    # first the comparison named before it is scored: jobs 10..15 scored, each named on the jobs before it
+    assert ("Named before scoring (rolling origin): a job is scored once 10 jobs ended before it started, and each "
+            "candidate is named on those jobs (10 to 15)") in first and "6 jobs are scored" in first
+    assert f"At 0.5%, named {display_name('tobit')} against {display_name('spark_speculation')}: on the 6 scored jobs" \
+        in first and f"; at 1%, named {display_name('tobit')}" in first
     assert "The pre-named learned method is above the pre-named free rule at every budget up to 5%." in first
-    assert first.index("Named before scoring") < first.index("At 2% extra machine time, on the scored jobs, Spark's")
-    assert "the pre-named learned method, Tobit" in first and "the oracle's headroom is 30.0%" in first
-    t = b[(b["trace"] == "synthetic") & (b["budget"] == 0.02)].set_index("method")
-    # scored jobs 6..11 all have enough earlier jobs; Spark's best within 2% is its 1.5% point
-    assert t.loc["spark_speculation", "jobs_no_copy"] == 0 and t.loc["spark_speculation", "point_mode"] == "q0.75-m3-min0.1"
-    assert t.loc["tobit", "named"] == "learned method" and t.loc["spark_speculation", "named"] == "free rule"
-    assert t.loc["tobit", "named_diff_lo"] > 0 and t.loc["tobit", "reference"] == "spark_speculation"
-    assert t.loc["tobit", "n_jobs"] == 6 and t.loc["tobit", "n_jobs_choosing"] == 6
+    # then the answer at 2%: Spark tuned on earlier jobs under the budget, as Spark runs it, the best policy
+    at2 = "At 2% extra machine time, on the scored jobs, Spark's speculation tuned on earlier jobs, the budget enforced"
+    assert first.index("Named before scoring") < first.index(at2)
+    t = budgets[(budgets["trace"] == "google_2011") & (budgets["budget"] == 0.02)].set_index(["method", "cap_mode"])
+    spark = t.loc[("spark_speculation", "enforced")]
+    # under the cap every point that flags at least 2% spends 2%; the one that flags 4% loses least
+    assert spark["point_mode"] == "q0.75-m4-min0.1" and spark["jobs_no_copy"] == 0
+    assert "(quantile 0.75, multiplier 4, minTaskRuntime 100ms most often)" in first
+    # as Spark runs it: uncapped, the setting that spent within 2% on earlier jobs (1.5%), 0 jobs above
+    run = t.loc[("spark_speculation", SPARK_AS_RUN)]
+    assert run["point_mode"] == "q0.75-m3-min0.1" and run["extra_machine_share"] == 0.015
+    assert "as Spark runs it (no cap: the setting matched within the budget on earlier jobs, changed only where " \
+           "named) shortens jobs by 3.0%" in first and "for 1.50% (0 of 6 jobs above the budget)" in first
+    enforced = t.xs("enforced", level="cap_mode")
+    best = enforced["jct_reduction"].idxmax()
+    assert best == "tobit" and (f"the best policy tuned on earlier jobs here, {display_name('tobit')}, "
+                                f"{jct_sentence(enforced.loc[best, 'jct_reduction'])}") in first
+    # the headroom: per job the best of the oracle and every point, its oracle alone, the jobs it was beaten on
+    r = t.iloc[0]
+    assert (f"the headroom, per job the best of the oracle and of every point of every policy under the same cap at "
+            f"the same checks, shortens jobs by {100 * r.headroom:.1f}% (the oracle alone {100 * r.oracle:.1f}%; "
+            f"some policy beat it on {int(r.oracle_beaten_jobs)} of 6 jobs)") in first
+    assert f"Flags identical to flag-all's on every job (the same copies at the same checks): {display_name('nurd')}." \
+        in first
+    assert f"{display_name('flag_all')} (40.00%; one point, no score to cut)" in first
+    # one paragraph per trace
+    assert text.split("\n\n")[1].startswith("**synthetic** (operator's protocol")
 
 
-def test_report_opens_with_the_answer_and_fits_1280_px_in_chromium(tmp_path):
-    jm = _job_metrics(METHODS, n_jobs=6)
-    spec = pd.DataFrame([(t, m, "unlimited", np.nan, 0.1, 0.0, -0.05, 0.02, 3.0, 6, "0,1")
-                         for t in ("synthetic", "google_2011") for m in METHODS], columns=SPECULATION_COLUMNS)
-    out = sweep_outcomes()
-    b = budgets(out, n_boot=100)
-    d = tmp_path / "reports"
-    build_report(d, {"job_metrics": jm, "operator_job_metrics": jm, "speculation_times": spec, "matched_budgets": b,
-                     "sweep_curve": curve_table(out)}, n_boot=50)
-    md = (d / "report.md").read_text()
-    heads = [line for line in md.splitlines() if line.startswith("## ")]
-    assert heads[:3] == ["## What this run shows", "## The answer: what 2% extra machine time buys (operator's protocol)",
-                         "## Every method at every budget of extra machine time (operator's protocol; exploration)"]
-    assert len(set(heads)) == len(heads)      # distinct section names
-    assert md.split("## What this run shows")[1].strip().startswith("**google_2011**")
-    answer = pd.read_csv(d / "answer.csv")
-    assert list(answer["who"]) == ["Spark tuned on earlier jobs (at 2%)", "pre-named learned method (at 2%)",
-                                   "headroom (its own point)"] * 2
-    (tmp_path / "keep").write_text(str(d))
-    probe = """<script>
-window.addEventListener('load', () => {
-  const p = document.querySelector('h2 + p');
-  const img = document.images[0];
-  const out = document.createElement('pre'); out.id = 'first';
-  out.textContent = JSON.stringify({text: p ? p.textContent : '', alt: img.alt, ok: img.complete && img.naturalWidth > 0,
-                                    shown: img.getBoundingClientRect().width});
-  document.body.appendChild(out);
-});
-</script>"""
-    first = _probe_in_chromium(d, tmp_path, probe, "first", "--window-size=1280,900")
-    assert "Named before scoring" in first["text"] and "oracle's headroom" in first["text"]
-    assert first["alt"].startswith("Figure 0.") and first["ok"] and 600 < first["shown"] <= 1280
-    fit = _probe_in_chromium(d, tmp_path, FIT_PROBE, "fit", "--window-size=1280,900")
-    assert fit["page"] <= fit["W"] and fit["cut"] == [], fit
+def test_the_paragraph_says_no_winner_with_the_effect_the_jobs_could_have_detected():
+    budgets, comparisons, curve = tables(learned_gain=0.0, budgets=(0.02,))
+    assert comparisons["learned"].isna().all() and (comparisons["verdict"] == "no winner").all()
+    first = answer_paragraph(budgets, comparisons, curve).split("\n\n")[0]
+    c = comparisons[(comparisons["trace"] == "google_2011") & (comparisons["budget"] == 0.02)].iloc[0]
+    # the best learned method on earlier jobs, by its display name
+    best = re.search(r"At 2%, named no learned method \(no winner: the best on earlier jobs, ([^)]+)\) against", first)
+    assert best and best.group(1) in {display_name(m) for m in METHODS if is_learned(m)}
+    assert f"an effect of {100 * c.diff_mde:+.2f} pp or more would have been seen with 80% power (no winner)" in first
+    assert "The pre-named learned method is not above the pre-named free rule at every budget up to 5%" in first
+    assert len(comparisons) == 2
+    view = comparison_view(comparisons)
+    shown = view["learned method named now"].str.extract(r"^no winner \(the best, ([^,]+), cut ")[0]
+    assert shown.iloc[0] == best.group(1) and shown.isin({display_name(m) for m in METHODS if is_learned(m)}).all()
+    assert view["free rule named now"].str.startswith(display_name("spark_speculation")).all()
+    # the answer's table says no winner for the learned method, no copy
+    table = answer_table(budgets, comparisons)
+    none = table[table["who"] == "learned method named on earlier jobs"]
+    assert len(none) == 2 and (none["method"] == "no winner").all() and (none["extra machine"] == "0.00%").all()
 
 
-def test_the_paragraph_says_when_the_budget_is_enforced_and_quotes_the_capped_headroom():
-    out = sweep_outcomes()
-    rows = []
-    for b in (0.005, 0.01, 0.02, 0.05):
-        scale = np.minimum(1.0, b / out["extra_machine_share"])      # a cap holds each point to b
-        c = out.assign(cap=f"{b:g}", jct_reduction=out["jct_reduction"] * scale,
-                       extra_machine_share=out["extra_machine_share"] * scale, n_copies=1.0)
-        c.loc[c["method"] == "oracle", "point"] = "capped"
-        rows.append(c[CAPPED_COLUMNS])
-    capped = pd.concat(rows, ignore_index=True)
-    choosing = {t: frozenset(range(6)) for t in ("synthetic", "google_2011")}
-    b = budget_table(out, earlier(), FREE_RULES, min_jobs=2, n_boot=100, choosing=choosing, learned=is_learned,
-                     capped=capped)
-    first = answer_paragraph(b, curve_table(out)).split("\n\n")[0]
-    assert "(the budget enforced at every decision, each copy on a lease: no job spends above it)" in first
-    # the capped oracle at 2%: 0.3 x 2/5
-    assert "the oracle under the same cap (the tasks that truly end last copied first, where the copy wins), the " \
-           "headroom at this budget, shortens jobs by 12.0%" in first
-    assert b["enforced"].all() and (b["extra_machine_share"] <= b["budget"] + 1e-12).all()
+def test_the_answer_table_and_the_views_name_each_pick_in_words():
+    budgets, comparisons, _ = tables()
+    table = answer_table(budgets, comparisons)
+    assert list(table["who"]) == ["Spark tuned on earlier jobs, budget enforced (at 2%)",
+                                  "Spark as Spark runs it (no cap) (at 2%)",
+                                  "learned method named on earlier jobs (at 2%)",
+                                  "free rule named on earlier jobs (at 2%)",
+                                  "best policy tuned on earlier jobs (at 2%)", "headroom (at 2%)"] * 2
+    named = table[table["who"] == "learned method named on earlier jobs (at 2%)"]
+    assert (named["method"] == display_name("tobit")).all()
+    assert set(table["method"]) <= {display_name(m) for m in METHODS} | {"oracle and every policy"}
+    view = comparison_view(comparisons)
+    assert len(view) == 2 * len(BUDGETS) and (view["verdict"] == "learned above").all()
+    assert view["learned method named now"].str.startswith(f"{display_name('tobit')} (named for 6 of 6 jobs)").all()
+    b = budget_view(budgets)
+    assert len(b) == len(budgets)
+    assert any(label.endswith(", as Spark runs it (no cap)") for label in b["method"])
+    assert any(label.endswith("(free rule)") for label in b["method"])
+    assert not any(m in set(b["method"]) for m in METHODS if display_name(m) != m)
+    # the oracle is the headroom, never a ranked row
+    assert "oracle" not in set(budgets["method"])
 
 
 def test_the_paragraph_names_the_methods_whose_cheapest_copying_point_is_above_the_smallest_budget():
-    from stragglers.reports.budgets import cheapest_sentence
-
     def curve(rows):
         return pd.DataFrame([("t", m, p, 5, 0.01, x) for m, p, x in rows],
                             columns=["trace", "method", "point", "n_jobs", "jct_reduction", "extra_machine_share"])
@@ -152,3 +204,42 @@ def test_the_paragraph_names_the_methods_whose_cheapest_copying_point_is_above_t
     assert "(24.00%; one point, no score to cut)" in got and "(0.90%; its strictest cut that copies)" in got
     assert "NURD" not in got.replace("NURD-", "") and "racle" not in got
     assert cheapest_sentence(curve([("nurd", "20", 0.004)])) == ""
+
+
+def report_tables(n_jobs: int = 6) -> dict[str, pd.DataFrame]:
+    """The tables build_report reads for the operator's answer first (and the paper's job metrics)."""
+    jm = _job_metrics(METHODS, n_jobs=n_jobs)
+    spec = pd.DataFrame([(t, m, "unlimited", np.nan, 0.1, 0.0, -0.05, 0.02, 3.0, 6, "0,1")
+                         for t in TRACES for m in METHODS], columns=SPECULATION_COLUMNS)
+    budgets, comparisons, curve = tables()
+    return {"job_metrics": jm, "operator_job_metrics": jm, "speculation_times": spec, "matched_budgets": budgets,
+            "named_comparisons": comparisons, "sweep_curve": curve}
+
+
+def test_report_opens_with_the_answer_and_fits_1280_px_in_chromium(tmp_path):
+    d = tmp_path / "reports"
+    build_report(d, report_tables(), n_boot=50)
+    md = (d / "report.md").read_text()
+    heads = [line for line in md.splitlines() if line.startswith("## ")]
+    assert heads[:4] == ["## What this run shows", "## The answer: what 2% extra machine time buys (operator's protocol)",
+                         "## The comparison named before it is scored, at every budget (operator's protocol)",
+                         "## Every method at every budget of extra machine time (operator's protocol; exploration)"]
+    assert len(set(heads)) == len(heads)      # distinct section names
+    assert md.split("## What this run shows")[1].strip().startswith("**google_2011**")
+    answer = pd.read_csv(d / "answer.csv")
+    assert list(answer["who"]).count("headroom (at 2%)") == 2
+    probe = """<script>
+window.addEventListener('load', () => {
+  const p = document.querySelector('h2 + p');
+  const img = document.images[0];
+  const out = document.createElement('pre'); out.id = 'first';
+  out.textContent = JSON.stringify({text: p ? p.textContent : '', alt: img.alt, ok: img.complete && img.naturalWidth > 0,
+                                    shown: img.getBoundingClientRect().width});
+  document.body.appendChild(out);
+});
+</script>"""
+    first = _probe_in_chromium(d, tmp_path, probe, "first", "--window-size=1280,900")
+    assert "Named before scoring" in first["text"] and "the headroom, per job the best of the oracle" in first["text"]
+    assert first["alt"].startswith("Figure 0.") and first["ok"] and 600 < first["shown"] <= 1280
+    fit = _probe_in_chromium(d, tmp_path, FIT_PROBE, "fit", "--window-size=1280,900")
+    assert fit["page"] <= fit["W"] and fit["cut"] == [], fit

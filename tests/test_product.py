@@ -373,8 +373,7 @@ def full_report(tmp_path_factory):
     """The report with every section the main job gives it: the operator's answer, view and sweep,
     the paper's tables, the completion-time figures."""
     from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
-    from stragglers.prediction.sweep import curve_table
-    from tests.test_budget_report import METHODS, budgets, sweep_outcomes
+    from tests.test_budget_report import METHODS, tables
 
     jm = _job_metrics(METHODS, n_jobs=6)
     jm.loc[jm["method"] == "spark4_speculation", "median_lead"] = np.nan      # a rule that never flags early
@@ -382,14 +381,14 @@ def full_report(tmp_path_factory):
                          for t in ("synthetic", "google_2011") for m in METHODS
                          for alg, machines in (("unlimited", np.nan), ("limited", 100.0), ("limited", 600.0))],
                         columns=SPECULATION_COLUMNS)
-    out = sweep_outcomes()
+    budgets, comparisons, curve = tables()      # the operator's answer, as budgets.budget_tables builds it
     rng = np.random.default_rng(5)
     ft = pd.DataFrame([{"trace": t, "method": m, "job_id": j, "k": k, "f1": float(rng.uniform(0, k / 10))}
                        for t in ("synthetic", "google_2011") for m in METHODS for j in range(2) for k in range(1, 11)])
     d = tmp_path_factory.mktemp("full") / "reports"
     build_report(d, {"job_metrics": jm, "operator_job_metrics": jm, "speculation_times": spec,
-                     "matched_budgets": budgets(out, n_boot=100),
-                     "sweep_curve": curve_table(out), "f1_over_time": ft,
+                     "matched_budgets": budgets, "named_comparisons": comparisons,
+                     "sweep_curve": curve, "f1_over_time": ft,
                      "completion_times": fake_completion()}, n_boot=50, completion_seeds=range(2))
     return d
 

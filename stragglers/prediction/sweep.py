@@ -1,29 +1,18 @@
-"""Every method at every budget: the flag threshold's sweep (docs/EVALUATION.md "Cost curves").
+"""Every method at every budget: each point of a method's sweep as a policy of the replay engine
+(docs/EVALUATION.md "Cost curves").
 
 Every method is a ranking: at each decision it gives each running task a score, higher for a
 likelier straggler (``Method.sweep_scores``: a predicted latency over tau_hat, a probability, an
-outlier score...; Spark's rule: elapsed time over the finished tasks' median; the KM rule:
-P(latency > tau_hat | elapsed); wait-for-tau: (elapsed + step) / tau_hat), and its sweep's points
-are cuts of that score (``Method.sweep_flags``; Spark's: quantile x multiplier x minTaskRuntime).
-Under the operator's protocol one replay per job scores every cut (``SweepGrid``): the method's
-own variants are replayed exactly as alone, and the sweep's variants ``<name>@<cut>`` beside them;
-the replay keeps the scores (``simulate.ScoreTrail``), the order a scheduler with a budget copies
-in (``capped_rows``). Each point's outcome per job (``SweepCollector``): the JCT reduction and the
-extra machine time (shares of the job's) with a speculative copy per flag and a machine always
-free, mean over the completion seeds (the relaunch draws of the report).
-
-From those per-job outcomes (table ``sweep_outcomes``):
-
-- ``curve_table``: each point's means over jobs: the method's cost curve;
-- ``tuned_points``: at a budget of extra machine time, each job's point chosen on the jobs that
-  ended before its first checkpoint (``history.earlier_jobs``, time order): the largest mean JCT
-  cut whose mean extra machine time is within the budget, "no copy" when none is or while fewer
-  than ``min_jobs`` jobs have ended. For Spark's rule this is the tuned Spark rule;
-- ``budget_table``: per budget, each method tuned so, and the paired bootstrap interval over jobs
-  of its difference with the best free rule at that budget (tuned the same way); beside it the
-  best point of the curve within budget (chosen on the jobs it is scored on: an upper bound);
-- ``area_to_budget``: the area under a curve's upper envelope up to a budget, over the budget
-  (the mean JCT cut over budgets 0..b).
+outlier score...; the KM rule: P(latency > tau_hat | elapsed); wait-for-tau: (elapsed + step) /
+tau_hat), and its sweep's points are cuts of that score (``Method.sweep_flags``). Under the
+operator's protocol one replay per job scores every cut (``SweepGrid``): the method's own variants
+are replayed exactly as alone, and the sweep's variants ``<name>@<cut>`` beside them; the replay
+keeps the scores (``simulate.ScoreTrail``). ``policies_of`` turns every point into a policy of the
+engine (stragglers/prediction/engine), ranked by the method's score as given by each decision;
+Spark's rule is the engine's own, for every setting of its grid; ``job_rows`` runs them all under
+every cap (``CAPS``: each budget, Hadoop's caps, none) and ``SweepCollector`` keeps the rows (tables
+``capped_outcomes`` and, uncapped, ``sweep_outcomes``). The curves, the tuning on earlier jobs and
+the budget tables are stragglers/prediction/tuning.py and budgets.py.
 
 A method whose score depends on the candidate set (SOS, COF, SOD score candidates among
 themselves) scores the sweep on the tasks that some cut has not flagged yet: its own variant is
@@ -177,7 +166,10 @@ def policies_of(result: JobResult, job: CopyJob) -> list[Policy]:
 
 
 def job_rows(trace: str, result: JobResult, job: CopyJob, caps: Sequence[Cap] = CAPS) -> pd.DataFrame:
-    """Every point of ``result`` under every cap on this job through the engine (``CAPPED_COLUMNS``)."""
+    """Every point of ``result`` under every cap on this job of ``trace`` through the engine
+    (``CAPPED_COLUMNS``)."""
+    if trace != job.trace:
+        raise ValueError(f"job {job.job_id} is of trace {job.trace!r}, not {trace!r}")
     if not len(job.task_ids) or not np.isfinite(job.latency).all() or float(job.latency.max()) <= 0:
         return pd.DataFrame(columns=CAPPED_COLUMNS)
     return outcome_rows(job, policies_of(result, job), caps)

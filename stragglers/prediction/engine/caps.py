@@ -1,14 +1,17 @@
 """What limits a policy's copies: a budget of extra machine time, Hadoop's caps, or nothing.
 
-- ``Budget(share)``: at each check the room is share x the budget's base (``job.CheckState.base``)
-  less what the copies hold: a running copy holds its lease, an ended one what it ran. As many
-  copies start as the room holds the job's median duration as known then (a policy's copy cannot
-  know how long it will run), and they share the room as their leases (at least the median each).
-  A copy still running when its lease ends is killed and its task goes on with its original, as a
+- ``Budget(share)``: at each check the room is share x the budget's base (``job.CheckState.base``:
+  the job's machine time as the scheduler can put it then) less what the copies hold: a running copy
+  holds its lease, an ended one what it ran. The policy's tasks get copies in its order while the
+  room holds each copy's expected machine time (``job.CheckState.cost``: a policy's copy cannot know
+  how long it will run), and they share the room as their leases, in proportion to those costs. A
+  copy still running when its lease ends is killed and its task goes on with its original, as a
   scheduler that reserves machine time for its copies must (Mantri kills copies that do not pay
   off); a copy that ends sooner gives the rest back. A task refused for want of room is asked again
   at the next check. The oracle knows how long each copy would run: it copies, in its order, while
-  the room holds each copy's own run, on a lease of exactly that run.
+  the room holds each copy's own run, on a lease of exactly that run. The spend is held within
+  share x the largest base of the job; where the early estimate of the job's machine time is above
+  what the job turns out to cost, a job spends above share x its machine time (counted in the tables).
 - ``HadoopCaps``: Hadoop MapReduce's DefaultSpeculator: at most max(10, 10% of the running tasks,
   1% of all tasks) copies running at once; no budget of machine time, no lease.
 - ``Uncapped``: every task the policy ranks gets a copy at the check (the cost curves' copies).

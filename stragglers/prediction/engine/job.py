@@ -19,11 +19,13 @@ What a scheduler knows at check t, computed once per job for every policy (``Che
   has run (``threshold.copy_cost_curve``): a copy of a task about to end costs little, since it is
   killed when its original ends;
 - the budget's base, the job's machine time as the scheduler can best put it at t: the larger of its
-  machine time so far and its task count times that median. The machine time so far alone starves
-  a budget early in a job (a share of little is little, when copies matter most); the task count
-  times the median is what the job will cost if its tasks run as the typical one, known once the
-  median is, and below the job's true cost when durations are skewed right (the mean above the
-  median), so a budget of it is rarely overspent.
+  machine time so far and its task count times the mean duration under that estimate. The machine
+  time so far alone starves a budget early in a job (a share of little is little, when copies matter
+  most); the task count times the median understates a right-skewed job by its ratio of mean to
+  median. The mean extrapolates a log-normal tail while few tasks have finished, so early in a job it
+  can overstate the job's cost: a job then spends above the budget's share of its true machine time
+  (counted per method and budget; docs/EVALUATION.md, "A cap that binds", gives the measured
+  trade-off against the median and the mean restricted to the observed durations).
 """
 
 from __future__ import annotations

@@ -251,7 +251,7 @@ class Method:
         """After ``fit``: per own variant, the candidates' score, one per row, higher = more a
         straggler (NaN or -inf: no score). The sweep's cuts compare it (``sweep_flags``), and a
         scheduler with a budget copies the tasks past a cut in its order, highest first
-        (stragglers/prediction/sweep.py, ``capped_rows``). {} = the method gives no score. A method
+        (stragglers/prediction/sweep.py ``policies_of``: the engine's ranking). {} = the method gives no score. A method
         whose score depends on which tasks are candidates (transductive detectors) scores the ones
         given."""
         return {}

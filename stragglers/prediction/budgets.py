@@ -90,7 +90,7 @@ def _named_per_job(cut: pd.DataFrame, spend: pd.DataFrame, split: Split, learned
 
 
 def _verdict(row: dict) -> str:
-    if row["learned"] is None and row["learned_named_jobs"] == 0:
+    if row["learned_named_jobs"] == 0:
         return "no winner"
     if not np.isfinite(row["diff_lo"]):
         return ""
@@ -134,7 +134,9 @@ def budget_tables(capped: pd.DataFrame, times: Mapping[str, pd.DataFrame],
             L = np.array([cut.at[j, named_l[j]] if named_l.get(j) else 0.0 for j in jobs])
             F = np.array([cut.at[j, named_f[j]] if named_f.get(j) else 0.0 for j in jobs])
             d = L - F
-            boot, p = bootstrap_p(d, n_boot, seed)
+            named_any = any(named_l[j] or named_f[j] for j in jobs)
+            # nobody named on any scored job: the difference is 0 by construction, no test of anything
+            boot, p = bootstrap_p(d, n_boot, seed) if named_any else (None, np.nan)
             lo_n, mid_n, hi_n = split.sizes()
             comparisons.append({
                 "trace": trace, "budget": b, "scheme": split.scheme, "warmup": split.warmup, "n_scored": len(jobs),
@@ -146,8 +148,10 @@ def budget_tables(capped: pd.DataFrame, times: Mapping[str, pd.DataFrame],
                 "free_rule_named_jobs": sum(named_f[j] is not None for j in jobs),
                 "learned_names": json.dumps(Counter(named_l[j] or "no winner" for j in jobs)),
                 "free_rule_names": json.dumps(Counter(named_f[j] or "no winner" for j in jobs)),
-                "learned_cut": float(L.mean()), "free_rule_cut": float(F.mean()), "diff": float(d.mean()),
-                "diff_lo": np.nan, "diff_hi": np.nan, "diff_mde": mde(d), "diff_p": p, "diff_p_holm": np.nan,
+                "learned_cut": float(L.mean()), "free_rule_cut": float(F.mean()),
+                "diff": float(d.mean()) if named_any else np.nan,
+                "diff_lo": np.nan, "diff_hi": np.nan, "diff_mde": mde(d) if named_any else np.nan, "diff_p": p,
+                "diff_p_holm": np.nan,
                 "verdict": ""})
             diffs.append(boot)
             # exploration: every method against the free rule named now (or no copy) and the tuned Spark rule
@@ -175,12 +179,14 @@ def budget_tables(capped: pd.DataFrame, times: Mapping[str, pd.DataFrame],
                 rows.append(_row(trace, TUNED_RULE, b, SPARK_AS_RUN, False, spark_run, n_boot, seed, none, none,
                                  None, area.get(TUNED_RULE, np.nan), bound, oracle, beaten))
     comp = pd.DataFrame(comparisons, columns=COMPARISON_COLUMNS)
-    if len(comp):
-        comp["diff_p_holm"] = holm(comp["diff_p"].to_numpy())
-        levels = holm_levels(comp["diff_p"].to_numpy())
-        for i, (boot, level) in enumerate(zip(diffs, levels)):
-            lo, hi = np.percentile(boot, [100 * level / 2, 100 * (1 - level / 2)])
+    tested = [i for i, boot in enumerate(diffs) if boot is not None]
+    if tested:      # one family: every comparison with something named, every budget of every trace
+        p = comp.loc[tested, "diff_p"].to_numpy()
+        comp.loc[tested, "diff_p_holm"] = holm(p)
+        for i, level in zip(tested, holm_levels(p)):
+            lo, hi = np.percentile(diffs[i], [100 * level / 2, 100 * (1 - level / 2)])
             comp.loc[i, ["diff_lo", "diff_hi"]] = float(lo), float(hi)
+    if len(comp):
         comp["verdict"] = [_verdict(r) for r in comp.to_dict("records")]
     return pd.DataFrame(rows, columns=BUDGET_COLUMNS), comp
 

@@ -20,7 +20,9 @@ named on earlier jobs and scored on later ones, and named only where the earlier
 - **The comparison.** Per scored job, the named learned method's cut minus the named free rule's
   (0 where none is named): the mean, its 95% bootstrap interval, its MDE over the scored jobs, and a
   bootstrap p-value, Holm-adjusted over every comparison of the family (every budget of every trace
-  in the warehouse), with intervals at Holm's level (``sweep.holm_intervals``).
+  in the warehouse), with intervals at Holm's level (``holm_levels``). Where nothing is named on any
+  scored job the difference is 0 by construction and not tested: the effect the data could have
+  detected is then the best candidates' own minimum detectable effects on their choosing jobs.
 """
 
 from __future__ import annotations

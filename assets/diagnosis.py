@@ -11,7 +11,7 @@ import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 import stragglers.diagnosis.checks  # noqa: F401  (registers the Hound GX suites)
-from stragglers.diagnosis import machine_evidence
+from stragglers.diagnosis import explain, machine_evidence
 from stragglers.diagnosis import run as hound
 from stragglers.diagnosis import truth as hound_truth
 from stragglers.reports.hound import build_hound_report
@@ -240,7 +240,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSett
                        AND flagged_at_s IS NOT NULL) p ON p.job_id = f.job_id
             LEFT JOIN hound_inputs h ON h.trace = f.trace AND h.job_id = f.job_id AND h.task_id = f.task_id
             WHERE f.trace = ? AND f.k >= 0""", [s.trace, EXPLAINED_METHOD, s.trace]).df()
-    expl = hound_truth.explain_flagged(flagged, causes, features, EXPLAINED_METHOD)
+    expl = explain.explain_flagged(flagged, causes, features, EXPLAINED_METHOD)
     with connected(nurd, duckdb) as con:
         n = write_rows(con, "straggler_explanations", expl, s.trace)
     meta = {"dagster/row_count": n, "method": EXPLAINED_METHOD,
@@ -251,7 +251,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSett
         truth_jobs, truth_tasks = hound_truth.load_truth(truth_dir(nurd.data_dir, s.trace))
         with connected(nurd, duckdb) as con:
             added = hound_truth.cause_added_s(truth_tasks, truth_jobs, _truth_inputs(con, s.trace))
-        acc = hound_truth.explanation_accuracy(expl, truth_tasks, causes, added)
+        acc = explain.explanation_accuracy(expl, truth_tasks, causes, added)
         meta["accuracy"] = md_table(acc)
         top = acc[acc.answer == "task's top signal"].set_index("truth").accuracy
         meta |= {hound_truth.metadata_key("top_signal_accuracy", t): float(top[t]) for t in top.index}
@@ -281,7 +281,7 @@ def hound_report(context: dg.AssetExecutionContext, nurd: PipelineSettings,
             scored = _scored(con, nurd, s, hs, causes, jobs, inputs)
         truth_jobs, stragglers = scored.truth_jobs, scored.stragglers
         per_job, validation = scored.per_job, scored.summary
-        acc = hound_truth.explanation_accuracy(expl, scored.truth_tasks, causes, scored.added)
+        acc = explain.explanation_accuracy(expl, scored.truth_tasks, causes, scored.added)
         n_causes = hound_truth.n_causes_table(causes, truth_jobs, jobs)
     coverage = hound_truth.coverage_table(causes, truth_jobs, jobs, stragglers)
     out = build_hound_report(nurd.data_path / "reports", trace=s.trace, inputs=inputs, topics=topics,

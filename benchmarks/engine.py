@@ -126,7 +126,7 @@ def report(res: dict, command: str) -> str:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__.splitlines()[0])
     p.add_argument("--baseline", default=BASELINE)
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--repeat", type=int, default=2)

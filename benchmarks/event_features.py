@@ -14,7 +14,7 @@ under the DuckDB memory limit (--memory-limit, the pipeline's NURD_DUCKDB_MEMORY
 so the peak RSS printed is that build's. The projection to the whole month (500 task_events
 parts) scales the 10x trace's seconds per task_events row linearly.
 
-    python benchmarks/event_features.py [--realdata DIR] [--copies 10] [--memory-limit 4GB]
+    python -m benchmarks.event_features [--realdata DIR] [--copies 10] [--memory-limit 4GB]
 
 Prints a markdown table (docs/BENCHMARKS.md, "Event features").
 """
@@ -108,7 +108,8 @@ def run(raw: Path, copies: int, memory_limits: list[str], tmp: Path) -> list[dic
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.event_features",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--realdata", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "realdata")
     ap.add_argument("--copies", type=int, default=10)
     ap.add_argument("--memory-limit", default="4GB", help="DuckDB memory limit (the pipeline's default)")

@@ -7,7 +7,7 @@ Hound Section 3.1 written as the double loop over (i, j), each C(u_i, v_j)
 counted with a vectorized comparison over k (O(N^3) work, N^2 Python steps).
 (a) and (c) must agree to 1e-12; times are the best of 3 in the same process.
 
-    python benchmarks/hound_ssw.py [--sizes 100,200,400]
+    python -m benchmarks.hound_ssw [--sizes 100,200,400]
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def best(fn, repeat=3) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.hound_ssw")
     ap.add_argument("--sizes", default="100,200,400")
     args = ap.parse_args()
     rng = np.random.default_rng(0)

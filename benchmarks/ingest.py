@@ -1,6 +1,6 @@
 """Ingest benchmark: the pipeline's SQL vs the gzip floor vs a pandas row loop.
 
-    python benchmarks/ingest.py --parts 1 2 4 --out docs/BENCHMARKS.md-section
+    python -m benchmarks.ingest --parts 1 2 4 --out docs/BENCHMARKS.md-section
 
 On the same Google-format parts, in ONE run, for each part count N:
 
@@ -35,152 +35,25 @@ are selected there). Parts are cached under ``--work-dir``.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import math
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import time
-from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from results import publish
-
-TABLES = ("job_events", "task_events", "task_usage")
-JOB_ID_STEP = 10 ** 10
-CACHE_VERSION = "1"
-# column index of the scheduling class in each table (None: no such column)
-CLASS_FIELD = {"job_events": 5, "task_events": 7, "task_usage": None}
-
-USAGE_COLS = ["start_time", "end_time", "job_id", "task_index", "machine_id", "cpu_rate",
-              "canonical_memory", "assigned_memory", "unmapped_page_cache", "total_page_cache",
-              "maximum_memory", "disk_io_time", "local_disk_space", "maximum_cpu_rate",
-              "maximum_disk_io_time", "cpi", "mai", "sample_portion", "aggregation_type",
-              "sampled_cpu_usage"]
-TASK_EVENT_COLS = ["time", "missing_info", "job_id", "task_index", "machine_id", "event_type",
-                   "user_name", "scheduling_class", "priority", "cpu_request", "memory_request",
-                   "disk_request", "different_machine"]
-JOB_EVENT_COLS = ["time", "missing_info", "job_id", "event_type", "user_name", "scheduling_class",
-                  "job_name", "logical_job_name"]
-SENTINEL_US = 2 ** 63 - 1
-
-
-# --------------------------------------------------------------------------- parts
-
-def _source_lines(work: Path) -> dict[str, list[str]]:
-    """The embedded trace (one part per table), generated once under work/source."""
-    src = work / "source"
-    stamp = src / ".bench.json"
-    from stragglers.traces.synth import GENERATOR_VERSION, generate_google
-    want = {"generator_version": GENERATOR_VERSION, "seed": 2011, "n_jobs": 48, "n_parts": 1}
-    if not (stamp.exists() and json.loads(stamp.read_text()) == want):
-        generate_google(src, seed=2011, n_jobs=48, n_parts=1)
-        stamp.write_text(json.dumps(want))
-    out = {}
-    for t in TABLES:
-        with gzip.open(src / t / "part-00000-of-00001.csv.gz", "rt") as fh:
-            out[t] = fh.read().splitlines()
-    return out
-
-
-def _split(lines: list[str], table: str):
-    """(head up to the job id, job id, tail, tail with scheduling class 0) per line."""
-    heads, ids, tails, tails0 = [], [], [], []
-    cf = CLASS_FIELD[table]
-    for line in lines:
-        f = line.split(",")
-        heads.append(f[0] + "," + f[1] + ",")
-        ids.append(int(f[2]))
-        rest = f[3:]
-        tails.append("," + ",".join(rest) + "\n")
-        if cf is not None:
-            rest = list(rest)
-            rest[cf - 3] = "0"
-            tails0.append("," + ",".join(rest) + "\n")
-    return heads, ids, tails, (tails0 or tails)
-
-
-def _write_part(args) -> dict:
-    pdir, i, n_parts, replicas, n_sel, split = args
-    info = {"index": i, "files": {}, "replicas": replicas, "selected_replicas": n_sel}
-    for t in TABLES:
-        path = pdir / t / f"part-{i:05d}-of-{n_parts:05d}.csv.gz"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        heads, ids, tails, tails0 = split[t]
-        raw = rows = 0
-        with open(path, "wb") as out:
-            gz = subprocess.Popen(["gzip", "-6", "-n", "-c"], stdin=subprocess.PIPE, stdout=out)
-            for j in range(replicas):
-                off = (i * replicas + j + 1) * JOB_ID_STEP
-                tl = tails if j < n_sel else tails0
-                data = "".join([h + str(x + off) + tt for h, x, tt in zip(heads, ids, tl)]).encode()
-                gz.stdin.write(data)
-                raw += len(data)
-                rows += len(heads)
-            gz.stdin.close()
-            if gz.wait() != 0:
-                raise RuntimeError(f"gzip failed writing {path}")
-        info["files"][t] = {"path": str(path), "bytes": raw, "gz_bytes": path.stat().st_size, "rows": rows}
-    return info
-
-
-def ensure_parts(work: Path, n_parts: int, part_mb: float, selected_share: float, log=print) -> dict:
-    """Write (or reuse) n_parts parts per table under work/parts; returns the manifest."""
-    pdir = work / "parts"
-    manifest_path = pdir / "manifest.json"
-    key = {"version": CACHE_VERSION, "part_mb": part_mb, "selected_share": selected_share}
-    if manifest_path.exists():
-        m = json.loads(manifest_path.read_text())
-        if m["key"] == key and m["n_parts"] >= n_parts:
-            return m
-    log(f"writing {n_parts} benchmark parts of ~{part_mb:g} MB task_usage CSV under {pdir} ...")
-    started = time.perf_counter()
-    src = _source_lines(work)
-    usage_bytes = sum(len(x) + 1 for x in src["task_usage"])
-    replicas = max(1, math.ceil(part_mb * 1e6 / usage_bytes))
-    n_sel = max(1, round(replicas * selected_share))
-    split = {t: _split(src[t], t) for t in TABLES}
-    if pdir.exists():
-        shutil.rmtree(pdir)
-    pdir.mkdir(parents=True)
-    jobs = [(pdir, i, n_parts, replicas, n_sel, split) for i in range(n_parts)]
-    with ProcessPoolExecutor(max_workers=min(2, n_parts)) as pool:
-        parts = []
-        for info in pool.map(_write_part, jobs):
-            parts.append(info)
-            log(f"  part {info['index']}: task_usage {info['files']['task_usage']['bytes'] / 1e6:.0f} MB CSV, "
-                f"{info['files']['task_usage']['gz_bytes'] / 1e6:.0f} MB gzip "
-                f"({time.perf_counter() - started:.0f} s)")
-    m = {"key": key, "n_parts": n_parts, "replicas": replicas, "selected_replicas": n_sel,
-         "source_usage_bytes": usage_bytes, "parts": parts,
-         "seconds_to_write": round(time.perf_counter() - started, 1)}
-    manifest_path.write_text(json.dumps(m, indent=1))
-    return m
-
-
-def trace_dir(work: Path, manifest: dict, n: int) -> Path:
-    """A trace directory holding symlinks to the first n parts."""
-    d = work / f"trace_{n}"
-    if d.exists():
-        shutil.rmtree(d)
-    for t in TABLES:
-        (d / t).mkdir(parents=True)
-        for p in manifest["parts"][:n]:
-            src = Path(p["files"][t]["path"])
-            (d / t / src.name).symlink_to(src)
-    return d
-
+from benchmarks.ingest_parts import TABLES, ensure_parts, trace_dir
+from benchmarks.ingest_row_loop import child_authors_idiom, child_baseline
+from benchmarks.results import publish
 
 # --------------------------------------------------------------------------- runners
 
 def run_child(args: list[str]) -> dict:
-    """Run this script in a subprocess; wall time, peak RSS, CPU time (os.wait4)."""
+    """Run this benchmark in a subprocess (as a module, from the same directory: the project root);
+    wall time, peak RSS, CPU time (os.wait4)."""
     started = time.perf_counter()
-    p = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE)
+    p = subprocess.Popen([sys.executable, "-m", "benchmarks.ingest", *args], stdout=subprocess.PIPE)
     out = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - started
@@ -238,150 +111,6 @@ def child_scan(trace: str, memory_limit: str, threads: int) -> dict:
     for view in ("stg_job_events", "stg_task_events", "stg_task_usage"):
         con.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {view}").fetchall()
     return {"seconds": time.perf_counter() - started}
-
-
-def child_baseline(trace: str, max_usage_rows: int | None) -> dict:
-    """The selection as a pandas row loop (the authors' style), over every part of ``trace``."""
-    import numpy as np
-    import pandas as pd
-    started = time.perf_counter()
-    rows = {t: 0 for t in TABLES}
-    files = {t: sorted((Path(trace) / t).glob("part-*-of-*.csv.gz")) for t in TABLES}
-
-    # 1. job_events: largest scheduling class per job
-    max_class: dict[int, int] = {}
-    for f in files["job_events"]:
-        df = pd.read_csv(f, header=None, names=JOB_EVENT_COLS)
-        for row in df.itertuples(index=False):
-            rows["job_events"] += 1
-            c = row.scheduling_class
-            if row.job_id not in max_class or c > max_class[row.job_id]:
-                max_class[row.job_id] = c
-
-    # 2. task_events: per task first SCHEDULE, final FINISH, last terminal event, EV/FL times
-    first_sched: dict = {}
-    final_finish: dict = {}
-    last_term: dict = {}
-    ev_times: dict = defaultdict(list)
-    fl_times: dict = defaultdict(list)
-    job_tasks: dict = defaultdict(set)
-    for f in files["task_events"]:
-        df = pd.read_csv(f, header=None, names=TASK_EVENT_COLS)
-        for row in df.itertuples(index=False):
-            rows["task_events"] += 1
-            key = (row.job_id, row.task_index)
-            job_tasks[row.job_id].add(row.task_index)
-            et, tm = row.event_type, row.time
-            if et == 1:
-                if key not in first_sched or tm < first_sched[key]:
-                    first_sched[key] = tm
-            elif et == 4:
-                if key not in final_finish or tm > final_finish[key]:
-                    final_finish[key] = tm
-            if 2 <= et <= 6:
-                if key not in last_term or (tm, et) > last_term[key]:
-                    last_term[key] = (tm, et)
-            if et == 2:
-                ev_times[key].append(tm)
-            elif et == 3:
-                fl_times[key].append(tm)
-
-    selected_jobs = {j for j, ts in job_tasks.items() if max_class.get(j, -1) >= 1 and len(ts) >= 100}
-    finished = {}
-    for key, (tm, et) in last_term.items():
-        if key[0] not in selected_jobs or et != 4:
-            continue
-        s = first_sched.get(key)
-        ff = final_finish[key]
-        if s is None or s == 0 or ff == SENTINEL_US:
-            continue
-        finished[key] = (s, ff)
-
-    # 3. task_usage: per task duration-weighted means and maxima of the windows that
-    #    ended by the final FINISH
-    mean_cols = ["cpu_rate", "sampled_cpu_usage", "canonical_memory", "assigned_memory",
-                 "unmapped_page_cache", "total_page_cache", "disk_io_time", "local_disk_space",
-                 "cpi", "mai"]
-    max_cols = ["maximum_cpu_rate", "maximum_memory", "maximum_disk_io_time"]
-    acc: dict = {}
-    limit = max_usage_rows if max_usage_rows else float("inf")
-    done = False
-    for f in files["task_usage"]:
-        for df in pd.read_csv(f, header=None, names=USAGE_COLS, chunksize=500_000):
-            for row in df.itertuples(index=False):
-                if rows["task_usage"] >= limit:
-                    done = True
-                    break
-                rows["task_usage"] += 1
-                key = (row.job_id, row.task_index)
-                fin = finished.get(key)
-                if fin is None or row.end_time > fin[1]:
-                    continue
-                a = acc.get(key)
-                if a is None:
-                    a = acc[key] = {"w": [0.0] * len(mean_cols), "d": [0.0] * len(mean_cols),
-                                    "m": [-np.inf] * len(max_cols)}
-                dur = (row.end_time - row.start_time) / 1e6
-                for i, c in enumerate(mean_cols):
-                    v = getattr(row, c)
-                    if v == v:   # not NaN (empty field)
-                        a["w"][i] += v * dur
-                        a["d"][i] += dur
-                for i, c in enumerate(max_cols):
-                    v = getattr(row, c)
-                    if v == v and v > a["m"][i]:
-                        a["m"][i] = v
-            if done:
-                break
-        if done:
-            break
-
-    tasks = []
-    for key, a in acc.items():
-        s, ff = finished[key]
-        feats = [w / d if d > 0 else None for w, d in zip(a["w"], a["d"])]
-        tasks.append((key, (ff - s), sum(t < ff for t in ev_times.get(key, ())),
-                      sum(t < ff for t in fl_times.get(key, ())), feats, a["m"]))
-    return {"seconds": time.perf_counter() - started, "rows": rows, "partial": done,
-            "check": {"jobs": len(selected_jobs), "tasks": len(tasks),
-                      "sum_latency_us": int(sum(t[1] for t in tasks)),
-                      "evictions": int(sum(t[2] for t in tasks)), "failures": int(sum(t[3] for t in tasks))}}
-
-
-def child_authors_idiom(trace: str, n_rows: int) -> dict:
-    """(c') the authors' exact task_usage filter idiom (data/filtertoproductiontaskusage.py):
-    read_csv(chunksize=1000), ``for index, row in chunk.iterrows()``, ``chunk.drop(index,
-    inplace=True)`` for rows of non-selected jobs, ``pd.concat`` of the kept chunks. On the
-    first ``n_rows`` task_usage rows of the first part; the selected jobs are taken as given
-    (from job_events + task_events, not timed). The ~n_rows rows are every k-th 1,000-row
-    chunk of the part (so selected and rejected replicas are in proportion); only the loop over
-    those chunks is timed (parsing is not: this favours (c'))."""
-    import pandas as pd
-    f = sorted((Path(trace) / "task_usage").glob("part-*-of-*.csv.gz"))[0]
-    je = pd.read_csv(sorted((Path(trace) / "job_events").glob("part-*"))[0], header=None, names=JOB_EVENT_COLS)
-    te = pd.read_csv(sorted((Path(trace) / "task_events").glob("part-*"))[0], header=None, names=TASK_EVENT_COLS)
-    schedulingclass = je.groupby("job_id").scheduling_class.max().to_dict()
-    parallelism = te.groupby("job_id").task_index.nunique().to_dict()
-    total = sum(1 for _ in gzip.open(f, "rb"))
-    every = max(1, total // max(1, n_rows))
-    df = pd.DataFrame()
-    done = 0
-    seconds = 0.0
-    for ci, chunk in enumerate(pd.read_csv(f, header=None, names=USAGE_COLS, chunksize=1000)):
-        if ci % every or done >= n_rows:
-            continue     # chunks spread over the whole part; parsing them is not timed
-        started = time.perf_counter()
-        for index, row in chunk.iterrows():
-            x = row["job_id"]
-            if x in schedulingclass and x in parallelism:
-                if schedulingclass[x] == 0 or parallelism[x] < 100:
-                    chunk.drop(index, inplace=True)
-            else:
-                chunk.drop(index, inplace=True)
-        df = pd.concat([df, chunk])
-        seconds += time.perf_counter() - started
-        done += 1000
-    return {"seconds": seconds, "rows": done, "kept": len(df)}
 
 
 # --------------------------------------------------------------------------- report
@@ -462,7 +191,8 @@ def report(res: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.ingest",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--parts", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--out", type=Path, help="write the markdown section here")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/nurd-bench-ingest"))

@@ -9,7 +9,7 @@ Two workloads, measured in one run on this machine:
 The baseline of the ratios is GBTR's family (NURD: one shared fit per
 checkpoint), measured in the same run. Prints a Markdown table.
 
-    python benchmarks/method_cost.py --jobs 6 --big 5000 --checkpoints 8
+    python -m benchmarks.method_cost --jobs 6 --big 5000 --checkpoints 8
 """
 
 from __future__ import annotations
@@ -25,15 +25,13 @@ import duckdb
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from stragglers.prediction.evaluation import load_jobs, method_factory  # noqa: E402
-from stragglers.prediction.methods import BASELINES  # noqa: E402
-from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
-from stragglers.prediction.simulate import JobData, replay_job  # noqa: E402
-from stragglers.traces.synth import generate_google  # noqa: E402
-from stragglers.warehouse.assemble import build_warehouse  # noqa: E402
-from stragglers.warehouse.storage import configure  # noqa: E402
+from stragglers.prediction.evaluation import load_jobs, method_factory
+from stragglers.prediction.methods import BASELINES
+from stragglers.settings import EvaluationSettings, SelectionSettings
+from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.traces.synth import generate_google
+from stragglers.warehouse.assemble import build_warehouse
+from stragglers.warehouse.storage import configure
 
 
 def big_job(n: int, K: int, d: int = 15, seed: int = 0) -> JobData:
@@ -51,10 +49,8 @@ def big_job(n: int, K: int, d: int = 15, seed: int = 0) -> JobData:
     return JobData(0, np.arange(n), latency, checkpoints, X, tau, tuple(f"f{i}" for i in range(d)))
 
 
-def embedded_jobs(n_jobs: int, select: str = "spread") -> list[JobData]:
-    """``spread``: n_jobs spread over sizes (tasks x checkpoints x features); ``largest``: the
-    n_jobs with the most tasks."""
-    work = Path(tempfile.mkdtemp(prefix="nurd-cost-"))
+def embedded_warehouse(work: Path) -> duckdb.DuckDBPyConnection:
+    """The embedded trace generated and its warehouse built under ``work``."""
     generate_google(work / "raw")
     con = duckdb.connect(str(work / "w.duckdb"))
     # one thread: a guard (the features are bit-identical between parallel builds since the
@@ -62,12 +58,26 @@ def embedded_jobs(n_jobs: int, select: str = "spread") -> list[JobData]:
     # docs/BENCHMARKS.md, "Method cost")
     configure(con, threads=1)
     build_warehouse(con, work / "raw", SelectionSettings())
-    jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=1))
+    return con
+
+
+def some_jobs(jobs: list[JobData], n_jobs: int, select: str = "spread") -> list[JobData]:
+    """``spread``: n_jobs spread over sizes (tasks x checkpoints x features); ``largest``: the
+    n_jobs with the most tasks."""
     if select == "largest":
         return sorted(jobs, key=lambda j: len(j.task_ids))[-n_jobs:]
-    jobs.sort(key=lambda j: j.X.size)
+    jobs = sorted(jobs, key=lambda j: j.X.size)
     idx = np.linspace(0, len(jobs) - 1, min(n_jobs, len(jobs))).round().astype(int)
     return [jobs[i] for i in sorted(set(idx))]
+
+
+def embedded_jobs(n_jobs: int, select: str = "spread") -> list[JobData]:
+    """``some_jobs`` of the embedded trace's (its warehouse in a temporary directory)."""
+    with tempfile.TemporaryDirectory(prefix="nurd-cost-") as tmp:
+        con = embedded_warehouse(Path(tmp))
+        jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=1))
+        con.close()
+    return some_jobs(jobs, n_jobs, select)
 
 
 def time_method(name: str, jobs: list[JobData]) -> tuple[float, int, list[float], float]:
@@ -86,7 +96,7 @@ def time_method(name: str, jobs: list[JobData]) -> tuple[float, int, list[float]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.method_cost")
     ap.add_argument("--jobs", type=int, default=6, help="embedded jobs spread over sizes (0 = all 41)")
     ap.add_argument("--select", choices=("spread", "largest"), default="spread")
     ap.add_argument("--big", type=int, default=5000, help="tasks of the synthetic big job; 0 = skip it")

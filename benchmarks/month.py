@@ -9,7 +9,7 @@ call), under the DuckDB memory limit and spill directory the pipeline configures
 measured in the same run on the same files: one gzip scan of task_events and job_events
 reading every row's key and time.
 
-    python benchmarks/month.py --copies 10 [--memory-limit 4GB] [--work DIR] [--keep]
+    python -m benchmarks.month --copies 10 [--memory-limit 4GB] [--work DIR] [--keep]
 
 Prints one JSON line per step, then a markdown table (docs/BENCHMARKS.md, "The month").
 """
@@ -130,7 +130,8 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.month",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--realdata", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "realdata")
     ap.add_argument("--copies", type=int, nargs="+", default=[10])
     ap.add_argument("--memory-limit", default=Settings().duckdb_memory_limit)

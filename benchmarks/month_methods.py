@@ -19,7 +19,7 @@ copy's; wall on 16 workers = s per job on 1 worker (the sum of the medians, both
 month's jobs / (16 x e), e = the 1 -> 2 worker efficiency measured here (wall_1 / (2 wall_2),
 warm-ups included on both sides), assumed to hold to 16 workers.
 
-    python benchmarks/month_methods.py --work DIR [--jobs 8] [--seed 0] [--methods hbos,nurd]
+    python -m benchmarks.month_methods --work DIR [--jobs 8] [--seed 0] [--methods hbos,nurd]
 """
 
 from __future__ import annotations
@@ -28,25 +28,20 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from scale import loopback_cluster  # noqa: E402
-
-from stragglers.prediction.evaluation import evaluate, selected_jobs  # noqa: E402
-from stragglers.prediction.methods import METHODS  # noqa: E402
-from stragglers.prediction.protocol import both_views, is_operator  # noqa: E402
-from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings  # noqa: E402
-from stragglers.traces.synth.tiled import tile  # noqa: E402
-from stragglers.warehouse import storage  # noqa: E402
-from stragglers.warehouse.assemble import build_warehouse  # noqa: E402
+from benchmarks.scale import loopback_cluster
+from stragglers.prediction.evaluation import evaluate, selected_jobs
+from stragglers.prediction.methods import METHODS
+from stragglers.prediction.protocol import both_views, is_operator
+from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings
+from stragglers.traces.synth.tiled import tile
+from stragglers.warehouse import storage
+from stragglers.warehouse.assemble import build_warehouse
 
 TRACE = "google_2011"
 SPAN_US = 70_740 * 1_000_000   # task_events parts 0-13 of the real trace: 19.65 h
@@ -144,7 +139,8 @@ def report(rows: list[dict], chosen: list[int], evaluable: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.month_methods",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--realdata", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "realdata")
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--jobs", type=int, default=8)

@@ -1,7 +1,7 @@
 """Cheaper NURD regressors: CPU time, F1 and agreement with the current model, both protocols.
 
-    python benchmarks/nurd_candidates.py [--work-dir /tmp/nurd-bench-eval] [--out results.json]
-    python benchmarks/nurd_candidates.py --profile    # where the current model's fit time goes
+    python -m benchmarks.nurd_candidates [--work-dir /tmp/nurd-bench-eval] [--out results.json]
+    python -m benchmarks.nurd_candidates --profile    # where the current model's fit time goes
 
 On the embedded synthetic trace (generate_google seed 2011, 48 jobs, 8 parts; the warehouse
 benchmarks/evaluate.py builds, plus one built with ``feature_mode='reference'`` for the
@@ -29,9 +29,6 @@ import shutil
 import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # name -> the XGBoost parameters replaced (the rest as nurd.XGBOOST_DEFAULTS)
 CANDIDATES: dict[str, dict] = {
@@ -97,7 +94,7 @@ def warm_fit(rounds: int):
 def reference_warehouse(work: Path) -> Path:
     """The embedded trace's warehouse with the authors' feature mode (normalized by the final row)."""
     import duckdb
-    from evaluate import embedded_warehouse
+    from benchmarks.evaluate import embedded_warehouse
     from stragglers.settings import SelectionSettings
     from stragglers.warehouse.assemble import build_warehouse
     from stragglers.warehouse.storage import configure
@@ -171,13 +168,14 @@ def profile(db: Path) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.nurd_candidates",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/nurd-bench-eval"))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", nargs="*", help="candidate names (default: all)")
     ap.add_argument("--profile", action="store_true", help="profile the current model instead")
     a = ap.parse_args(argv)
-    from evaluate import embedded_warehouse
+    from benchmarks.evaluate import embedded_warehouse
     from stragglers.prediction.protocol import AUTHORS, with_settings
     from stragglers.settings import EvaluationSettings, SelectionSettings
     work = a.work_dir.resolve()

@@ -7,7 +7,7 @@ job_events, machine_events; ../shared/realdata):
 (c) the value and repeat checks of task_events and job_events (``locate.value_anomalies``) against
     (d) one plain scan of the same two views (``SELECT count(*), max(time)``).
 
-    python benchmarks/reliability_checks.py --old-sql old_task_lifecycle.sql [--realdata DIR] [--repeat 3]
+    python -m benchmarks.reliability_checks --old-sql old_task_lifecycle.sql [--realdata DIR] [--repeat 3]
 
 Prints a markdown table of medians and ratios (docs/BENCHMARKS.md, "Reliability checks").
 """
@@ -38,7 +38,8 @@ def _timed(fn, repeat: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.reliability_checks",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--realdata", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "realdata")
     ap.add_argument("--old-sql", type=Path, required=True, help="the task_lifecycle.sql of one aggregation (git show cf586bc:sql/task_lifecycle.sql)")
     ap.add_argument("--repeat", type=int, default=3)

@@ -1,5 +1,4 @@
-"""What every measuring script does with its results (imported as a sibling: the scripts run
-as ``python benchmarks/<name>.py``, which puts this directory first on ``sys.path``)."""
+"""What every measuring script does with its results (``from benchmarks.results import publish``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Full-trace scale: memory vs number of jobs, engines' wall times, per-method cost and projection.
 
-    python benchmarks/scale.py memory [--replicas 1 4 16] [--method hbos]
-    python benchmarks/scale.py engines [--method nurd]
-    python benchmarks/scale.py cost [--jobs 6]
-    python benchmarks/scale.py profile
+    python -m benchmarks.scale memory [--replicas 1 4 16] [--method hbos]
+    python -m benchmarks.scale engines [--method nurd]
+    python -m benchmarks.scale cost [--jobs 6]
+    python -m benchmarks.scale profile
 
 All on the embedded synthetic trace's warehouse (generate_google seed 2011, 48 jobs,
 8 parts, default settings; built once under --work-dir by benchmarks/evaluate.py's
@@ -39,14 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 PAPER_JOBS = 8425
 
 
 def warehouse(work: Path) -> Path:
-    from evaluate import embedded_warehouse
+    from benchmarks.evaluate import embedded_warehouse
     db, _ = embedded_warehouse(work)
     return Path(db)
 
@@ -100,8 +97,8 @@ def memory(work: Path, replicas: list[int], method: str, batch_jobs: int, memory
         db = replicate(base, work / f"replicated_{r}.duckdb", r)
         row = {"replicas": r}
         for mode in ("evaluate", "all_in_memory"):
-            out = subprocess.run([sys.executable, __file__, "_child_memory", str(db), method, str(batch_jobs), mode,
-                                  memory_limit],
+            out = subprocess.run([sys.executable, "-m", "benchmarks.scale", "_child_memory", str(db), method,
+                                  str(batch_jobs), mode, memory_limit],
                                  check=True, capture_output=True, text=True).stdout
             m = json.loads(out.strip().splitlines()[-1])
             row |= {f"{mode}_{k}": v for k, v in m.items()}
@@ -242,7 +239,8 @@ def main(argv=None) -> int:
         _child_memory(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6])
         return 0
     from stragglers.prediction.methods import BASELINES
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.scale",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["memory", "engines", "cost", "profile"])
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/nurd-bench-eval"))
     ap.add_argument("--replicas", type=int, nargs="*", default=[1, 4, 16])

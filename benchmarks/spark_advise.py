@@ -140,7 +140,7 @@ def write_readme(readme: Path, logs: Path) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.spark_advise", description=__doc__.splitlines()[0])
     p.add_argument("--logs", type=Path, default=DEFAULT_LOGS)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--many", type=int, default=1000)

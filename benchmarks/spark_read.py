@@ -1,6 +1,6 @@
 """Spark event log read: the staging of one real log against the decompression floor, in ONE run.
 
-    python benchmarks/spark_read.py [--log FILE] [--repeats 5] [--write docs/BENCHMARKS.md]
+    python -m benchmarks.spark_read [--log FILE] [--repeats 5] [--write docs/BENCHMARKS.md]
 
 On the same log (default: nds_q72_dataproc_2_2.zstd of the real logs, 13,504 tasks), alternating,
 ``--repeats`` times each:
@@ -40,13 +40,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from stragglers.traces.spark_eventlog import codec_of, read_lines
+from stragglers.warehouse.spark_staging import ALL_LINES, _Loader, stage_spark
+from stragglers.warehouse.sql_files import render
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from stragglers.traces.spark_eventlog import codec_of, read_lines  # noqa: E402
-from stragglers.warehouse.spark_staging import ALL_LINES, _Loader, stage_spark  # noqa: E402
-from stragglers.warehouse.sql_files import render  # noqa: E402
-
 SECTION = "## Spark event logs: the read"
 DEFAULT_LOG = REPO.parent / "shared" / "realdata" / "spark_eventlogs" / "nds_q72_dataproc_2_2.zstd"
 
@@ -170,7 +168,7 @@ def report(res: dict) -> str:
     return "\n".join([
         SECTION,
         "",
-        f"Written by `benchmarks/spark_read.py` ({res['when']}, {res['cores']} cores, load average "
+        f"Written by `python -m benchmarks.spark_read` ({res['when']}, {res['cores']} cores, load average "
         f"{res['load_mean']:.1f} during the run, Python {res['python']}): `{res['log']}` "
         f"({res['bytes'] / 1e6:.1f} MB compressed; {c['task_attempts']:,} task attempts, "
         f"{c['stage_attempts']} stage attempts of which {c['selected_stage_attempts']} of at least 100 tasks), "
@@ -208,7 +206,7 @@ def write_section(path: Path, text: str, section: str = SECTION) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.spark_read", description=__doc__.splitlines()[0])
     p.add_argument("--log", type=Path, default=DEFAULT_LOG, help="a zstd event log (default: %(default)s)")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--write", type=Path, default=None, help="the markdown file whose section to replace")

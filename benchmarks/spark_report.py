@@ -1,6 +1,6 @@
 """One Spark application from its event log to the report, the operator's whole chain in Dagster.
 
-    python benchmarks/spark_report.py [--log FILE] [--repeats 1] [--write docs/BENCHMARKS.md]
+    python -m benchmarks.spark_report [--log FILE] [--repeats 1] [--write docs/BENCHMARKS.md]
 
 The log (default: nds_q72_dataproc_2_2.zstd of the real logs, 13,504 task attempts) is linked alone
 into a fresh directory and the chain runs on it in a fresh Python process with a fresh data
@@ -30,11 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.spark_read import DEFAULT_LOG
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from benchmarks.spark_read import DEFAULT_LOG  # noqa: E402
-
 SECTION = "## Spark event logs: one application from log to report"
 TARGET_S = 60.0
 PARTITION = "spark_speculation"
@@ -44,8 +42,8 @@ def child(log_dir: Path, data_dir: Path) -> None:
     """The chain in this process; prints the run's step durations as JSON (the last line)."""
     import dagster as dg
 
-    from assets import budgets, completion, prediction, reports, spark, traces, warehouse
-    from assets.resources import PipelineSettings, WarehouseResource
+    from nurd_pipeline.assets import budgets, completion, prediction, reports, spark, traces, warehouse
+    from nurd_pipeline.assets.resources import PipelineSettings, WarehouseResource
 
     nurd = PipelineSettings(data_dir=str(data_dir), trace="spark_eventlog", trace_url=str(log_dir))
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
@@ -77,8 +75,8 @@ def run_once(log: Path) -> dict:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         load = os.getloadavg()[0]
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, __file__, "--child", str(log_dir), str(Path(tmp) / "data")],
-                             check=True, capture_output=True, text=True, cwd=REPO)
+        out = subprocess.run([sys.executable, "-m", "benchmarks.spark_report", "--child", str(log_dir),
+                              str(Path(tmp) / "data")], check=True, capture_output=True, text=True, cwd=REPO)
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -134,7 +132,7 @@ def report(res: dict) -> str:
     return "\n".join([
         SECTION,
         "",
-        f"Written by `benchmarks/spark_report.py` ({res['cores']} cores, load average {best['load']:.1f} during "
+        f"Written by `python -m benchmarks.spark_report` ({res['cores']} cores, load average {best['load']:.1f} during "
         f"the fastest of {len(res['runs'])} run(s), Python {res['python']}): `{res['log']}` "
         f"({res['bytes'] / 1e6:.1f} MB compressed) from its event log to report.md, the operator's chain in one "
         f"Dagster run in a fresh process and data directory (imports included): staging, selection, features "
@@ -161,7 +159,7 @@ def main() -> None:
         return
     from benchmarks.spark_read import write_section
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.spark_report", description=__doc__.splitlines()[0])
     p.add_argument("--log", type=Path, default=DEFAULT_LOG, help="a Spark event log (default: %(default)s)")
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--write", type=Path, default=None, help="the markdown file whose section to replace")

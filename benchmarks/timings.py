@@ -2,9 +2,9 @@
 
 Usage (from the project root, with the project's venv):
 
-    .venv/bin/python benchmarks/timings.py                    # command1, comparison, baselines
-    .venv/bin/python benchmarks/timings.py --steps install,command1,comparison,baselines,tests
-    .venv/bin/python benchmarks/timings.py --steps ''        # measure nothing, rewrite the file
+    .venv/bin/python -m benchmarks.timings                    # command1, comparison, baselines
+    .venv/bin/python -m benchmarks.timings --steps install,command1,comparison,baselines,tests
+    .venv/bin/python -m benchmarks.timings --steps ''        # measure nothing, rewrite the file
 
 Steps (each in a fresh data dir and a fresh Dagster instance under a temporary
 directory, nothing of the user's data is touched):
@@ -49,9 +49,9 @@ import threading
 import time
 from pathlib import Path
 
+from stragglers.prediction.methods import REFERENCE_RULES   # what scripts/main_job.sh runs
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from stragglers.prediction.methods import REFERENCE_RULES  # noqa: E402  (what scripts/main_job.sh runs)
 STEPS = ("install", "command1", "baselines", "comparison", "protocol_ablation", "nurd_sensitivity", "tests")
 DEFAULT_STEPS = ("command1", "baselines", "comparison")
 README_COMMANDS = {
@@ -222,7 +222,7 @@ def write_markdown(rows: list[dict], path: Path, commit: str,
     lines = [
         "# Wall-clock times of the README's commands",
         "",
-        "Written by `benchmarks/timings.py` alone (re-run it to check them on your machine; a step it measures "
+        "Written by `python -m benchmarks.timings` alone (re-run it to check them on your machine; a step it measures "
         "replaces that step's row, the others keep theirs, with the commit they were measured at). Each step "
         f"ran in a fresh data directory and a fresh Dagster instance, on {cores} cores, Python "
         f"{platform.python_version()}. \"load\" is the 1-minute load average "
@@ -242,7 +242,7 @@ def write_markdown(rows: list[dict], path: Path, commit: str,
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.timings", description=__doc__.splitlines()[0])
     ap.add_argument("--steps", default=",".join(DEFAULT_STEPS),
                     help=f"comma-separated, from {','.join(STEPS)} (default {','.join(DEFAULT_STEPS)})")
     ap.add_argument("--out", default=str(ROOT / "docs" / "TIMINGS.md"))

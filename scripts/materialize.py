@@ -12,7 +12,6 @@ and the project's code are loaded once instead of once per run. scripts/main_job
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,8 +30,8 @@ def main() -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", metavar="SELECTION[@PARTITION]", help="one Dagster run each")
     runs = [parse_run(a) for a in ap.parse_args().runs]
-    sys.path.insert(0, str(ROOT))
-    # Dagster's CLI is its own code: called here as `dagster asset materialize` calls it
+    # Dagster's CLI is its own code: called here as `dagster asset materialize` calls it; it imports the
+    # module `pipeline` from the working directory, the project root, as `-m pipeline` does from there
     from dagster import DagsterInstance
     from dagster._cli.asset import execute_materialize_command
     from dagster_shared.cli import PythonPointerOpts

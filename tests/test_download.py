@@ -25,10 +25,7 @@ from stragglers.traces.download import (
     parse_sha256sum,
 )
 
-try:
-    from tests.httpserver import TraceServer, make_bucket, make_tar_gz
-except ImportError:  # tests/ is not a package: pytest puts it on sys.path
-    from httpserver import TraceServer, make_bucket, make_tar_gz
+from tests.httpserver import TraceServer, make_bucket, make_tar_gz
 
 FAST = dict(backoff_s=0.001, retries=4, progress=False, timeout=10.0)
 TU0 = "task_usage/part-00000-of-00500.csv.gz"

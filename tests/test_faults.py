@@ -111,7 +111,6 @@ download_google(sys.argv[1], Path(sys.argv[2]), parts="all", retries=1000, backo
 
 
 def test_download_killed_mid_file_then_resumed(tmp_path):
-    sys.path.insert(0, str(REPO / "tests"))
     from tests.httpserver import TraceServer, make_bucket
 
     root = tmp_path / "bucket"

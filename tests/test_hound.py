@@ -414,7 +414,7 @@ def test_straggler_mixtures_hand_computed():
     # flag + explain against the same truth: of the flagged tasks, (2, 18) and (2, 19) are explained
     # stragglers ({limited processor}, {queueing}); (1, 3) is no straggler (not scored). Top signals:
     # limited processor (right), data skew (wrong) -> 1/2
-    from stragglers.diagnosis.truth import explanation_accuracy
+    from stragglers.diagnosis.explain import explanation_accuracy
     expl = pd.DataFrame({"job_id": [2, 2, 1], "task_id": [18, 19, 3],
                          "top_signal_cause": ["limited_processor", "data_skew", "eviction"],
                          "signal_causes": ["limited_processor", "data_skew,queueing_delay", "eviction"]})
@@ -425,7 +425,7 @@ def test_straggler_mixtures_hand_computed():
 
 def test_explanation_names_a_deviation_from_a_constant_reference():
     import pandas as pd
-    from stragglers.diagnosis.truth import explain_job
+    from stragglers.diagnosis.explain import explain_job
 
     # the 4 finished tasks were never evicted (ev 0, 0, 0, 0: sd 0); flagged task 9 was evicted once and
     # deviates on memory by z = (3.5 - 2.5) / 1.118 = 0.9 only -> its top signal is EVICT(+) -> eviction;
@@ -441,7 +441,7 @@ def test_explanation_names_a_deviation_from_a_constant_reference():
 
 def test_explanation_accuracy_counts_background_evictions_in_the_effective_truth():
     import pandas as pd
-    from stragglers.diagnosis.truth import explanation_accuracy
+    from stragglers.diagnosis.explain import explanation_accuracy
 
     # job 1: task 0 planted data skew, top signal data skew; task 1 no planted cause but a background
     # eviction, top signal eviction; task 2 planted limited I/O with a background eviction, top signal
@@ -469,7 +469,7 @@ def test_explanation_accuracy_counts_background_evictions_in_the_effective_truth
 
 def test_explanation_names_the_deviating_metric():
     import pandas as pd
-    from stragglers.diagnosis.truth import explain_job
+    from stragglers.diagnosis.explain import explain_job
 
     # at checkpoint 600 s, tasks 0-3 finished with memory 1..4 (median 2.5, sd 1.118) and CPU 1, 1, 1, 2;
     # task 9 (flagged) has memory 10 -> z = 6.7 -> MEAN_MEM(+) -> data skew

@@ -74,11 +74,8 @@ def _timings() -> dict[str, set[str]]:
 def test_timings_md_is_one_row_per_step_as_benchmarks_timings_writes_it(tmp_path):
     """Every step once, and rewriting the file with the script changes none of its rows (no row added
     or typed by hand beside the script's table)."""
-    import importlib.util
+    from benchmarks import timings
 
-    spec = importlib.util.spec_from_file_location("timings", REPO / "benchmarks" / "timings.py")
-    timings = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(timings)
     text = (REPO / "docs" / "TIMINGS.md").read_text()
     steps_table = text.split(timings.SLOWEST_HEADING)[0]   # the slowest tests' list below it: tested below
     steps = [line.split("|")[1].strip() for line in steps_table.splitlines() if line.startswith("| ")][1:]
@@ -93,11 +90,8 @@ def test_timings_md_is_one_row_per_step_as_benchmarks_timings_writes_it(tmp_path
 def test_the_tests_step_lists_the_slowest_tests_from_pytests_durations(tmp_path):
     """A test's setup, call and teardown add up (a parametrized id may hold spaces); the slowest come
     first; the list replaces the file's own when the tests are measured and is kept otherwise."""
-    import importlib.util
+    from benchmarks import timings
 
-    spec = importlib.util.spec_from_file_location("timings", REPO / "benchmarks" / "timings.py")
-    timings = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(timings)
     log = ("..\n=== slowest durations ===\n"
            "30.00s setup    tests/test_a.py::test_one\n"
            "25.50s call     tests/test_b.py::test_ui[dagster dev -p {port}]\n"
@@ -168,7 +162,7 @@ DIGITS = re.compile(r"\d+(?:[.:]\d+)*%?")
 def _quoted() -> list[tuple[str, re.Pattern[str], object]]:
     """Every number the README may quote: (where it comes from, the pattern of the words around it with
     the number as its group, the value its source gives: one value, or a set of the allowed ones)."""
-    from stragglers.prediction.sweep import HEADLINE_BUDGET
+    from stragglers.prediction.tuning import HEADLINE_BUDGET
     from stragglers.trace_formats import TRACES
 
     pyproject = (REPO / "pyproject.toml").read_text()

@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from studies.spark import cluster_experiment as ce
+from studies.spark.experiment_measurement import cut_pct, mean_stage_ms, measure
+from studies.spark.experiment_prediction import predict
+from studies.spark.experiment_workload import (
+    DEFAULTS, OFF, OFF_CONF, RECOMMENDED, SETTINGS, Workload, run_application,
+)
 from tests import spark_cluster, spark_workload
 from tests.spark_cluster import read_events
 
 # A sleep well above PySpark's own time per task (0.2 to 1 s of CPU on a loaded two-core machine)
-WORKLOAD = ce.Workload(stages=2, tasks=12, base_seconds=0.8, skewed=1, skew=2.0, slowdown=3.0, cores=2)
+WORKLOAD = Workload(stages=2, tasks=12, base_seconds=0.8, skewed=1, skew=2.0, slowdown=3.0, cores=2)
 # An eager rule: a slow-host task (more than twice the median, run mostly on the fast host) is over
 # its threshold, and copied once the last wave leaves a fast slot free
 EAGER = {"spark.speculation": "true", "spark.speculation.quantile": "0.5", "spark.speculation.multiplier": "1.5",
@@ -34,8 +38,8 @@ def runs(tmp_path_factory):
     ran = {}
     with spark_workload.slowed_cluster(out / "cluster", WORKLOAD.slow_host, WORKLOAD.slowdown,
                                        WORKLOAD.cores) as cluster:
-        for name, conf in (("off", ce.OFF_CONF), ("eager", EAGER)):
-            result = ce.run_application(cluster, WORKLOAD, name, conf, out / "eventlogs" / name)
+        for name, conf in (("off", OFF_CONF), ("eager", EAGER)):
+            result = run_application(cluster, WORKLOAD, name, conf, out / "eventlogs" / name)
             ran[name] = result, Path(result["log"])
     assert spark_cluster.processes_under(out / "cluster") == []
     return ran
@@ -77,7 +81,7 @@ def test_speculation_on_copies_and_off_does_not(runs):
 
 
 def test_the_measurement_is_what_the_logs_say(runs):
-    measured = {name: ce.measure(log, WORKLOAD.tasks) for name, (_, log) in runs.items()}
+    measured = {name: measure(log, WORKLOAD.tasks) for name, (_, log) in runs.items()}
     for name, (_, log) in runs.items():
         m, attempts = measured[name], _attempts(log)
         stages = [e["Stage Info"] for e in read_events(log) if e["Event"] == "SparkListenerStageCompleted"
@@ -91,8 +95,8 @@ def test_the_measurement_is_what_the_logs_say(runs):
         assert (m.extra_pct > 0) == (m.copies > 0)
         assert m.copies_won == sum(i["Speculative"] and r == "Success" for i, r in attempts) == len(m.won_copy_hosts)
     off, eager = measured["off"], measured["eager"]
-    assert off.extra_pct == 0 and ce.cut_pct(off, ce.mean_stage_ms([off])) == 0
-    assert ce.cut_pct(eager, list(off.stage_ms)) == pytest.approx(
+    assert off.extra_pct == 0 and cut_pct(off, mean_stage_ms([off])) == 0
+    assert cut_pct(eager, list(off.stage_ms)) == pytest.approx(
         100 * (sum(off.stage_ms) - sum(eager.stage_ms)) / sum(off.stage_ms))
     # every task of every workload stage started once on one of the two hosts
     assert len(eager.original_host) == WORKLOAD.stages * WORKLOAD.tasks
@@ -103,13 +107,13 @@ def test_the_prediction_on_the_off_run(runs):
     """``predict`` (the one call of the advice) reads the off run's stages and gives each setting its
     keys to run with and, on the stages it scores, a cut inside its interval (NaN where it scores
     none: two stages are fewer than the advice needs before the first it scores)."""
-    prediction = ce.predict(runs["off"][1].parent, WORKLOAD.tasks)
-    assert set(prediction.settings) == set(ce.SETTINGS) and prediction.stages == WORKLOAD.stages
-    assert prediction.advice and prediction.settings[ce.OFF].rule is None
+    prediction = predict(runs["off"][1].parent, WORKLOAD.tasks)
+    assert set(prediction.settings) == set(SETTINGS) and prediction.stages == WORKLOAD.stages
+    assert prediction.advice and prediction.settings[OFF].rule is None
     for p in prediction.settings.values():
         assert p.cut_lo <= p.cut_pct <= p.cut_hi or (prediction.scored == 0 and math.isnan(p.cut_pct))
-    recommended = prediction.settings[ce.RECOMMENDED]
+    recommended = prediction.settings[RECOMMENDED]
     if recommended.rule is not None:
         assert recommended.conf["spark.speculation"] == "true"
         assert float(recommended.conf["spark.speculation.quantile"]) == recommended.rule.quantile
-    assert prediction.settings[ce.DEFAULTS].conf == {"spark.speculation": "true"}
+    assert prediction.settings[DEFAULTS].conf == {"spark.speculation": "true"}

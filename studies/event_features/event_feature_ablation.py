@@ -5,7 +5,7 @@ Sets: all 32; without the clock features (elapsed, since_schedule, job_elapsed_r
 task's value is its latency, the target); only the features that do not move with the row's time
 (the task's static ones, machine capacity and platform).
 
-    python studies/event_features/event_feature_ablation.py WAREHOUSE.duckdb [--trace google_2011]
+    python -m studies.event_features.event_feature_ablation WAREHOUSE.duckdb [--trace google_2011]
         [--methods nurd,pu_en,iforest,tobit] [--seed 0] [--workers 2]
 """
 
@@ -31,7 +31,8 @@ SETS = {"all 32": (), "without the clock features": CLOCK, "only features fixed 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m studies.event_features.event_feature_ablation",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("warehouse")
     ap.add_argument("--trace", default="google_2011")
     ap.add_argument("--methods", default="nurd,pu_en,iforest,tobit")

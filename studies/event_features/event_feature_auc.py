@@ -8,7 +8,7 @@ checkpoint_features, min-max normalized per job and checkpoint) for "this task i
 --seed). An AUC below 0.5 means larger values go with shorter tasks. A feature constant within
 each job (e.g. the recurring ones) has AUC 0.5 here by construction: per-job methods cannot use it.
 
-    python studies/event_features/event_feature_auc.py WAREHOUSE.duckdb [--trace google_2011] [--boot 200] [--seed 0]
+    python -m studies.event_features.event_feature_auc WAREHOUSE.duckdb [--trace google_2011] [--boot 200] [--seed 0]
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def auc_table(con: duckdb.DuckDBPyConnection, trace: str, n_boot: int, seed: int
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m studies.event_features.event_feature_auc",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("warehouse")
     ap.add_argument("--trace", default="google_2011")
     ap.add_argument("--boot", type=int, default=200)

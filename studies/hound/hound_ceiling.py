@@ -24,7 +24,7 @@ Answers compared on each evaluation trace (dominant-cause accuracy against the s
   without the evaluation truth);
 - ``best constant in hindsight`` and Hound (LDA seed 0), as in hound_validation.
 
-    PYTHONPATH=$PWD python studies/hound/hound_ceiling.py \
+    python -m studies.hound.hound_ceiling \
         --train /tmp/d101,/tmp/d102 --eval /tmp/d7,/tmp/d13
 """
 
@@ -95,7 +95,7 @@ def case_study_rule(contrast: pd.DataFrame) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m studies.hound.hound_ceiling")
     ap.add_argument("--train", required=True, help="comma-separated data dirs (training traces)")
     ap.add_argument("--eval", required=True, help="comma-separated data dirs (evaluation traces)")
     ap.add_argument("--lda-seeds", default="0")

@@ -8,7 +8,7 @@ cause explains: the task would not straggle had the cause taken its typical time
 weights estimate, Section 5.1), Hound's mixture, each learner's top profile metrics and its named
 topics, and a one-word verdict. Then a summary of where the errors come from.
 
-    PYTHONPATH=$PWD python studies/hound/hound_confusion.py --data-dir data [--seed 0] [--per-job]
+    python -m studies.hound.hound_confusion --data-dir data [--seed 0] [--per-job]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from stragglers.diagnosis.run import diagnose
 from stragglers.diagnosis.truth import cause_added_s, dominant, majority, parse_causes, straggler_mixtures
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRICS, METRIC_COLUMNS, WORDS, name_topic, words_of
 
-from hound_seeds import read_run  # this directory is on the path when run as a script
+from studies.hound.hound_seeds import read_run
 
 
 def fmt(m: dict, n: int = 4) -> str:
@@ -34,7 +34,7 @@ def fmt(m: dict, n: int = 4) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m studies.hound.hound_confusion")
     ap.add_argument("--data-dir", default="data")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--per-job", action="store_true")

@@ -35,7 +35,7 @@ gives "always data skew" and the best constant in hindsight):
   Hound's mixture elsewhere; ``replace`` sets Hound's LP weight to the node share;
 - ``nodes alone``: LP where the node share is above 1/2, else data skew (the baseline's answer).
 
-    PYTHONPATH=$PWD python studies/hound/hound_nodes.py --data-dir /work/scratch/i28c/seed7 [--data-dir ...]
+    python -m studies.hound.hound_nodes --data-dir /work/scratch/i28c/seed7 [--data-dir ...]
         [--estimators t05,ci95,level0,counterfactual] [--rules majority,replace]
 
 Each data directory needs ``*hound_profiles`` and ``*node_ranking`` materialized with
@@ -64,7 +64,7 @@ from stragglers.nodes.ranking import pcores_levels
 from stragglers.settings.nodes import NodeSettings
 from stragglers.traces.synth import model as M
 
-from hound_seeds import read_run  # this directory is on the path when run as a script
+from studies.hound.hound_seeds import read_run
 
 LP = M.LIMITED_PROCESSOR
 
@@ -183,7 +183,7 @@ def share_note(shares: pd.DataFrame, mix: dict, lp_jobs, other) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m studies.hound.hound_nodes")
     ap.add_argument("--data-dir", action="append", required=True)
     ap.add_argument("--seeds", default="0,1,2,3,4")
     ap.add_argument("--estimators", default="t05", help=f"comma list of {ESTIMATORS}")

@@ -11,7 +11,7 @@ baseline and the best constant answer in hindsight.
 (``HoundSettings.profile_weights = "share"``), computed from the stored profiles and
 inputs (``run.share_weighted_profiles``; the same rows as re-running the learners with it).
 
-    python studies/hound/hound_seeds.py [--data-dir data] [--seeds 0,1,2,3,4] [--weights strength,share]
+    python -m studies.hound.hound_seeds [--data-dir data] [--seeds 0,1,2,3,4] [--weights strength,share]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def read_run(data_dir: str):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m studies.hound.hound_seeds")
     ap.add_argument("--data-dir", default="data")
     ap.add_argument("--seeds", default="0,1,2,3,4")
     ap.add_argument("--weights", default="strength", help="profile weights to score: strength, share, or both")

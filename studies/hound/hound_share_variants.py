@@ -14,7 +14,7 @@ against the stragglers truth. Variants, joined with '+' (e.g. ``share+mult_all``
 - ``vocab``: a bound, not a method: each word's share divided by the number of words of its Table 4
   cause, so each named cause counts once (Hound's LDA does not know the names).
 
-    PYTHONPATH=$PWD python studies/hound/hound_share_variants.py --data-dir /tmp/d7 \
+    python -m studies.hound.hound_share_variants --data-dir /tmp/d7 \
         --variants strength,share,share+mult_all [--seeds 0,1,2,3,4]
 """
 
@@ -34,7 +34,7 @@ from stragglers.diagnosis.truth import (BEST_CONSTANT, PRIMARY_TRUTH, STRAGGLER_
                                        recall_by_cause, straggler_mixtures, validate)
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRIC_COLUMNS, METRICS, WORD_CAUSE
 
-from hound_seeds import read_run  # this directory is on the path when run as a script
+from studies.hound.hound_seeds import read_run
 
 NAMES = [METRICS[c] for c in METRIC_COLUMNS]
 
@@ -78,7 +78,7 @@ def reweight(profiles: pd.DataFrame, inputs: pd.DataFrame, variant: set) -> pd.D
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m studies.hound.hound_share_variants")
     ap.add_argument("--data-dir", required=True)
     ap.add_argument("--variants", default="strength,share,share+mult_all")
     ap.add_argument("--seeds", default="0,1,2,3,4")

@@ -20,7 +20,7 @@ all: MEAN_CPU lower for stragglers at p < 0.05 (the Wilcoxon rank-sum test of Ho
 Section 5.2), some data-skew word higher at p < 0.05, the median shares, and how often a data-skew
 word's share beats MEAN_CPU(-)'s in a job where data skew explains no straggler.
 
-    PYTHONPATH=$PWD python studies/hound/hound_shares.py --data-dir /tmp/d7 [--data-dir /tmp/d13 ...]
+    python -m studies.hound.hound_shares --data-dir /tmp/d7 [--data-dir /tmp/d13 ...]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from stragglers.diagnosis.truth import (STRAGGLER_QUANTILE, best_constant, cause
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRIC_COLUMNS, WORD_CAUSE, WORDS, words_of
 from stragglers.traces.synth import model as M
 
-from hound_seeds import read_run  # this directory is on the path when run as a script
+from studies.hound.hound_seeds import read_run
 
 LP = M.LIMITED_PROCESSOR
 DS_METRICS = [METRIC_COLUMNS.index(c) for c in ("mean_mem", "peak_mem", "mem_assign", "page_cache",
@@ -59,7 +59,7 @@ def reading(profile: np.ndarray, how: str) -> str | None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m studies.hound.hound_shares")
     ap.add_argument("--data-dir", action="append", required=True)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")

@@ -18,7 +18,7 @@ generator seed) and prints:
    from its own LDA mixture (its topics named as the ensemble's are), beside the ensemble (Hound):
    dominant accuracy and recall on the limited-processor-dominant jobs.
 
-    PYTHONPATH=$PWD python studies/hound/hound_signatures.py --data-dir /tmp/data [--seed 0]
+    python -m studies.hound.hound_signatures --data-dir /tmp/data [--seed 0]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from stragglers.diagnosis.truth import (cause_added_s, diagnosed_mixtures, domin
 from stragglers.diagnosis.vocabulary import CAUSE_WORDS, METRICS, WORD_CAUSE, WORDS, name_topic, words_of
 from stragglers.traces.synth import model as M
 
-from hound_seeds import read_run  # this directory is on the path when run as a script
+from studies.hound.hound_seeds import read_run
 
 SHOWN = ("mean_cpu", "peak_cpu", "cpi", "cache_miss", "mean_mem", "page_cache", "disk_space", "mean_io",
          "sched_delay", "evict")
@@ -63,7 +63,7 @@ def zscores(inputs: pd.DataFrame, normal: pd.Series) -> pd.DataFrame:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m studies.hound.hound_signatures")
     ap.add_argument("--data-dir", default="data")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()

@@ -125,7 +125,8 @@ def trace_section(trace: str, capped: pd.DataFrame, budgets: pd.DataFrame, comp:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m studies.operator.enforced_budgets",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("warehouse", nargs="+")
     ap.add_argument("--write", type=Path, default=None, help="the Markdown page to write (replaced whole)")
     a = ap.parse_args()

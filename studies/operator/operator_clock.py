@@ -1,6 +1,6 @@
 """What the legacy operator grid's look-ahead did, and what the online clock costs.
 
-    python studies/operator/operator_clock.py WORK_DIR [--trace synthetic|google_2011] [--url DIR]
+    python -m studies.operator.operator_clock WORK_DIR [--trace synthetic|google_2011] [--url DIR]
         [--parts SPEC] [--methods a,b,...|all] [--workers 2] [--out result.json]
 
 Builds the warehouse of the trace once (the paper's features and the operator's clock tables:
@@ -26,19 +26,17 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from stragglers.prediction.completion import RELAUNCH_SEEDS  # noqa: E402
-from stragglers.prediction.completion_tables import speculation_table  # noqa: E402
-from stragglers.prediction.workers import ProgressLog  # noqa: E402
-from stragglers.prediction.evaluation import evaluate  # noqa: E402
-from stragglers.prediction.methods import METHODS  # noqa: E402
-from stragglers.prediction.protocol import OPERATOR  # noqa: E402
-from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
-from stragglers.traces.fetch import fetch_trace  # noqa: E402
-from stragglers.warehouse.assemble import build_warehouse  # noqa: E402
-from stragglers.warehouse.build import step_tables  # noqa: E402
-from stragglers.warehouse.ledger import is_current  # noqa: E402
+from stragglers.prediction.completion import RELAUNCH_SEEDS
+from stragglers.prediction.completion_tables import speculation_table
+from stragglers.prediction.workers import ProgressLog
+from stragglers.prediction.evaluation import evaluate
+from stragglers.prediction.methods import METHODS
+from stragglers.prediction.protocol import OPERATOR
+from stragglers.settings import EvaluationSettings, SelectionSettings
+from stragglers.traces.fetch import fetch_trace
+from stragglers.warehouse.assemble import build_warehouse
+from stragglers.warehouse.build import step_tables
+from stragglers.warehouse.ledger import is_current
 
 CLOCKS = ("legacy_grid", "online")
 
@@ -116,7 +114,7 @@ def markdown(result: dict) -> str:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m studies.operator.operator_clock", description=__doc__.splitlines()[0])
     p.add_argument("work")
     p.add_argument("--trace", default="synthetic")
     p.add_argument("--url")

@@ -2,12 +2,14 @@
 the code of one checkout: the before/after of a change to the operator's replay, each side by the
 code that made its sweep.
 
-    python studies/operator/replay_budgets.py CODE_ROOT WAREHOUSE OUT.csv [--n-boot 200] [--seed 0]
-    python studies/operator/replay_budgets.py --markdown BEFORE.csv AFTER.csv
+    python -m studies.operator.replay_budgets CODE_ROOT WAREHOUSE OUT.csv [--n-boot 200] [--seed 0]
+    python -m studies.operator.replay_budgets --markdown BEFORE.csv AFTER.csv
 
-CODE_ROOT is a checkout (``git worktree add DIR COMMIT``) whose ``stragglers`` package is imported
-first; WAREHOUSE one that ``replay_tasks.py run`` made with that code. Every job with earlier jobs
-is scored (none set aside to choose), as code without the pre-named split scored them.
+CODE_ROOT is a checkout (``git worktree add DIR COMMIT``) whose ``stragglers`` package computes the
+table, in a child process with CODE_ROOT first on its path (PYTHONPATH; the child runs this file by
+path, so that the project root is not first); WAREHOUSE one that ``replay_tasks run`` made with that
+code. Every job with earlier jobs is scored (none set aside to choose), as code without the
+pre-named split scored them.
 ``--markdown`` prints both tables side by side: per method and budget, JCT cut and extra machine
 time, before -> after.
 """
@@ -16,11 +18,32 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
+import subprocess
 import sys
+from pathlib import Path
+
+#: the hidden first argument of the child that computes a table by a checkout's code
+CHILD = "--table-by-the-checkout-first-on-the-path"
 
 
 def table(root: str, warehouse: str, out: str, n_boot: int, seed: int) -> None:
-    sys.path.insert(0, root)
+    """The table by the code of ``root``: this file run by path in a child process, ``root`` first on
+    its path; the child names the package it imported, checked to be ``root``'s."""
+    env = dict(os.environ, PYTHONPATH=str(Path(root).resolve()))
+    done = subprocess.run([sys.executable, __file__, CHILD, warehouse, out, str(n_boot), str(seed)], env=env,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{root}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+    # its last line: "OUT: N rows by <the sweep module it imported>"
+    print(done.stdout, end="")
+    used = Path(done.stdout.strip().splitlines()[-1].rsplit(" by ", 1)[1]).resolve()
+    if not used.is_relative_to(Path(root).resolve()):
+        raise SystemExit(f"the table meant to be computed by {root} was computed by {used}")
+
+
+def table_here(warehouse: str, out: str, n_boot: int, seed: int) -> None:
+    """The table by whichever ``stragglers`` comes first on this process's path (the child of ``table``)."""
     import duckdb
 
     from stragglers.prediction import sweep
@@ -62,7 +85,12 @@ def markdown(before: str, after: str) -> str:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    if sys.argv[1:2] == [CHILD]:
+        warehouse, out, n_boot, seed = sys.argv[2:]
+        table_here(warehouse, out, int(n_boot), int(seed))
+        return 0
+    p = argparse.ArgumentParser(prog="python -m studies.operator.replay_budgets",
+                                description=__doc__.splitlines()[0])
     p.add_argument("paths", nargs="+")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--n-boot", type=int, default=200)

@@ -1,9 +1,9 @@
 """Evaluate methods under the operator's protocol into a warehouse of their own (the replay's
 inputs as the code that runs it builds them), then compare two such warehouses.
 
-    python studies/operator/replay_tasks.py run WORK --trace synthetic|google_2011 [--url DIR] [--parts SPEC]
+    python -m studies.operator.replay_tasks run WORK --trace synthetic|google_2011 [--url DIR] [--parts SPEC]
         [--methods a,b,...] [--workers 1] [--clock online|task_clock]
-    python studies/operator/replay_tasks.py compare BEFORE_WORK AFTER_WORK --trace T [--out result.json]
+    python -m studies.operator.replay_tasks compare BEFORE_WORK AFTER_WORK --trace T [--out result.json]
 
 ``run`` builds WORK/warehouse.duckdb (fetching the trace into WORK/raw) and evaluates ``methods``
 with the operator's settings (``OPERATOR``, every other setting at its default; ``--clock task_clock``
@@ -27,12 +27,10 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from stragglers.prediction.completion import RELAUNCH_SEEDS  # noqa: E402
-from stragglers.prediction.evaluation import evaluate  # noqa: E402
-from stragglers.prediction.protocol import OPERATOR  # noqa: E402
-from stragglers.settings import EvaluationSettings, SelectionSettings  # noqa: E402
+from stragglers.prediction.completion import RELAUNCH_SEEDS
+from stragglers.prediction.evaluation import evaluate
+from stragglers.prediction.protocol import OPERATOR
+from stragglers.settings import EvaluationSettings, SelectionSettings
 
 
 def run(work: Path, trace: str, url: str | None, parts: str | None, methods: list[str], workers: int,
@@ -107,7 +105,7 @@ def markdown(before: dict, after: dict) -> str:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m studies.operator.replay_tasks", description=__doc__.splitlines()[0])
     p.add_argument("what", choices=("run", "compare"))
     p.add_argument("work", nargs="+")
     p.add_argument("--trace", default="synthetic")

@@ -17,7 +17,7 @@ a (job, window) with >= 20 tasks, the residual is log(metric) - the (job, window
 
 The generated trace is read the same way, over its first two task_usage parts and full windows.
 
-    python studies/realism/machine_signature.py [REALDATA_DIR] GENERATED_RAW_DIR
+    python -m studies.realism.machine_signature [REALDATA_DIR] GENERATED_RAW_DIR
     (REALDATA_DIR: default $NURD_REALDATA_DIR or ../shared/realdata; GENERATED_RAW_DIR: e.g.
      $NURD_DATA_DIR/raw/synthetic)
 """
@@ -83,7 +83,8 @@ def signature(usage: pd.DataFrame, interval: bool = False) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="A machine's mark on its tasks' CPU rate and CPI: the real "
+    ap = argparse.ArgumentParser(prog="python -m studies.realism.machine_signature",
+                                 description="A machine's mark on its tasks' CPU rate and CPI: the real "
                                              "excerpt's sample beside a generated trace.")
     ap.add_argument("real_dir", nargs="?", type=Path,
                     default=Path(os.environ.get("NURD_REALDATA_DIR", "../shared/realdata")),

@@ -1,6 +1,6 @@
 """Measure, on the real Google 2011 excerpt, the numbers the embedded trace is calibrated to.
 
-    python studies/realism/measure_real_excerpt.py [REALDATA_DIR]   (default $NURD_REALDATA_DIR)
+    python -m studies.realism.measure_real_excerpt [REALDATA_DIR]   (default $NURD_REALDATA_DIR)
 
 Prints a Python dict: quantile knots (inverse-CDF points) and rates, read straight from
 the raw files with DuckDB. stragglers/traces/synth/real_excerpt.py holds its output
@@ -126,7 +126,8 @@ def measure(root: str) -> dict:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description="The numbers the embedded trace is calibrated to, measured on the "
+    ap = argparse.ArgumentParser(prog="python -m studies.realism.measure_real_excerpt",
+                                 description="The numbers the embedded trace is calibrated to, measured on the "
                                              "real Google 2011 excerpt (printed as a Python dict).")
     ap.add_argument("realdata", nargs="?", default=os.environ.get("NURD_REALDATA_DIR", "../shared/realdata"),
                     help="the real data (default $NURD_REALDATA_DIR or ../shared/realdata)")

@@ -1,7 +1,7 @@
 """Per-job structure of evictions, waits and kills: the real excerpt beside generated traces
 (docs/SYNTHETIC_TRACE.md, "Generator 3"). Reads the raw task_events of each trace directory.
 
-    python studies/realism/per_job_realism.py [--seeds 2011,7,13] [--realdata $NURD_REALDATA_DIR]
+    python -m studies.realism.per_job_realism [--seeds 2011,7,13] [--realdata $NURD_REALDATA_DIR]
 
 Generates the embedded Google trace for each seed into a temporary directory (current
 generator), then prints one row per statistic: real excerpt, then each seed.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from stragglers.traces.synth import generate_google
 
-from measure_real_excerpt import load_events  # this directory is on the path when run as a script
+from studies.realism.measure_real_excerpt import load_events
 
 STATISTICS = {
     "jobs (>= 100 finished tasks, SUBMIT in window)": "SELECT count(DISTINCT job_id) FROM fj",
@@ -44,7 +44,7 @@ def measure(root: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m studies.realism.per_job_realism")
     ap.add_argument("--seeds", default="2011,7,13")
     ap.add_argument("--realdata", default=os.environ.get("NURD_REALDATA_DIR", "../shared/realdata"))
     args = ap.parse_args()

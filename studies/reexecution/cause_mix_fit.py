@@ -10,27 +10,24 @@ log-latencies is nearest the real one on the EARLIER half is the fit (``model.CA
 ['reexecution_fit']``). Then the fitted mix is checked on the later half and on all the jobs, both
 statistics against the real 95% intervals, and its causes are counted (dominant cause per job).
 
-    python studies/reexecution/cause_mix_fit.py --real REAL_DATA_DIR --work SCRATCH_DIR [--seed 0]
+    python -m studies.reexecution.cause_mix_fit --real REAL_DATA_DIR --work SCRATCH_DIR [--seed 0]
 
 REAL_DATA_DIR holds warehouse.duckdb with asset ``reexecutions`` materialized on the real excerpt.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).parent))
-import copy_model as cm  # noqa: E402  (the same split and printing as the copy model's fit)
-
-from stragglers.diagnosis.truth import load_truth  # noqa: E402
-from stragglers.prediction import reexecution as rx  # noqa: E402
-from stragglers.settings import Settings  # noqa: E402
-from stragglers.traces.synth import generate_google  # noqa: E402
-from stragglers.traces.synth.model import CAUSE_MIXES, TRAVELLING_CAUSES  # noqa: E402
+from stragglers.diagnosis.truth import load_truth
+from stragglers.prediction import reexecution as rx
+from stragglers.settings import Settings
+from stragglers.traces.synth import generate_google
+from stragglers.traces.synth.model import CAUSE_MIXES, TRAVELLING_CAUSES
+from studies.reexecution import copy_model as cm   # the same split and printing as the copy model's fit
 
 GRID = (1.0, 0.75, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.0)
 
@@ -51,7 +48,7 @@ def generated(work: Path, share: float, seed: int) -> dict:
 
 
 def main() -> None:
-    a = cm.arguments(__doc__, "--work").parse_args()
+    a = cm.arguments("studies.reexecution.cause_mix_fit", __doc__, "--work").parse_args()
     halves, _lives = cm.real_halves(a.real, a.real_trace)
     early = rx.statistics(halves["earlier (fit)"], seed=a.seed)
     print(f"real earlier half (fit): {cm.fmt(early)}", flush=True)

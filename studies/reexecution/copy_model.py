@@ -14,7 +14,7 @@
 3. The operator's table (free rules, oracle, NURD family) on both warehouses with copy_keeps = 0
    (today) and at each value found above; on the embedded trace also with cause_aware_copies=on.
 
-    python studies/reexecution/copy_model.py --real REAL_DATA_DIR --embedded EMBEDDED_DATA_DIR [--real-trace google_2011]
+    python -m studies.reexecution.copy_model --real REAL_DATA_DIR --embedded EMBEDDED_DATA_DIR [--real-trace google_2011]
         [--seed 0] [--no-tables]
 
 A data dir holds warehouse.duckdb (and, for the embedded trace, truth/synthetic/).
@@ -164,10 +164,12 @@ def operator_tables(data: Path, trace: str, keeps: list[float], seed: int, cause
     print(wide.to_string(float_format=lambda v: f"{100 * v:.1f}%"))
 
 
-def arguments(doc: str, second_dir: str) -> argparse.ArgumentParser:
-    """The command line the re-execution studies share: --real (the real excerpt's data directory),
-    ``second_dir`` (a second directory, required), --real-trace and --seed."""
-    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(module: str, doc: str, second_dir: str) -> argparse.ArgumentParser:
+    """The command line the re-execution studies share (``module``: the study's, as run with -m):
+    --real (the real excerpt's data directory), ``second_dir`` (a second directory, required),
+    --real-trace and --seed."""
+    ap = argparse.ArgumentParser(prog=f"python -m {module}", description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--real", type=Path, required=True)
     ap.add_argument(second_dir, type=Path, required=True)
     ap.add_argument("--real-trace", default="google_2011")
@@ -176,7 +178,7 @@ def arguments(doc: str, second_dir: str) -> argparse.ArgumentParser:
 
 
 def main() -> None:
-    ap = arguments(__doc__, "--embedded")
+    ap = arguments("studies.reexecution.copy_model", __doc__, "--embedded")
     ap.add_argument("--no-tables", action="store_true", help="the fits only, not the operator's tables")
     a = ap.parse_args()
     halves, lives = real_halves(a.real, a.real_trace)

@@ -92,7 +92,8 @@ def agreement_table(root: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m studies.spark.spark_agreement",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("root", type=Path, help="the directory python -m tests.spark_cluster --out wrote")
     parser.add_argument("--doc", type=Path, help="write the table into this doc between its markers")
     args = parser.parse_args(argv)

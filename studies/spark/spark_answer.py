@@ -24,7 +24,8 @@ DOC_END = "<!-- end of measured answer -->"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m studies.spark.spark_answer",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--doc", type=Path, help="write the answer into this doc between its markers")
     args, advise_args = parser.parse_known_args(argv)
     if not args.doc:

@@ -7,7 +7,7 @@ read with the feature set 'all' (usage and events), the real excerpt with its ev
 task_usage). Each row: JCT reduction, extra machine time (speculative copies, unlimited machines,
 mean over 10 relaunch seeds), JCT reduction - lambda x extra, mean F1 over jobs.
 
-    python studies/survival/survival_ablation.py WAREHOUSE.duckdb [--traces synthetic:all,google_2011:events]
+    python -m studies.survival.survival_ablation WAREHOUSE.duckdb [--traces synthetic:all,google_2011:events]
         [--workers 2]
 """
 
@@ -38,7 +38,8 @@ ABLATIONS = {
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m studies.survival.survival_ablation",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("warehouse")
     ap.add_argument("--traces", default="synthetic:all,google_2011:events")
     ap.add_argument("--workers", type=int, default=2)

@@ -8,7 +8,7 @@ oracle, the family's intervals against each free rule and its sentence (what the
 the cost curve. The free rules and the oracle must have been evaluated under the operator's protocol
 (``baseline_eval`` partitions, README).
 
-    python studies/survival/survival_family.py WAREHOUSE.duckdb [--traces synthetic,google_2011]
+    python -m studies.survival.survival_family WAREHOUSE.duckdb [--traces synthetic,google_2011]
         [--methods survival_job,survival_history] [--workers 2] [--skip-eval]
 """
 
@@ -30,7 +30,8 @@ from stragglers.settings import EvaluationSettings
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m studies.survival.survival_family",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("warehouse")
     ap.add_argument("--traces", default="synthetic,google_2011")
     ap.add_argument("--methods", default=",".join(SURVIVAL_FAMILY))

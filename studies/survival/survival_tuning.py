@@ -7,7 +7,7 @@ survival_job) it prints the development jobs' JCT reduction, extra machine time 
 JCT reduction - lambda x extra machine time (lambda = the setting cost_lambda). The later half is
 never read. docs/EVALUATION.md records the choice ("The survival family").
 
-    python studies/survival/survival_tuning.py WAREHOUSE.duckdb [--traces synthetic,google_2011]
+    python -m studies.survival.survival_tuning WAREHOUSE.duckdb [--traces synthetic,google_2011]
         [--strengths 0,2,5,10,20,50,100] [--dev-fraction 0.5] [--workers 2]
 """
 
@@ -36,7 +36,8 @@ def development_jobs(con: duckdb.DuckDBPyConnection, trace: str, job_ids, fracti
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m studies.survival.survival_tuning",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("warehouse")
     ap.add_argument("--traces", default="synthetic,google_2011")
     ap.add_argument("--strengths", default="0,2,5,10,20,50,100", help="prior strengths n0 to compare")

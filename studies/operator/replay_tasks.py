@@ -8,12 +8,11 @@ inputs as the code that runs it builds them), then compare two such warehouses.
 ``run`` builds WORK/warehouse.duckdb (fetching the trace into WORK/raw) and evaluates ``methods``
 with the operator's settings (``OPERATOR``, every other setting at its default; ``--clock task_clock``
 replays on the paper's task clock, to compare with code that had no other). ``compare`` reads
-each warehouse's operator predictions and the tasks its replay saw (``operator_tasks`` where it
-exists, else the finished tasks of ``tasks``: the replay before every task was in it) and scores
-each method the one way (a copy per flag, a machine always free, the sweep's 10 copy draws per job,
-``speculation.copy_draw_sets``: a copy of a task that does not finish buys nothing and runs until
-its original ends): mean JCT cut and extra machine time over jobs, copies per job, copies of tasks
-that never finish, mean F1, decisions per job, tasks per job.
+each warehouse's operator predictions and the tasks its replay saw (``operator_tasks``) and scores
+each method the one way, through the replay engine (a copy per flag at the flag's time, a machine
+always free, the engine's copy draws per job: a copy of a task that does not finish buys nothing and
+runs until its original ends): mean JCT cut and extra machine time over jobs, copies per job,
+copies of tasks that never finish, mean F1, decisions per job, tasks per job.
 """
 
 from __future__ import annotations
@@ -25,9 +24,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-import pandas as pd
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.evaluation import evaluate
 from stragglers.prediction.protocol import OPERATOR
 from stragglers.settings import EvaluationSettings, SelectionSettings
@@ -51,32 +48,34 @@ def run(work: Path, trace: str, url: str | None, parts: str | None, methods: lis
 
 
 def scores(work: Path, trace: str) -> dict:
-    from stragglers.prediction.speculation import copy_draw_sets, speculation_outcome
+    from stragglers.prediction.engine.caps import Uncapped
+    from stragglers.prediction.engine.jobs import copy_jobs
+    from stragglers.prediction.engine.policies import from_flags
+    from stragglers.prediction.engine.replay import outcomes
 
     con = duckdb.connect(str(work / "warehouse.duckdb"), read_only=True)
     has_all = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'operator_tasks'"
                           ).fetchone()[0] > 0
-    table = "operator_tasks" if has_all else "tasks"
-    finished = "finished" if has_all else "true"
-    tasks = con.execute(f"SELECT job_id, task_id, latency_s, {finished} AS finished FROM {table} WHERE trace = ?",
-                        [trace]).df()
+    if not has_all:
+        raise SystemExit(f"{work / 'warehouse.duckdb'}: no table operator_tasks; the engine replays every task "
+                         f"of a job: run 'run' with this checkout first")
+    jobs = copy_jobs(con, trace)
     preds = con.execute("SELECT method, job_id, task_id, flagged_at_s FROM operator_predictions WHERE trace = ?",
                         [trace]).df()
     jm = con.execute("SELECT method, job_id, f1, n_checkpoints FROM operator_job_metrics WHERE trace = ?",
                      [trace]).df()
-    by_job = {int(j): g.sort_values("task_id") for j, g in tasks.groupby("job_id")}
     out = {}
     for method, p in preds.groupby("method"):
         rows = []
         for j, g in p.groupby("job_id"):
-            t = by_job[int(j)]
-            y = t.latency_s.to_numpy(float)
-            fin = t.finished.to_numpy(bool)
-            f = g.set_index("task_id").flagged_at_s.reindex(t.task_id).to_numpy(float)
-            draws = copy_draw_sets(y, trace, int(j), RELAUNCH_SEEDS, fin)
-            red, extra = speculation_outcome(y, f, draws)
-            copied = ~np.isnan(f) & (f < y)
-            rows.append((red, extra, int(copied.sum()), int((copied & ~fin).sum()), len(y)))
+            job = jobs[int(j)]
+            f = g.set_index("task_id").flagged_at_s.reindex(job.task_ids).to_numpy(float)
+            # a copy per flag at the flag's time, on a machine always free
+            policy = from_flags(str(method), "as_run", f, np.unique(f[~np.isnan(f)]))
+            o = outcomes(job, policy, [Uncapped()])[0]
+            copied = ~np.isnan(f) & (f < job.end)
+            rows.append((o.jct_reduction, o.extra_machine_share, o.copies,
+                         int((copied & ~job.finished).sum()), len(f)))
         r = np.array(rows, dtype=float)
         m = jm[jm.method == method]
         out[method] = {"n_jobs": len(rows), "jct_cut": round(float(r[:, 0].mean()), 4),
@@ -85,7 +84,7 @@ def scores(work: Path, trace: str) -> dict:
                        "copies_of_unfinished_per_job": round(float(r[:, 3].mean()), 1),
                        "tasks_per_job": round(float(r[:, 4].mean()), 1),
                        "f1": round(float(m.f1.mean()), 3), "decisions_per_job": round(float(m.n_checkpoints.mean()), 1)}
-    return {"tasks_table": table, "methods": out}
+    return {"tasks_table": "operator_tasks", "methods": out}
 
 
 def markdown(before: dict, after: dict) -> str:

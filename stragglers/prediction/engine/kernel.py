@@ -15,8 +15,8 @@ scheduler acts at each check (stragglers/prediction/engine/replay.py says what e
 
 With a pool of machines the scheduler acts again at each completion after the last check while a
 ranked task waits (a machine comes free then). Compiled because it runs for every policy x cap x draw
-of every job, at every check (a Spark stage is checked every 100 ms): benchmarks/replay_kernels.py
-measures it against the loop it replaced.
+of every job, at every check (a Spark stage is checked every 100 ms): ``python -m
+benchmarks.replay_kernels`` measures the per-job state it reads against a state made per policy.
 """
 
 from __future__ import annotations

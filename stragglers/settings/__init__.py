@@ -121,7 +121,7 @@ def default(name: str):
 
 
 def describe(every: bool = False) -> str:
-    """The README's settings table: every ``NURD_*`` variable, stage by stage, with its default and
+    """docs/SETTINGS.md's table: every ``NURD_*`` variable, stage by stage, with its default and
     meaning as the models declare them (tests/test_readme.py compares; scripts/settings_table.py writes
     it); ``every``: every setting, with its bounds, whether or not a variable sets it."""
     rows = (["| setting | variable | default | allowed | meaning |", "|---|---|---|---|---|"] if every else

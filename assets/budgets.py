@@ -17,7 +17,7 @@ from .common import automated_asset, md_table, tables_from_evaluations
                  description="Every method at every budget of extra machine time under the operator's protocol: each "
                              "method's flag cut chosen per job on the jobs that ended before it (table "
                              "`matched_budgets`, with its paired difference against the best free rule) and its cost "
-                             "curve (table `sweep_curve`), from the operator's sweep (`operator_sweep_outcomes`), "
+                             "curve (table `sweep_curve`), from the engine's outcomes (`operator_capped_outcomes`), "
                              "for every trace in the warehouse; both empty without that sweep. comparison_tables "
                              "reads them.")
 def operator_budgets(context: dg.AssetExecutionContext, nurd: PipelineSettings,

@@ -5,8 +5,10 @@ Usage: python scripts/screenshots.py [--ui http://127.0.0.1:3000] [--report data
 
 Run it after command 1 (`bash scripts/run.sh`), so report.png shows today's report.
 
-- docs/img/report.png: the top of report.html (the "what this run shows"
-  paragraph, the headline table, Table 1);
+- docs/img/report.png: the first screen of report.html as a reader sees it
+  (a 1280 x 900 window: the answer box); the picture carries the digest of the
+  report's code (stragglers/reports/code_digest.py), and a test fails when
+  that code has changed since (retake it: `--only report`);
 - docs/img/lineage.png: the asset lineage in the Dagster UI (start
   `dagster dev` first). The UI's first-visit dialog is dismissed through the
   Chrome DevTools protocol, which is why this is not a plain `--screenshot`.
@@ -21,7 +23,9 @@ import argparse
 import asyncio
 import base64
 import json
+import os
 import shutil
+import sys
 import subprocess
 import tempfile
 import time
@@ -29,7 +33,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 PORT = 9333
+#: the window a reader opens the report in (the first screen the README shows)
+REPORT_WINDOW = (1280, 900)
 
 
 async def _capture(url: str, out: Path, width: int, height: int, js: str = "", wait_s: float = 6.0) -> None:
@@ -62,6 +69,20 @@ async def _capture(url: str, out: Path, width: int, height: int, js: str = "", w
         print(f"wrote {out}")
 
 
+def stamp(png: Path) -> None:
+    """Write the digest of today's report code into the picture (stragglers/reports/code_digest.py)."""
+    from PIL import Image
+    from PIL.PngImagePlugin import PngInfo
+
+    from stragglers.reports.code_digest import KEY, report_code_digest
+
+    info = PngInfo()
+    info.add_text(KEY, report_code_digest())
+    with Image.open(png) as im:
+        im.load()
+        im.save(png, pnginfo=info)
+
+
 SKIP_DIALOG = "[...document.querySelectorAll('button')].filter(b => b.textContent.trim() === 'Skip')" \
               ".forEach(b => b.click())"
 
@@ -69,7 +90,8 @@ SKIP_DIALOG = "[...document.querySelectorAll('button')].filter(b => b.textConten
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ui", default="http://127.0.0.1:3000")
-    ap.add_argument("--report", default=str(ROOT / "data" / "reports" / "report.html"))
+    data = Path(os.environ.get("NURD_DATA_DIR") or ROOT / "data")
+    ap.add_argument("--report", default=str(data / "reports" / "report.html"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "img"))
     ap.add_argument("--only", choices=("report", "lineage"), help="take one screenshot (lineage needs the UI)")
     args = ap.parse_args()
@@ -91,8 +113,9 @@ def main() -> int:
             if args.only in (None, "report"):
                 if not Path(args.report).is_file():
                     raise SystemExit(f"{args.report} not found: run command 1 first (bash scripts/run.sh)")
-                asyncio.run(_capture(Path(args.report).resolve().as_uri(), out / "report.png", 1200, 1500,
+                asyncio.run(_capture(Path(args.report).resolve().as_uri(), out / "report.png", *REPORT_WINDOW,
                                      wait_s=3))
+                stamp(out / "report.png")
             if args.only in (None, "lineage"):
                 lineage = f"{args.ui}/assets/comparison_tables?view=lineage&lineageScope=upstream&lineageDepth=10"
                 asyncio.run(_capture(lineage, out / "lineage.png", 1500, 800, js=SKIP_DIALOG, wait_s=10))

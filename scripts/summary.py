@@ -4,7 +4,9 @@ Usage: python scripts/summary.py [--elapsed SECONDS] [--since EPOCH_SECONDS]
 
 Reads the runs of the Dagster instance ($DAGSTER_HOME) for what ran, and
 the warehouse ($NURD_DATA_DIR/warehouse.duckdb, read-only) and the report
-for the numbers (stragglers.reports.story). Changes nothing.
+for the numbers (stragglers.reports.story): the answer first, word for word
+the box at the top of report.html (its table answer.csv), then where
+everything is. Changes nothing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The operator's answer first (stragglers/reports/budgets.py): the paragraph, the answer's table, the
-named comparisons and the budget table for a reader, from tables ``budgets.budget_tables`` builds on
-a small synthetic capped table (what the engine writes, ``capped_outcomes``); and report.html opening
-with them, read in headless Chromium at 1280 px."""
+"""The operator's answer first (stragglers/reports/answer_box.py, budgets.py): the answer box, the
+paragraph in words, the named comparisons and the budget table for a reader, from tables
+``budgets.budget_tables`` builds on a small synthetic capped table (what the engine writes,
+``capped_outcomes``); and report.html opening with the box, read in headless Chromium at 1280 px."""
 
 from __future__ import annotations
 
@@ -18,13 +18,16 @@ from stragglers.prediction.methods import FREE_RULES, is_learned
 from stragglers.prediction.sweep import CAPPED_COLUMNS
 from stragglers.prediction.tuning import BUDGETS, curve_table
 from stragglers.reports.budget_tables import reads_labels
+from stragglers.reports.answer_box import answer_boxes, boxes_markdown
 from stragglers.reports.budgets import (
-    answer_paragraph, answer_table, budget_view, cheapest_sentence, comparison_view, flags_equal,
+    answer_paragraph, budget_view, cheapest_sentence, comparison_view, envelope_view, flags_equal,
 )
 from stragglers.reports.comparison import build_report
 from stragglers.reports.style import display_name
 from stragglers.reports.views import jct_sentence
-from tests.test_product import FIT_PROBE, _job_metrics, _probe_in_chromium
+from tests.browser import FIT_PROBE
+from tests.browser import probe as _probe_in_chromium
+from tests.test_product import _job_metrics
 
 METHODS = ("flag_all", "wait_for_tau", "spark_speculation", "spark4_speculation", "km_survival", "oracle",
            "nurd", "nurd_nc", "gbtr", "tobit", "iforest")
@@ -110,14 +113,16 @@ def test_the_paragraph_answers_at_two_percent_with_the_tuned_spark_rule():
     text = answer_paragraph(marked, comparisons, curve)
     first = text.split("\n\n")[0]
     assert first.startswith("**google_2011** (operator's protocol")
-    # first the comparison named before it is scored: jobs 10..15 scored, each named on the jobs before it
-    assert ("Named before scoring (rolling origin): a job is scored once 10 jobs ended before it started, and each "
-            "candidate is named on those jobs (10 to 15)") in first and "6 jobs are scored" in first
-    assert f"At 0.5%, named {display_name('tobit')} against {display_name('spark_speculation')}: on the 6 scored jobs" \
-        in first and f"; at 1%, named {display_name('tobit')}" in first
-    assert "The pre-named learned method is above the pre-named free rule at every budget up to 5%." in first
+    # a list, one item a line: first the comparison named before it is scored: jobs 10..15 scored, each named
+    # on the jobs before it
+    items = [line[2:] for line in first.splitlines() if line.startswith("- ")]
+    assert items[0].startswith("Named before scoring (rolling origin): a job is scored once 10 jobs ended before it "
+                               "started, and each candidate is named on those jobs (10 to 15)") and "6 jobs are scored" in items[0]
+    assert items[1].startswith(f"At 0.5%, named {display_name('tobit')} against {display_name('spark_speculation')}: "
+                               "on the 6 scored jobs") and items[2].startswith(f"At 1%, named {display_name('tobit')}")
+    assert "The pre-named learned method is above the pre-named free rule at every budget up to 5%." in items
     # then the answer at 2%: Spark tuned on earlier jobs under the budget, as Spark runs it, the best policy
-    at2 = "At 2% extra machine time, on the scored jobs, Spark's speculation tuned on earlier jobs, the budget enforced"
+    at2 = "At 2% extra machine time, on the scored jobs, Spark's speculation tuned on earlier jobs with the budget enforced"
     assert first.index("Named before scoring") < first.index(at2)
     t = budgets[(budgets["trace"] == "google_2011") & (budgets["budget"] == 0.02)].set_index(["method", "cap_mode"])
     spark = t.loc[("spark_speculation", "enforced")]
@@ -127,15 +132,15 @@ def test_the_paragraph_answers_at_two_percent_with_the_tuned_spark_rule():
     # as Spark runs it: uncapped, the setting that spent within 2% on earlier jobs (1.5%), 0 jobs above
     run = t.loc[("spark_speculation", SPARK_AS_RUN)]
     assert run["point_mode"] == "q0.75-m3-min0.1" and run["extra_machine_share"] == 0.015
-    assert "as Spark runs it (no cap: the setting matched within the budget on earlier jobs, changed only where " \
-           "named) shortens jobs by 3.0%" in first and "for 1.50% (0 of 6 jobs above the budget)" in first
+    assert "As Spark runs it (no cap: the setting matched within the budget on earlier jobs, changed only where " \
+           "named), it shortens jobs by 3.0%" in first and "for 1.50% (0 of 6 jobs above the budget)" in first
     enforced = t.xs("enforced", level="cap_mode")
     best = enforced["jct_reduction"].idxmax()
-    assert best == "tobit" and (f"the best policy tuned on earlier jobs here, {display_name('tobit')}, "
+    assert best == "tobit" and (f"The best policy tuned on earlier jobs here, {display_name('tobit')}, "
                                 f"{jct_sentence(enforced.loc[best, 'jct_reduction'])}") in first
     # the headroom: per job the best of the oracle and every point, its oracle alone, the jobs it was beaten on
     r = t.iloc[0]
-    assert (f"the headroom, per job the best of the oracle and of every point of every policy under the same cap at "
+    assert (f"The headroom, per job the best of the oracle and of every point of every policy under the same cap at "
             f"the same checks, shortens jobs by {100 * r.headroom:.1f}% (the oracle alone {100 * r.oracle:.1f}%; "
             f"some policy beat it on {int(r.oracle_beaten_jobs)} of 6 jobs)") in first
     assert f"Flags identical to flag-all's on every job (the same copies at the same checks): {display_name('nurd')}." \
@@ -160,33 +165,69 @@ def test_the_paragraph_says_no_winner_with_the_effect_the_jobs_could_have_detect
     shown = view["learned method named now"].str.extract(r"^no winner \(the best, ([^,]+), cut ")[0]
     assert shown.iloc[0] == best.group(1) and shown.isin({display_name(m) for m in METHODS if is_learned(m)}).all()
     assert view["free rule named now"].str.startswith(display_name("spark_speculation")).all()
-    # the answer's table says no winner for the learned method, no copy
-    table = answer_table(budgets, comparisons)
-    none = table[table["who"] == "learned method named on earlier jobs"]
-    assert len(none) == 2 and (none["method"] == "no winner").all() and (none["extra machine"] == "0.00%").all()
+    # the answer box: the named free rule to run, and no learned method beats it, with what the jobs could detect
+    box = {b.trace: b for b in answer_boxes({"matched_budgets": budgets, "named_comparisons": comparisons})}
+    lines = dict(box["google_2011"].lines)
+    assert box["google_2011"].title.endswith(": run Spark's speculation, tuned")
+    assert lines["What to run"].startswith(f"{display_name('spark_speculation')}: quantile 0.75, multiplier")
+    assert lines["Learned methods"].startswith("no learned method beats the free rule here: none gained more on the "
+                                               "earlier jobs than they could tell from chance (the best, ")
+    assert f"those jobs can detect" in lines["Learned methods"] or "gained nothing" in lines["Learned methods"]
 
 
-def test_the_answer_table_and_the_views_name_each_pick_in_words():
+def test_the_answer_box_and_the_views_name_each_pick_in_words():
+    """The box runs the learned method named on earlier jobs where it is above the named free rule, with
+    what it buys (its interval), what it costs and the jobs it rests on; the views say each pick in words."""
     budgets, comparisons, _ = tables()
-    table = answer_table(budgets, comparisons)
-    assert list(table["who"]) == ["Spark tuned on earlier jobs, budget enforced (at 2%)",
-                                  "Spark as Spark runs it (no cap) (at 2%)",
-                                  "learned method named on earlier jobs (at 2%)",
-                                  "free rule named on earlier jobs (at 2%)",
-                                  "best policy tuned on earlier jobs (at 2%)", "headroom (at 2%)"] * 2
-    named = table[table["who"] == "learned method named on earlier jobs (at 2%)"]
-    assert (named["method"] == display_name("tobit")).all()
-    assert set(table["method"]) <= {display_name(m) for m in METHODS} | {"oracle and every policy"}
+    boxes = {b.trace: b for b in answer_boxes({"matched_budgets": budgets, "named_comparisons": comparisons})}
+    assert set(boxes) == set(TRACES)
+    b = boxes["google_2011"]
+    lines = dict(b.lines)
+    t = budgets[(budgets["trace"] == "google_2011") & (budgets["budget"] == 0.02) & (budgets["cap_mode"] == "enforced")]
+    tobit = t.set_index("method").loc["tobit"]
+    assert b.title == f"google_2011 (real trace): run {display_name('tobit')}"
+    assert lines["What to run"].startswith(f"{display_name('tobit')}: copy when its predicted latency reaches ")
+    assert lines["What it buys"] == (f"jobs finish {100 * tobit.jct_reduction:.1f}% sooner on average (95% interval "
+                                     f"{100 * tobit.jct_lo:.1f}% to {100 * tobit.jct_hi:.1f}%).")
+    assert lines["What it costs"] == f"{100 * tobit.extra_machine_share:.2f}% extra machine time (the budget: 2%)."
+    assert lines["Rests on"] == "6 scored jobs, each judged with only the 10 to 15 jobs that ended before it started."
+    assert lines["Learned methods"].startswith(f"{display_name('tobit')} beats the free rule "
+                                               f"{display_name('spark_speculation')}: +")
+    assert "The most copies could buy" in lines
+    md = boxes_markdown(list(boxes.values()))
+    assert md.startswith("### google_2011 (real trace): run Tobit\n\n- **What to run:** Tobit: copy when")
     view = comparison_view(comparisons)
     assert len(view) == 2 * len(BUDGETS) and (view["verdict"] == "learned above").all()
     assert view["learned method named now"].str.startswith(f"{display_name('tobit')} (named for 6 of 6 jobs)").all()
-    b = budget_view(budgets)
-    assert len(b) == len(budgets)
-    assert any(label.endswith(", as Spark runs it (no cap)") for label in b["method"])
-    assert any(label.endswith("(free rule)") for label in b["method"])
-    assert not any(m in set(b["method"]) for m in METHODS if display_name(m) != m)
+    # the budget table at the report's budget: every method once per trace (and Spark as Spark runs it)
+    v = budget_view(budgets)
+    assert len(v) == len(budgets[budgets["budget"] == 0.02]) and set(v["budget"]) == {"2%"}
+    assert len(budget_view(budgets, None)) == len(budgets)
+    assert any(label.endswith(", as Spark runs it (no cap)") for label in v["method"])
+    assert any(label.endswith("(free rule)") for label in v["method"])
+    assert not any(m in set(v["method"]) for m in METHODS if display_name(m) != m)
+    # every setting with its unit: no bare "cut 10"
+    assert not v["setting (most often chosen)"].str.match(r"^cut [\d.]+$").any()
     # the oracle is the headroom, never a ranked row
     assert "oracle" not in set(budgets["method"])
+
+
+def test_the_sweep_shows_each_methods_envelope_sorted_as_numbers():
+    """The sweep's view: per method the settings no other of its settings beats, sorted by extra machine
+    time as numbers, one format per column (two decimals), settings that land together said once."""
+    curve = pd.DataFrame([("t", "km_survival", p, 5, c, x) for p, c, x in
+                          (("0.999", 0.01, 0.02), ("0.99", 0.01, 0.02), ("0.5", 0.03, 0.12), ("0.9", 0.02, 0.05),
+                           ("0.2", 0.025, 0.2), ("0.05", 0.0, 0.0))] +
+                         [("t", "spark_speculation", p, 5, c, x) for p, c, x in
+                          (("q0.75-m1.5-min60", 0.02, 0.1), ("q0.75-m1.5-min300", 0.01, 0.03),
+                           ("q0.75-m12.5-min0.1", 0.015, 0.05))],
+                         columns=["trace", "method", "point", "n_jobs", "jct_reduction", "extra_machine_share"])
+    v = envelope_view(curve)
+    km = v[v["method"] == display_name("km_survival")]
+    assert list(km["extra machine time (%)"]) == ["2.00", "5.00", "12.00"]          # 0.2 is beaten by 0.5
+    assert km["setting"].iloc[0] == "copy when P(runs past tau_hat) passes 0.99 (and 1 other settings alike)"
+    assert list(v[v["method"] == display_name("spark_speculation")]["extra machine time (%)"]) == ["3.00", "5.00", "10.00"]
+    assert v["jobs shortened by (%)"].str.fullmatch(r"\d+\.\d\d").all()
 
 
 def test_the_paragraph_names_the_methods_whose_cheapest_copying_point_is_above_the_smallest_budget():
@@ -216,30 +257,35 @@ def report_tables(n_jobs: int = 6) -> dict[str, pd.DataFrame]:
             "named_comparisons": comparisons, "sweep_curve": curve}
 
 
-def test_report_opens_with_the_answer_and_fits_1280_px_in_chromium(tmp_path):
+def test_report_opens_with_the_answer_box_and_fits_1280_px_in_chromium(tmp_path):
     d = tmp_path / "reports"
     build_report(d, report_tables(), n_boot=50)
     md = (d / "report.md").read_text()
     heads = [line for line in md.splitlines() if line.startswith("## ")]
-    assert heads[:4] == ["## What this run shows", "## The answer: what 2% extra machine time buys (operator's protocol)",
-                         "## The comparison named before it is scored, at every budget (operator's protocol)",
-                         "## Every method at every budget of extra machine time (operator's protocol; exploration)"]
-    assert len(set(heads)) == len(heads)      # distinct section names
-    assert md.split("## What this run shows")[1].strip().startswith("**google_2011**")
+    assert heads[:2] == ["## What this run shows",
+                         "## The operator's evidence: what copies buy for the machine time they cost"]
+    assert heads[-1] == "## Glossary" and len(set(heads)) == len(heads)      # distinct section names
+    opening = md.split("## What this run shows")[1].split("\n## ")[0].strip()
+    assert opening.startswith("### google_2011 (real trace, 6 jobs): run Tobit") and "### synthetic" in opening
+    # the evidence in the order a reader follows: the curves, the methods table, the named comparisons
+    h3 = [line for line in md.splitlines() if line.startswith("### ")]
+    assert [h.split(". ")[0] for h in h3[2:5]] == ["### Figure 1", "### Table 1", "### Table 2"]
+    assert "In words:" in md and "- Named before scoring" in md
     answer = pd.read_csv(d / "answer.csv")
-    assert list(answer["who"]).count("headroom (at 2%)") == 2
+    assert set(answer["trace"]) == set(TRACES) and (answer["item"] == "What it buys").sum() == 2
     probe = """<script>
 window.addEventListener('load', () => {
-  const p = document.querySelector('h2 + p');
+  const box = document.querySelector('div.box');
   const img = document.images[0];
   const out = document.createElement('pre'); out.id = 'first';
-  out.textContent = JSON.stringify({text: p ? p.textContent : '', alt: img.alt, ok: img.complete && img.naturalWidth > 0,
-                                    shown: img.getBoundingClientRect().width});
+  out.textContent = JSON.stringify({text: box ? box.textContent : '', bottom: box ? box.getBoundingClientRect().bottom : 1e9,
+                                    alt: img.alt, ok: img.complete && img.naturalWidth > 0,
+                                    natural: img.naturalWidth, shown: img.getBoundingClientRect().width});
   document.body.appendChild(out);
 });
 </script>"""
     first = _probe_in_chromium(d, tmp_path, probe, "first", "--window-size=1280,900")
-    assert "Named before scoring" in first["text"] and "the headroom, per job the best of the oracle" in first["text"]
-    assert first["alt"].startswith("Figure 0.") and first["ok"] and 600 < first["shown"] <= 1280
+    assert "What to run:" in first["text"] and "What it buys:" in first["text"] and first["bottom"] < 900
+    assert first["alt"].startswith("Figure 1.") and first["ok"] and first["natural"] <= first["shown"] <= 1280
     fit = _probe_in_chromium(d, tmp_path, FIT_PROBE, "fit", "--window-size=1280,900")
     assert fit["page"] <= fit["W"] and fit["cut"] == [], fit

@@ -62,9 +62,9 @@ def test_wait_for_tau_flags_at_the_last_checkpoint_before_tau():
 
 def test_spark_speculation_waits_for_the_quantile_then_compares_elapsed_time():
     _, flags = replay(SparkSpeculation())
-    # 75% of 10 tasks = 7.5 finished needs 8 (y <= t): first at t = 90 (tasks 0..8).
-    # median of finished 10..90 = 50; 1.5 x 50 = 75 < 90: task 9 flagged at 90.
-    np.testing.assert_array_equal(flags, flagged({9: 90.0}))
+    # Spark's gate max(floor(0.75 x 10), 1) = 7 finished (y <= t): first at t = 70 (tasks 0..6).
+    # median of finished 10..70 = 40; 1.5 x 40 = 60 < 70: tasks 7, 8, 9 flagged at 70.
+    np.testing.assert_array_equal(flags, flagged({task: 70.0 for task in (7, 8, 9)}))
     # quantile 0.5: at t = 50 tasks 0..4 finished (5 >= 5), median 30, 1.5 x 30 = 45 < 50:
     # tasks 5..9 flagged at 50 (tp 1, fp 4, tn 4)
     r, flags = replay(SparkSpeculation(quantile=0.5))

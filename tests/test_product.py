@@ -3,11 +3,8 @@ the end-of-run summary from a real DuckDB file, the scripts' --help, honest fetc
 
 from __future__ import annotations
 
-import html
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +20,8 @@ from stragglers.reports.comparison import build_report
 from stragglers.reports.paper import compare_with_paper
 from stragglers.reports.story import headline, terminal_summary, what_this_run_shows
 from stragglers.reports.style import FAMILIES, display_name, family_of, style_for
+from tests.browser import FIT_PROBE, PROBE, READ_PROBE
+from tests.browser import probe as _probe_in_chromium
 from tests.test_reports import fake_completion
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +89,7 @@ def test_story_states_this_runs_numbers():
     comp = pd.DataFrame({"trace": ["google_2011"] * 3, "method": ["nurd", "tobit", "wait_for_tau"],
                          "unlimited": [0.123, 0.2, -0.05], "limited_avg": [0.1, 0.15, -0.04]})
     head = headline(_t3_by_hand(), early, comp)
-    assert list(head["role"]) == ["NURD", "best baseline", "best reference rule", "reference rule"]
+    assert list(head["role"]) == ["NURD", "best baseline", "best free rule", "free rule"]
     assert list(head["method"]) == ["nurd", "tobit", "wait_for_tau", "flag_all"]
     assert list(head["method"][:3]) == ["nurd", "tobit", "wait_for_tau"]
     text = what_this_run_shows(head, {"google_2011": 6})
@@ -99,7 +98,7 @@ def test_story_states_this_runs_numbers():
     # Tobit: 0.60 - 0.58 = 0.02, intervals [0.55, 0.65] and [0.50, 0.66] overlap
     assert "Tobit, reaches 0.58 (95% CI 0.50-0.66): NURD is ahead by 0.02; the 95% intervals overlap" in text
     # wait for tau: 0.64 - 0.60 = 0.04 ahead of NURD, [0.62, 0.66] overlaps [0.55, 0.65]
-    assert f"The best reference rule, which uses no model, is {display_name('wait_for_tau')}" in text
+    assert f"The best free rule (no model) is {display_name('wait_for_tau')}" in text
     assert "ahead of NURD by 0.04" in text
     assert "a free rule matches or beats NURD" in text
     assert "F1 AUC" in text and "0.41" in text and "0.07" in text
@@ -112,8 +111,9 @@ def test_story_without_baselines_says_what_to_run():
     t = _t3_by_hand()
     head = headline(t[t["method"].isin(["nurd", "gbtr"])])
     text = what_this_run_shows(head)
-    assert "No baseline has been evaluated" in text and "baseline_eval" in text
-    assert "reference rule" not in text
+    # no claim the run makes false: no free rule ran either, and what to run for the paper's other rivals
+    assert "Only NURD's family ran here" in text and "bash scripts/baselines.sh" in text and "baseline_eval" in text
+    assert "free rule" not in text and "No baseline has been evaluated" not in text
 
 
 # ---------------------------------------------------------------------------
@@ -137,34 +137,13 @@ def test_terminal_summary_from_a_warehouse(tmp_path):
     assert "(not written by this run)" in text                  # no report.html in this data dir
     assert f"{nurd:.2f}" in text
     assert re.search(rf"best baseline\s+{best.method.upper()}\s+{best.f1:.2f}", text)
-    assert re.search(rf"best reference rule\s+{re.escape(display_name('wait_for_tau'))}", text)
+    assert re.search(rf"best free rule\s+{re.escape(display_name('wait_for_tau'))}", text)
     assert "UI          dagster dev" in text
 
 
 # ---------------------------------------------------------------------------
 # the HTML report, looked at by a real browser
 # ---------------------------------------------------------------------------
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
-PROBE = """<script>
-window.addEventListener('load', () => {
-  const out = document.createElement('pre'); out.id = 'probe';
-  out.textContent = JSON.stringify({
-    images: [...document.images].map(i => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0,
-                                             width: i.naturalWidth})),
-    sections: [...document.querySelectorAll('h1, h2, h3')].map(h => h.id),
-    bands: document.querySelectorAll('tr.band-reference-rules').length,
-  });
-  document.body.appendChild(out);
-});
-</script>"""
-
 
 def _figures(report_dir: Path) -> list[str]:
     return re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", (report_dir / "report.md").read_text())
@@ -190,68 +169,35 @@ def test_report_html_is_self_contained(report_dir):
     assert len(pngs) >= 4          # F1 over time and the three completion-time figures, at least
     assert page.count('src="data:image/png;base64,') == len(pngs)
     assert ".png\"" not in page                          # no image left pointing at a file
-    for heading in ("What this run shows", "Headline numbers", "Table 1.", "Figure 1.", "Figure 2."):
+    for heading in ("What this run shows", "Headline numbers", "Table 1.", "Figure 1.", "Figure 2.", "Glossary"):
         assert heading in md
     assert "(%" in md and "(0-1)" in md and "(count)" in md     # units in the headers
     # completion time reads in words, one convention everywhere (no signed "reduction" to decode)
     assert "shortens " in md or "lengthens " in md
     assert "JCT cut" not in md and "JCT reduction," not in md and "JCT -%" not in md
-
-
-def _probe_in_chromium(report_dir: Path, tmp_path: Path, script: str, pre_id: str, *args: str) -> dict:
-    """report.html with ``script`` appended, loaded in headless Chromium; the JSON the script writes
-    into <pre id=pre_id>. Skips where Chromium is absent."""
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
-    probe = tmp_path / f"{pre_id}.html"
-    probe.write_text((report_dir / "report.html").read_text().replace("</body>", script + "</body>"))
-    out = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", *args,
-                          "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-                         capture_output=True, text=True, timeout=120)
-    m = re.search(rf'<pre id="{pre_id}">(.*?)</pre>', out.stdout, re.S)
-    assert m, f"the page did not finish loading in Chromium: {out.stderr[-2000:]}"
-    return json.loads(html.unescape(m.group(1)))
+    # one numbering for tables and one for figures, in the order shown; no "Figure 0", no paper's numbers
+    # passed off as ours
+    for kind in ("Table", "Figure"):
+        numbers = [int(n) for n in re.findall(rf"^### {kind} (\d+)\. ", md, flags=re.M)]
+        assert numbers == list(range(1, len(numbers) + 1)) and numbers, kind
+    assert "(Figures 6-7)" not in md and "Figure 0" not in md
+    # a table that lengthens jobs is titled a change, not a reduction
+    assert "Reduction in job completion time" not in md and "Change in job completion time" in md
 
 
 def test_report_renders_in_headless_chromium(report_dir, tmp_path):
     seen = _probe_in_chromium(report_dir, tmp_path, PROBE, "probe")
     assert len(seen["images"]) == len(_figures(report_dir)) >= 4
     assert all(i["ok"] and i["width"] > 300 for i in seen["images"]), seen["images"]
-    for section in ("what-this-run-shows", "headline-numbers", "table-1-prediction-accuracy-the-paper-s-table-3",
-                    "table-2-f1-over-normalized-time-the-paper-s-figures-2-3",
-                    "table-3-reduction-in-job-completion-time-the-paper-s-figures-4-9",
-                    "figure-1-f1-over-normalized-time"):
+    for section in ("what-this-run-shows", "reproducing-the-paper", "appendices", "glossary",
+                    "table-1-headline-numbers-under-the-paper-s-protocol",
+                    "table-2-prediction-accuracy-the-paper-s-table-3-with-its-numbers-beside-ours"):
         assert section in seen["sections"], seen["sections"]
+    assert any(s.startswith("table-5-change-in-job-completion-time") for s in seen["sections"]), seen["sections"]
     # the reference rules are a shaded band: their header row and their 3 rows, in every table that
     # lists them (at least Tables 1 and 2, per trace; the completion fixture has no rules)
     heads = (report_dir / "report.md").read_text().count("| ▸ reference rules")
     assert heads >= 2 * 2 and seen["bands"] == heads * (1 + len(RULES))
-
-
-FIT_PROBE = """<script>
-window.addEventListener('load', () => {
-  // every element whose right edge passes the window's, unless a scroll box that fits holds it
-  const W = document.documentElement.clientWidth, cut = [];
-  for (const el of document.body.querySelectorAll('*')) {
-    if (el.getBoundingClientRect().right <= W + 1) continue;
-    let p = el.parentElement, boxed = false;
-    for (; p && p !== document.body; p = p.parentElement) {
-      const ox = getComputedStyle(p).overflowX;
-      if ((ox === 'auto' || ox === 'scroll') && p.getBoundingClientRect().right <= W + 1) { boxed = true; break; }
-    }
-    if (!boxed) cut.push(el.tagName + ' ' + (el.textContent || '').trim().slice(0, 50));
-  }
-  const scrolls = t => t.scrollWidth > t.clientWidth + 1;
-  let h = document.getElementById('headline-numbers');
-  while (h && h.tagName !== 'TABLE') h = h.nextElementSibling;
-  const out = document.createElement('pre'); out.id = 'fit';
-  out.textContent = JSON.stringify({W, page: document.documentElement.scrollWidth, cut,
-                                    headline: h ? (scrolls(h) ? 'scrolls' : 'fits') : 'missing',
-                                    tables: document.querySelectorAll('table').length});
-  document.body.appendChild(out);
-});
-</script>"""
 
 
 def test_report_fits_a_1280_px_window(report_dir, tmp_path):
@@ -319,33 +265,13 @@ def test_story_when_relaunching_lengthens_every_job():
                          "unlimited": [-0.107, -0.05, -0.038], "limited_avg": [-0.1, -0.04, -0.03]})
     text = what_this_run_shows(headline(_t3_by_hand(), None, comp))
     assert "lengthens jobs by 10.7% with unlimited machines" in text
-    assert "none of NURD, the best baseline and the reference rules shortens jobs" in text
+    assert "none of NURD, the best baseline and the free rules shortens jobs" in text
     assert f"{display_name('wait_for_tau')} does least harm (lengthens 3.8%)" in text
 
 
 # ---------------------------------------------------------------------------
 # the whole report (the operator's sections too) read at 1280 px
 # ---------------------------------------------------------------------------
-
-READ_PROBE = """<script>
-window.addEventListener('load', () => {
-  const W = document.documentElement.clientWidth;
-  const tables = [...document.querySelectorAll('table')].map(t => {
-    let h = t.previousElementSibling;
-    while (h && !/^H[23]$/.test(h.tagName)) h = h.previousElementSibling;
-    const head = [...t.querySelectorAll('thead th')].map(th => th.textContent.trim());
-    const rows = [...t.querySelectorAll('tbody tr')].filter(tr => !tr.classList.contains('band-head'))
-      .map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent.trim()));
-    return {heading: h ? h.textContent : '', wide: t.scrollWidth > t.clientWidth + 1,
-            right: t.getBoundingClientRect().left + t.scrollWidth, head, rows};
-  });
-  const out = document.createElement('pre'); out.id = 'read';
-  out.textContent = JSON.stringify({W, page: document.documentElement.scrollWidth, tables,
-                                    headings: [...document.querySelectorAll('h1, h2, h3')].map(h => h.textContent),
-                                    text: document.body.innerText});
-  document.body.appendChild(out);
-});
-</script>"""
 
 def test_results_md_is_the_reports_csv_files(report_dir, tmp_path):
     """scripts/results.py writes the page from the report's CSV files: every table report.md links,
@@ -491,3 +417,4 @@ def test_a_wide_table_is_split_and_a_constant_column_said_once(tmp_path):
         assert sum(_column_px(df, c) for c in head) <= PAGE_PX
     assert list(pd.read_csv(tmp_path / "r" / "wide.csv").columns) == list(df.columns)
     assert "(4 rows)" in md
+

@@ -13,7 +13,12 @@ import duckdb
 
 from nurd_pipeline.assets import budgets, completion, prediction, reports, spark, traces, warehouse
 from nurd_pipeline.assets.resources import PipelineSettings, WarehouseResource
-from stragglers.prediction.spark_speculation import ANSWER_DIR, ANSWER_FILE, CONF_FILE
+from stragglers.trace_formats import FORMATS
+from stragglers.advice.spark import ANSWER_DIR, DEFAULT_OUT, REPORT_SUFFIX
+
+#: The answer's two files under NURD_DATA_DIR/spark: the conf block and the report beside it.
+CONF_FILE = DEFAULT_OUT.name
+ANSWER_FILE = CONF_FILE + REPORT_SUFFIX
 
 #: The operator's chain on Spark's logs, from the log directory to the report.
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
@@ -58,19 +63,22 @@ def test_the_sensor_skips_another_trace(tmp_path):
         assert isinstance(spark.spark_eventlog_sensor(ctx), dg.SkipReason)
 
 
-def test_the_assets_stage_the_logs_and_write_the_settings_to_set(spark_eventlogs, tmp_path):
+def test_the_assets_stage_the_logs_and_the_answer_waits_for_the_budgets(spark_eventlogs, tmp_path):
+    """On the logs the cluster wrote: the staging counts the complete applications; the answer's files
+    before operator_budgets made the answer stop with one line naming what to materialize first (the
+    files themselves: the chain's test on real logs below)."""
     nurd = _nurd(tmp_path, spark_eventlogs.eventlog_dir, min_tasks=2)
+    resources = {"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)}
     with dg.instance_for_test() as instance:
-        result = dg.materialize([traces.raw_trace, warehouse.staged_trace, spark.spark_speculation],
-                                resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)}, instance=instance)
-    assert result.success
-    staged = result.asset_materializations_for_node("staged_trace")[0].metadata
-    assert staged["applications"].value == len([a for a in spark_eventlogs.apps if not a["killed"]])
-    answer_dir = tmp_path / "data" / ANSWER_DIR
-    md, conf = (answer_dir / ANSWER_FILE).read_text(), (answer_dir / CONF_FILE).read_text()
-    answer = result.asset_materializations_for_node("spark_speculation")[0].metadata["answer"].value
-    assert answer.startswith("On your ") and answer in md and conf in md
-    assert conf.startswith("#")
+        staged = dg.materialize([traces.raw_trace, warehouse.staged_trace], resources=resources, instance=instance)
+        early = dg.materialize([spark.spark_speculation], resources=resources, instance=instance, raise_on_error=False)
+    meta = staged.asset_materializations_for_node("staged_trace")[0].metadata
+    assert meta["applications"].value == len([a for a in spark_eventlogs.apps if not a["killed"]])
+    failed = {e.step_key: e.step_failure_data.error.cause.message for e in early.all_events if e.is_step_failure}
+    assert "materialize baseline_eval's partition spark_speculation and operator_budgets first" in \
+        failed["spark_speculation"], failed
+    assert "\n" not in failed["spark_speculation"].strip()
+    assert not (tmp_path / "data" / ANSWER_DIR / CONF_FILE).exists()
 
 
 def test_raw_trace_lists_the_logs_where_they_lie_and_copies_nothing(spark_eventlogs, tmp_path):
@@ -106,12 +114,19 @@ def test_the_operators_chain_runs_on_real_logs_and_the_report_opens_with_the_set
         paper_rows = con.execute("SELECT count(*) FROM job_metrics").fetchone()[0]
     assert stages == 16 and paper_rows == 0
     assert evaluated["nurd"] == evaluated["spark_speculation"] >= stages - 2
-    # the report opens with the settings to set and the block to copy, then every method at the budgets
+    # the report opens with the answer box: what to run in words, the block to copy, what it rests on,
+    # the learned methods' named comparison; then Spark's own rule, the operator's evidence, the paper's
     report = (tmp_path / "data" / "reports" / "report.md").read_text()
-    opening = report.split("## What this run shows\n\n")[1]
+    opening = report.split("## What this run shows\n\n")[1].split("\n## ")[0]
     conf = (tmp_path / "data" / ANSWER_DIR / CONF_FILE).read_text()
-    assert opening.startswith("**spark_eventlog**: On your ") and "(2 applications)" in opening.split("\n")[0]
-    assert conf.strip() in opening.split("\n\n**spark_eventlog** (operator's protocol")[0]
-    assert "The best learned method at 5% extra machine time" in opening
-    assert "The paper's protocol does not apply to trace spark_eventlog" in opening
-    assert report.index("## Spark event logs: the speculation settings to set") < report.index("## Every method")
+    md = (tmp_path / "data" / ANSWER_DIR / ANSWER_FILE).read_text()
+    answer = result.asset_materializations_for_node("spark_speculation")[0].metadata["answer"].value
+    assert answer and "\n" not in answer and answer in md and conf in md and conf.startswith("#")
+    assert opening.startswith(f"### spark_eventlog (Spark event logs, {stages} stages): ")
+    assert f"- **Rests on:** {stages} stages of 2 applications" in opening
+    assert conf.strip() in opening and "- **Learned methods:**" in opening
+    # the researcher's line: NURD's F1 under the operator's protocol, and why the paper's does not apply
+    why = FORMATS["spark_eventlog"].paper_protocol_not_applicable
+    assert "- **For the researcher:** NURD's F1 here is" in opening and why[1:] in opening
+    assert (report.index("## What this run shows") < report.index("## Spark's own rule on your event logs")
+            < report.index("## The operator's evidence"))

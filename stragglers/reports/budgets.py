@@ -1,56 +1,26 @@
-"""The operator's answer first: every method at every budget of extra machine time, and the comparison
-named before it is scored.
+"""The operator's evidence: every method at every budget of extra machine time, and the comparison
+named before it is scored (the answer box itself: stragglers.reports.answer_box).
 
 From the engine's tables (stragglers/prediction/budgets.py): ``matched_budgets`` (each method tuned
 on earlier jobs under the budget enforced at every check, Spark as Spark runs it, the headroom) and
 ``named_comparisons`` (the learned method and the free rule named on earlier jobs, or no winner, and
-their difference on the scored jobs with its minimum detectable effect). One paragraph per trace,
-the answer's table, the budget table for a reader, and the curves' figure. Plain pandas in; every
-number from the tables.
+their difference on the scored jobs with its minimum detectable effect). The paragraph in words, the
+budget table and the named comparisons for a reader (the curves' figure: budget_figure.py). Plain
+pandas in; every number from the tables.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from stragglers.prediction.budgets import ENFORCED, SPARK_AS_RUN
-from stragglers.prediction.engine.policies import DEFAULT_POINT, ORACLE
-from stragglers.prediction.engine.spark_rule import SpeculationRule
+from stragglers.prediction.engine.policies import ORACLE
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.prediction.tuning import BUDGETS, HEADLINE_BUDGET, NO_COPY
-from stragglers.reports import figures
-from stragglers.reports.style import display_name, style_for
+from stragglers.prediction.tuning import BUDGETS, HEADLINE_BUDGET
+from stragglers.reports.style import display_name
 from stragglers.reports.views import jct_sentence, jct_words
-
-SPARK = "spark_speculation"
-#: the lines the figure names in its legend beside the free rules, the tuned rule and the oracle
-LEGEND_LEARNED = 5
-
-
-def pct(v, digits: int = 1) -> str:
-    return "-" if v is None or pd.isna(v) else f"{v * 100:.{digits}f}%"
-
-
-def pp_interval(lo, hi) -> str:
-    return "" if pd.isna(lo) else f"[{lo * 100:+.1f}, {hi * 100:+.1f}]"
-
-
-def spark_words(point: str) -> str:
-    """'quantile 0.75, multiplier 1.5, minTaskRuntime 0.1 s' of a Spark sweep point ('none': no copy)."""
-    if point in (NO_COPY, DEFAULT_POINT, "current"):
-        return {NO_COPY: "no speculation", DEFAULT_POINT: "Spark 3's defaults", "current": "the setting it ran with"}[point]
-    return SpeculationRule.from_point(point).words()
-
-
-def point_words(method: str, point: str) -> str:
-    if point == NO_COPY:
-        return "no copy"
-    if method == SPARK:
-        return spark_words(point)
-    return "its own rule" if point == DEFAULT_POINT else f"cut {point}"
+from stragglers.reports.words import SPARK, cut_words, natural_key, pct, pp, spark_words
 
 
 def flags_equal(predictions: pd.DataFrame, reference: str = "flag_all") -> pd.DataFrame:
@@ -70,10 +40,6 @@ def flags_equal(predictions: pd.DataFrame, reference: str = "flag_all") -> pd.Da
     return pd.DataFrame(rows, columns=["trace", "method", "flags_equal_flag_all"])
 
 
-def pp(v, digits: int = 2) -> str:
-    return "-" if v is None or pd.isna(v) else f"{v * 100:+.{digits}f} pp"
-
-
 def best_in_words(words: str) -> str:
     """A naming in words (``verdict.Naming.words``) with the best candidate's display name."""
     head, sep, rest = words.partition("the best, ")
@@ -91,30 +57,34 @@ def comparison_sentence(c) -> str:
                f"no learned method (no winner: the best on earlier jobs, "
                f"{best_in_words(c.learned_words).split('the best, ')[-1]}".split(", cut")[0] + ")")
     free = display_name(c.free_rule) if isinstance(c.free_rule, str) and c.free_rule else "no free rule (no winner)"
+    if c.verdict == "no winner" and not (isinstance(c.free_rule, str) and c.free_rule):
+        return f"{at}, nothing named on either side (no winner): no copy, nothing to compare"
     shown = (f"{at}, named {learned} against {free}: on the {int(c.n_scored)} scored jobs {pp(c.diff)} "
              f"[{pp(c.diff_lo)}, {pp(c.diff_hi)}], Holm p = {c.diff_p_holm:.2f}, an effect of {pp(c.diff_mde)} "
              f"or more would have been seen with 80% power")
     return shown + f" ({c.verdict})"
 
 
-def named_comparison(comparisons: pd.DataFrame) -> str:
-    """The pre-named comparison of one trace, in words: the split, then each budget's."""
+def named_comparison(comparisons: pd.DataFrame) -> list[str]:
+    """The pre-named comparison of one trace, in words, one item each: the split, each budget's, the
+    conclusion."""
     if comparisons is None or comparisons.empty:
-        return ""
+        return []
     first = comparisons.iloc[0]
     s = [f"Named before scoring ({first.scheme}): a job is scored once {int(first.warmup)} jobs ended before it "
          f"started, and each candidate is named on those jobs ({int(first.n_choosing_min)} to "
          f"{int(first.n_choosing_max)}) only where its mean cut there exceeds the smallest effect they can tell "
          f"from none (80% power); {int(first.n_scored)} jobs are scored."]
-    each = "; ".join(comparison_sentence(c) for c in comparisons.sort_values("budget").itertuples(index=False))
-    s.append(each[:1].upper() + each[1:] + ".")
+    for c in comparisons.sort_values("budget").itertuples(index=False):
+        each = comparison_sentence(c)
+        s.append(each[:1].upper() + each[1:] + ".")
     verdicts = comparisons["verdict"].tolist()
     if verdicts and all(v == "learned above" for v in verdicts):
         s.append("The pre-named learned method is above the pre-named free rule at every budget up to 5%.")
     else:
         s.append("The pre-named learned method is not above the pre-named free rule at every budget up to 5%; "
-                 "every other method is exploration (the table below, Holm-adjusted intervals).")
-    return " ".join(s)
+                 "every other method is exploration ({table:matched_budgets}, Holm-adjusted intervals).")
+    return s
 
 
 def cheapest_sentence(curve: pd.DataFrame, budget: float = min(BUDGETS)) -> str:
@@ -156,38 +126,39 @@ def best_policy(at: pd.DataFrame) -> pd.Series | None:
 
 def answer_paragraph(budgets: pd.DataFrame, comparisons: pd.DataFrame | None, curves: pd.DataFrame | None,
                      budget: float = HEADLINE_BUDGET) -> str:
-    """One paragraph per trace: first the pre-named comparison (``named_comparison``), then the answer
-    to "I can spend ``budget`` more machine time: what do I set, and what does it buy?" on the scored
-    jobs; every number from ``budgets``, ``comparisons`` and ``curves``."""
+    """Per trace, a list in words: first the pre-named comparison (``named_comparison``), then what
+    ``budget`` more machine time buys on the scored jobs (Spark tuned, as Spark runs it, the best
+    policy, the headroom), the methods whose flags are flag all's, the cheapest points; every number
+    from ``budgets``, ``comparisons`` and ``curves``."""
     out = []
+    at_words = f"At {budget * 100:g}% extra machine time, on the scored jobs"
     for trace, b in budgets.groupby("trace", sort=True):
         at = b[b["budget"] == budget]
         if at.empty:
             continue
         comp = None if comparisons is None else comparisons[comparisons["trace"] == trace]
-        s = [f"**{trace}** (operator's protocol; every setting tuned on the jobs that ended before each job).",
-             named_comparison(comp), f"At {budget * 100:g}% extra machine time, on the scored jobs,"]
+        s = named_comparison(comp)
         spark = _enforced(at)[_enforced(at)["method"] == SPARK]
         if len(spark):
             r = spark.iloc[0]
-            s.append(f"Spark's speculation tuned on earlier jobs, the budget enforced ({spark_words(r.point_mode)} "
-                     f"most often), {jct_sentence(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}] for "
-                     f"{pct(r.extra_machine_share, 2)} extra machine time;")
+            s.append(f"{at_words}, Spark's speculation tuned on earlier jobs with the budget enforced "
+                     f"({spark_words(r.point_mode)} most often) {jct_sentence(r.jct_reduction)} [{pct(r.jct_lo)}, "
+                     f"{pct(r.jct_hi)}] for {pct(r.extra_machine_share, 2)} extra machine time.")
         run = at[at["cap_mode"] == SPARK_AS_RUN] if "cap_mode" in at else at.iloc[0:0]
         if len(run):
             r = run.iloc[0]
-            s.append(f"as Spark runs it (no cap: the setting matched within the budget on earlier jobs, changed only "
-                     f"where named) {jct_sentence(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}] for "
+            s.append(f"As Spark runs it (no cap: the setting matched within the budget on earlier jobs, changed only "
+                     f"where named), it {jct_sentence(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}] for "
                      f"{pct(r.extra_machine_share, 2)} ({int(r.jobs_over_budget)} of {int(r.n_jobs)} jobs above the "
-                     f"budget);")
+                     f"budget).")
         best = best_policy(at)
         if best is not None:
-            s.append(f"the best policy tuned on earlier jobs here, {display_name(best.method)}, "
+            s.append(f"The best policy tuned on earlier jobs here, {display_name(best.method)}, "
                      f"{jct_sentence(best.jct_reduction)} [{pct(best.jct_lo)}, {pct(best.jct_hi)}] for "
-                     f"{pct(best.extra_machine_share, 2)};")
+                     f"{pct(best.extra_machine_share, 2)}.")
         if at["headroom"].notna().any():
             r = at.iloc[0]
-            s.append(f"the headroom, per job the best of the oracle and of every point of every policy under the same "
+            s.append(f"The headroom, per job the best of the oracle and of every point of every policy under the same "
                      f"cap at the same checks, {jct_sentence(r.headroom)} (the oracle alone "
                      f"{pct(r.oracle)}; some policy beat it on {int(r.oracle_beaten_jobs)} of {int(r.n_jobs)} "
                      f"jobs).")
@@ -198,48 +169,9 @@ def answer_paragraph(budgets: pd.DataFrame, comparisons: pd.DataFrame | None, cu
                          + ", ".join(display_name(x) for x in same) + ".")
         if curves is not None:
             s.append(cheapest_sentence(curves[curves["trace"] == trace]))
-        out.append(" ".join(x for x in s if x))
+        out.append(f"**{trace}** (operator's protocol; every setting tuned on the jobs that ended before each job):\n"
+                   + "\n".join(f"- {x}" for x in s if x))
     return "\n\n".join(out)
-
-
-def answer_table(budgets: pd.DataFrame, comparisons: pd.DataFrame | None,
-                 budget: float = HEADLINE_BUDGET) -> pd.DataFrame:
-    """The answer at ``budget``, per trace: Spark tuned on earlier jobs (the budget enforced) and as
-    Spark runs it, the named learned method and free rule (or no winner), the best policy, the
-    headroom."""
-    rows = []
-    for trace, b in budgets[budgets["budget"] == budget].groupby("trace", sort=True):
-        comp = None if comparisons is None else comparisons[(comparisons["trace"] == trace)
-                                                            & (comparisons["budget"] == budget)]
-        picks = [("Spark tuned on earlier jobs, budget enforced", _enforced(b)[_enforced(b)["method"] == SPARK])]
-        if "cap_mode" in b:
-            picks.append(("Spark as Spark runs it (no cap)", b[b["cap_mode"] == SPARK_AS_RUN]))
-        if comp is not None and len(comp):
-            c = comp.iloc[0]
-            for role, name in (("learned method named on earlier jobs", c.learned),
-                               ("free rule named on earlier jobs", c.free_rule)):
-                if isinstance(name, str) and name:
-                    picks.append((role, _enforced(b)[_enforced(b)["method"] == name]))
-                else:
-                    rows.append({"trace": trace, "who": role, "method": "no winner", "setting (most chosen)": "",
-                                 "jobs' completion time [95% CI]": "no copy", "extra machine": "0.00%"})
-        best = best_policy(b)
-        if best is not None:
-            picks.append(("best policy tuned on earlier jobs", b.loc[[best.name]]))
-        for role, r in picks:
-            if r.empty:
-                continue
-            r = r.iloc[0]
-            rows.append({"trace": trace, "who": f"{role} (at {budget * 100:g}%)", "method": display_name(r.method),
-                         "setting (most chosen)": point_words(r.method, r.point_mode),
-                         "jobs' completion time [95% CI]": f"{jct_words(r.jct_reduction)} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
-                         "extra machine": pct(r.extra_machine_share, 2)})
-        if b["headroom"].notna().any():
-            r = b.iloc[0]
-            rows.append({"trace": trace, "who": f"headroom (at {budget * 100:g}%)", "method": "oracle and every policy",
-                         "setting (most chosen)": "per job the best of the oracle and of every point of every policy",
-                         "jobs' completion time [95% CI]": jct_words(r.headroom), "extra machine": ""})
-    return pd.DataFrame(rows)
 
 
 def comparison_view(comparisons: pd.DataFrame) -> pd.DataFrame:
@@ -260,11 +192,13 @@ def comparison_view(comparisons: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def budget_view(budgets: pd.DataFrame) -> pd.DataFrame:
-    """The budget table for a reader: per trace and budget, each method tuned on earlier jobs, its
-    spend against the budget, against the free rule named now and the tuned Spark rule (Holm)."""
+def budget_view(budgets: pd.DataFrame, budget: float | None = HEADLINE_BUDGET) -> pd.DataFrame:
+    """The budget table for a reader at ``budget`` (None: every budget): per trace, each method tuned on
+    earlier jobs, what it bought and spent, against the free rule named now and the tuned Spark rule
+    (Holm); free rules first, each group by its cut in job completion time."""
     rows = []
-    order = budgets.assign(learned=budgets["method"].map(is_learned))
+    shown = budgets if budget is None else budgets[(budgets["budget"] - budget).abs() < 1e-12]
+    order = shown.assign(learned=shown["method"].map(is_learned))
     order = order.sort_values(["trace", "budget", "learned", "jct_reduction"], ascending=[True, True, True, False])
     for r in order.itertuples(index=False):
         label = display_name(r.method) + ("" if r.learned else " (free rule)" if r.method in FREE_RULES
@@ -273,73 +207,39 @@ def budget_view(budgets: pd.DataFrame) -> pd.DataFrame:
             label += ", as Spark runs it (no cap)"
         rows.append({
             "trace": r.trace, "budget": f"{r.budget * 100:g}%", "method": label,
-            "setting (most chosen)": point_words(r.method, r.point_mode),
-            "JCT, tuned on earlier jobs": f"{jct_words(r.jct_reduction) or 'no change'} [{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
-            "extra machine (x budget)": f"{pct(r.extra_machine_share, 2)} ({r.spend_over_budget:.2f}x)",
-            "vs free rule named now (Holm)": ("" if pd.isna(r.diff) else f"{pp(r.diff)} [{pp(r.diff_lo)}, {pp(r.diff_hi)}]"),
-            "vs tuned Spark (Holm)": ("" if pd.isna(r.spark_diff)
-                                      else f"{pp(r.spark_diff)} [{pp(r.spark_diff_lo)}, {pp(r.spark_diff_hi)}]"),
-            "best point in hindsight": f"{jct_words(r.in_sample_jct_reduction) or 'no change'}",
-            "area to 5%": pct(r.area_to_5pct, 2),
+            "setting (most often chosen)": cut_words(r.method, r.point_mode),
+            "jobs' completion time [95% CI of the cut]": f"{jct_words(r.jct_reduction) or 'no change'} "
+                                                          f"[{pct(r.jct_lo)}, {pct(r.jct_hi)}]",
+            "extra machine time (share of the budget)": f"{pct(r.extra_machine_share, 2)} "
+                                                        f"({100 * r.spend_over_budget:.0f}%)",
+            "minus the named free rule (Holm 95%)": ("" if pd.isna(r.diff) else
+                                                     f"{pp(r.diff)} [{pp(r.diff_lo)}, {pp(r.diff_hi)}]"),
+            "minus tuned Spark (Holm 95%)": ("" if pd.isna(r.spark_diff)
+                                             else f"{pp(r.spark_diff)} [{pp(r.spark_diff_lo)}, {pp(r.spark_diff_hi)}]"),
+            "best setting in hindsight": f"{jct_words(r.in_sample_jct_reduction) or 'no change'}",
+            "mean best cut, budgets 0-5%": pct(r.area_to_5pct, 2),
         })
     return pd.DataFrame(rows)
 
 
-def plot_budget_curves(curves: pd.DataFrame, budgets: pd.DataFrame, path, x_max: float = 0.1) -> Path:
-    """Per trace: each method's best JCT cut against extra machine time (the upper envelope of its
-    sweep, a step line up to ``x_max``); free rules dashed, the tuned Spark rule bold (its outcome at
-    each budget), the oracle a star. Named in the legend: the free rules, the tuned rule, the oracle
-    and the ``LEGEND_LEARNED`` learned methods with the largest area to 5%; the others thin grey."""
-    plt = figures._plt()
-    traces = sorted(curves["trace"].unique())
-    fig, axes = plt.subplots(len(traces), 1, figsize=(11.0, 5.2 * max(1, len(traces))), squeeze=False)
-    for ax, trace in zip(axes[:, 0], traces):
-        c = curves[curves["trace"] == trace]
-        b = budgets[budgets["trace"] == trace]
-        area = _enforced(b).groupby("method")["area_to_5pct"].first()
-        learned = [m for m in area.sort_values(ascending=False).index if is_learned(m)]
-        named = set(learned[:LEGEND_LEARNED]) | {"nurd"}
-        xs = np.linspace(0, x_max, 201)
-        for method, g in c.groupby("method", sort=True):
-            if method == ORACLE:
-                continue
-            ex, jc = g["extra_machine_share"].to_numpy(), g["jct_reduction"].to_numpy()
-            env = [max([0.0] + [y for x, y in zip(ex, jc) if x <= v + 1e-12]) for v in xs]
-            st = style_for(method)
-            if method in FREE_RULES:
-                ax.plot(xs * 100, np.array(env) * 100, linestyle="--", color=st.color, linewidth=1.4,
-                        label=f"{display_name(method)} (free rule, its sweep)")
-            elif method in named:
-                ax.plot(xs * 100, np.array(env) * 100, color=st.color, linewidth=1.6, label=display_name(method))
-            else:
-                ax.plot(xs * 100, np.array(env) * 100, color="0.75", linewidth=0.7, zorder=1)
-        tuned = _enforced(b)[_enforced(b)["method"] == SPARK].sort_values("budget")
-        if len(tuned):
-            ax.plot(tuned["extra_machine_share"] * 100, tuned["jct_reduction"] * 100, color="black", linewidth=3.0,
-                    marker="o", label="Spark tuned on earlier jobs (at 0.5, 1, 2, 5%)", zorder=5)
-        head = (b.groupby("budget")["headroom"].first().dropna() if "headroom" in b else pd.Series(dtype=float))
-        if len(head):
-            ax.plot(head.index * 100, head.to_numpy() * 100, color="goldenrod", linewidth=2.0, marker="*",
-                    markersize=12, label="oracle under the same cap (headroom, at 0.5, 1, 2, 5%)", zorder=6)
-        orc = c[c["method"] == ORACLE]
-        if len(orc):
-            o = orc.iloc[0]
-            ax.scatter([min(o.extra_machine_share, x_max) * 100], [o.jct_reduction * 100], marker="*", s=220,
-                       color="gold", edgecolor="black", zorder=6,
-                       label=f"oracle ({o.extra_machine_share * 100:.1f}% extra)")
-        for bud in sorted(b["budget"].unique()):
-            ax.axvline(bud * 100, color="0.85", linewidth=0.8, zorder=0)
-        ax.set_xlim(0, x_max * 100)
-        ax.set_xlabel("extra machine time (% of the jobs' own)")
-        ax.set_ylabel("jobs' completion time shortened by (%)")
-        ax.set_title(f"{trace}: the best cut each method reaches within a budget of extra machine time "
-                     "(grey: other methods)", fontsize=10)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    return figures._save(plt, fig, path)
-
-
-def answer_text(budgets: pd.DataFrame, comparisons: pd.DataFrame | None, curves: pd.DataFrame | None) -> list[str]:
-    """The paragraphs for the terminal (README command 1), Markdown bold removed."""
-    return [p.replace("**", "") for p in answer_paragraph(budgets, comparisons, curves).split("\n\n") if p]
+def envelope_view(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The sweep for a reader: per trace and method, the settings no other setting of the same method
+    beats (as much cut for as little extra machine time), by extra machine time, settings that land on
+    the same point said once; settings that copy nothing left out (the full sweep is the CSV file).
+    One format per column, every value with its unit."""
+    rows = []
+    for (trace, method), g in sweep.groupby(["trace", "method"], sort=True):
+        g = g[g["extra_machine_share"] > 0]
+        ex, jc = g["extra_machine_share"].to_numpy(float), g["jct_reduction"].to_numpy(float)
+        keep = [i for i in range(len(g)) if not np.any((ex <= ex[i]) & (jc >= jc[i]) & ((ex < ex[i]) | (jc > jc[i])))]
+        kept = g.iloc[keep].assign(_key=g.iloc[keep]["point"].map(natural_key))
+        for (extra, cut), same in kept.sort_values(["extra_machine_share", "jct_reduction", "_key"]).groupby(
+                ["extra_machine_share", "jct_reduction"], sort=False):
+            r = same.iloc[0]
+            alike = f" (and {len(same) - 1} other settings alike)" if len(same) > 1 else ""
+            rows.append({"trace": trace, "method": display_name(method), "setting": cut_words(method, r.point) + alike,
+                         "jobs": int(r.n_jobs), "jobs shortened by (%)": f"{100 * cut:.2f}",
+                         "extra machine time (%)": f"{100 * extra:.2f}"})
+    out = pd.DataFrame(rows, columns=["trace", "method", "setting", "jobs", "jobs shortened by (%)",
+                                      "extra machine time (%)"])
+    return out.sort_values(["trace", "method"], kind="mergesort").reset_index(drop=True)

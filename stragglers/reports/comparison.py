@@ -1,11 +1,13 @@
-"""The comparison with the paper, built from a list of sections.
+"""The comparison with the paper, built from a list of sections in chapters.
 
 A section is a function of the ``Comparison`` (the tables the report reads, by warehouse table
 name, and what several sections share: Table 3, the headline, the operator's table) that returns
 the ``Part`` it adds to the report: its tables in order, their Markdown views, its figures, which
-figure follows which table, and its captions; or None when its tables are absent. ``SECTIONS``
-lists them in the order the report shows them; ``build_report`` renders each, writes the
-"what this run shows" paragraph first and publishes the files (stragglers.reports.publish).
+figure comes before or after which table, its captions and any text after a table; or None when its
+tables are absent. ``CHAPTERS`` groups them in the order the report shows them: the operator's
+evidence, the paper's reproduction, the appendices. ``build_report`` writes the answer box first
+(stragglers.reports.answer_box), renders each section and publishes the files
+(stragglers.reports.publish).
 
 The tables a section may read (``Comparison.get``): ``job_metrics`` (the paper's protocol's: empty
 where only the operator's protocol applies, Spark event logs, whose report opens with
@@ -33,11 +35,18 @@ from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.reports import budgets as budget_report
 from stragglers.reports import captions as cap
 from stragglers.reports import comparison_figures as figs
+from stragglers.reports import figures as draw
 from stragglers.reports import operator, reexecution, spark_answer as spark, story, views
+from stragglers.reports.answer_box import answer_boxes, boxes_markdown, boxes_table
+from stragglers.reports.budget_figure import budget_curves_notes, plot_budget_curves
+from stragglers.reports.glossary import TERMS, method_terms
 from stragglers.reports.paper import PAPER_TABLE3, compare_with_paper
+from stragglers.reports.paper_sections import best_f1_sentence, earliness_view, protocols_sentence, ranking_note
 from stragglers.reports.publish import write_report
 from stragglers.reports.style import display_name
 from stragglers.reports import tables as derived
+
+TITLE = "Straggler prediction: what speculative copies buy, and NURD (MLSys 2022) reproduced"
 
 
 @dataclass
@@ -58,13 +67,17 @@ class Part:
     plots: dict[str, object] = field(default_factory=dict)
     figures_after: dict[str, list[str]] = field(default_factory=dict)
     captions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    figures_before: dict[str, list[str]] = field(default_factory=dict)
+    text_after: dict[str, str] = field(default_factory=dict)
 
 
-def part(name: str, table: pd.DataFrame, view=None, *figures: tuple[str, object], caption=None) -> Part:
-    """Section ``name`` of the report: its table, its Markdown view (None: the table itself) and the
-    figures (name, PNG) shown after it, in that order."""
+def part(name: str, table: pd.DataFrame, view=None, *figures: tuple[str, object], caption=None,
+         text: str = "") -> Part:
+    """Section ``name`` of the report: its table, its Markdown view (None: the table itself), the
+    figures (name, PNG) shown after it, in that order, and ``text`` after the table."""
     return Part({name: table}, {} if view is None else {name: view}, dict(figures),
-                {name: [figure for figure, _ in figures]}, {} if caption is None else {name: caption})
+                {name: [figure for figure, _ in figures]}, {} if caption is None else {name: caption},
+                text_after={name: text} if text else {})
 
 
 class Comparison:
@@ -135,48 +148,16 @@ class Comparison:
         return (self.operator is not None and self.given("matched_budgets") is not None
                 and self.get("sweep_curve") is not None)
 
+    @cached_property
+    def boxes(self):
+        """The answer box of every trace (stragglers.reports.answer_box)."""
+        operator_t3 = None
+        if self.given("operator_job_metrics") is not None:
+            operator_t3 = metrics.table3(self.get("operator_job_metrics"), n_boot=self.n_boot, seed=self.seed)
+        return answer_boxes(self.tables, operator_t3=operator_t3, paper_t3=self.t3 if self.paper else None)
+
 
 Section = Callable[[Comparison], "Part | None"]
-
-
-def ranking_note(t3: pd.DataFrame) -> str:
-    """One paragraph per trace: how the ranking by f1_auc differs from the ranking by F1."""
-    if "f1_auc" not in t3:
-        return ""
-    out = []
-    for trace, g in t3.groupby("trace", sort=True):
-        g = g.dropna(subset=["f1", "f1_auc"])
-        if len(g) < 2:
-            continue
-        by_f1 = g.sort_values("f1", ascending=False, kind="mergesort")
-        by_auc = g.sort_values("f1_auc", ascending=False, kind="mergesort")
-        rank_f1 = {m: i + 1 for i, m in enumerate(by_f1["method"])}
-        rank_auc = {m: i + 1 for i, m in enumerate(by_auc["method"])}
-        rho = float(pd.Series(rank_f1).corr(pd.Series(rank_auc), method="spearman"))
-        moves = sorted(rank_f1, key=lambda m: -abs(rank_f1[m] - rank_auc[m]))[:3]
-
-        def top(df, col):
-            return ", ".join(f"{display_name(m)} {v:.2f}" for m, v in zip(df["method"][:3], df[col][:3]))
-        out.append(
-            f"**{trace}**: by final F1 the top three are {top(by_f1, 'f1')}; by f1_auc (F1 averaged over "
-            f"normalized time) they are {top(by_auc, 'f1_auc')}. Spearman correlation of the two rankings over "
-            f"{len(g)} methods: {rho:.2f}. Largest moves (rank by F1 -> rank by f1_auc): "
-            + "; ".join(f"{display_name(m)} {rank_f1[m]} -> {rank_auc[m]}" for m in moves) + ".")
-    return "\n\n".join(out)
-
-
-def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
-    """Accuracy beside earliness and completion time, per method (the columns Table 3 adds)."""
-    cols = {"f1": "F1 (0-1)", "f1_auc": "f1_auc (0-1)", "median_lead": "median lead (share of tau)",
-            "completion_unlimited": "jobs' completion time, Alg. 2",
-            "completion_limited_avg": "jobs' completion time, Alg. 3"}
-    out = t3[["trace", "method"]].copy()
-    for c, label in cols.items():
-        if c in t3:
-            out[label] = (t3[c].map(views.jct_words) if c.startswith("completion")
-                          else t3[c].map(views.lead_words) if c == "median_lead"
-                          else t3[c].map(lambda v: "" if pd.isna(v) else f"{v:.2f}"))
-    return views.banded(out)
 
 
 # ---------------------------------------------------------------------------
@@ -184,79 +165,75 @@ def earliness_view(t3: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------
 
 def spark_settings(c: Comparison) -> Part | None:
-    """On Spark event logs, before all: the settings to set (table spark_answer) and their numbers."""
+    """On Spark event logs: the setting you run, Spark 4.0's defaults and the answer (spark_answer_rows)."""
     rows = c.given("spark_answer_rows")
     if rows is None:
         return None
     return part("spark_answer", rows, spark.answer_view(rows), caption=cap.SPARK_ANSWER_CAPTION)
 
 
-def answer(c: Comparison) -> Part | None:
-    """The operator's answer (what 2% extra machine time buys) and the curves' figure."""
+def matched_budgets(c: Comparison) -> Part | None:
+    """The curves' figure, then every method at the report's budget, tuned on earlier jobs."""
     if not c.budgets:
         return None
     budgets, sweep = c.get("matched_budgets"), c.get("sweep_curve")
-    table = budget_report.answer_table(budgets, c.given("named_comparisons"))
-    out = Part(plots={"budget_curves": budget_report.plot_budget_curves(sweep, budgets, c.png("bc.png"))},
-               figures_after={"answer": ["budget_curves"]},
-               captions={"answer": cap.ANSWER_CAPTION, "fig:budget_curves": cap.BUDGET_CURVES_CAPTION})
-    if table is not None and len(table):         # before all: the operator's answer and its figure
-        out.tables["answer"] = table
+    heading, caption = cap.BUDGET_CURVES_CAPTION
+    notes = budget_curves_notes(sweep)
+    out = part("matched_budgets", budgets, budget_report.budget_view(budgets), caption=cap.MATCHED_BUDGETS_CAPTION)
+    out.plots["budget_curves"] = plot_budget_curves(sweep, budgets, c.png("bc.png"))
+    out.figures_before["matched_budgets"] = ["budget_curves"]
+    out.figures_after["matched_budgets"] = []
+    out.captions["fig:budget_curves"] = (heading, caption + (" " + notes if notes else ""))
     return out
 
 
 def named_comparisons(c: Comparison) -> Part | None:
-    """The comparison named before it is scored, every budget (table named_comparisons)."""
+    """The comparison named before it is scored, every budget (table named_comparisons), in words after."""
     comp = c.given("named_comparisons")
     if comp is None or not c.budgets:
         return None
-    return part("named_comparisons", comp, budget_report.comparison_view(comp), caption=cap.NAMED_COMPARISONS_CAPTION)
+    words = budget_report.answer_paragraph(c.get("matched_budgets"), comp, c.get("sweep_curve"))
+    return part("named_comparisons", comp, budget_report.comparison_view(comp), caption=cap.NAMED_COMPARISONS_CAPTION,
+                text=("In words:\n\n" + words) if words else "")
 
 
 def traces(c: Comparison) -> Part | None:
-    """First: what every table below is about."""
+    """What every table is about: each trace, its data, jobs, methods and features."""
     df = c.given("traces")
     return None if df is None else part("traces", df, caption=cap.TRACES_CAPTION)
 
 
-def matched_budgets(c: Comparison) -> Part | None:
-    if not c.budgets:
-        return None
-    budgets = c.get("matched_budgets")
-    return part("matched_budgets", budgets, budget_report.budget_view(budgets), caption=cap.MATCHED_BUDGETS_CAPTION)
-
-
 def operator_view(c: Comparison) -> Part | None:
-    """The operator's view and its Pareto figure; below the answer, each method at its own default."""
+    """The operator's view and its Pareto figure: each method at its own default."""
     op = c.operator
     if op is None:
         return None
     view, caption = operator.operator_view(op), cap.OPERATOR_CAPTION
-    if c.budgets:
-        # the answer first (every method at every budget); the single-point table stays below it
-        view = view.drop(columns=["Pareto", "beats free rules"])
-        caption = (cap.OPERATOR_CAPTION[0] + ": each method at its own default",
-                   cap.OPERATOR_CAPTION[1].split(" Pareto:")[0])
+    view = view.drop(columns=["Pareto", "beats free rules"])
+    caption = (cap.OPERATOR_CAPTION[0] + ": each method at its own default", cap.OPERATOR_CAPTION[1])
+    text = "" if c.budgets else operator.operator_paragraph(op)
     out = part("operator_view", op, view,
                ("operator_pareto", operator.plot_pareto(op, c.png("op.png"), c.get("operator_cost_curve"))),
-               caption=caption)
-    out.captions["fig:operator_pareto"] = cap.OPERATOR_PARETO_CAPTION
+               caption=caption, text=text)
+    heading, words = cap.OPERATOR_PARETO_CAPTION
+    notes = operator.pareto_notes(op, c.get("operator_cost_curve"))
+    out.captions["fig:operator_pareto"] = (heading, words + (" " + notes if notes else ""))
     return out
 
 
 def headline(c: Comparison) -> Part | None:
     if not c.paper:
         return None
-    caption = c.captions["headline"]
-    if c.operator is not None:
-        caption = ("Reproducing the paper's protocol: headline numbers", caption[1])
-    return part("headline", c.headline, story.headline_view(c.headline), caption=caption)
+    n_methods = c.get("job_metrics").groupby("trace")["method"].nunique().to_dict()
+    return part("headline", c.headline, story.headline_view(c.headline), caption=c.captions["headline"],
+                text=story.what_this_run_shows(c.headline, n_methods))
 
 
 def table3(c: Comparison) -> Part | None:
     if not c.paper:
         return None
-    return part("table3", c.t3, views.table3_view(c.t3, c.early))
+    return part("table3", c.t3, views.table3_view(c.t3, c.early), caption=c.captions["table3"],
+                text=best_f1_sentence(c.t3))
 
 
 def earliness(c: Comparison) -> Part | None:
@@ -265,13 +242,19 @@ def earliness(c: Comparison) -> Part | None:
     t3 = c.t3
     if not ("f1_auc" in t3 and t3["f1_auc"].notna().any()):
         return None
-    heading, caption = cap.EARLINESS_CAPTION
     out = part("earliness", t3.reindex(columns=["trace", "method", "f1", "f1_auc", "median_lead",
                                                 "completion_unlimited", "completion_limited_avg"]),
                earliness_view(t3), ("accuracy_vs_earliness", figs.plot_accuracy_vs_earliness(t3, c.png("ae.png"))),
-               caption=(heading, caption + " " + ranking_note(t3)))
+               caption=cap.EARLINESS_CAPTION, text=ranking_note(t3))
     out.captions["fig:accuracy_vs_earliness"] = cap.ACCURACY_VS_EARLINESS_CAPTION
     return out
+
+
+def _lines_note(table: pd.DataFrame, x: str, y: str, scale: float = 1.0) -> str:
+    said = [f"on {trace}, {' = '.join(display_name(m) for m in group)}"
+            for trace, group in draw.coinciding_lines(table, x, y, scale)]
+    return ("Drawn as one line because they coincide (within 0.5% of the axis): " + "; ".join(said) + ".") \
+        if said else ""
 
 
 def f1_over_time(c: Comparison) -> Part | None:
@@ -279,8 +262,13 @@ def f1_over_time(c: Comparison) -> Part | None:
     if df is None:
         return None
     ft = derived.f1_over_time_table(df)
-    return part("f1_over_time", ft, views.f1_over_time_view(ft),
-                ("f1_over_time", figs.plot_f1_over_time(ft, c.png("f1_over_time.png"))))
+    out = part("f1_over_time", ft, views.f1_over_time_view(ft),
+               ("f1_over_time", figs.plot_f1_over_time(ft, c.png("f1_over_time.png"))),
+               caption=c.captions["f1_over_time"])
+    heading, words = c.captions["fig:f1_over_time"]
+    note = _lines_note(ft.assign(t=ft["k"] / 10), "t", "f1")
+    out.captions["fig:f1_over_time"] = (heading, words + (" " + note if note else ""))
+    return out
 
 
 def completion_summary(c: Comparison) -> Part | None:
@@ -292,7 +280,7 @@ def completion_summary(c: Comparison) -> Part | None:
     if (completion["algorithm"] == "limited").any():
         figures.append(("completion_limited_avg", figs.plot_completion_limited_avg(completion, c.png("cla.png"))))
     return part("completion_summary", c.completion_summary, views.completion_summary_view(c.completion_summary),
-                *figures)
+                *figures, caption=c.captions["completion_summary"])
 
 
 def completion(c: Comparison) -> Part | None:
@@ -300,9 +288,15 @@ def completion(c: Comparison) -> Part | None:
     if completion is None:
         return None
     if (completion["algorithm"] == "limited").any():   # the per-machine-count table and figure exist only for the limited algorithm
-        return part("completion", completion, views.completion_view(completion),
-                    ("completion_limited", figs.plot_completion_limited(completion, c.png("cl.png"))))
-    return Part(tables={"completion": completion})
+        out = part("completion", completion, views.completion_view(completion),
+                   ("completion_limited", figs.plot_completion_limited(completion, c.png("cl.png"))),
+                   caption=c.captions["completion"])
+        heading, words = c.captions["fig:completion_limited"]
+        limited = completion[completion["algorithm"] == "limited"]
+        note = _lines_note(limited, "machines", "reduction_mean", 100)
+        out.captions["fig:completion_limited"] = (heading, words + (" " + note if note else ""))
+        return out
+    return Part(tables={"completion": completion}, captions={"completion": c.captions["completion"]})
 
 
 def _study(name: str, caption: tuple[str, str], plot, png: str) -> Section:
@@ -332,11 +326,14 @@ def reexecutions(c: Comparison) -> Part | None:
 def paper_table3(c: Comparison) -> Part | None:
     if not c.paper:
         return None
-    return part("paper_table3", PAPER_TABLE3, views.paper_table3_view(PAPER_TABLE3))
+    return part("paper_table3", PAPER_TABLE3, views.paper_table3_view(PAPER_TABLE3), caption=c.captions["paper_table3"])
 
 
 def survival_verdict(c: Comparison) -> Part | None:
-    return None if c.verdict is None else part("survival_verdict", c.verdict, caption=cap.SURVIVAL_VERDICT_CAPTION)
+    if c.verdict is None:
+        return None
+    return part("survival_verdict", c.verdict, caption=cap.SURVIVAL_VERDICT_CAPTION,
+                text=operator.family_sentences(c.verdict, c.operator))
 
 
 def cost_curve(c: Comparison) -> Part | None:
@@ -347,68 +344,75 @@ def cost_curve(c: Comparison) -> Part | None:
 
 
 def sweep_curve(c: Comparison) -> Part | None:
-    if not c.budgets:
+    # every point of every sweep, shown also where too few jobs leave nothing tuned or named
+    sweep = c.given("sweep_curve")
+    if c.operator is None or sweep is None:
         return None
-    sweep = c.get("sweep_curve")
-    view = sweep.assign(
-        method=sweep["method"].map(display_name),
-        jct_reduction=(sweep["jct_reduction"] * 100).round(2),
-        extra_machine_share=(sweep["extra_machine_share"] * 100).round(3)).rename(
-        columns={"jct_reduction": "jobs' completion time shortened by (%)", "extra_machine_share": "extra machine (%)",
-                 "n_jobs": "jobs"})
-    return part("sweep_curve", sweep, view, caption=cap.SWEEP_CURVE_CAPTION)
+    return part("sweep_curve", sweep, budget_report.envelope_view(sweep), caption=cap.SWEEP_CURVE_CAPTION)
 
 
-#: The report's sections in the order it shows them: the operator's answer and view first (when
-#: the operator's protocol ran), then the paper's protocol, the optional studies, the appendix.
-SECTIONS: tuple[Section, ...] = (
-    spark_settings, answer, named_comparisons, traces, matched_budgets, operator_view, headline, table3, earliness, f1_over_time,
-    completion_summary, completion, protocol_ablation, nurd_sensitivity, reexecutions, paper_table3,
-    survival_verdict, cost_curve, sweep_curve)
+#: The report's chapters and their sections, in the order it shows them: the operator's evidence
+#: first (on Spark event logs Spark's own answer before it), then the paper's protocol, the appendices.
+CHAPTERS: tuple[tuple[str, tuple[Section, ...]], ...] = (
+    ("Spark's own rule on your event logs", (spark_settings,)),
+    ("The operator's evidence: what copies buy for the machine time they cost",
+     (matched_budgets, named_comparisons, operator_view, survival_verdict, cost_curve, reexecutions)),
+    ("Reproducing the paper", (headline, table3, earliness, f1_over_time, completion_summary, completion,
+                               protocol_ablation, nurd_sensitivity)),
+    ("Appendices", (traces, sweep_curve, paper_table3)),
+)
+SECTIONS: tuple[Section, ...] = tuple(s for _, group in CHAPTERS for s in group)
 
 
-def what_this_run_shows(c: Comparison) -> str:
-    """The report's opening: the operator's answer (or its paragraph) and the survival family's
-    sentence when the operator's protocol ran, then the paper's protocol's headline in words."""
-    answers = c.given("spark_answer")
-    opening = "" if answers is None else spark.opening(answers) + "\n\n"
-    summary = ""
-    if c.paper:
-        n_methods = c.get("job_metrics").groupby("trace")["method"].nunique().to_dict()
-        summary = story.what_this_run_shows(c.headline, n_methods)
-    operator_rows = c.given("operator_job_metrics")
-    absent = spark.paper_not_applicable(set() if operator_rows is None else set(operator_rows["trace"]))
-    if absent:
-        summary = (summary + "\n\n" if summary else "") + " ".join(absent)
-    if c.operator is None:
-        return opening + summary
-    family = "" if c.verdict is None else "\n\n" + operator.family_sentences(c.verdict, c.operator)
-    first = (budget_report.answer_paragraph(c.get("matched_budgets"), c.given("named_comparisons"),
-                                            c.get("sweep_curve")) if c.budgets
-             else operator.operator_paragraph(c.operator))
-    paper = "\n\nReproducing the paper's protocol:\n\n" + summary if c.paper else "\n\n" + summary
-    return opening + first + family + paper
+def chapter_intro(c: Comparison, heading: str) -> str:
+    """The words under a chapter's heading (run-specific where the run makes them so)."""
+    if heading.startswith("The operator's"):
+        return ("How the answer above was reached, under the operator's protocol: a flagged task gets a "
+                "speculative copy, tau is estimated while the job runs, and every setting is chosen on earlier "
+                "jobs before it is measured.")
+    if heading.startswith("Reproducing"):
+        absent = spark.paper_not_applicable(set() if c.given("operator_job_metrics") is None
+                                            else set(c.get("operator_job_metrics")["trace"]))
+        contrast = protocols_sentence(c.t3, c.operator) if c.paper else ""
+        return " ".join(["The paper's protocol: the true tau is given, decisions stop at tau, and a flagged task "
+                         "is killed and restarted.", contrast, *absent]).strip()
+    return ""
 
 
 def build_report(out_dir, tables: Mapping[str, pd.DataFrame | None], sections: Sequence[Section] = SECTIONS, *,
                  n_boot: int = 1000, seed: int = 0, completion_seeds=RELAUNCH_SEEDS,
                  notes: str | None = None) -> Report:
     """Render each of ``sections`` from ``tables`` (warehouse table name -> frame; see the module's
-    docstring) and publish report.md, report.html, CSV, Parquet and PNG under ``out_dir``."""
+    docstring) and publish report.md, report.html, CSV, Parquet and PNG under ``out_dir``: the answer
+    box first, then each section under its chapter, then the glossary."""
+    chapter_of = {s: heading for heading, group in CHAPTERS for s in group}
     with tempfile.TemporaryDirectory() as d:
         c = Comparison(tables, Path(d), n_boot=n_boot, seed=seed, completion_seeds=completion_seeds)
-        whole = Part(captions=dict(c.captions))
+        boxes = c.boxes
+        whole = Part(tables={"answer": boxes_table(boxes)}, captions=dict(c.captions))
+        chapters, opened = {}, set()
         for section in sections:
             got = section(c)
             if got is None:
                 continue
+            heading = chapter_of.get(section, "More tables")
+            first = next(iter(got.tables), None)
+            if first is not None and heading not in opened:
+                opened.add(heading)
+                chapters[first] = (heading, chapter_intro(c, heading))
             whole.tables.update(got.tables)
             whole.views.update(got.views)
             whole.plots.update(got.plots)
             whole.figures_after.update(got.figures_after)
+            whole.figures_before.update(got.figures_before)
             whole.captions.update(got.captions)
-        path = write_report(out_dir, whole.tables, whole.plots, notes=notes, markdown_tables=whole.views,
-                            summary=what_this_run_shows(c), captions=whole.captions,
-                            figures_after=whole.figures_after)
+            whole.text_after.update(got.text_after)
+        methods = {m for name in ("job_metrics", "operator_job_metrics") if c.given(name) is not None
+                   for m in c.get(name)["method"].unique()}
+        path = write_report(out_dir, whole.tables, whole.plots, title=TITLE, notes=notes, markdown_tables=whole.views,
+                            summary=boxes_markdown(boxes), captions=whole.captions,
+                            figures_after=whole.figures_after, figures_before=whole.figures_before,
+                            chapters=chapters, text_after=whole.text_after, files_only=("answer",),
+                            terms=(*TERMS, *method_terms(methods)))
     out_dir = Path(out_dir)
     return Report(path, whole.tables, {name: out_dir / f"{name}.png" for name in whole.plots})

@@ -5,6 +5,7 @@ Plain values out (``Markdown``, ``Url``, ``Path``); the Dagster glue wraps them.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -13,13 +14,11 @@ import pandas as pd
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.budgets import BUDGET_DTYPES, COMPARISON_DTYPES
 from stragglers.prediction.tuning import CURVE_DTYPES
-from stragglers.reports.budgets import answer_paragraph
 from stragglers.reports.comparison import Report, build_report
 from stragglers.reports.evaluation_summary import Markdown, Url, md_table
 from stragglers.reports.freshness import (COMPARISON, COMPLETION_TIMES, EVERY_TRACE, OPERATOR_BUDGETS, is_current,
                                          require_current, require_evaluations)
 from stragglers.reports.operator import operator_view
-from stragglers.reports.spark_answer import opening as spark_opening
 from stragglers.reports.render import markdown_image
 from stragglers.reports.story import headline_markdown
 from stragglers.settings import Settings
@@ -58,10 +57,7 @@ def report_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame | No
     if job_metrics.empty and (operator_rows is None or operator_rows.empty):
         raise LookupError("job_metrics and operator_job_metrics are empty: materialize nurd_eval and baseline_eval "
                           "first")
-    traces = con.execute(sql_text("report_traces")).df()
-    traces.insert(1, "data", ["generated (embedded)" if t in FORMATS and FORMATS[t].embedded else "real"
-                              for t in traces["trace"]])
-    tables = {"job_metrics": job_metrics, "traces": traces, "f1_over_time": read_table(con, "f1_over_time"),
+    tables = {"job_metrics": job_metrics, "traces": trace_rows(con), "f1_over_time": read_table(con, "f1_over_time"),
               **{name: read_table(con, name) for name in OPTIONAL_TABLES}}
     # the simulations (asset completion_times); the operator's are empty without its predictions
     tables["completion_times"] = read_table(con, "completion_times")
@@ -73,19 +69,47 @@ def report_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame | No
     comparisons = read_back(con, "named_comparisons", COMPARISON_DTYPES)
     curves = read_back(con, "sweep_curve", CURVE_DTYPES)
     if budgets is None or not len(budgets):
-        budgets = curves = comparisons = None
+        budgets = comparisons = None
+    if curves is not None and not len(curves):
+        curves = None
     for name in ("spark_answer", "spark_answer_rows"):
         if tables.get(name) is not None and not len(tables[name]):
             tables[name] = None
     return tables | {"matched_budgets": budgets, "named_comparisons": comparisons, "sweep_curve": curves}
 
 
+def trace_rows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per trace evaluated under either protocol (the paper's: sql/report_traces.sql over
+    evaluation_runs; the operator's: the same counts over operator_evaluation_runs): whether its data
+    are real, the protocols it ran under, its jobs and methods (the most under either) and the
+    features the methods saw."""
+    paper = con.execute(sql_text("report_traces")).df().assign(protocols="paper's")
+    rows = read_table(con, "operator_evaluation_runs")
+    operator = pd.DataFrame(columns=["trace", "jobs", "methods", "features", "protocols"])
+    if rows is not None and len(rows):
+        features = rows["settings"].map(lambda v: (json.loads(v) if isinstance(v, str) else v or {})
+                                        .get("feature_set_resolved") or "usage")
+        operator = (rows.assign(features=features).groupby("trace", as_index=False)
+                    .agg(jobs=("n_jobs", "max"), methods=("method", "nunique"),
+                         features=("features", lambda f: ", ".join(sorted(set(f)))))
+                    .assign(protocols="operator's"))
+    both = pd.concat([paper, operator], ignore_index=True)
+    out = both.groupby("trace", as_index=False).agg(
+        protocols=("protocols", lambda p: ", ".join(dict.fromkeys(p))), jobs=("jobs", "max"),
+        methods=("methods", "max"), features=("features", "first"))
+    out = out.astype({"jobs": "int64", "methods": "int64"})
+    out.insert(1, "data", ["generated (embedded)" if t in FORMATS and FORMATS[t].embedded else "real"
+                           for t in out["trace"]])
+    return out.sort_values("trace").reset_index(drop=True)
+
+
 def write_report(out: Path, tables: dict, s: Settings) -> Report:
     """The report rendered from ``tables`` under ``out`` (report.md, report.html, CSV, Parquet, PNG)."""
     return build_report(out, tables, n_boot=s.n_boot, seed=s.seed, completion_seeds=RELAUNCH_SEEDS,
-                        notes=f"Traces: {', '.join(evaluated_traces(tables))}. Bootstrap seed "
-                              f"{s.seed}, {s.n_boot} resamples over jobs; completion-time seeds "
-                              f"{list(RELAUNCH_SEEDS)}.")
+                        notes=f"Traces: {', '.join(evaluated_traces(tables))}. The answer first, then the "
+                              f"evidence, the paper's reproduction, the appendices and a glossary of every term. "
+                              f"Bootstrap seed {s.seed}, {s.n_boot} resamples over jobs; copy and restart draws: "
+                              f"seeds {RELAUNCH_SEEDS[0]} to {RELAUNCH_SEEDS[-1]}.")
 
 
 def evaluated_traces(tables: dict) -> list[str]:
@@ -102,6 +126,12 @@ def record_report(con: duckdb.DuckDBPyConnection, report: Report, s: Settings, i
         record_settings(con, "comparison", EVERY_TRACE, COMPARISON.recorded(s), inputs)
 
 
+def answer_markdown(report: Report) -> str:
+    """The answer box of every trace, as report.md opens with it (from the report's table answer)."""
+    text = report.path.read_text(encoding="utf-8")
+    return text.split("## What this run shows", 1)[-1].split("\n## ", 1)[0].strip()
+
+
 def _image(png, name: str) -> Markdown:
     return Markdown(markdown_image(png, name))
 
@@ -110,12 +140,8 @@ def report_metadata(report: Report, tables: dict) -> dict:
     """What a reader looks at first (the headline numbers, the key figure), then the full report."""
     job_metrics, t3 = tables["job_metrics"], report.tables.get("table3")
     meta: dict = {}
-    answers = tables.get("spark_answer")
-    if answers is not None and len(answers):    # before all: the Spark settings to set
-        meta["spark_answer"] = Markdown(spark_opening(answers))
-    if "matched_budgets" in report.tables:
-        meta["answer"] = Markdown(answer_paragraph(tables["matched_budgets"], tables.get("named_comparisons"),
-                                                   tables["sweep_curve"]))
+    meta["answer"] = Markdown(answer_markdown(report))
+    if "budget_curves" in report.plots:
         meta["budget_curves"] = _image(report.plots["budget_curves"], "budget_curves")
     op = report.tables.get("operator_view")
     if op is not None and len(op):

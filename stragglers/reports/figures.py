@@ -1,11 +1,14 @@
 """The report's figures, legible with 26+ methods.
 
-Every method keeps its look from ``style.style_for`` in every figure. Line
-figures are small multiples: one row per trace, one panel per group of
-families with at most ``MAX_LINES_PER_PANEL`` methods of its own, and NURD
-plus the reference rules drawn in every panel as yardsticks. Bar figures are
-horizontal, one bar per method grouped by family, the reference rules on a
-shaded band of their own. Units are on every axis.
+Every figure is drawn at the width the page shows it (``FIGURE_IN`` at ``DPI``: report.html's
+column at 1280 px), with no text smaller than the page's small print (``MIN_FONT_PT``); ``_save``
+records the smallest in the PNG (``min_font_px``) so a test can read it back. Every
+method keeps its look from ``style.style_for`` in every figure. Line figures are small multiples:
+one row of panels per trace, one panel per group of families with at most
+``MAX_LINES_PER_PANEL`` methods of its own, and NURD plus the reference rules drawn in every panel
+as yardsticks; lines that coincide are drawn once and named together (``coinciding``). Bar
+figures are horizontal, one bar per method grouped by family, the reference rules on a shaded band
+of their own. Units are on every axis.
 """
 
 from __future__ import annotations
@@ -20,6 +23,12 @@ import pandas as pd
 from stragglers.reports.style import FAMILIES, REFERENCE_FAMILY, family_of, sort_key, style_for
 
 MAX_LINES_PER_PANEL = 7
+#: the width every figure is drawn at (inches at ``DPI``): the page's column at 1280 px is 1146 px
+FIGURE_IN, DPI = 11.0, 100
+#: the smallest text a figure holds (points): 9 pt at 100 dpi is 12.5 px, the page's small print is 12 px
+MIN_FONT_PT = 9.0
+#: panels side by side in a row of small multiples (more go to the next row)
+MAX_COLUMNS = 3
 YARDSTICKS = ("nurd", *FAMILIES[REFERENCE_FAMILY])
 # Families drawn together in one panel (each group is split further when crowded).
 PANEL_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -35,7 +44,32 @@ def _plt():
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
+    plt.rcParams.update({"font.size": 10.5, "axes.titlesize": 11, "axes.labelsize": 10.5,
+                         "xtick.labelsize": 10, "ytick.labelsize": 10, "legend.fontsize": 9.5,
+                         "figure.titlesize": 12, "figure.dpi": DPI, "savefig.dpi": DPI})
     return plt
+
+
+def coinciding(lines: dict, atol: float) -> list[list]:
+    """Groups of the names in ``lines`` (name -> values on a common grid) whose values differ nowhere
+    by more than ``atol``, in the order of ``lines``: one list per line to draw."""
+    groups: list[list] = []
+    for name, values in lines.items():
+        v = np.asarray(values, dtype=float)
+        for g in groups:
+            w = np.asarray(lines[g[0]], dtype=float)
+            if v.shape == w.shape and np.allclose(np.nan_to_num(v, nan=-1e9), np.nan_to_num(w, nan=-1e9),
+                                                  rtol=0, atol=atol):
+                g.append(name)
+                break
+        else:
+            groups.append([name])
+    return groups
+
+
+def together(names, label=lambda m: m) -> str:
+    """A legend label for lines drawn as one: 'NURD = NURD-NC = flag all at t1'."""
+    return " = ".join(label(m) for m in names)
 
 
 def ordered(methods) -> list[str]:
@@ -70,7 +104,7 @@ _LABEL_OFFSETS = tuple((dx, dy) for dy in (3, -10, 12, -19, 21, -28, 30, -37, 39
                        for dx in (5, -5))
 
 
-def label_points(ax, xs, ys, labels, *, fontsize: float = 7, merge_px: float = 6.0) -> list:
+def label_points(ax, xs, ys, labels, *, fontsize: float = MIN_FONT_PT, merge_px: float = 8.0) -> list:
     """Write ``labels`` beside the points (``xs``, ``ys``, data coordinates) so that no label lies on
     another, on a point, or outside the axes: points closer than ``merge_px`` pixels share one label
     (their names joined), and each label takes the first offset of ``_LABEL_OFFSETS`` where it fits,
@@ -138,47 +172,87 @@ def legend_below(ax, **kwargs):
     below = min(ax.xaxis.get_tightbbox(renderer).y0, ax.get_window_extent(renderer).y0)
     y = ax.transAxes.inverted().transform((0, below - 4))[1]
     return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, y), frameon=False,
-                     **{"fontsize": 7, **kwargs})
+                     **{"fontsize": MIN_FONT_PT, **kwargs})
+
+
+def smallest_font_pt(fig) -> float:
+    """The size of the smallest visible text of ``fig`` (points)."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes, default=MIN_FONT_PT)
+
+
+def freeze_layout(fig) -> None:
+    """Run the figure's layout once and keep it: labels placed by pixel (``label_points``) stay where
+    they were put."""
+    fig.canvas.draw()
+    fig.set_layout_engine("none")
 
 
 def _save(plt, fig, path) -> Path:
+    """The figure as a PNG at ``DPI``, cropped to what is drawn (at most the page's column when the
+    figure is ``FIGURE_IN`` wide and nothing sticks out), its smallest text recorded in the file
+    (``min_font_px``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100, bbox_inches="tight", format="png")
+    fig.savefig(path, dpi=DPI, bbox_inches="tight", format="png",
+                metadata={"min_font_px": f"{smallest_font_pt(fig) * DPI / 72:.1f}"})
     plt.close(fig)
     return path
 
 
 def small_multiples(table: pd.DataFrame, x: str, y: str, path, *, xlabel: str, ylabel: str,
                     title: str, label: Callable[[str], str], ylim=None, y_scale: float = 1.0) -> Path:
-    """Lines of ``y`` against ``x`` per method: rows = traces, columns = panels."""
+    """Lines of ``y`` against ``x`` per method: per trace a row (or rows) of panels at full width;
+    methods whose lines coincide in a panel drawn once, named together."""
     plt = _plt()
     traces = sorted(table["trace"].unique())
     layout = panels(table["method"].unique())
-    ncols = max(1, len(layout))
-    fig, axes = plt.subplots(len(traces), ncols, figsize=(4.6 * ncols, 3.9 * len(traces) + 0.9),
-                             squeeze=False, sharey=True)
+    ncols = min(MAX_COLUMNS, max(1, len(layout)))
+    rows_per_trace = -(-max(1, len(layout)) // ncols)
+    nrows = rows_per_trace * len(traces)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(FIGURE_IN, 4.6 * nrows + 1.4), squeeze=False, sharey=True,
+                             layout="constrained")
+    span = float(np.nanmax(np.abs(table[y].to_numpy(dtype=float)))) * y_scale if len(table) else 1.0
     for r, trace in enumerate(traces):
         sub = table[table["trace"] == trace]
         for c, (panel, methods) in enumerate(layout):
-            ax = axes[r][c]
-            for m in methods:
-                s = sub[sub["method"] == m].sort_values(x)
-                if len(s):
-                    ax.plot(s[x], s[y] * y_scale, label=label(m), **style_for(m).line_kwargs())
-            ax.set_title(f"{trace}: {panel}", fontsize=9)
-            ax.set_xlabel(xlabel, fontsize=8)
-            if c == 0:
-                ax.set_ylabel(ylabel, fontsize=8)
+            ax = axes[r * rows_per_trace + c // ncols][c % ncols]
+            series = {m: sub[sub["method"] == m].sort_values(x) for m in methods}
+            series = {m: s for m, s in series.items() if len(s)}
+            for group in coinciding({m: s[y].to_numpy() * y_scale for m, s in series.items()}, atol=span * 0.005):
+                s = series[group[0]]
+                ax.plot(s[x], s[y] * y_scale, label=together(group, label), **style_for(group[0]).line_kwargs())
+            ax.set_title(f"{trace}: {panel}")
+            ax.set_xlabel(xlabel)
+            if c % ncols == 0:
+                ax.set_ylabel(ylabel)
             if ylim is not None:
                 ax.set_ylim(*ylim)
             ax.grid(alpha=0.3)
-            ax.tick_params(labelsize=7)
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    for ax in axes[-1]:
-        legend_below(ax, ncol=2)
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+        for c in range(len(layout), rows_per_trace * ncols):
+            axes[r * rows_per_trace + c // ncols][c % ncols].set_visible(False)
+    fig.suptitle(title)
     return _save(plt, fig, path)
+
+
+def coinciding_lines(table: pd.DataFrame, x: str, y: str, y_scale: float = 1.0) -> list[tuple[str, list[str]]]:
+    """(trace, methods) of every group of methods that ``small_multiples`` draws as one line."""
+    out = []
+    span = float(np.nanmax(np.abs(table[y].to_numpy(dtype=float)))) * y_scale if len(table) else 1.0
+    for trace in sorted(table["trace"].unique()):
+        sub = table[table["trace"] == trace]
+        seen = set()
+        for _, methods in panels(table["method"].unique()):
+            series = {m: sub[sub["method"] == m].sort_values(x)[y].to_numpy() * y_scale for m in methods
+                      if (sub["method"] == m).any()}
+            for group in coinciding(series, atol=span * 0.005):
+                if len(group) > 1 and tuple(group) not in seen:
+                    seen.add(tuple(group))
+                    out.append((trace, group))
+    return out
 
 
 def method_bars(table: pd.DataFrame, value: str, err: str | None, path, **kwargs) -> Path:
@@ -197,8 +271,7 @@ def method_bars_figure(table: pd.DataFrame, value: str, err: str | None, *, xlab
     plt = _plt()
     traces = sorted(table["trace"].unique())
     n_methods = table["method"].nunique()
-    fig, axes = plt.subplots(1, len(traces), figsize=(6.2 * len(traces), 0.28 * n_methods + 1.6),
-                             squeeze=False)
+    fig, axes = plt.subplots(1, len(traces), figsize=(FIGURE_IN, 0.32 * n_methods + 2.2), squeeze=False)
     for ax, trace in zip(axes[0], traces):
         sub = table[table["trace"] == trace].set_index("method")
         methods = ordered(sub.index)
@@ -217,8 +290,8 @@ def method_bars_figure(table: pd.DataFrame, value: str, err: str | None, *, xlab
                 error_kw={"elinewidth": 0.8, "ecolor": "#555555"})
         for y_, v, m in zip(ypos, vals, methods):
             if np.isnan(v):
-                ax.text(0, y_, " no value", va="center", fontsize=7, color="#777777")
-        ax.set_yticks(ypos, [label(m) for m in methods], fontsize=8)
+                ax.text(0, y_, " no value", va="center", color="#777777")
+        ax.set_yticks(ypos, [label(m) for m in methods])
         for tick, m in zip(ax.get_yticklabels(), methods):
             if style_for(m).highlight:
                 tick.set_fontweight("bold")
@@ -226,8 +299,8 @@ def method_bars_figure(table: pd.DataFrame, value: str, err: str | None, *, xlab
         if paper and trace in paper and not pd.isna(paper[trace]):
             ax.axvline(paper[trace] * scale, color="black", linestyle="--", linewidth=1,
                        label=f"paper: NURD {paper[trace] * scale:.1f}")
-        ax.set_xlabel(xlabel, fontsize=8)
-        ax.set_title(f"{title}: {trace}", fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"{title}: {trace}")
         ax.grid(axis="x", alpha=0.3)
         ax.set_ylim(-0.6, len(methods) - 0.4)
     fig.tight_layout()

@@ -6,7 +6,10 @@ the page can be mailed or opened anywhere. Table rows between a band header
 (a row whose first cell is ``BAND_MARK`` + family name) and the next one get
 the class ``band-<family>``: the reference rules are shaded as a band of
 their own. Headings get ids (``section_id``) so a reader or a test can find
-every section.
+every section. The opening section ("What this run shows") holds one answer box per trace
+(``_answer_boxes``), the contents follow it, and each glossary term's first use in the text links
+to its entry (``link_first_uses``; the glossary's entries carry their patterns, so a browser can
+check the links on its own).
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ import base64
 import html as htmllib
 import re
 from pathlib import Path
+from typing import Sequence
 
 BAND_MARK = "▸ "          # first cell of a family's header row in the Markdown tables
 
 _CSS = """
-body { font-family: Georgia, 'DejaVu Serif', serif; max-width: 1180px; margin: 2em auto; padding: 0 1em;
+body { font-family: Georgia, 'DejaVu Serif', serif; max-width: 1180px; margin: 0.8em auto; padding: 0 1em;
        color: #222; line-height: 1.45; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { margin-top: 1.5em; }
+h1 { font-size: 1.5em; margin: 0.3em 0; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+h3 { margin-top: 1.5em; }
+p.notes { font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 13px; color: #555; margin: 0.2em 0 0.6em; }
 table { border-collapse: collapse; font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 12px;
         margin: 0.5em 0 1em; display: block; overflow-x: auto; max-width: 100%; }
 th, td { border-bottom: 1px solid #e3e3e3; padding: 2px 8px; text-align: right; white-space: nowrap; }
@@ -35,7 +41,16 @@ tr.nurd td { font-weight: bold; }
 blockquote { margin: 0.3em 0 1.2em; padding: 0.2em 1em; border-left: 4px solid #bbb; color: #444;
              font-size: 0.92em; background: #fafafa; }
 nav { font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 13px; background: #f7f7f7; padding: 0.5em 1em;
-      border: 1px solid #e3e3e3; } nav ol { margin: 0.3em 0; }
+      border: 1px solid #e3e3e3; margin-top: 1em; } nav ol { margin: 0.3em 0; columns: 2; }
+/* the answer: one box per trace, side by side when there are several */
+div.answer { display: flex; flex-wrap: wrap; gap: 12px; }
+div.box { flex: 1 1 420px; border: 2px solid #2b6cb0; border-radius: 6px; background: #f4f8fd;
+          padding: 0 1em 0.3em; font-size: 15px; line-height: 1.4; }
+div.box h3 { margin: 0.5em 0 0.3em; font-size: 1.15em; }
+div.box ul { margin: 0; padding-left: 1.1em; } div.box li { margin: 0.15em 0; }
+div.box pre { margin: 0.3em 0; font-size: 13px; }
+a.term { color: inherit; text-decoration: underline dotted #2b6cb0; }
+section#glossary li { margin: 0.3em 0; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 code { font-size: 0.9em; background: #f4f4f4; padding: 0 3px; }
 """
@@ -93,20 +108,110 @@ def _bands(body: str) -> str:
     return "".join(out)
 
 
-def render_html(report_md: Path, out: Path | None = None) -> Path:
-    """Write ``report.html`` beside ``report_md`` (or at ``out``); returns its path."""
+#: elements whose text is not a use of a term: headings, the contents, code, links, the glossary itself
+SKIP_TAGS = ("a", "h1", "h2", "h3", "h4", "h5", "h6", "nav", "code", "pre", "script", "style", "title", "section")
+
+
+def link_first_uses(body: str, terms: Sequence) -> str:
+    """``body`` with each term's first use in the text (outside ``SKIP_TAGS``) linked to its glossary
+    entry (``#g-<key>``). The earliest match wins, the longer one where two start together; a term
+    whose match falls inside another's link is looked for further on."""
+    pending = list(terms)
+    out, skipping = [], []
+    for piece in re.split(r"(<[^>]*>)", body):
+        if piece.startswith("<"):
+            m = re.match(r"<(/?)([a-zA-Z0-9]+)", piece)
+            if m and m.group(2).lower() in SKIP_TAGS and not piece.endswith("/>"):
+                if m.group(1):
+                    if skipping and skipping[-1] == m.group(2).lower():
+                        skipping.pop()
+                else:
+                    skipping.append(m.group(2).lower())
+            out.append(piece)
+            continue
+        if skipping or not pending or not piece.strip():
+            out.append(piece)
+            continue
+        pos, linked = 0, []
+        while pending:
+            found = [(mm.start(), -len(mm.group()), i, mm) for i, t in enumerate(pending)
+                     if (mm := t.regex.search(piece, pos))]
+            if not found:
+                break
+            _, _, i, mm = min(found, key=lambda f: f[:3])
+            term = pending.pop(i)
+            linked += [piece[pos:mm.start()], f'<a class="term" href="#g-{term.key}">{mm.group()}</a>']
+            pos = mm.end()
+        out.append("".join(linked) + piece[pos:])
+    return "".join(out)
+
+
+def _answer_boxes(body: str) -> str:
+    """The opening section's boxes: each trace's heading and its lines in a box of their own."""
+    m = re.search(r'<h2 id="what-this-run-shows">.*?</h2>', body)
+    if not m:
+        return body
+    end = body.find("<h2", m.end())
+    end = len(body) if end < 0 else end
+    parts = re.split(r"(?=<h3[ >])", body[m.end():end])
+    if len(parts) < 2:
+        return body
+    boxes = parts[0] + '<div class="answer">' + "".join(f'<div class="box">{p}</div>' for p in parts[1:]) + "</div>"
+    return body[:m.end()] + boxes + body[end:]
+
+
+def _glossary(body: str, terms: Sequence) -> str:
+    """The glossary as a section whose entries carry their anchors and patterns."""
+    m = re.search(r'<h2 id="glossary">', body)
+    if not m:
+        return body
+    by_name = {htmllib.escape(t.name, quote=False): t for t in terms}
+
+    def entry(li: re.Match) -> str:
+        t = by_name.get(li.group(1))
+        if t is None:
+            return li.group(0)
+        return (f'<li id="g-{t.key}" data-pattern="{htmllib.escape(t.pattern)}" '
+                f'data-flags="{"i" if t.ignore_case else ""}"><strong>{li.group(1)}</strong>')
+    section = re.sub(r"<li><strong>(.*?)</strong>", entry, body[m.start():])
+    return body[:m.start()] + '<section id="glossary">' + section + "</section>"
+
+
+def _nav(body: str) -> str:
+    """The contents (chapters, and their tables and figures), after the opening section."""
+    items, chapter = [], None
+    for tag, sid, heading in re.findall(r'<(h[23]) id="([^"]+)">(.*?)</h[23]>', body):
+        if tag == "h2" and sid != "what-this-run-shows":
+            chapter = []
+            items.append((sid, heading, chapter))
+        elif tag == "h3" and chapter is not None:
+            chapter.append((sid, heading))
+    if not items:
+        return body
+    nav = "<nav><strong>Contents</strong><ol>" + "".join(
+        f'<li><a href="#{sid}">{heading}</a>'
+        + ("<ul>" + "".join(f'<li><a href="#{s}">{h}</a></li>' for s, h in sub) + "</ul>" if sub else "") + "</li>"
+        for sid, heading, sub in items) + "</ol></nav>"
+    opening = re.search(r'<h2 id="what-this-run-shows">', body)
+    first = re.search(r"<h2 ", body[opening.end():]) if opening else None
+    at = opening.end() + first.start() if first else body.index("</h1>") + len("</h1>")
+    return body[:at] + nav + body[at:]
+
+
+def render_html(report_md: Path, out: Path | None = None, terms: Sequence = ()) -> Path:
+    """Write ``report.html`` beside ``report_md`` (or at ``out``); returns its path. ``terms``: the
+    glossary's terms (stragglers.reports.glossary), each first use linked to its entry."""
     from markdown_it import MarkdownIt
 
     report_md = Path(report_md)
     text = report_md.read_text(encoding="utf-8")
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     body = _bands(_ids(_inline_images(md.render(text), report_md.parent)))
+    body = _nav(_answer_boxes(body))
+    body = link_first_uses(_glossary(body, terms), terms)
+    # the line under the title (the run's traces and seeds) in small print
+    body = re.sub(r"(</h1>\s*)<p>", r'\1<p class="notes">', body, count=1)
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "Report")
-    sections = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)
-    if sections:
-        nav = "<nav><strong>Contents</strong><ol>" + "".join(
-            f'<li><a href="#{sid}">{heading}</a></li>' for sid, heading in sections) + "</ol></nav>"
-        body = body.replace("</h1>", "</h1>" + nav, 1)
     page = (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{htmllib.escape(title)}</title><style>{_CSS}</style></head>\n"

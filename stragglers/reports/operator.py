@@ -96,44 +96,72 @@ def plot_pareto(table: pd.DataFrame, path, cost_curve: pd.DataFrame | None = Non
 
 
 def pareto_figure(table: pd.DataFrame, cost_curve: pd.DataFrame | None = None):
-    """x = extra machine time, y = JCT reduction, one point per method, one panel per trace; free
-    rules drawn as open squares, the oracle as a star, the Pareto front as a step line; with
-    ``cost_curve`` (the operator's cost_curve table) each survival method's outcome over the price
-    of machine time as a thin line through its point."""
+    """x = extra machine time, y = JCT reduction, one point per method, one panel per trace (at the
+    page's width); free rules drawn as open squares, the oracle as a star, the Pareto front as a step
+    line; with ``cost_curve`` (the operator's cost_curve table) each survival method's outcome over the
+    price of machine time as a thin line through its point. Points on one another share one label."""
     plt = figures._plt()
     traces = sorted(table["trace"].unique())
-    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(6.2 * max(1, len(traces)), 5.0), squeeze=False)
+    fig, axes = plt.subplots(1, max(1, len(traces)), figsize=(figures.FIGURE_IN, 6.0), squeeze=False,
+                             layout="constrained")
     for ax, trace in zip(axes[0], traces):
         g = table[(table["trace"] == trace)].dropna(subset=["jct_reduction", "extra_machine_share"])
         for r in g.itertuples(index=False):
             st = style_for(r.method)
             x, y = r.extra_machine_share * 100, r.jct_reduction * 100
             if r.method == ORACLE:
-                ax.scatter(x, y, marker="*", s=140, color="gold", edgecolor="black", zorder=4)
+                ax.scatter(x, y, marker="*", s=160, color="gold", edgecolor="black", zorder=4)
             elif r.method in FREE_RULES:
-                ax.scatter(x, y, marker="s", s=50, facecolor="none", edgecolor=st.color, linewidth=1.5, zorder=3)
+                ax.scatter(x, y, marker="s", s=60, facecolor="none", edgecolor=st.color, linewidth=1.5, zorder=3)
             else:
-                ax.scatter(x, y, color=st.color, marker=st.marker, s=40 if st.highlight else 22, zorder=3)
-        if cost_curve is not None and len(cost_curve):
-            for method, c in cost_curve[cost_curve["trace"] == trace].groupby("method", sort=True):
-                c = c.sort_values("cost_lambda")
-                ax.plot(c["extra_machine_share"] * 100, c["jct_reduction"] * 100, color=style_for(method).color,
-                        linewidth=0.8, marker=".", markersize=4, zorder=2, label=f"{display_name(method)}, lambda 0-8")
+                ax.scatter(x, y, color=st.color, marker=st.marker, s=50 if st.highlight else 30, zorder=3)
+        for method, c in cost_curves(cost_curve, trace):
+            ax.plot(c["extra_machine_share"] * 100, c["jct_reduction"] * 100, color=style_for(method).color,
+                    linewidth=0.8, marker=".", markersize=4, zorder=2,
+                    label=f"{display_name(method)}, lambda {c['cost_lambda'].min():g}-{c['cost_lambda'].max():g}")
         front = g[g["pareto"]].sort_values("extra_machine_share")
         if len(front):
             ax.step(front["extra_machine_share"] * 100, front["jct_reduction"] * 100, where="post",
                     color="0.4", linewidth=1.0, linestyle="--", zorder=2, label="Pareto front")
         ax.set_xlabel("extra machine time (% of the job's original machine time)")
-        ax.set_ylabel("jobs' completion time shortened by (%), unlimited machines")
-        ax.set_title(f"Operator's view: {trace} (squares: free rules, star: oracle)")
+        ax.set_ylabel("jobs' completion time shortened by (%)")
+        ax.set_title(trace)
         ax.grid(alpha=0.3)
         ax.margins(0.08)       # room for the labels of the points on the edges
         ax.autoscale_view()
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
+    figures.freeze_layout(fig)
+    for ax, trace in zip(axes[0], traces):
+        g = table[(table["trace"] == trace)].dropna(subset=["jct_reduction", "extra_machine_share"])
         figures.label_points(ax, g["extra_machine_share"] * 100, g["jct_reduction"] * 100,
                              [display_name(m) for m in g["method"]])
-    for ax in axes[0]:
-        figures.legend_below(ax, fontsize=8)
     return plt, fig
+
+
+def cost_curves(cost_curve: pd.DataFrame | None, trace: str) -> list[tuple[str, pd.DataFrame]]:
+    """(method, its rows by lambda) of the survival methods' cost curves drawn for ``trace``."""
+    if cost_curve is None or not len(cost_curve):
+        return []
+    c = cost_curve[cost_curve["trace"] == trace]
+    return [(m, g.sort_values("cost_lambda")) for m, g in c.groupby("method", sort=True)]
+
+
+def pareto_notes(table: pd.DataFrame, cost_curve: pd.DataFrame | None = None) -> str:
+    """What the figure draws besides the points, and which points share a label, in words."""
+    out = []
+    for trace, g in table.dropna(subset=["jct_reduction", "extra_machine_share"]).groupby("trace", sort=True):
+        drawn = cost_curves(cost_curve, trace)
+        if drawn:
+            out.append(f"On {trace}, thin lines: " + ", ".join(display_name(m) for m, _ in drawn)
+                       + "'s outcome as the price of machine time (lambda) goes from "
+                       f"{drawn[0][1]['cost_lambda'].min():g} to {drawn[0][1]['cost_lambda'].max():g}, its threshold "
+                       "chosen on earlier jobs.")
+        key = (g["extra_machine_share"] * 1000).round().astype(int).astype(str) + "/" + \
+              (g["jct_reduction"] * 1000).round().astype(int).astype(str)
+        same = [sorted(display_name(m) for m in grp["method"]) for _, grp in g.groupby(key) if len(grp) > 1]
+        for names in same:
+            out.append(f"On {trace}, {', '.join(names)} land on one point (within 0.1 points on both axes).")
+    return " ".join(out)
 
 
 def operator_paragraph(table: pd.DataFrame) -> str:

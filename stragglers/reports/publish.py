@@ -5,20 +5,29 @@ reader never sees a half-written report."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
+from stragglers.reports.glossary import Term, glossary_markdown, used_terms
 from stragglers.reports.html import BAND_MARK, render_html
 from stragglers.reports.render import markdown_table
 
 #: The width (px) a table may take in report.html read at 1280 px (html._CSS: the body is at most
 #: 1180 px wide); a wider table is split, its later columns in a second table with the same rows.
 PAGE_PX = 1170
+
+
+def _band_rows(view: pd.DataFrame) -> pd.Series:
+    """Which rows of a view are a family's header row (``BAND_MARK``), not a row of the table."""
+    if not len(view.columns):
+        return pd.Series(False, index=view.index)
+    return view.iloc[:, 0].astype(str).str.startswith(BAND_MARK)
 
 
 def _cells(view: pd.DataFrame, col) -> list[str]:
@@ -36,18 +45,21 @@ def _column_px(view: pd.DataFrame, col) -> float:
 
 def _same_in_every_row(view: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The view without the columns that say the same thing in every row (of three or more; the
-    family header rows aside), and the sentence that says it once."""
+    family header rows aside), and the sentence that says it once. In a banded view the first column
+    also holds the family header rows' names: dropped, it hands them to the next column."""
     same = {}
-    banded = bool(len(view.columns)) and view.iloc[:, 0].astype(str).str.startswith(BAND_MARK).any()
-    # the first column holds the family header rows' names, where there are any
-    for col in view.columns[1 if banded else 0:]:
+    banded = bool(len(view.columns)) and _band_rows(view).any()
+    for col in view.columns:
         cells = _cells(view, col)
         if len(cells) >= 3 and len(set(cells)) == 1:
             same[col] = cells[0] or "none"      # an empty column says so once, not with blank cells
-    if not same:
+    if not same or len(same) == len(view.columns):
         return view, ""
-    return (view.drop(columns=list(same)),
-            "In every row, " + "; ".join(f"{col}: {value}" for col, value in same.items()) + ".")
+    out = view.drop(columns=list(same))
+    if banded and view.columns[0] in same:
+        heads = _band_rows(view)
+        out.loc[heads, out.columns[0]] = view.loc[heads, view.columns[0]]
+    return out, "In every row, " + "; ".join(f"{col}: {value}" for col, value in same.items()) + "."
 
 
 def _fit_to_page(view: pd.DataFrame) -> list[pd.DataFrame]:
@@ -75,36 +87,68 @@ def _words(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
+#: the most rows a table shows: a longer one shows its first rows and links its CSV file, every row
+MAX_SHOWN_ROWS = 30
+_REF = re.compile(r"\{(table|fig):([\w.-]+)\}")
+
+
+def _numbers(shown: Sequence[str], figure_order: Sequence[str]) -> dict[str, str]:
+    """One numbering per kind, in the order the page shows them: "table:<name>" -> "Table 3",
+    "fig:<name>" -> "Figure 2"."""
+    out = {f"table:{name}": f"Table {i}" for i, name in enumerate(shown, 1)}
+    out |= {f"fig:{name}": f"Figure {i}" for i, name in enumerate(figure_order, 1)}
+    return out
+
+
+def _refer(text: str, numbers: Mapping[str, str]) -> str:
+    """``text`` with its references ({table:name}, {fig:name}) replaced by their numbers (a reference to
+    a block the page does not show reads "below")."""
+    return _REF.sub(lambda m: numbers.get(f"{m.group(1)}:{m.group(2)}", "below"), text)
+
+
 def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str, object],
                  *, title: str = "Straggler prediction: comparison with NURD (MLSys 2022)",
                  notes: str | None = None, markdown_tables: Mapping[str, pd.DataFrame] | None = None,
-                 max_md_rows: int = 500, summary: str | None = None,
+                 max_md_rows: int = MAX_SHOWN_ROWS, summary: str | None = None,
                  captions: Mapping[str, tuple[str, str]] | None = None,
-                 figures_after: Mapping[str, list[str]] | None = None) -> Path:
-    """Write ``<name>.csv`` and ``<name>.parquet`` per table, ``<name>.png`` per
-    plot (a path to an existing PNG, or a matplotlib Figure), and ``report.md``
-    linking them and embedding each table as Markdown (``markdown_tables[name]``
-    instead of the table itself when given, e.g. a formatted view; at most
-    ``max_md_rows`` rows). Everything is written to a temporary sibling
-    directory that then replaces ``out_dir`` by rename, so a reader never sees
-    a half-written report. ``summary`` opens the report ("What this run
-    shows"); ``captions`` maps a table name, or "fig:" + a plot name, to its
-    (heading, caption); ``figures_after`` places plots right after a table
-    (the others go under "Figures"). ``report.html`` (self-contained, see
-    ``stragglers.reports.html``) is published with report.md. Returns the
-    path of report.md.
+                 figures_after: Mapping[str, list[str]] | None = None,
+                 figures_before: Mapping[str, list[str]] | None = None,
+                 chapters: Mapping[str, tuple[str, str]] | None = None,
+                 text_after: Mapping[str, str] | None = None, files_only: Sequence[str] = (),
+                 terms: Sequence[Term] = ()) -> Path:
+    """Write ``<name>.csv`` and ``<name>.parquet`` per table, ``<name>.png`` per plot (a path to an
+    existing PNG, or a matplotlib Figure), and ``report.md`` linking them, then ``report.html``
+    (self-contained, stragglers.reports.html) from it. Everything is written to a temporary sibling
+    directory that then replaces ``out_dir`` by rename, so a reader never sees a half-written report.
+    Returns the path of report.md.
+
+    The page: ``title``, ``notes``, then ``summary`` under "What this run shows" (the answer); then
+    each table of ``tables`` in order (``files_only`` ones only as files), its heading and caption
+    (``captions[name]``: (heading, caption); "fig:" + a plot's name for a figure's), the link to its
+    files, its view (``markdown_tables[name]``, else the table; at most ``max_md_rows`` rows, the
+    CSV file for every row), ``text_after[name]``, and the figures ``figures_after[name]`` (those of
+    ``figures_before[name]`` come before its heading; figures placed nowhere go under "Figures").
+    ``chapters[name]`` = (heading, intro) opens a chapter before that table (its tables are then
+    one level down). Tables and figures are numbered in the order shown, one numbering each; a
+    caption or text refers to one as {table:name} or {fig:name}. The page ends with the glossary
+    of the ``terms`` it uses.
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    captions, chapters = captions or {}, chapters or {}
+    before, after = figures_before or {}, figures_after or {}
+    shown = [name for name in tables if name not in files_only]
+    placed = [p for name in shown for p in (*before.get(name, []), *after.get(name, [])) if p in plots]
+    rest = [n for n in plots if n not in placed]
+    numbers = _numbers(shown, placed + rest)
+    level = "###" if chapters else "##"
     try:
         md = [f"# {title}", ""]
         if notes:
             md += [notes.strip(), ""]
         if summary:
-            md += ["## What this run shows", "", summary.strip(), ""]
-        captions = captions or {}
-        placed = {p for names in (figures_after or {}).values() for p in names}
+            md += ["## What this run shows", "", _refer(summary.strip(), numbers), ""]
 
         def figure(name: str, plot) -> list[str]:
             _check_name(name)
@@ -114,21 +158,37 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
             else:
                 shutil.copyfile(Path(plot), dest)
             heading, caption = captions.get(f"fig:{name}", (_words(name), ""))
-            return [f"### {heading}", "", f"![{heading}]({name}.png)", "",
-                    *([f"> {caption}", ""] if caption else [])]
+            heading = f"{numbers[f'fig:{name}']}. {heading}"
+            return [f"{level} {heading}", "", f"![{heading}]({name}.png)", "",
+                    *([f"> {_refer(caption, numbers)}", ""] if caption else [])]
 
         for name, df in tables.items():
             _check_name(name)
             df.to_csv(tmp / f"{name}.csv", index=False)
             df.to_parquet(tmp / f"{name}.parquet", index=False)
+            if name in files_only:
+                continue
+            if name in chapters:
+                heading, intro = chapters[name]
+                md += [f"## {heading}", "", *([_refer(intro, numbers), ""] if intro else [])]
+            for p in before.get(name, []):
+                if p in plots:
+                    md += figure(p, plots[p])
             view = (markdown_tables or {}).get(name, df)
             heading, caption = captions.get(name, (_words(name), ""))
-            md += [f"## {heading}", "", *([f"> {caption}", ""] if caption else []),
-                   f"Files: [{name}.csv]({name}.csv), [{name}.parquet]({name}.parquet)"
-                   f" ({len(df)} row{'' if len(df) == 1 else 's'})", ""]
-            if len(view) > max_md_rows:
-                md += [f"First {max_md_rows} of {len(view)} rows:", ""]
-                view = view.head(max_md_rows)
+            md += [f"{level} {numbers[f'table:{name}']}. {heading}", "",
+                   *([f"> {_refer(caption, numbers)}", ""] if caption else [])]
+            real = ~_band_rows(view)
+            total = int(real.sum())
+            # at most max_md_rows rows of the table (family header rows do not count), none dangling
+            cut = view.iloc[:int(real.to_numpy().nonzero()[0][max_md_rows])] if total > max_md_rows else view
+            shown = int((~_band_rows(cut)).sum())
+            md += [f"Files: [{name}.csv]({name}.csv) ({len(df)} row{'' if len(df) == 1 else 's'}"
+                   + (f"; {shown} shown here" if shown != len(df) else "")
+                   + f"), [{name}.parquet]({name}.parquet)", ""]
+            if total > max_md_rows:
+                md += [f"The first {shown} of {total} rows; every row is in [{name}.csv]({name}.csv).", ""]
+                view = cut
             view, same = _same_in_every_row(view)
             if same:
                 md += [same, ""]
@@ -136,16 +196,21 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
                 if i:
                     md += ["The same rows, continued:", ""]
                 md += [markdown_table(piece, numparse=name not in (markdown_tables or {})), ""]
-            for p in (figures_after or {}).get(name, []):
+            if (text_after or {}).get(name):
+                md += [_refer(text_after[name], numbers), ""]
+            for p in after.get(name, []):
                 if p in plots:
                     md += figure(p, plots[p])
-        rest = [n for n in plots if n not in placed]
         if rest:
             md += ["## Figures", ""]
         for name in rest:
             md += figure(name, plots[name])
-        (tmp / "report.md").write_text("\n".join(md), encoding="utf-8")
-        render_html(tmp / "report.md")
+        text = "\n".join(md)
+        used = used_terms(text, terms)
+        if used:
+            text += "\n\n## Glossary\n\n" + glossary_markdown(used) + "\n"
+        (tmp / "report.md").write_text(text, encoding="utf-8")
+        render_html(tmp / "report.md", terms=used)
         os.chmod(tmp, 0o755)
         _swap_in(tmp, out_dir)
     except BaseException:

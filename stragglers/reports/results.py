@@ -17,11 +17,12 @@ _FILES = re.compile(r"Files: \[([\w.-]+)\.csv\]")
 
 
 def report_tables(report_dir: Path) -> list[tuple[str, str]]:
-    """(table name, heading) of every CSV table report.md links, in its order."""
+    """(table name, heading) of every CSV table report.md links, in its order (a table's heading is the
+    last one above its files' line: "Table 3. ...")."""
     heading, out = "", []
     for line in (Path(report_dir) / "report.md").read_text(encoding="utf-8").splitlines():
-        if line.startswith("## "):
-            heading = line[3:].strip()
+        if line.startswith(("## ", "### ")):
+            heading = line.split(" ", 1)[1].strip()
         m = _FILES.match(line)
         if m:
             out.append((m.group(1), heading))

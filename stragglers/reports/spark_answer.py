@@ -1,8 +1,8 @@
-"""What the report opens with on Spark event logs: the operator's answer (tables ``spark_answer`` and
-``spark_answer_rows``, made by stragglers/prediction/spark_answer.py, the same function as
-``nurd-spark advise``): the verdict, the spark-defaults.conf block to copy, and the setting the
-applications run, Spark 4.0's defaults and the answer side by side on the scored stages. Plain pandas
-in, Markdown out."""
+"""Spark's answer on its event logs as the report's table shows it (``spark_answer_rows``, made by
+stragglers/prediction/spark_answer.py, the same function as ``nurd-spark advise``): the setting the
+applications run, Spark 4.0's defaults and the answer side by side on the scored stages (the verdict
+and the spark-defaults.conf block are the answer box's: stragglers.reports.answer_box). Plain pandas
+in, a frame out."""
 
 from __future__ import annotations
 
@@ -15,16 +15,6 @@ from stragglers.trace_formats import FORMATS
 
 def _at(df: pd.DataFrame, budget: float) -> pd.DataFrame:
     return df[(df["budget"] - budget).abs() < 1e-12]
-
-
-def opening(answers: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> str:
-    """Per trace: the verdict, the block to copy, what it rests on."""
-    out = []
-    for r in _at(answers, budget).itertuples(index=False):
-        out.append(f"**{r.trace}**: {r.verdict} You run: {r.current}. It rests on {int(r.stages)} stages of "
-                   f"{int(r.applications)} applications; {int(r.scored)} later stages score it, each with the "
-                   f"setting chosen on the stages that ended before it started.\n\n```\n{r.conf.rstrip()}\n```")
-    return "\n\n".join(out)
 
 
 def answer_view(rows: pd.DataFrame, budget: float = HEADLINE_BUDGET) -> pd.DataFrame:

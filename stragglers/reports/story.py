@@ -2,19 +2,21 @@
 
 - ``headline``: per trace, the rows a reader looks at first: NURD, the best
   baseline (the best mean F1 outside the NURD family and the reference
-  rules), the best reference rule and every reference rule, with F1 and its
+  rules), the best free rule and every free rule, with F1 and its
   95% interval, F1 AUC (earliness) when the run has it, the completion-time
   reduction when the report has it, and the paper's F1.
 - ``what_this_run_shows``: the report's opening paragraph, built from
   ``headline``; every sentence states a number of this run or the paper.
 - ``terminal_summary``: the text printed at the end of README command 1
-  (warehouse tables in, text out; read-only).
+  (warehouse tables and the report's files in, text out; read-only): the answer box first, as
+  the report shows it (its table ``answer``), and where the report is.
 
 Plain pandas and DuckDB, no Dagster.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import duckdb
@@ -23,7 +25,7 @@ import pandas as pd
 
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.metrics import table3
-from stragglers.reports.budgets import answer_text
+from stragglers.reports.answer_box import box_lines
 from stragglers.reports.operator import operator_headline_text, operator_paragraph
 from stragglers.reports.paper import compare_with_paper
 from stragglers.reports.render import markdown_table
@@ -44,7 +46,7 @@ def earliness(job_metrics_df: pd.DataFrame) -> pd.DataFrame:
 
 def headline(t3: pd.DataFrame, early: pd.DataFrame | None = None,
              completion: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Rows per trace: NURD, best baseline, best reference rule, then the other reference rules.
+    """Rows per trace: NURD, best baseline, best free rule, then the other free rules and the oracle.
 
     ``t3``: Table 3 (columns trace, method, n_jobs, f1, f1_lo, f1_hi, optional
     paper_f1); ``early``: ``earliness()``; ``completion``: the completion
@@ -69,8 +71,8 @@ def headline(t3: pd.DataFrame, early: pd.DataFrame | None = None,
             picks.append(("best baseline", baselines["f1"].idxmax()))
         if len(rules):
             best_rule = rules["f1"].idxmax()
-            picks.append(("best reference rule", best_rule))
-            picks += [("reference rule", m) for m in rules.index if m != best_rule]
+            picks.append(("best free rule", best_rule))
+            picks += [("free rule", m) for m in rules.index if m != best_rule]
         if "oracle" in g.index:
             picks.append(("oracle (headroom)", "oracle"))
         for role, m in picks:
@@ -132,7 +134,7 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
     out = []
     for trace, g in head.groupby("trace", sort=True):
         by_role = {role: r for role, r in zip(g["role"], g.itertuples(index=False))}
-        nurd, best, rule = by_role.get("NURD"), by_role.get("best baseline"), by_role.get("best reference rule")
+        nurd, best, rule = by_role.get("NURD"), by_role.get("best baseline"), by_role.get("best free rule")
         n_jobs = int(next(iter(g["n_jobs"].dropna()), 0))
         s = [f"On `{trace}` ({n_jobs} jobs"
              + (f", {n_methods[trace]} methods evaluated" if n_methods and trace in n_methods else "") + "),"]
@@ -146,9 +148,12 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
             s.append(f"The best baseline, {display_name(best.method)}, reaches {_ci(best)}"
                      + (f": {_versus(nurd, best, display_name(best.method))}." if nurd is not None else "."))
         else:
-            s.append("No baseline has been evaluated on it yet (materialize `baseline_eval`: `bash scripts/baselines.sh`).")
+            s.append(("Beside NURD's family, only the free rules ran here" if rule is not None
+                      else "Only NURD's family ran here") + "; the paper's other rivals (outlier detectors, PU "
+                     "learning, censored regression, Wrangler) run with `bash scripts/baselines.sh` (partitions of "
+                     "`baseline_eval`).")
         if rule is not None:
-            s.append(f"The best reference rule, which uses no model, is {display_name(rule.method)} with {_ci(rule)}"
+            s.append(f"The best free rule (no model) is {display_name(rule.method)} with {_ci(rule)}"
                      + (f": {_versus(nurd, rule, display_name(rule.method))}." if nurd is not None else "."))
             if nurd is not None and rule.f1 >= nurd.f1:
                 s.append("On these jobs a free rule matches or beats NURD's accuracy, so any gain of NURD "
@@ -161,13 +166,13 @@ def what_this_run_shows(head: pd.DataFrame, n_methods: dict[str, int] | None = N
         comp = g.dropna(subset=["unlimited"])
         if len(comp) and nurd is not None and not pd.isna(nurd.unlimited):
             top = comp.loc[comp["unlimited"].idxmax()]
-            s.append(f"Relaunching the tasks NURD flags {jct_sentence(nurd.unlimited)} with unlimited machines"
+            s.append(f"Killing and restarting the tasks NURD flags {jct_sentence(nurd.unlimited)} with unlimited machines"
                      + (f" and {jct_sentence(nurd.limited_avg)} on average over the limited-machine settings"
                         if not pd.isna(nurd.limited_avg) else "")
-                     + ("; none of the best baseline and the reference rules does better." if top.method == "nurd"
-                        else f"; of NURD, the best baseline and the reference rules, the largest reduction is "
+                     + ("; none of the best baseline and the free rules does better." if top.method == "nurd"
+                        else f"; of NURD, the best baseline and the free rules, the largest reduction is "
                              f"{display_name(top.method)}'s, {top.unlimited * 100:.1f}%." if top.unlimited > 0
-                        else f"; none of NURD, the best baseline and the reference rules shortens jobs, "
+                        else f"; none of NURD, the best baseline and the free rules shortens jobs, "
                              f"{display_name(top.method)} does least harm ({jct_words(top.unlimited)})."))
         out.append(" ".join(s))
     return "\n\n".join(out)
@@ -228,7 +233,6 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
     lines = ["", "=" * 78, "NURD pipeline: summary"]
     if ran or elapsed_s is not None:
         took = f"{int(elapsed_s // 60)}:{int(elapsed_s % 60):02d} (min:s)" if elapsed_s is not None else ""
-        import textwrap
         lines += textwrap.wrap(f"{ran}{' in ' + took if took else ''}", 78, initial_indent="  ran        ",
                                subsequent_indent=" " * 13)
     if not warehouse.exists():
@@ -240,35 +244,32 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
                        ("data docs", data_dir / "validation" / "index.html")):
         lines.append(f"  {name:<10} {path}" + ("" if path.exists() else "  (not written by this run)"))
     lines.append("")
-    budgets_path, curve_path = reports / "matched_budgets.parquet", reports / "sweep_curve.parquet"
-    comparisons_path = reports / "named_comparisons.parquet"
-    if budgets_path.exists() and curve_path.exists():
-        # the operator's answer first: what to set at 2% extra machine time, and what it buys
-        import textwrap
-        lines.append("The answer (operator's protocol; every setting tuned on earlier jobs; the report's first figure):")
-        comparisons = pd.read_parquet(comparisons_path) if comparisons_path.exists() else None
-        for para in answer_text(pd.read_parquet(budgets_path), comparisons, pd.read_parquet(curve_path)):
-            lines += textwrap.wrap(para, 78, initial_indent="  ", subsequent_indent="  ")
-        lines.append("")
+    answer = reports / "answer.parquet"
+    if answer.exists() and (reports / "report.html").exists():
+        # the answer first, word for word the box at the top of report.html (its table answer.csv)
+        lines.append(f"The answer (the box at the top of {reports / 'report.html'}):")
+        for line in box_lines(pd.read_parquet(answer)):
+            indent = "  " + " " * (len(line) - len(line.lstrip()))
+            lines += textwrap.wrap(line.strip(), 78, initial_indent=indent,
+                                   subsequent_indent=indent + ("  " if line.startswith("  ") else "  "))
+        lines += ["", "The evidence, the paper's tables and a glossary of every term: the rest of report.html.", ""]
     op_path = reports / "operator_view.parquet"
     if op_path.exists():
         op = pd.read_parquet(op_path)
-        lines += ["Operator's view (threshold estimated online, speculative copies; jobs = what the",
-                  "flags do to job completion time, unlimited machines; extra machine = share of the job's):"]
+        lines += ["Operator's view, each method at its own default (speculative copies; jobs = what the",
+                  "copies do to job completion time, unlimited machines; extra machine = share of the job's):"]
         lines += operator_headline_text(op)
-        import textwrap
-        if not budgets_path.exists():   # else the answer above replaces it
+        if not answer.exists():   # else the answer above replaces it
             for para in operator_paragraph(op).split("\n\n"):
                 lines += textwrap.wrap(para, 78, initial_indent="  ", subsequent_indent="  ")
-        lines += ["", "Reproducing the paper's Table 3:"]
+        lines += ["", "Reproducing the paper's Table 3 (the paper's protocol: a flagged task is killed and restarted):"]
     if head.empty:
-        lines.append("  no method has been evaluated yet")
+        lines.append("  no method has been evaluated under the paper's protocol")
     else:
         lines.append("Headline (means over jobs; F1 AUC = mean F1 over the 10 normalized times; "
                      "JCT = job completion time):")
         lines += headline_text(head)
         lines += ["", "What this run shows:"]
-        import textwrap
         for para in what_this_run_shows(head, None).split("\n\n"):
             lines += textwrap.wrap(para, 78, initial_indent="  ", subsequent_indent="  ") + [""]
     if next_commands:

@@ -6,7 +6,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from stragglers.reports.budget_tables import write_budget_tables
-from stragglers.reports.freshness import OPERATOR_BUDGETS
+from stragglers.reports.budget_tables import OPERATOR_BUDGETS
 from .resources import PipelineSettings
 
 from .common import automated_asset, md_table, tables_from_evaluations

@@ -7,13 +7,13 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from stragglers.settings import SelectionSettings
-from stragglers.warehouse import ledger, read_errors, staged_parts, storage, suites
+from stragglers.warehouse import freshness, read_errors, staged_parts, storage, suites
 from stragglers.warehouse.validation import validate_table
 from .common import connected
 from .resources import PipelineSettings
 
 # the suites' code is part of what a cached pass depends on
-SUITES_VERSION = ledger.digest(Path(suites.__file__).read_text())
+SUITES_VERSION = freshness.digest(Path(suites.__file__).read_text())
 
 
 def table_check(asset, suite: str, *, table: str | Callable[[SelectionSettings], str] | None = None, params=None,
@@ -47,9 +47,9 @@ def table_check(asset, suite: str, *, table: str | Callable[[SelectionSettings],
             if no_usage:
                 return dg.AssetCheckResult(passed=True, metadata={"note": f"not applicable: {no_usage}"})
             p = _suite_params(params, warehouse_params, nurd, con)
-            built_from = ledger.recorded_inputs(con, "staged_trace" if staged else table, s.trace)
-            key = ledger.digest([built_from, suite, p, max_rows, SUITES_VERSION])
-            if built_from is not None and ledger.recorded_inputs(con, f"check:{name}", s.trace) == key:
+            built_from = freshness.recorded_inputs(con, "staged_trace" if staged else table, s.trace)
+            key = freshness.digest([built_from, suite, p, max_rows, SUITES_VERSION])
+            if built_from is not None and freshness.recorded_inputs(con, f"check:{name}", s.trace) == key:
                 return dg.AssetCheckResult(passed=True, severity=dg.AssetCheckSeverity.ERROR, metadata={
                     "note": "table unchanged since it passed this suite (same inputs digest): not re-validated"})
             with read_errors.located_errors(con, f"check {name}"):   # a raw file that does not parse: where, what to do
@@ -57,7 +57,7 @@ def table_check(asset, suite: str, *, table: str | Callable[[SelectionSettings],
                                          docs_dir=nurd.data_path / "validation", params=p, max_rows=max_rows)
             if outcome.success and built_from is not None:
                 with storage.transaction(con):
-                    ledger.record_settings(con, f"check:{name}", s.trace, {"suite": suite}, key)
+                    freshness.record_settings(con, f"check:{name}", s.trace, {"suite": suite}, key)
         explanation = outcome.explain()
         meta = {"expectations_evaluated": outcome.evaluated, "expectations_passed": outcome.passed,
                 "expectations_failed": outcome.failed, "explanation": explanation,

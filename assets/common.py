@@ -13,10 +13,11 @@ import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 from stragglers.reports.evaluation_summary import Markdown, Url
-from stragglers.reports.freshness import Derived, build_unless_current
+from stragglers.reports.budget_tables import BUDGET_TABLES
 from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.warehouse.results import Kept
-from stragglers.warehouse.sql_files import GOOGLE_VIEWS
+from stragglers.reports.simulations import SIMULATION_TABLES
+from stragglers.warehouse.freshness import Derived, Kept, StaleTableError, build_unless_current
+from stragglers.warehouse.sql_files import ALIBABA_VIEWS, GOOGLE_VIEWS
 from stragglers.warehouse.staging import stage_trace
 from stragglers.warehouse.storage import configure
 from .resources import PipelineSettings
@@ -90,12 +91,48 @@ def prepare(con: duckdb.DuckDBPyConnection, nurd: PipelineSettings) -> None:
     restage_if_another_trace(con, nurd)
 
 
+#: The asset that writes each table or view of the warehouse: what a stale or missing table asks to
+#: materialize (the domain's StaleTableError names the table only)
+PRODUCED_BY = {
+    **{v: "staged_trace" for v in (*GOOGLE_VIEWS, *ALIBABA_VIEWS, "stg_batch_instance", "job_candidates")},
+    "task_lifecycle": "jobs", "jobs": "jobs", "usage_windows": "tasks", "task_outcomes": "tasks", "tasks": "tasks",
+    "selection_funnel": "selection_funnel", "job_checkpoints": "checkpoint_features",
+    "event_features": "checkpoint_features", "task_attempts": "checkpoint_features",
+    "job_runs": "checkpoint_features", "machine_streams": "checkpoint_features",
+    "checkpoint_features": "checkpoint_features", "quarantine": "staged_trace",
+    "reexecution_pairs": "reexecutions",
+    "operator_tasks": "checkpoint_features", "operator_checkpoints": "checkpoint_features",
+    "operator_event_features": "checkpoint_features",
+    "operator_checkpoint_features": "checkpoint_features",
+    "job_metrics": "nurd_eval", "predictions": "nurd_eval", "hound_job_causes": "hound_job_causes",
+    "hound_inputs": "hound_profiles",
+    **dict.fromkeys(SIMULATION_TABLES, "completion_times"), **dict.fromkeys(BUDGET_TABLES, "operator_budgets"),
+    "comparison": "comparison_tables",
+}
+#: how to rebuild what the report reads, in the order a run materializes it
+REPORT_SELECTION = "completion_times,operator_budgets,comparison_tables"
+
+
+def what_to_materialize(e: StaleTableError) -> StaleTableError:
+    """``e`` with the asset that builds its table and the command that does it."""
+    asset = PRODUCED_BY.get(e.table)
+    if asset is None:
+        return StaleTableError(e.table, f"{e.why}: materialize the assets upstream of this one first")
+    select = REPORT_SELECTION if asset in REPORT_SELECTION.split(",") else f"*{asset}"
+    return StaleTableError(e.table, f"{e.why}: materialize asset {asset} first (dagster asset materialize -m "
+                                    f"pipeline --select '{select}')")
+
+
 @contextmanager
 def connected(nurd: PipelineSettings, resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to the run's warehouse, prepared (``prepare``): what the assets build and read the tables through."""
+    """A connection to the run's warehouse, prepared (``prepare``): what the assets build and read the
+    tables through. A stale or missing table stops the step naming the asset to materialize."""
     with resource.get_connection() as con:
         prepare(con, nurd)
-        yield con
+        try:
+            yield con
+        except StaleTableError as e:
+            raise what_to_materialize(e) from e
 
 
 def restage_if_another_trace(con: duckdb.DuckDBPyConnection, nurd: PipelineSettings) -> bool:
@@ -126,7 +163,7 @@ def tables_from_evaluations(context, nurd: PipelineSettings, resource: DuckDBRes
                             compute) -> tuple[Kept, str]:
     """The step of an asset whose tables are computed from the evaluations (the simulations, the budgets):
     ``compute(con, settings)`` runs and writes them unless they are current (decided by
-    stragglers/reports/freshness.py). Returns what was kept and the digest of the inputs."""
+    stragglers/warehouse/freshness.py). Returns what was kept and the digest of the inputs."""
     s = nurd.settings()
     with connected(nurd, resource) as con:
         kept, version = build_unless_current(con, derived, s, lambda: compute(con, s))

@@ -6,7 +6,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.reports.freshness import COMPLETION_TIMES
+from stragglers.reports.simulations import COMPLETION_TIMES
 from stragglers.reports.simulations import simulations
 from .resources import PipelineSettings
 

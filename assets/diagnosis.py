@@ -16,7 +16,7 @@ from stragglers.diagnosis import run as hound
 from stragglers.diagnosis import truth as hound_truth
 from stragglers.reports.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
-from stragglers.warehouse import ledger, runner, storage
+from stragglers.warehouse import freshness, runner, storage
 from .resources import PipelineSettings
 
 from .checks import table_check
@@ -227,11 +227,9 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSett
     s = nurd.selection()
     started = time.perf_counter()
     with connected(nurd, duckdb) as con:
-        for table, asset in (("predictions", "nurd_eval"), ("hound_job_causes", "hound_job_causes"),
-                             ("hound_inputs", "hound_profiles")):
+        for table in ("predictions", "hound_job_causes", "hound_inputs"):
             if not storage.table_exists(con, table):
-                raise ledger.StaleTableError(f"table {table} does not exist in the warehouse: materialize asset "
-                                         f"{asset} (and its upstream assets) first")
+                raise freshness.StaleTableError(table, "does not exist in the warehouse")
         flagged = con.execute("""SELECT job_id, task_id, flagged_at_s FROM predictions
             WHERE trace = ? AND method = ? AND flagged_at_s IS NOT NULL""", [s.trace, EXPLAINED_METHOD]).df()
         causes = _read(con, "SELECT job_id, cause, weight FROM hound_job_causes WHERE trace = ?", s.trace)

@@ -16,7 +16,7 @@ from stragglers.prediction.methods import BASELINES
 from stragglers.prediction.methods import REFERENCE_RULES
 from stragglers.reports.evaluation_summary import views_summary
 from stragglers.warehouse.staged_parts import usage_absent_reason
-from stragglers.warehouse.results import current_or_compute, trace_rows
+from stragglers.warehouse.freshness import current_or_compute, trace_rows
 from .resources import PipelineSettings
 
 from .common import as_metadata, automated_asset, connected, md_table

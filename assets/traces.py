@@ -8,7 +8,7 @@ import socket
 import urllib.error
 
 from stragglers.traces.download import TraceDownloadError
-from stragglers.warehouse.ledger import files_digest
+from stragglers.warehouse.freshness import files_digest
 from stragglers.traces.fetch import fetch_trace, source_version
 from .resources import PipelineSettings
 

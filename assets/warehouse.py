@@ -15,7 +15,7 @@ from stragglers.advice.spark import ANSWER_DIR as SPARK_ANSWER_DIR, DEFAULT_OUT 
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import (build_features, build_funnel, build_jobs, build_tasks, features_table,
                                         grid_coverage, step_tables)
-from stragglers.warehouse import ledger, locate, progress, staged_parts, staging
+from stragglers.warehouse import freshness, locate, progress, staged_parts, staging
 from .resources import PipelineSettings
 
 from .checks import table_check
@@ -42,7 +42,7 @@ def staged_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings,
         views = staging.staged_tables(s)
         absent = {t: "no parts in the raw trace (partial mirror)" for t, n in n_parts.items() if n == 0}
         usage_note = staged_parts.usage_absent_reason(con, s.trace)
-        inputs = ledger.recorded_inputs(con, "staged_trace", s.trace)
+        inputs = freshness.recorded_inputs(con, "staged_trace", s.trace)
         with progress.progress_to(context.log.info):   # counting every part: its progress in the run's log
             counts, counted = staging.count_staged_rows(con, s.trace, views)   # same files: not counted again
         if not counted:
@@ -77,13 +77,13 @@ def _built(context, nurd: PipelineSettings, duckdb: DuckDBResource, step: str, b
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         tables = step_tables(step, s)
-        rebuilt = not ledger.is_current(con, tables, s)
+        rebuilt = not freshness.tables_current(con, tables, s)
         if rebuilt:
             with progress.progress_to(context.log.info):   # a sliced step's progress in the run's log
                 build(con, s)
         else:
             context.log.info(f"{step}: up to date (same raw files, settings and SQL as its last build): not rebuilt")
-        yield BuiltStep(con, s, rebuilt, ledger.digest([ledger.recorded_inputs(con, t, s.trace) for t in tables]))
+        yield BuiltStep(con, s, rebuilt, freshness.digest([freshness.recorded_inputs(con, t, s.trace) for t in tables]))
 
 
 def _rows(con, table: str, trace: str) -> int:

@@ -376,3 +376,34 @@ def test_a_long_asset_is_caught(tmp_path):
     assert [v.split(":")[0] for v in long_glue(tmp_path)] == ["a.py"]
     (tmp_path / "a.py").write_text(f"import dagster as dg\n\n\n@dg.asset\ndef a():\n{body[body.index(chr(10)) + 1:]}")
     assert long_glue(tmp_path) == []
+
+
+def _layout_names() -> list[str]:
+    """The paths docs/ARCHITECTURE.md's layout names (its first code block: a tree by indentation,
+    entries such as ``views.py / figures.py`` or ``hound.py, nodes.py`` naming several)."""
+    block = (REPO / "docs" / "ARCHITECTURE.md").read_text().split("```\n", 2)[1]
+    stack, named = [], []
+    for line in block.splitlines():
+        m = re.match(r"^( *)(\S.*?)(?:\s{2,}|$)", line)
+        if not m or line.startswith(" " * 29):      # a description's continuation
+            continue
+        depth, head = len(m.group(1)) // 2, m.group(2)
+        entries = [e.strip() for e in re.split(r" / |, ", head)]
+        stack = stack[:depth]
+        named += ["/".join([*stack, e.rstrip("/")]) for e in entries if re.fullmatch(r"[\w.\-/*]+", e)]
+        if head.endswith("/") and len(entries) == 1:
+            stack.append(head.rstrip("/"))
+    return named
+
+
+def test_the_architecture_guide_names_only_what_exists_and_every_module_of_the_domains_core():
+    named = _layout_names()
+    assert len(named) > 100
+    assert [n for n in named if not any(REPO.glob(n))] == []
+    text = (REPO / "docs" / "ARCHITECTURE.md").read_text()
+    paths = set(re.findall(r"\b((?:stragglers|assets|pipeline|sql|tests|scripts|benchmarks|studies)/[\w./-]*\w)", text))
+    assert [p for p in sorted(paths) if not (REPO / p).exists() and not p.endswith("_")] == []
+    # a newcomer finds every module of the engine's, the warehouse's and the report's packages in it
+    for package in ("stragglers/prediction", "stragglers/warehouse", "stragglers/reports"):
+        modules = [p.relative_to(REPO).as_posix() for p in (REPO / package).rglob("*.py") if p.name != "__init__.py"]
+        assert sorted(set(modules) - set(named)) == [], package

@@ -19,7 +19,7 @@ from assets.resources import PipelineSettings
 from stragglers.prediction.ablation import protocol_ablation
 from stragglers.prediction.protocol import AUTHORS, ours_value
 from stragglers.reports.budget_tables import budget_tables
-from stragglers.reports.freshness import BUDGET_TABLES
+from stragglers.reports.budget_tables import BUDGET_TABLES
 
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
          warehouse.checkpoint_features]
@@ -212,7 +212,7 @@ def test_deleted_result_rows_are_not_up_to_date(warehouse_ready):
 
 
 def test_sensitivity_is_kept_while_current_and_rerun_when_its_settings_change(warehouse_ready):
-    # the ablations keep their books like the evaluations (stragglers/warehouse/results.py): the same
+    # the ablations keep their books like the evaluations (stragglers/warehouse/freshness.py): the same
     # inputs run nothing and leave the rows; another max_jobs re-runs and records it
     data, instance = warehouse_ready
 

@@ -1,4 +1,4 @@
-"""stragglers/warehouse/results.py: a result is current only when its recorded inputs digest matches,
+"""stragglers/warehouse/freshness.py: a result is current only when its recorded inputs digest matches,
 its upstream tables were built and its rows are still there; otherwise it is computed and recorded
 (real DuckDB files)."""
 
@@ -8,8 +8,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from stragglers.warehouse.ledger import record_settings, recorded_inputs, recorded_settings
-from stragglers.warehouse.results import current_or_compute, replace_table, trace_rows
+from stragglers.warehouse.freshness import record_settings, recorded_inputs, recorded_settings
+from stragglers.warehouse.freshness import current_or_compute, trace_rows
+from stragglers.warehouse.storage import replace_table
 
 TABLE = "nurd_sensitivity"   # a result table with its own SQL file (sql/nurd_sensitivity.sql)
 
@@ -92,7 +93,7 @@ def test_a_computation_that_writes_its_own_rows_is_recorded_after_them(con):
 def test_the_code_digest_changes_with_the_code_it_reads(tmp_path, monkeypatch):
     """Results computed by code are stale once it changes: the digest reads every .py file of the
     package, a change anywhere below it (or a new file) gives a new digest, and nothing else does."""
-    from stragglers.warehouse.ledger import code_digest
+    from stragglers.warehouse.freshness import code_digest
 
     pkg = tmp_path / "replaycode"
     (pkg / "inner").mkdir(parents=True)

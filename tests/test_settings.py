@@ -13,7 +13,7 @@ from stragglers.settings.failures import FailureSettings
 from stragglers.settings.nodes import NodeSettings
 from stragglers.settings import (RUN_STAGES, STAGES, EngineSettings, EvaluationSettings, SelectionSettings, Settings,
                                  SettingError)
-from stragglers.warehouse.ledger import recorded_settings
+from stragglers.warehouse.freshness import recorded_settings
 from stragglers.warehouse.suites import DEFAULT_PARAMS
 
 

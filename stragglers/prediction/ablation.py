@@ -30,7 +30,7 @@ from stragglers.prediction.protocol import (
 )
 from stragglers.prediction.simulate import results_frames
 from stragglers.settings import EvaluationSettings, SelectionSettings
-from stragglers.warehouse.ledger import digest, recorded_inputs
+from stragglers.warehouse.freshness import digest, recorded_inputs
 
 
 def run_variant(con: duckdb.DuckDBPyConnection, trace: str, evaluation: EvaluationSettings,

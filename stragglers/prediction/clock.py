@@ -40,7 +40,7 @@ import pandas as pd
 
 from stragglers.settings.prediction import EvaluationSettings
 from stragglers.settings.warehouse import SelectionSettings, WarehouseSettings
-from stragglers.warehouse.ledger import SETTINGS_TABLE, record_settings, recorded_settings
+from stragglers.warehouse.freshness import SETTINGS_TABLE, record_settings, recorded_settings
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.table_sql import sql_name, table_params
 

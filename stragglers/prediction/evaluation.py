@@ -34,11 +34,12 @@ from stragglers.prediction.engine.jobs import copy_jobs
 from stragglers.prediction.sweep import SweepCollector, SweepGrid
 from stragglers.prediction.jobstore import export_batch, read_job
 from stragglers.prediction.simulate import JobData, results_frames
-from stragglers.warehouse.ledger import code_digest, digest, recorded_inputs, require_settings
+from stragglers.warehouse.freshness import code_digest, digest, recorded_inputs, require_settings
 from stragglers.warehouse.sql_files import create_view
 from stragglers.warehouse.staged_parts import usage_absent_reason
 from stragglers.warehouse.storage import transaction
-from stragglers.warehouse.results import Kept, current_or_compute, insert_frame
+from stragglers.warehouse.freshness import Kept, current_or_compute
+from stragglers.warehouse.storage import insert_frame
 
 RESULT_TABLES = ("predictions", "job_metrics", "f1_over_time", "method_fallbacks", "evaluation_runs", "cost_curve",
                  "sweep_outcomes", "capped_outcomes")
@@ -149,7 +150,7 @@ def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: Evaluati
     if uses_online_clock(settings):   # the clock's timed decisions give the online methods their step
         expected |= {"clock_interval_s": settings.clock_interval_s,
                      "clock_doubling_after": settings.clock_doubling_after}
-    require_settings(con, features, trace, expected, asset="checkpoint_features")
+    require_settings(con, features, trace, expected)
     return evaluable_jobs(con, trace, settings.min_finished, checkpoints)
 
 
@@ -197,7 +198,7 @@ def evaluate_unless_current(con: duckdb.DuckDBPyConnection, trace: str, methods:
                             log: Callable[[str], None]) -> tuple[list[tuple[EvaluationSettings, Kept]], str]:
     """Evaluate ``methods`` under each of ``views`` (``both_views``: the paper's protocol and the
     operator's), each unless it was last evaluated on the same features with the same settings
-    (then its rows would be identical): stragglers/warehouse/results.py decides, per method, from
+    (then its rows would be identical): stragglers/warehouse/freshness.py decides, per method, from
     the ledger. Returns per view its kept result (the EvaluationOutcome when it ran) and the data
     version (a digest of every view's inputs)."""
     kept, versions = [], []

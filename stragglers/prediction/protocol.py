@@ -34,7 +34,7 @@ from stragglers.settings.prediction import PROTOCOL_CHOICES, PROTOCOLS, Evaluati
 from stragglers.settings import Settings
 from stragglers.settings.warehouse import SelectionSettings, format_clock_interval
 from stragglers.warehouse.build import step_tables
-from stragglers.warehouse.ledger import record_settings, SETTINGS_TABLE
+from stragglers.warehouse.freshness import record_settings, SETTINGS_TABLE
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.table_sql import sql_name, table_params
 

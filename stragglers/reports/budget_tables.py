@@ -17,12 +17,25 @@ from stragglers.prediction.spark_answer import ANSWER_COLUMNS, ROW_COLUMNS, answ
 from stragglers.prediction.sweep import UNCAPPED
 from stragglers.prediction.tuning import BUDGETS, curve_table
 from stragglers.reports.budgets import flags_equal
-from stragglers.reports.freshness import BUDGET_TABLES
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS
-from stragglers.warehouse.results import replace_table
+from stragglers.prediction.verdict import WARMUP_JOBS
+from stragglers.warehouse.freshness import Derived
+from stragglers.warehouse.storage import replace_table
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
+
+
+BUDGET_TABLES = ("matched_budgets", "named_comparisons", "sweep_curve", "spark_answer", "spark_answer_rows")
+#: the budgets' tables: earlier jobs (the operator's tasks and clock) choose each job's cut and name each comparison
+OPERATOR_BUDGETS = Derived(
+    counted={table: (table,) for table in BUDGET_TABLES},
+    inputs=("operator_capped_outcomes", "operator_predictions", "operator_tasks", "operator_checkpoints", "jobs",
+            "stg_spark_applications"),
+    shaping=lambda s: [s.n_boot, s.seed, typed_settings(s)[0].history_min_jobs, list(BUDGETS), WARMUP_JOBS],
+    recorded=lambda s: {"n_boot": s.n_boot, "seed": s.seed, "budgets": list(BUDGETS),
+                        "history_min_jobs": typed_settings(s)[0].history_min_jobs, "warmup_jobs": WARMUP_JOBS},
+    older_than="the operator's sweep")
 
 
 def reads_labels(method: str) -> bool:

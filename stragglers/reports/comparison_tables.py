@@ -16,17 +16,29 @@ from stragglers.prediction.budgets import BUDGET_DTYPES, COMPARISON_DTYPES
 from stragglers.prediction.tuning import CURVE_DTYPES
 from stragglers.reports.comparison import Report, build_report
 from stragglers.reports.evaluation_summary import Markdown, Url, md_table
-from stragglers.reports.freshness import (COMPARISON, COMPLETION_TIMES, EVERY_TRACE, OPERATOR_BUDGETS, is_current,
-                                         require_current, require_evaluations)
+from stragglers.reports.budget_tables import OPERATOR_BUDGETS
+from stragglers.reports.simulations import COMPLETION_TIMES
 from stragglers.reports.operator import operator_view
 from stragglers.reports.render import markdown_image
 from stragglers.reports.story import headline_markdown
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS
-from stragglers.warehouse.ledger import record_settings
-from stragglers.warehouse.results import read_back, replace_table
+from stragglers.warehouse.freshness import (EVERY_TRACE, Derived, input_digest, is_current, record_settings,
+                                            require_current, require_evaluations)
+from stragglers.warehouse.storage import read_back, replace_table
 from stragglers.warehouse.sql_files import sql_text
 from stragglers.warehouse.storage import table_exists, transaction
+
+#: the report: current while every table it reads is (and its page exists)
+COMPARISON = Derived(
+    counted={"comparison": ("comparison",)},
+    inputs=("job_metrics", "f1_over_time", "predictions", "tasks", "job_checkpoints", "operator_checkpoints",
+            "protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_predictions",
+            "reexecution_summary", "completion_times", "speculation_times", "speculation_job_times",
+            "matched_budgets", "named_comparisons", "sweep_curve", "spark_answer", "spark_answer_rows"),
+    shaping=lambda s: [s.n_boot, s.seed, list(RELAUNCH_SEEDS), s.copy_keeps, s.cause_aware_copies],
+    recorded=lambda s: {"n_boot": s.n_boot, "seed": s.seed},
+    older_than="the evaluations, simulations and budgets")
 
 # read when present: protocol_ablation and nurd_sensitivity are costly and run on request
 OPTIONAL_TABLES = ("protocol_ablation", "nurd_sensitivity", "operator_job_metrics", "operator_cost_curve",
@@ -40,7 +52,8 @@ def report_is_current(con: duckdb.DuckDBPyConnection, s: Settings, out: Path) ->
     require_evaluations(con)
     require_current(con, COMPLETION_TIMES, s)
     require_current(con, OPERATOR_BUDGETS, s)
-    current, inputs = is_current(con, COMPARISON, s)
+    inputs = input_digest(con, COMPARISON, s)
+    current = is_current(con, EVERY_TRACE, dict.fromkeys(COMPARISON.counted, inputs))
     return current and (out / "report.html").exists(), inputs
 
 

@@ -14,7 +14,7 @@ from stragglers.prediction.evaluation import EvaluationOutcome
 from stragglers.prediction.protocol import is_operator
 from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.settings import EvaluationSettings
-from stragglers.warehouse.results import Kept
+from stragglers.warehouse.freshness import Kept
 
 
 class Markdown(str):

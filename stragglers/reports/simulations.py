@@ -17,13 +17,25 @@ from stragglers.prediction.completion_tables import completion_table, speculatio
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.protocol import both_views, is_operator, typed_settings
 from stragglers.prediction.reexecution import cause_aware_copy_latency
-from stragglers.reports.freshness import SIMULATION_TABLES
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
-from stragglers.warehouse.results import replace_table
+from stragglers.warehouse.freshness import Derived
+from stragglers.warehouse.storage import replace_table
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import table_exists
+
+
+SIMULATION_TABLES = ("completion_times", "speculation_times", "speculation_job_times")
+#: the simulations' tables, current while the evaluations, the copy model and the seeds are
+COMPLETION_TIMES = Derived(
+    counted={"completion_times": SIMULATION_TABLES},
+    inputs=("job_metrics", "predictions", "tasks", "job_checkpoints", "operator_tasks", "operator_checkpoints",
+            "operator_job_metrics", "operator_predictions"),
+    shaping=lambda s: [list(RELAUNCH_SEEDS), s.copy_keeps, s.cause_aware_copies],
+    recorded=lambda s: {"seeds": list(RELAUNCH_SEEDS), "copy_keeps": s.copy_keeps,
+                        "cause_aware_copies": s.cause_aware_copies},
+    older_than="the evaluations")
 
 
 def with_cause_aware_copies(tasks: pd.DataFrame, s: Settings, log: Callable[[str], None]) -> pd.DataFrame:

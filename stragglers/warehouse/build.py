@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import duckdb
 
-from stragglers.warehouse.ledger import SETTINGS_TABLE, is_current
+from stragglers.warehouse.freshness import SETTINGS_TABLE, tables_current
 from stragglers.warehouse.locate import TraceFormatError
 from stragglers.warehouse.runner import build_table
 from stragglers.settings.warehouse import CHECKPOINT_GRIDS, SelectionSettings
@@ -91,7 +91,7 @@ def build_selection(con: duckdb.DuckDBPyConnection, settings: SelectionSettings)
 def build_task_attempts(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> int:
     """``task_attempts`` (every attempt of every job: machine, requests, end), unless current: the
     event features and the node and failure stages read the same table."""
-    if is_current(con, ("task_attempts",), settings):
+    if tables_current(con, ("task_attempts",), settings):
         return int(con.execute("SELECT count(*) FROM task_attempts WHERE trace = ?", [settings.trace]).fetchone()[0])
     with sliced_source(con, settings.trace, "task_attempts"):
         return build_table(con, "task_attempts", settings)

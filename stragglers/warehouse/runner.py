@@ -13,7 +13,7 @@ import re
 import duckdb
 
 from stragglers.faults import failpoint
-from stragglers.warehouse.ledger import record_settings, table_inputs
+from stragglers.warehouse.freshness import record_settings, table_inputs
 from stragglers.warehouse.progress import SliceProgress, statement_progress
 from stragglers.warehouse.read_errors import located_errors
 from stragglers.settings.warehouse import SelectionSettings

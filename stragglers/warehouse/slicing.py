@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import duckdb
 
 from stragglers.settings import Settings
-from stragglers.warehouse.ledger import recorded_inputs, recorded_settings
+from stragglers.warehouse.freshness import recorded_inputs, recorded_settings
 from stragglers.warehouse.progress import progress_log, statement_progress
 from stragglers.warehouse.read_errors import located_errors
 from stragglers.warehouse.storage import SLICE_ROWS_VARIABLE, database_path

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from stragglers.traces.spark_eventlog import CodecError, EventLog, Lines, discover, read_lines
 from stragglers.warehouse import locate
-from stragglers.warehouse.ledger import digest, files_digest, record_settings
+from stragglers.warehouse.freshness import digest, files_digest, record_settings
 from stragglers.warehouse.locate import BadRow, TraceFormatError
 from stragglers.warehouse.sql_files import render
 from stragglers.warehouse.storage import transaction

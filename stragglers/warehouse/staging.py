@@ -10,7 +10,7 @@ import duckdb
 
 from stragglers.traces.synth.formats import EMPTY_PARTS_MARKER
 from stragglers.warehouse import locate
-from stragglers.warehouse.ledger import digest, files_digest, record_settings, recorded_inputs, recorded_settings
+from stragglers.warehouse.freshness import digest, files_digest, record_settings, recorded_inputs, recorded_settings
 from stragglers.warehouse.locate import TraceFormatError
 from stragglers.warehouse.progress import SliceProgress, statement_progress
 from stragglers.warehouse.read_errors import located_errors

@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Mapping
 
 import duckdb
+import pandas as pd
 
-from stragglers.warehouse.sql_files import sql_path_literal
+from stragglers.warehouse.sql_files import create_view, sql_path_literal
 
 
 SLICE_ROWS_VARIABLE = "nurd_slice_rows"   # the connection's duckdb_slice_rows (configure)
@@ -101,3 +103,45 @@ def configure(con: duckdb.DuckDBPyConnection, *, memory_limit: str | None = None
         Path(temp_directory).mkdir(parents=True, exist_ok=True)
         con.execute(f"SET temp_directory = '{sql_path_literal(temp_directory)}'")
     con.execute("SET preserve_insertion_order = false")
+
+
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame | None) -> None:
+    """Insert ``df``'s rows into ``table`` by column name (nothing for None or an empty frame)."""
+    if df is not None and len(df):
+        con.register("_rows", df)
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+        con.unregister("_rows")
+
+
+def replace_rows(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, trace: str | None) -> None:
+    """Inside a transaction, ``table`` created: ``trace``'s rows (all rows for None) replaced by df's."""
+    cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+    if trace is None:
+        con.execute(f"DELETE FROM {table}")
+    else:
+        con.execute(f"DELETE FROM {table} WHERE trace = ?", [trace])
+    insert_frame(con, table, df.reindex(columns=cols))
+
+
+def read_back(con: duckdb.DuckDBPyConnection, table: str, dtypes: Mapping[str, str]) -> pd.DataFrame | None:
+    """Every row of ``table`` in stored order, as the frame ``replace_table`` stored (None when the
+    table does not exist). DuckDB reads INTEGER back as int32 and a BOOLEAN column with NULLs as
+    pandas' nullable "boolean": ``dtypes`` (column -> dtype, declared beside the computation) casts
+    the former back; the latter becomes object with NaN, what pandas itself gives a bool column with
+    gaps (a left merge). Without NULLs it stays bool, as computed."""
+    if not table_exists(con, table):
+        return None
+    df = con.table(table).df()
+    df = df.astype({c: t for c, t in dtypes.items() if c in df})
+    for c in df.columns[df.dtypes == "boolean"]:
+        df[c] = df[c].astype(object).where(df[c].notna(), float("nan"))
+    return df
+
+
+def replace_table(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, trace: str | None = None) -> None:
+    """Replace the rows of ``table`` (created from sql/<table>.sql; only ``trace``'s rows when
+    given) by ``df``'s columns of the same names, in one transaction; columns of df the
+    table lacks are not stored."""
+    create_view(con, table)
+    with transaction(con):
+        replace_rows(con, table, df, trace)

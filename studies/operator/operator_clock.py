@@ -36,7 +36,7 @@ from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.fetch import fetch_trace
 from stragglers.warehouse.assemble import build_warehouse
 from stragglers.warehouse.build import step_tables
-from stragglers.warehouse.ledger import is_current
+from stragglers.warehouse.freshness import tables_current
 
 CLOCKS = ("legacy_grid", "online")
 
@@ -53,7 +53,7 @@ def build(work: Path, trace: str, url: str | None, parts: str | None, finished_p
     settings = SelectionSettings(trace=trace, **({} if finished_percent is None
                                                  else {"clock_finished_percent": finished_percent}))
     con = duckdb.connect(str(work / "warehouse.duckdb"))
-    if is_current(con, step_tables("checkpoint_features", settings), settings):
+    if tables_current(con, step_tables("checkpoint_features", settings), settings):
         return con, {"features_build_s": None, "rows": "built by an earlier run"}
     seconds: dict[str, float] = {}
     counts = build_warehouse(con, raw, settings, seconds=seconds)["features"]

@@ -118,6 +118,9 @@ def completion_time(done: np.ndarray, finished: np.ndarray) -> float:
 
 #: Points of each copy-cost curve (``threshold.copy_cost_curve``) over the elapsed times a task can have.
 COST_POINTS = 64
+#: how far past what is known at an estimate (the job's age, its longest finished task) the curve of a
+#: copy's expected cost reaches; beyond it a copy costs what it costs at the end of the curve
+COST_REACH = 4.0
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,6 @@ class CheckState:
         mean_duration = np.full(len(checks), np.inf)
         estimate = np.full(len(checks), -1, dtype=np.int64)
         finishes = np.sort(end[fin])
-        top = float(checks[-1] - start.min()) if len(checks) else 1.0
         grids, curves = [], []
         last_count, last, mean = 0, np.inf, np.inf
         for k, t in enumerate(checks.tolist()):
@@ -158,6 +160,9 @@ class CheckState:
                 done, elapsed = y[ended & fin], t - start[runs]
                 fit = lognormal_fit(np.r_[done, elapsed], np.r_[np.ones(len(done), bool), np.zeros(len(elapsed), bool)])
                 last = online_threshold(done, elapsed, 0.5, fit=fit)
+                # the elapsed times tabulated reach a multiple of what is known at t (the job's age, its
+                # longest finished task), never the job's end: the grid, hence the integral, is causal
+                top = COST_REACH * max(t - float(start.min()), float(done.max()))
                 grid = np.r_[0.0, np.geomspace(max(float(done.min()), 1e-6) * 1e-2, max(top, 1e-3), COST_POINTS - 1)]
                 grids.append(grid)
                 means: list[float] = []

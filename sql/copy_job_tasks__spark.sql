@@ -21,7 +21,7 @@ WITH first_life AS (
     WHERE NOT t.speculative
     GROUP BY j.job_id
 )
-SELECT o.job_id, o.task_id, o.start_us / 1e6 AS start_s, o.latency_s, o.finished, f.host, j.log_id,
+SELECT o.job_id, o.task_id, o.start_us / 1e6 AS start_s, o.latency_s, o.finished, o.n_known, f.host, j.log_id,
        (j.stage_submitted_us - g.origin_us) / 1e6 AS submitted_s,
        (l.last_launch_us - g.origin_us) / 1e6 AS last_launch_s,
        g.origin_us

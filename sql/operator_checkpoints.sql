@@ -8,8 +8,8 @@
 -- (decision_clock='task_clock' renders this file with every start at 0: the paper's common
 -- task-time clock, where a decision at t reads each task as of its own start + t.)
 -- It reads `operator_tasks`: every task the scheduler sees run, not only those that will finish.
--- n, the job's task count, is that of operator_tasks: known at submission, whatever the tasks do
--- later. Every decision time is a function of what has happened by then:
+-- n, the job's task count, is operator_tasks.n_known: the tasks submitted by the job's origin,
+-- whatever the tasks do later and whichever are submitted after. Every decision time is a function of what has happened by then:
 --   k = 0, t0: the ceil(${initial_fraction} * n)-th task to finish has finished (at least the 1st);
 --   counted: each time a further ${clock_finished_percent}% of the n tasks have finished, i.e. when
 --         the ceil(j * ${clock_finished_percent} * n / 100)-th finished task finishes
@@ -22,7 +22,7 @@
 -- paper's, over the finished tasks) is carried for the scoring only (labels).
 WITH seen AS (
     SELECT job_id, task_id, finished, ${task_start} AS start_us, ${task_start} + latency_us AS end_us,
-        count(*) OVER (PARTITION BY job_id) AS n_tasks
+        n_known AS n_tasks
     FROM operator_tasks WHERE trace = '${trace}'
 ),
 ranked AS (

@@ -9,6 +9,9 @@
 -- otherwise, or to the trace's last recorded task end (still running: it may run on after it).
 -- Only `finished` tasks have a latency in the paper's sense; the replay reads whether a task
 -- ended, and how, only once it has (docs/PROTOCOL_DECISIONS.md, "Every task the scheduler sees").
+-- n_known is the job's task count a scheduler knows at the job's origin: its tasks submitted by then
+-- (those never scheduled too; tasks submitted later are not known yet). The clock's counted decisions
+-- and the budget's base read it, never the count of tasks that will run.
 -- start_us is the task's start on its job's wall clock: its first SCHEDULE after the job's earliest
 -- first SCHEDULE (the origin of the operator's clock, sql/operator_checkpoints.sql). The origin is
 -- not the job's SUBMIT, which may precede it by queueing: a scheduler can copy only tasks that run.
@@ -26,6 +29,14 @@ life AS (
     SEMI JOIN jobs j ON j.job_id = l.job_id AND j.trace = '${trace}'
     WHERE l.trace = '${trace}'
       AND l.end_state IN ('finished', 'killed', 'evicted', 'failed', 'lost', 'still_running', 'finished_after_window')
+),
+known AS (
+    -- a task with no SUBMIT in the window was submitted before it began: known at the origin
+    SELECT l.job_id, count(*) AS n_known
+    FROM task_lifecycle l
+    JOIN (SELECT job_id, min(first_schedule_us) AS origin_us FROM life GROUP BY job_id) o USING (job_id)
+    WHERE l.trace = '${trace}' AND coalesce(l.first_submit_us, 0) <= o.origin_us
+    GROUP BY l.job_id
 )
 SELECT
     '${trace}'                                          AS trace,
@@ -36,6 +47,7 @@ SELECT
     end_us - first_schedule_us                          AS latency_us,
     (end_us - first_schedule_us) / 1e6                  AS latency_s,
     end_state = 'finished'                              AS finished,
-    CASE WHEN end_state = 'finished_after_window' THEN 'still_running' ELSE end_state END AS end_state
-FROM life
+    CASE WHEN end_state = 'finished_after_window' THEN 'still_running' ELSE end_state END AS end_state,
+    k.n_known
+FROM life JOIN known k USING (job_id)
 ORDER BY job_id, task_id

@@ -14,7 +14,9 @@ SELECT
     final_event_us - first_schedule_us                  AS latency_us,
     (final_event_us - first_schedule_us) / 1e6          AS latency_s,
     outcome = 'finished'                                AS finished,
-    outcome                                             AS end_state
+    outcome                                             AS end_state,
+    -- a stage attempt's task count is known at its submission (Spark's numTasks)
+    count(*) OVER (PARTITION BY job_id)                 AS n_known
 FROM task_outcomes
 WHERE trace = '${trace}'
 ORDER BY job_id, task_id

@@ -104,6 +104,7 @@ SETTINGS = {"online": operator(), "task_clock": operator(decision_clock="task_cl
 
 
 ADDED = 3             # tasks added after T to every job that runs across T
+POPULATION_MIN_TASKS = SelectionSettings().min_tasks   # the study's jobs: this many tasks or more
 ADDED_INDEX = 1_000_000   # the added tasks' indices start there (new indices)
 SUBMIT, SCHEDULE = 0, 1
 
@@ -127,8 +128,11 @@ def rewrite_future(con: duckdb.DuckDBPyConnection, t_us: int, rewrites=FATES) ->
     - drop: of the tasks first scheduled after ``t_us``, those of even index lose every event after
       ``t_us`` (a task submitted before ``t_us`` keeps its SUBMIT: it is pending at ``t_us`` in both
       worlds, and is never scheduled in the rewritten one);
-    - add: every job that runs across ``t_us`` gains ADDED tasks (new indices from ADDED_INDEX) whose
-      every event (SUBMIT, SCHEDULE, then FINISH or KILL) is after ``t_us``."""
+    - add: every job of the study's population (at least POPULATION_MIN_TASKS tasks) that runs across
+      ``t_us`` gains ADDED tasks (new indices from ADDED_INDEX) whose every event (SUBMIT, SCHEDULE,
+      then FINISH or KILL) is after ``t_us``. The population is chosen on the whole job's task count,
+      as the paper's (a job of 99 tasks given 3 more would join it): which jobs are studied, not what
+      a scheduler decides."""
     def later(col: str) -> str:
         if "stretch" not in rewrites:
             return col
@@ -174,7 +178,8 @@ def rewrite_future(con: duckdb.DuckDBPyConnection, t_us: int, rewrites=FATES) ->
                        max(filename) AS filename
                 FROM fut_stg_task_events GROUP BY job_id
                 HAVING min(time) FILTER (WHERE event_type = {SCHEDULE}) <= {t_us}
-                   AND max(time) FILTER (WHERE {after}) IS NOT NULL),
+                   AND max(time) FILTER (WHERE {after}) IS NOT NULL
+                   AND count(DISTINCT task_index) >= {POPULATION_MIN_TASKS}),
             model AS (   -- the added tasks copy a SCHEDULE row of the job's first task (its machine, requests, part)
                 SELECT e.* EXCLUDE (filename), a.filename FROM fut_stg_task_events e
                 JOIN across a ON e.job_id = a.job_id AND e.task_index = a.model

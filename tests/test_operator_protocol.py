@@ -326,9 +326,12 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
         empty = [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("matched_budgets", "named_comparisons")]
     assert 0 < n_jobs <= WARMUP_JOBS and empty == [0, 0]
     assert "## Every method at every budget" not in report and not (out / "budget_curves.png").exists()
-    assert report.index("## The operator's view") < report.index("## Reproducing the paper's protocol")
-    first = report.split("## ")[1]       # the first paragraph answers the operator's question
-    assert "Operator's view on `synthetic`" in first and "the oracle, which copies every true straggler" in first
+    # the answer box says why there is no answer, then the operator's evidence comes before the paper's
+    box = report.split("## What this run shows\n\n")[1].split("\n## ")[0]
+    assert box.startswith("### synthetic (generated trace, 3 jobs): too few jobs to answer")
+    evidence = report.split("## The operator's evidence")[1].split("\n## ")[0]
+    assert report.index("## The operator's evidence") < report.index("## Reproducing the paper")
+    assert "Operator's view on `synthetic`" in evidence and "the oracle, which copies every true straggler" in evidence
     assert (out / "operator_pareto.png").stat().st_size > 1000
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
         points = dict(con.execute("SELECT method, count(*) FROM sweep_curve GROUP BY method").fetchall())
@@ -337,7 +340,7 @@ def test_operator_protocol_chain_writes_both_views_and_leads_the_report_with_the
     # the survival family beside every free rule, with its sentence
     verdict = pd.read_csv(out / "survival_verdict.csv")
     assert set(verdict["rule"]) == set(OPERATOR_RULES) - {"oracle"} and set(verdict["method"]) == {"survival_history"}
-    assert "Survival family on `synthetic`" in report.split("## ")[1] and "of the oracle's headroom" in report
+    assert "Survival family on `synthetic`" in evidence and "(the headroom)" in evidence
     assert (out / "cost_curve.csv").exists()
 
 

@@ -50,7 +50,8 @@ def export_batch(con: duckdb.DuckDBPyConnection, trace: str, features: Sequence[
         rel = con.sql(f"""
             SELECT f.job_id, f.k, f.task_id, f.checkpoint_s, t.latency_s,
                    {"true" if tasks == "tasks" else "t.finished"} AS finished,
-                   {"0.0" if tasks == "tasks" else "t.start_us / 1e6"} AS start_s, {cols}
+                   {"0.0" if tasks == "tasks" else "t.start_us / 1e6"} AS start_s,
+                   {"NULL" if tasks == "tasks" else "t.n_known"} AS n_known, {cols}
             FROM {table} f
             JOIN _batch_job_ids b ON b.job_id = f.job_id
             JOIN {tasks} t ON t.trace = f.trace AND t.job_id = f.job_id AND t.task_id = f.task_id
@@ -117,4 +118,5 @@ def job_from_rows(ft: pd.DataFrame, job_id: int, tau_s: float, n_tasks: int, fea
                    checkpoints=ft["checkpoint_s"].to_numpy(float)[::n], X=X, tau=float(tau_s),
                    feature_names=tuple(features),
                    finished=None if finished is None or finished.all() else finished,
-                   start=None if start is None or not start.any() else start)
+                   start=None if start is None or not start.any() else start,
+                   n_known=int(ft["n_known"].iloc[0]) if "n_known" in ft and pd.notna(ft["n_known"].iloc[0]) else None)

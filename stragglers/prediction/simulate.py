@@ -78,6 +78,8 @@ class JobData:
     # the operator's wall clock (sql/operator_tasks.sql start_us): start[i] = when task i started after
     # the job's origin (s); checkpoints are then wall times. None = every task at 0 (the task clock)
     start: np.ndarray | None = None        # (n,) seconds
+    # the task count known at the job's origin (sql/operator_tasks.sql n_known); None: every task here
+    n_known: int | None = None
 
     def __post_init__(self) -> None:
         K, n, d = self.X.shape
@@ -217,7 +219,7 @@ def replay_job(job: JobData, method: Method, seed: int = 0) -> JobResult:
         job_id=job.job_id, tau=job.tau, t0=job.t0, task_ids=job.task_ids,
         feature_names=job.feature_names, seed=job_seed(seed, job.job_id), checkpoints=job.checkpoints,
         labels=dict(zip(job.task_ids.tolist(), job.labels.tolist())) if method.tags.reads_labels else None,
-        history=job.history if method.tags.learns_from_earlier_jobs else None,
+        history=job.history if method.tags.learns_from_earlier_jobs else None, n_known=job.n_known,
     )
     if online:
         # the grid's end would reveal tau (it stops before it) or the job's end (horizon 'end'):

@@ -68,6 +68,14 @@ class CopyJob:
     slots: ExecutorSlots | None = None
     submitted: float = 0.0            # when the job (stage) was submitted, on its clock (s; <= 0)
     app_rule: "SpeculationRule | None" = None   # Spark: the speculation its application ran with (None: off)
+    # the task count a scheduler knows at the job's origin (sql/operator_tasks.sql n_known); None: the
+    # tasks here (a job made by hand, every task known)
+    n_known: int | None = None
+
+    @property
+    def n_tasks(self) -> int:
+        """The job's task count as known at its origin: what Spark's gate and the budget's base read."""
+        return len(self.task_ids) if self.n_known is None else int(self.n_known)
 
     def __post_init__(self) -> None:
         n = len(self.task_ids)
@@ -145,7 +153,8 @@ class CheckState:
         checks = np.asarray(job.checks, dtype=float)
         fin = np.asarray(job.finished, dtype=bool)
         running = np.array([int(((start <= t) & (end > t)).sum()) for t in checks.tolist()])
-        so_far = np.array([float(np.clip(t - start, 0.0, y).sum()) for t in checks.tolist()])
+        # summed over the tasks started by t only: the same sum, bit for bit, whatever tasks start later
+        so_far = np.array([float(np.clip(t - start[start <= t], 0.0, y[start <= t]).sum()) for t in checks.tolist()])
         median = np.full(len(checks), np.inf)
         mean_duration = np.full(len(checks), np.inf)
         estimate = np.full(len(checks), -1, dtype=np.int64)
@@ -172,7 +181,7 @@ class CheckState:
             median[k] = last
             mean_duration[k] = mean
             estimate[k] = len(grids) - 1
-        expected = len(y) * np.where(np.isfinite(mean_duration), mean_duration, 0.0)
+        expected = job.n_tasks * np.where(np.isfinite(mean_duration), mean_duration, 0.0)
         base = np.maximum(so_far, expected)
         shape = (len(grids), COST_POINTS)
         return cls(running, so_far, median, base, estimate,

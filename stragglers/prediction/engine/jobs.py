@@ -51,8 +51,9 @@ def _job(trace: str, job_id: int, g: pd.DataFrame, checks: np.ndarray, copy_keep
     y = g["latency_s"].to_numpy(float)
     fin = g["finished"].to_numpy(bool)
     draws = tuple(copy_draws(y, trace, job_id, seeds, copy_keeps, finished=fin))
+    n_known = int(g["n_known"].iloc[0]) if "n_known" in g and pd.notna(g["n_known"].iloc[0]) else None
     return CopyJob(trace, job_id, g["task_id"].to_numpy(), g["start_s"].to_numpy(float), y, fin,
-                   np.asarray(checks, dtype=float), draws, slots, submitted, app_rule)
+                   np.asarray(checks, dtype=float), draws, slots, submitted, app_rule, n_known)
 
 
 def application_rules(con: duckdb.DuckDBPyConnection) -> dict[int, SpeculationRule | None]:

@@ -103,7 +103,7 @@ def spark_rule(job: CopyJob, rule: SpeculationRule, method: str = "spark_specula
                point: str | None = None) -> Policy:
     """Spark's rule on ``job``: its flags at the job's checks (``spark_rule.flag_times``), the
     earliest flagged first, then the longest running, then task order."""
-    f = flag_times(job.start, job.end, job.finished, job.checks, rule, len(job.task_ids), job.success_medians)
+    f = flag_times(job.start, job.end, job.finished, job.checks, rule, job.n_tasks, job.success_medians)
     times = np.unique(f[~np.isnan(f)])
     orders = []
     with np.errstate(invalid="ignore"):

@@ -92,6 +92,14 @@ class JobContext:
     # (stragglers/prediction/history.py: a prior and a cost-aware threshold); None = no such jobs
     # or a method that does not ask for it
     history: Any = None
+    # the task count a scheduler knows at the job's origin (sql/operator_tasks.sql n_known); None: every
+    # task of task_ids is known (the paper's protocol, whose task set is fixed)
+    n_known: int | None = None
+
+    @property
+    def n_tasks(self) -> int:
+        """The job's task count as known at its origin (Spark's gate reads it)."""
+        return len(self.task_ids) if self.n_known is None else int(self.n_known)
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ class SparkSpeculation(Method):
 
     def fit(self, finished: TaskSet, running: TaskSet, t: float) -> None:
         self.t_ = t
-        self.threshold_ = threshold(finished.y, len(self.job.task_ids), self.rule)
+        self.threshold_ = threshold(finished.y, self.job.n_tasks, self.rule)
 
     def flag(self, candidates: TaskSet) -> dict[str, np.ndarray]:
         return {self.name: candidates.elapsed_at(self.t_) > self.threshold_}

@@ -11,7 +11,7 @@ from stragglers.prediction.evaluation import evaluate_unless_current, not_applic
 from stragglers.prediction.ablation import ablation_inputs, sensitivity_inputs
 from stragglers.prediction.ablation import nurd_sensitivity as run_sensitivity
 from stragglers.prediction.ablation import protocol_ablation as run_ablation
-from stragglers.prediction.protocol import both_views, is_operator
+from stragglers.settings.protocols import both_views, is_operator
 from stragglers.prediction.methods import BASELINES
 from stragglers.prediction.methods import REFERENCE_RULES
 from stragglers.reports.evaluation_summary import views_summary

@@ -26,7 +26,7 @@ from pydantic import ValidationError, model_validator
 from stragglers.settings.diagnosis import HoundSettings
 from stragglers.settings.failures import FailureSettings
 from stragglers.settings.nodes import NodeSettings
-from stragglers.prediction.protocol import typed_settings
+from stragglers.settings.protocols import typed_settings
 from stragglers.settings import (RUN_STAGES, EngineSettings, EvaluationSettings, SelectionSettings, SettingError,
                                  Settings, env_values)
 from stragglers.settings.stage import setting_error

@@ -1,5 +1,5 @@
 """Spark event logs (NURD_TRACE=spark_eventlog): the operator's answer as files, and the sensor that
-adds each application whose log is complete as a dynamic partition and re-runs the chain. The logs
+re-runs the chain when an application's log becomes complete (the applications seen: its cursor). The logs
 are staged by the chain's own staged_trace (stragglers.warehouse.spark_staging), the learned methods
 and the free rules (Spark's rule among them) run on them through nurd_eval and baseline_eval under
 the operator's protocol, and operator_budgets makes the answer (tables spark_answer and
@@ -8,6 +8,7 @@ stragglers.advice.spark writes the files, the same way as ``nurd-spark advise``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import dagster as dg
@@ -21,8 +22,6 @@ from stragglers.warehouse.spark_staging import TRACE
 from .common import automated_asset, connected, format_only
 from .resources import PipelineSettings
 
-#: One partition per application whose event log is complete (added by spark_eventlog_sensor).
-spark_applications = dg.DynamicPartitionsDefinition(name="spark_applications")
 
 
 @automated_asset(deps=[dg.AssetKey("operator_budgets")], group_name="spark", kinds={"python", "duckdb"},
@@ -48,21 +47,21 @@ SENSOR_TARGET = dg.AssetSelection.assets("raw_trace", "staged_trace")
 
 @dg.sensor(name="spark_eventlog_sensor", target=SENSOR_TARGET, minimum_interval_seconds=60,
            description="Watches NURD_TRACE_URL (NURD_TRACE=spark_eventlog): an application whose event log is "
-                       "complete becomes a partition of spark_applications and the chain re-runs; a log still "
+                       "complete is added to the sensor's cursor and the chain re-runs; a log still "
                        "being written (.inprogress, or a rolling folder whose status says so) waits.")
 def spark_eventlog_sensor(context: dg.SensorEvaluationContext, nurd: PipelineSettings):
     if nurd.trace != TRACE:
         return dg.SkipReason(f"NURD_TRACE={nurd.trace}: no Spark event logs to watch")
     logs, _ = discover(Path(nurd.trace_url))
     complete = sorted({application_of(log) for log in logs if not log.in_progress})
-    known = set(context.instance.get_dynamic_partitions(spark_applications.name))
+    # the applications already run for: the sensor's own cursor (Dagster keeps it per sensor)
+    known = set(json.loads(context.cursor)) if context.cursor else set()
     new = [app for app in complete if app not in known]
     if not new:
         return dg.SkipReason(f"no newly complete event log ({len(complete)} complete, "
                              f"{sum(log.in_progress for log in logs)} in progress)")
-    return dg.SensorResult(
-        run_requests=[dg.RunRequest(run_key=f"spark_applications:{','.join(new)}")],
-        dynamic_partitions_requests=[spark_applications.build_add_request(new)])
+    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"spark_applications:{','.join(new)}")],
+                           cursor=json.dumps(sorted(known | set(new))))
 
 
 assets = [spark_speculation]

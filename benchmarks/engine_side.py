@@ -21,7 +21,7 @@ def main(warehouse: str, workdir: str, methods: str) -> None:
 
     import stragglers
     from stragglers.prediction.evaluation import evaluate
-    from stragglers.prediction.protocol import OPERATOR
+    from stragglers.settings.protocols import OPERATOR
     from stragglers.settings import EvaluationSettings
 
     work = Path(workdir)

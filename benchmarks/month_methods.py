@@ -37,7 +37,7 @@ import numpy as np
 from benchmarks.scale import loopback_cluster
 from stragglers.prediction.evaluation import evaluate, selected_jobs
 from stragglers.prediction.methods import METHODS
-from stragglers.prediction.protocol import both_views, is_operator
+from stragglers.settings.protocols import both_views, is_operator
 from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings
 from stragglers.traces.synth.tiled import tile
 from stragglers.warehouse import storage

@@ -176,7 +176,7 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true", help="profile the current model instead")
     a = ap.parse_args(argv)
     from benchmarks.evaluate import embedded_warehouse
-    from stragglers.prediction.protocol import AUTHORS, with_settings
+    from stragglers.settings.protocols import AUTHORS, with_settings
     from stragglers.settings import EvaluationSettings, SelectionSettings
     work = a.work_dir.resolve()
     ours_db = Path(embedded_warehouse(work)[0])

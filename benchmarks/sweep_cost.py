@@ -36,7 +36,8 @@ from stragglers.prediction.engine.policies import DEFAULT_POINT
 from stragglers.prediction.engine.replay import outcome_rows
 from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.methods import METHODS
-from stragglers.prediction.protocol import OPERATOR, adapt_jobs
+from stragglers.prediction.protocol import adapt_jobs
+from stragglers.settings.protocols import OPERATOR
 from stragglers.prediction.simulate import replay_job
 from stragglers.prediction.sweep import CAPS, SweepGrid, job_rows, policies_of
 from stragglers.settings import EvaluationSettings

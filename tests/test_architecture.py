@@ -36,11 +36,10 @@ ALLOWED: dict[str, set[str]] = {
 
 
 def layer(module: str) -> str:
-    """``stragglers.x.y`` -> its layer (``stragglers``, ``stragglers.faults`` and
-    ``stragglers.trace_formats`` are ``base``; the package ``stragglers.settings``, every stage's
+    """``stragglers.x.y`` -> its layer (``stragglers`` and ``stragglers.trace_formats`` are ``base``; the package ``stragglers.settings``, every stage's
     settings model and the composed ones, is ``settings``, below every stage)."""
     parts = module.split(".")
-    if len(parts) == 1 or parts[1] in ("faults", "trace_formats", "__init__"):
+    if len(parts) == 1 or parts[1] in ("trace_formats", "__init__"):
         return "base"
     return parts[1]
 

@@ -15,7 +15,8 @@ from stragglers.prediction.methods.nurd import NurdFamily, calibration_delta
 from stragglers.prediction.methods.rules import SparkSpeculation
 from stragglers.prediction.methods.survival import _censored_design
 from stragglers.prediction.ablation import ablation_variants
-from stragglers.prediction.protocol import AUTHORS, adapt_job, protocol_settings
+from stragglers.prediction.protocol import adapt_job
+from stragglers.settings.protocols import AUTHORS, protocol_settings
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.settings import EvaluationSettings, SelectionSettings, SettingError
 

@@ -7,7 +7,7 @@
 - a download killed mid-file, then resumed: every file complete and verified;
 - bad settings stop before any work (no retries), a missing upstream table names the asset.
 
-Failpoints (stragglers/faults.py) place the kills deterministically.
+Failpoints (stragglers/settings/failpoints.py) place the kills deterministically.
 """
 
 from __future__ import annotations

@@ -73,7 +73,8 @@ from stragglers.prediction.engine.replay import copy_log, run
 from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.history import AttachHistory, CostAwareSelection, ThresholdGrid, build_histories
 from stragglers.prediction.methods import FREE_RULES, METHODS, is_learned
-from stragglers.prediction.protocol import OPERATOR, adapt_job
+from stragglers.prediction.protocol import adapt_job
+from stragglers.settings.protocols import OPERATOR
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.prediction.sweep import CAPPED_COLUMNS, CAPS, UNCAPPED, SweepGrid, job_rows, policies_of
 from stragglers.prediction.tuning import BUDGETS, tuned_outcomes, tuned_points

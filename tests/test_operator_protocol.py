@@ -19,7 +19,8 @@ from stragglers.prediction.engine.spark_rule import GRID
 from stragglers.prediction.verdict import WARMUP_JOBS
 from stragglers.prediction.methods import METHODS, Method, TaskSet
 from stragglers.prediction.methods.base import RATIO_GRID
-from stragglers.prediction.protocol import OPERATOR, adapt_job, is_operator, typed_settings
+from stragglers.prediction.protocol import adapt_job
+from stragglers.settings.protocols import OPERATOR, is_operator, typed_settings
 from stragglers.prediction.simulate import JobData, replay_job
 from stragglers.prediction.threshold import conditional_survival, km_at, km_curve, km_quantile, online_threshold
 from stragglers.settings import EvaluationSettings, Settings

@@ -271,7 +271,7 @@ COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
 def test_every_count_written_as_a_word_is_read_from_its_source():
     """The counts the README writes as words are its sources' too, and a new one fails until it has a
     rule here."""
-    from stragglers.prediction.protocol import both_views
+    from stragglers.settings.protocols import both_views
     from stragglers.settings.prediction import EvaluationSettings
 
     two = _section("The two commands")

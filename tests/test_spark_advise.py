@@ -20,7 +20,7 @@ import pytest
 
 from stragglers.advice.spark import advise
 from stragglers.prediction.evaluation import evaluate
-from stragglers.prediction.protocol import OPERATOR
+from stragglers.settings.protocols import OPERATOR
 from stragglers.prediction.spark_answer import answer_table
 from stragglers.reports.budget_tables import budget_tables
 from stragglers.settings import EvaluationSettings, SelectionSettings, Settings

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from stragglers.prediction.evaluation import not_applicable, selected_jobs
-from stragglers.prediction.protocol import typed_settings
+from stragglers.settings.protocols import typed_settings
 from stragglers.settings import Settings
 from stragglers.trace_formats import SPARK_FEATURES, trace_format
 from stragglers.warehouse.build import build_features, build_selection, step_tables

@@ -5,6 +5,7 @@ the settings to set) on real logs."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -41,20 +42,23 @@ def test_the_sensor_adds_each_complete_log_once_and_waits_for_one_in_progress(sp
     complete = sorted(a["app_id"] for a in spark_eventlogs.apps if not a["killed"])
     nurd = _nurd(tmp_path, log_dir)
     with dg.instance_for_test() as instance:
+        cursor = None
+
         def evaluate():
-            return spark.spark_eventlog_sensor(dg.build_sensor_context(instance=instance, resources={"nurd": nurd}))
+            return spark.spark_eventlog_sensor(dg.build_sensor_context(instance=instance, cursor=cursor,
+                                                                       resources={"nurd": nurd}))
 
         first = evaluate()
-        (added,) = first.dynamic_partitions_requests
-        assert sorted(added.partition_keys) == complete      # the in-progress application is not one
+        assert sorted(json.loads(first.cursor)) == complete      # the in-progress application is not one
         assert len(first.run_requests) == 1
-        instance.add_dynamic_partitions(spark.spark_applications.name, list(added.partition_keys))
+        cursor = first.cursor
         assert isinstance(evaluate(), dg.SkipReason)          # nothing new
         # the in-progress log completes (Spark renames it): its application is added, alone
         written_app = written.name.removesuffix(".inprogress")
         (log_dir / written.name).rename(log_dir / written_app)
-        (added,) = evaluate().dynamic_partitions_requests
-        assert list(added.partition_keys) == [written_app.split(".")[0]]
+        again = evaluate()
+        assert sorted(json.loads(again.cursor)) == sorted([*complete, written_app.split(".")[0]])
+        assert again.run_requests[0].run_key == f"spark_applications:{written_app.split('.')[0]}"
 
 
 def test_the_sensor_skips_another_trace(tmp_path):

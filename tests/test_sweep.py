@@ -19,7 +19,8 @@ from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import CURRENT, DEFAULT_POINT, ORACLE
 from stragglers.prediction.engine.spark_rule import GRID, SPARK_3_DEFAULTS, SpeculationRule
 from stragglers.prediction.methods import METHODS
-from stragglers.prediction.protocol import OPERATOR, adapt_job
+from stragglers.prediction.protocol import adapt_job
+from stragglers.settings.protocols import OPERATOR
 from stragglers.prediction.simulate import JobData, JobResult, ScoreRecorder, VariantResult, replay_job
 from stragglers.prediction.speculation import copy_draws
 from stragglers.prediction.sweep import (

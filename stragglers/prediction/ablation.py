@@ -25,9 +25,8 @@ from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.workers import replay_jobs
 from stragglers.prediction.evaluation import load_jobs, method_factory
 from stragglers.prediction.methods import REFERENCE_RULES
-from stragglers.prediction.protocol import (
-    AUTHORS, SELECTION_FIELDS, adapt_jobs, ours_value, warehouse_features, with_settings,
-)
+from stragglers.prediction.protocol import adapt_jobs, warehouse_features
+from stragglers.settings.protocols import AUTHORS, SELECTION_FIELDS, ours_value, with_settings
 from stragglers.prediction.simulate import results_frames
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.warehouse.freshness import digest, recorded_inputs

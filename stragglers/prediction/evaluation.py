@@ -23,7 +23,8 @@ from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.methods.base import variant_names
 from stragglers.prediction.metrics import table3
 from stragglers.prediction.clock import TASKS_OF, clock_tables, evaluable_jobs, grid_tables, uses_online_clock
-from stragglers.prediction.protocol import is_operator, job_transform
+from stragglers.prediction.protocol import job_transform
+from stragglers.settings.protocols import is_operator
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
 from stragglers.prediction.workers import EngineSettings, ProgressLog, ReplayStats, replay_batches

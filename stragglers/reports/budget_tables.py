@@ -12,7 +12,7 @@ import pandas as pd
 from stragglers.prediction.budgets import budget_tables as compute_budget_tables
 from stragglers.prediction.earlier import earlier_jobs, job_times
 from stragglers.prediction.methods import FREE_RULES, METHODS, is_learned
-from stragglers.prediction.protocol import typed_settings
+from stragglers.settings.protocols import typed_settings
 from stragglers.prediction.spark_answer import ANSWER_COLUMNS, ROW_COLUMNS, answer_table, spark_answers
 from stragglers.prediction.sweep import UNCAPPED
 from stragglers.prediction.tuning import BUDGETS, curve_table

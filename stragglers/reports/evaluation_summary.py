@@ -11,7 +11,7 @@ import pandas as pd
 
 from stragglers.prediction.workers import peak_rss_mb
 from stragglers.prediction.evaluation import EvaluationOutcome
-from stragglers.prediction.protocol import is_operator
+from stragglers.settings.protocols import is_operator
 from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.settings import EvaluationSettings
 from stragglers.warehouse.freshness import Kept

@@ -15,7 +15,7 @@ from stragglers.prediction.clock import grid_tables
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.completion_tables import completion_table, speculation_jobs, speculation_table
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
-from stragglers.prediction.protocol import both_views, is_operator, typed_settings
+from stragglers.settings.protocols import both_views, is_operator, typed_settings
 from stragglers.prediction.reexecution import cause_aware_copy_latency
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS

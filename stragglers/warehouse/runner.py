@@ -12,7 +12,7 @@ import re
 
 import duckdb
 
-from stragglers.faults import failpoint
+from stragglers.settings.failpoints import failpoint
 from stragglers.warehouse.freshness import record_settings, table_inputs
 from stragglers.warehouse.progress import SliceProgress, statement_progress
 from stragglers.warehouse.read_errors import located_errors

@@ -31,7 +31,7 @@ from stragglers.prediction.completion_tables import speculation_table
 from stragglers.prediction.workers import ProgressLog
 from stragglers.prediction.evaluation import evaluate
 from stragglers.prediction.methods import METHODS
-from stragglers.prediction.protocol import OPERATOR
+from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.fetch import fetch_trace
 from stragglers.warehouse.assemble import build_warehouse

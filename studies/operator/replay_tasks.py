@@ -26,7 +26,7 @@ import duckdb
 import numpy as np
 
 from stragglers.prediction.evaluation import evaluate
-from stragglers.prediction.protocol import OPERATOR
+from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings, SelectionSettings
 
 

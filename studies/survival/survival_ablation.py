@@ -24,7 +24,8 @@ import pandas as pd
 from stragglers.prediction.evaluation import load_jobs
 from stragglers.prediction.history import replay_with_history
 from stragglers.prediction.methods import SurvivalHistory
-from stragglers.prediction.protocol import OPERATOR, adapt_jobs
+from stragglers.prediction.protocol import adapt_jobs
+from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import EVENT_FEATURES, GOOGLE_FEATURES
 

@@ -24,7 +24,7 @@ from stragglers.prediction.completion_tables import speculation_jobs, speculatio
 from stragglers.prediction.evaluation import evaluate
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.metrics import table3
-from stragglers.prediction.protocol import OPERATOR
+from stragglers.settings.protocols import OPERATOR
 from stragglers.reports.operator import ORACLE, family_sentences, family_verdict, operator_table
 from stragglers.settings import EvaluationSettings
 

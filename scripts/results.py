@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from stragglers.reports.results import results_markdown  # noqa: E402
+from stragglers.reports.results import results_markdown
 
 
 def main() -> int:

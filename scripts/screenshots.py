@@ -25,7 +25,6 @@ import base64
 import json
 import os
 import shutil
-import sys
 import subprocess
 import tempfile
 import time
@@ -33,7 +32,6 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 PORT = 9333
 #: the window a reader opens the report in (the first screen the README shows)
 REPORT_WINDOW = (1280, 900)

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stragglers.reports.story import terminal_summary  # noqa: E402
+from stragglers.advice.spark import ANSWER_DIR, DEFAULT_OUT, REPORT_SUFFIX
+from stragglers.reports.story import terminal_summary
 
 NEXT_COMMANDS = [
     ("UI", "bash scripts/ui.sh   # http://127.0.0.1:3000, this run's history included"),
@@ -68,7 +67,9 @@ def main() -> int:
                     help="summarize the runs started at or after this time (epoch seconds); default: the last run")
     args = ap.parse_args()
     data_dir = Path(os.environ.get("NURD_DATA_DIR") or "data")
-    print(terminal_summary(data_dir, elapsed_s=args.elapsed, ran=runs_since(args.since), next_commands=NEXT_COMMANDS))
+    conf = data_dir / ANSWER_DIR / DEFAULT_OUT
+    print(terminal_summary(data_dir, elapsed_s=args.elapsed, ran=runs_since(args.since), next_commands=NEXT_COMMANDS,
+                           answers=[("spark conf", conf), ("its report", conf.with_name(conf.name + REPORT_SUFFIX))]))
     return 0
 
 

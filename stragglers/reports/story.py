@@ -227,7 +227,9 @@ def warehouse_headline(warehouse: Path, reports_dir: Path) -> tuple[pd.DataFrame
 
 
 def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str = "",
-                     next_commands: list[tuple[str, str]] = ()) -> str:
+                     next_commands: list[tuple[str, str]] = (), answers: list[tuple[str, Path]] = ()) -> str:
+    """The run's summary for the terminal; ``answers``: (name, path) of answer files a run may have
+    written beside the report (the Spark answer's spark-defaults.conf), listed where they exist."""
     data_dir = Path(data_dir)
     warehouse, reports = data_dir / "warehouse.duckdb", data_dir / "reports"
     lines = ["", "=" * 78, "NURD pipeline: summary"]
@@ -243,6 +245,7 @@ def terminal_summary(data_dir: Path, *, elapsed_s: float | None = None, ran: str
     for name, path in (("report", reports / "report.html"), ("report.md", reports / "report.md"),
                        ("data docs", data_dir / "validation" / "index.html")):
         lines.append(f"  {name:<10} {path}" + ("" if path.exists() else "  (not written by this run)"))
+    lines += [f"  {name:<10} {path}" for name, path in answers if path.exists()]
     lines.append("")
     answer = reports / "answer.parquet"
     if answer.exists() and (reports / "report.html").exists():

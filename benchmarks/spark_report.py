@@ -5,9 +5,9 @@
 The log (default: nds_q72_dataproc_2_2.zstd of the real logs, 13,504 task attempts) is linked alone
 into a fresh directory and the chain runs on it in a fresh Python process with a fresh data
 directory, as an operator's first run does: raw_trace, staged_trace, jobs, tasks, selection_funnel,
-checkpoint_features (with their blocking checks), spark_speculation (Spark's rule replayed, the
-settings to set), nurd_eval, baseline_eval's partition spark_speculation (Spark's rule among the
-learned chain's methods), completion_times, operator_budgets and comparison_tables (the report).
+checkpoint_features (with their blocking checks), nurd_eval, baseline_eval's partition spark_speculation
+(Spark's rule among the learned chain's methods), completion_times, operator_budgets (the answer's table),
+spark_speculation (the answer's files: the settings to set) and comparison_tables (the report).
 Every other setting is its default (NURD_WORKERS: the machine's cores).
 
 Measured: the child process's wall clock from its start (imports included) to the report written,
@@ -47,8 +47,8 @@ def child(log_dir: Path, data_dir: Path) -> None:
 
     nurd = PipelineSettings(data_dir=str(data_dir), trace="spark_eventlog", trace_url=str(log_dir))
     chain = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
-             warehouse.checkpoint_features, spark.spark_speculation, prediction.nurd_eval, prediction.baseline_eval,
-             completion.completion_times, budgets.operator_budgets, reports.comparison_tables]
+             warehouse.checkpoint_features, prediction.nurd_eval, prediction.baseline_eval,
+             completion.completion_times, budgets.operator_budgets, spark.spark_speculation, reports.comparison_tables]
     instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(chain + warehouse.checks, partition_key=PARTITION, instance=instance,
                             resources={"nurd": nurd, "duckdb": WarehouseResource(nurd=nurd)})

@@ -2,11 +2,12 @@
 inputs as the code that runs it builds them), then compare two such warehouses.
 
     python -m studies.operator.replay_tasks run WORK --trace synthetic|google_2011 [--url DIR] [--parts SPEC]
-        [--methods a,b,...] [--workers 1] [--clock online|task_clock]
+        [--synthetic-jobs N] [--methods a,b,...] [--workers 1] [--clock online|task_clock]
     python -m studies.operator.replay_tasks compare BEFORE_WORK AFTER_WORK --trace T [--out result.json]
 
 ``run`` builds WORK/warehouse.duckdb (fetching the trace into WORK/raw) and evaluates ``methods``
-with the operator's settings (``OPERATOR``, every other setting at its default; ``--clock task_clock``
+with the operator's settings (``OPERATOR``, every other setting at its default; ``--synthetic-jobs``: the
+embedded trace generated with that many jobs, its seed the default's; ``--clock task_clock``
 replays on the paper's task clock, to compare with code that had no other). ``compare`` reads
 each warehouse's operator predictions and the tasks its replay saw (``operator_tasks``) and scores
 each method the one way, through the replay engine (a copy per flag at the flag's time, a machine
@@ -31,14 +32,15 @@ from stragglers.settings import EvaluationSettings, SelectionSettings
 
 
 def run(work: Path, trace: str, url: str | None, parts: str | None, methods: list[str], workers: int,
-        clock: str = "online") -> None:
-    from stragglers.traces.fetch import fetch_trace
+        clock: str = "online", synthetic_jobs: int | None = None) -> None:
+    from stragglers.traces.fetch import SyntheticScale, fetch_trace
     from stragglers.warehouse.assemble import build_warehouse
 
     raw_root = work / "raw"
     if not list(raw_root.rglob("task_events")):
         fetch_trace(trace, raw_root, log=lambda _: None, **({"url": url} if url else {}),
-                    **({"parts": parts} if parts else {}))
+                    **({"parts": parts} if parts else {}),
+                    **({"scale": SyntheticScale(n_jobs=synthetic_jobs)} if synthetic_jobs else {}))
     raw = next(p for p in raw_root.rglob("task_events")).parent
     con = duckdb.connect(str(work / "warehouse.duckdb"))
     build_warehouse(con, raw, SelectionSettings(trace=trace))
@@ -110,6 +112,7 @@ def main() -> int:
     p.add_argument("--trace", default="synthetic")
     p.add_argument("--url")
     p.add_argument("--parts")
+    p.add_argument("--synthetic-jobs", type=int, help="the embedded trace's jobs (generated; default: the default's)")
     p.add_argument("--methods", default="flag_all,km_survival,spark_speculation,spark4_speculation,wait_for_tau,oracle")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--clock", default="online", choices=("online", "task_clock"))
@@ -118,7 +121,7 @@ def main() -> int:
     if a.what == "run":
         work = Path(a.work[0])
         work.mkdir(parents=True, exist_ok=True)
-        run(work, a.trace, a.url, a.parts, a.methods.split(","), a.workers, a.clock)
+        run(work, a.trace, a.url, a.parts, a.methods.split(","), a.workers, a.clock, a.synthetic_jobs)
         return 0
     before, after = (scores(Path(w), a.trace) for w in a.work)
     result = {"trace": a.trace, "before": before, "after": after}

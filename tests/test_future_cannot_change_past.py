@@ -799,41 +799,6 @@ def embedded(tmp_path_factory) -> World:
 EMBEDDED_JOBS = 24
 
 
-@pytest.mark.parametrize("name", METHODS_UNDER_TEST)
-def test_the_future_cannot_change_the_past_embedded(embedded, name):
-    assert differences(embedded, name) == []
-
-
-def test_the_history_from_earlier_jobs_cannot_see_the_future_embedded(embedded):
-    assert history_differences(embedded) == []
-
-
-def test_what_the_engine_knows_before_T_cannot_see_the_future_embedded(embedded):
-    assert engine_differences(embedded) == []
-
-
-def test_the_verdict_before_T_cannot_see_the_future_embedded(embedded):
-    assert verdict_differences(embedded) == []
-
-
-def test_tasks_added_or_dropped_after_T_cannot_change_the_past_embedded(embedded):
-    assert task_set_differences(embedded) == []
-
-
-def test_a_policy_reading_the_order_of_ends_lets_the_future_change_the_past_embedded(embedded):
-    the_future_can_change_a_leaky_policy(embedded)
-
-
-def test_the_legacy_grid_lets_the_future_change_the_past_embedded(embedded):
-    # its step is cut from the true tau: a longer future moves every decision
-    assert differences(embedded, None, "legacy")
-
-
-def test_the_task_clock_lets_the_future_change_the_past_embedded(embedded):
-    # a decision at task time t reads a task that started later as of its own start + t, past T
-    assert differences(embedded, None, "task_clock")
-
-
 # ---------------------------------------------------------------- the real excerpt
 
 @pytest.fixture(scope="module")
@@ -844,37 +809,47 @@ def real(realdata, tmp_path_factory) -> World:
                          url=str(realdata / "google_2011"), parts="job_events=0-19,task_events=0-2,machine_events=all")
 
 
+# ---------------------------------------------------------------- both worlds
+
+@pytest.fixture(scope="module", params=["embedded", "real"])
+def world(request) -> World:
+    """Each world in turn: the embedded trace, then the real excerpt (skipped where it is absent)."""
+    return request.getfixturevalue(request.param)
+
+
 @pytest.mark.parametrize("name", METHODS_UNDER_TEST)
-def test_the_future_cannot_change_the_past_real(real, name):
-    assert differences(real, name) == []
+def test_the_future_cannot_change_the_past(world, name):
+    assert differences(world, name) == []
 
 
-def test_the_history_from_earlier_jobs_cannot_see_the_future_real(real):
-    assert history_differences(real) == []
+def test_the_history_from_earlier_jobs_cannot_see_the_future(world):
+    assert history_differences(world) == []
 
 
-def test_what_the_engine_knows_before_T_cannot_see_the_future_real(real):
-    assert engine_differences(real) == []
+def test_what_the_engine_knows_before_T_cannot_see_the_future(world):
+    assert engine_differences(world) == []
 
 
-def test_the_verdict_before_T_cannot_see_the_future_real(real):
-    assert verdict_differences(real) == []
+def test_the_verdict_before_T_cannot_see_the_future(world):
+    assert verdict_differences(world) == []
 
 
-def test_tasks_added_or_dropped_after_T_cannot_change_the_past_real(real):
-    assert task_set_differences(real) == []
+def test_tasks_added_or_dropped_after_T_cannot_change_the_past(world):
+    assert task_set_differences(world) == []
 
 
-def test_a_policy_reading_the_order_of_ends_lets_the_future_change_the_past_real(real):
-    the_future_can_change_a_leaky_policy(real)
+def test_a_policy_reading_the_order_of_ends_lets_the_future_change_the_past(world):
+    the_future_can_change_a_leaky_policy(world)
 
 
-def test_the_legacy_grid_lets_the_future_change_the_past_real(real):
-    assert differences(real, None, "legacy")
+def test_the_legacy_grid_lets_the_future_change_the_past(world):
+    # its step is cut from the true tau: a longer future moves every decision
+    assert differences(world, None, "legacy")
 
 
-def test_the_task_clock_lets_the_future_change_the_past_real(real):
-    assert differences(real, None, "task_clock")
+def test_the_task_clock_lets_the_future_change_the_past(world):
+    # a decision at task time t reads a task that started later as of its own start + t, past T
+    assert differences(world, None, "task_clock")
 
 
 def test_flag_all_copies_tasks_that_never_finish_real(real):

@@ -123,7 +123,8 @@ def spark_eventlogs(tmp_path_factory):
 #: tests/conftest.py built_once) only one is here: the others come later, when the logs are written,
 #: rather than wait on another worker for them.
 SLOWEST_FILES = ("test_future_cannot_change_past.py", "test_user_commands.py", "test_scripts_help.py",
-                 "test_bounded_memory.py", "test_realdata.py", "test_spark_cluster.py", "test_spark_dagster.py", "test_methods.py",
+                 "test_bounded_memory.py", "test_realdata.py", "test_spark_cluster.py", "test_spark_experiment.py",
+                 "test_spark_dagster.py", "test_wheel.py", "test_first_screen.py", "test_methods.py",
                  "test_operator_protocol.py", "test_sweep.py", "test_bad_settings.py", "test_pipeline.py",
                  "test_hound.py", "test_product.py", "test_faults.py")
 
@@ -135,19 +136,22 @@ def pytest_collection_modifyitems(config, items):
 
 
 #: files whose tests build two independent worlds in two module fixtures: under --dist loadfile each half
-#: (the tests named for the real excerpt, and the others) is a unit of its own, so that the two halves,
+#: (the tests named or parametrized for the real excerpt, and the others) is a unit of its own, so that the two halves,
 #: each minutes long, run on two workers side by side
 SPLIT_FILES = {"test_future_cannot_change_past.py": "_real"}
 
 
 def _scope(nodeid: str) -> str:
     """The unit of work of ``nodeid`` for xdist: its file, or for a SPLIT_FILES file the half its test
-    belongs to (its name, parameters aside, ends with the marker or not)."""
+    belongs to (its name, parameters aside, ends with the marker, or its first parameter is the marker's
+    world: ``test_x_real`` and ``test_x[real-abod]`` are that half)."""
     path, _, test = nodeid.partition("::")
     marker = SPLIT_FILES.get(path.rsplit("/", 1)[-1])
     if marker is None:
         return path
-    return f"{path}::{marker if test.split('[', 1)[0].endswith(marker) else 'others'}"
+    name, _, params = test.partition("[")
+    ours = name.endswith(marker) or params.split("-", 1)[0].rstrip("]") == marker.lstrip("_")
+    return f"{path}::{marker if ours else 'others'}"
 
 
 @pytest.hookimpl(optionalhook=True)   # an xdist hook: unknown, and unused, with -p no:xdist

@@ -23,8 +23,8 @@ from stragglers.reports.render import markdown_image
 from stragglers.reports.story import headline_markdown
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS
-from stragglers.warehouse.freshness import (EVERY_TRACE, Derived, input_digest, is_current, record_settings,
-                                            require_current, require_evaluations)
+from stragglers.warehouse.freshness import (EVERY_TRACE, Derived, derived_current, record_settings, require_current,
+                                            require_evaluations)
 from stragglers.warehouse.storage import read_back, replace_table
 from stragglers.warehouse.sql_files import sql_text
 from stragglers.warehouse.storage import table_exists, transaction
@@ -52,8 +52,7 @@ def report_is_current(con: duckdb.DuckDBPyConnection, s: Settings, out: Path) ->
     require_evaluations(con)
     require_current(con, COMPLETION_TIMES, s)
     require_current(con, OPERATOR_BUDGETS, s)
-    inputs = input_digest(con, COMPARISON, s)
-    current = is_current(con, EVERY_TRACE, dict.fromkeys(COMPARISON.counted, inputs))
+    current, inputs = derived_current(con, COMPARISON, s)
     return current and (out / "report.html").exists(), inputs
 
 

@@ -230,11 +230,17 @@ def build_unless_current(con: duckdb.DuckDBPyConnection, derived: Derived, s,
     return kept, version
 
 
+def derived_current(con: duckdb.DuckDBPyConnection, derived: Derived, s) -> tuple[bool, str]:
+    """(whether ``derived`` was recorded from what it is computed from now, that digest)."""
+    version = input_digest(con, derived, s)
+    return is_current(con, EVERY_TRACE, dict.fromkeys(derived.counted, version)), version
+
+
 def require_current(con: duckdb.DuckDBPyConnection, derived: Derived, s) -> str:
     """The digest of ``derived``; stops with a StaleTableError unless its tables are of the current
     evaluations and settings: never a consumer that mixes two runs."""
-    version = input_digest(con, derived, s)
-    if not is_current(con, EVERY_TRACE, dict.fromkeys(derived.counted, version)):
+    current, version = derived_current(con, derived, s)
+    if not current:
         raise StaleTableError(derived.ledger_name, f"is missing or older than {derived.older_than} or settings")
     return version
 

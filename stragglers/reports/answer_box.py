@@ -135,10 +135,11 @@ def operator_box(trace: str, budgets: pd.DataFrame, comp: pd.Series | None, n_jo
         box.lines.append(("Learned methods", learned_line))
     spark = row(SPARK)
     if run != SPARK and spark is not None and not pd.isna(spark.jct_reduction) and spark.jct_reduction > 0:
+        reaches_zero = round(spark.jct_lo * 100, 1) <= 0     # as the interval is printed, to one decimal
         box.lines.append(("Spark's rule tuned anyway", f"{cut_words(SPARK, spark.point_mode)}: "
                                                        f"{_buys(spark.jct_reduction, spark.jct_lo, spark.jct_hi)}, for "
                                                        f"{pct(spark.extra_machine_share, 2)} extra machine time"
-                                                       + ("; its interval reaches 0." if spark.jct_lo <= 0 else ".")))
+                                                       + ("; its interval reaches 0." if reaches_zero else ".")))
     if "headroom" in budgets and budgets["headroom"].notna().any():
         box.lines.append(("The most copies could buy", f"jobs {pct(budgets['headroom'].dropna().iloc[0])} sooner "
                                                        f"(the headroom), if the stragglers were known in advance."))

@@ -129,9 +129,9 @@ def report(res: dict, argv: str) -> str:
         growth = many / few
         lines += ["", f"Memory: the peak at {counts[1]} logs is {growth:.1f}x the peak at {counts[0]} "
                       + ("(bounded: it does not grow with the number of logs)." if growth < 1.5 else
-                         f"(**not bounded**: it grows with the number of logs, past DuckDB's limit "
-                         f"NURD_DUCKDB_MEMORY_LIMIT; the Python heap stays small, so the growth is native memory "
-                         f"of the staging, to be found).")]
+                         "(**not bounded**: it grows with the number of logs, past DuckDB's limit "
+                         "NURD_DUCKDB_MEMORY_LIMIT; the Python heap stays small, so the growth is native memory "
+                         "of the staging, to be found).")]
     return "\n".join(lines)
 
 

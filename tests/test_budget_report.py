@@ -172,7 +172,7 @@ def test_the_paragraph_says_no_winner_with_the_effect_the_jobs_could_have_detect
     assert lines["What to run"].startswith(f"{display_name('spark_speculation')}: quantile 0.75, multiplier")
     assert lines["Learned methods"].startswith("no learned method beats the free rule here: none gained more on the "
                                                "earlier jobs than they could tell from chance (the best, ")
-    assert f"those jobs can detect" in lines["Learned methods"] or "gained nothing" in lines["Learned methods"]
+    assert "those jobs can detect" in lines["Learned methods"] or "gained nothing" in lines["Learned methods"]
 
 
 def test_the_answer_box_and_the_views_name_each_pick_in_words():

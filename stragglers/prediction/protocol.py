@@ -33,7 +33,7 @@ from stragglers.prediction.clock import next_timed_decision, uses_online_clock
 from stragglers.prediction.simulate import JobData
 from stragglers.prediction.threshold import online_threshold
 from stragglers.settings.prediction import EvaluationSettings
-from stragglers.settings.protocols import AUTHORS, is_ours
+from stragglers.settings.protocols import is_ours
 from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.build import step_tables
 from stragglers.warehouse.freshness import record_settings, SETTINGS_TABLE

@@ -66,18 +66,36 @@ class Split:
         return (min(n), int(np.median(n)), max(n)) if n else (0, 0, 0)
 
 
+class EarlierJobs(Mapping[int, tuple[int, ...]]):
+    """Scored job -> the jobs that ended before it started (in the order of ``ids``), for the jobs
+    with at least ``warmup`` of them. Each tuple is made when it is asked for: held all at once they
+    would take memory quadratic in the number of jobs."""
+
+    def __init__(self, ids: np.ndarray, start: np.ndarray, end: np.ndarray, warmup: int):
+        self._ids, self._start, self._end = ids, start, end
+        counts = [int(np.count_nonzero(self._before(j, s))) for j, s in zip(ids, start)]
+        self._scored = {int(j): i for i, (j, n) in enumerate(zip(ids, counts)) if n >= warmup}
+
+    def _before(self, j: int, s: float) -> np.ndarray:
+        return (self._end < s) & (self._ids != j)
+
+    def __getitem__(self, j: int) -> tuple[int, ...]:
+        i = self._scored[j]
+        return tuple(int(k) for k in self._ids[self._before(j, self._start[i])])
+
+    def __iter__(self):
+        return iter(self._scored)
+
+    def __len__(self) -> int:
+        return len(self._scored)
+
+
 def rolling_split(times: pd.DataFrame, warmup: int = WARMUP_JOBS) -> Split:
     """The rolling origin (module doc) over ``times`` (job_id, start_us, end_us; a job without an end
     never ended in the record: it is scored if it qualifies, never chooses)."""
-    ids = times["job_id"].to_numpy().astype(int)
-    start = times["start_us"].to_numpy(dtype=float)
-    end = times["end_us"].to_numpy(dtype=float)
-    choosing = {}
-    for j, s in zip(ids, start):
-        before = ids[(end < s) & (ids != j)]
-        if len(before) >= warmup:
-            choosing[int(j)] = tuple(int(i) for i in before)
-    return Split("rolling origin", warmup, choosing)
+    return Split("rolling origin", warmup, EarlierJobs(times["job_id"].to_numpy().astype(int),
+                                                       times["start_us"].to_numpy(dtype=float),
+                                                       times["end_us"].to_numpy(dtype=float), warmup))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -55,7 +54,7 @@ ACCOUNT = "spark_log_account"   # what was done with each entry of the directory
 STAGE = "staged_trace"
 TRACE = "spark_eventlog"   # the NURD_TRACE value of this format
 BATCH = "spark_batch_lines"   # what each SQL file reads: its events' lines of the batch
-ALL_LINES = "spark_batch_all"  # the batch's every line
+ALL_LINES = "spark_batch_all"  # the batch's every line: the local variable _Loader's queries read
 REMEDY_LOG = ("fix or remove the log, or run with NURD_ON_BAD_ROWS=quarantine to set the line aside "
               "(counted in table quarantine)")
 EVENT_START = '{"Event":"'   # how every line of a Spark event log starts (Spark writes "Event" first)
@@ -84,7 +83,7 @@ class _Read:
 class _Loader:
     """Appends batches of lines to the event tables (created with the types their SQL gives).
 
-    A batch is registered once, as ``spark_batch_all``; each SQL file reads ``spark_batch_lines``,
+    A batch is read once, as ``spark_batch_all`` (a local variable of the same name); each SQL file reads ``spark_batch_lines``,
     a CTE over it holding the lines of that file's events (a line's start says its event: Spark
     writes "Event" first). Every line is checked to be JSON once, by sql/spark_bad_lines.sql; the
     event tables parse their lines without checking them again, unless the batch has a bad line."""
@@ -92,7 +91,7 @@ class _Loader:
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
         # entry: the log's path relative to the directory; events: its lines that are Spark events
-        con.execute("""CREATE OR REPLACE TABLE spark_logs (log_id INTEGER, log_path VARCHAR, codec VARCHAR,
+        con.execute("""CREATE OR REPLACE TEMP TABLE spark_logs (log_id INTEGER, log_path VARCHAR, codec VARCHAR,
                        rolling BOOLEAN, in_progress BOOLEAN, files INTEGER, lines BIGINT, entry VARCHAR,
                        events BIGINT, read_error VARCHAR)""")
         self.bad_sql = self._over("TRUE", render("spark_bad_lines"))
@@ -100,10 +99,24 @@ class _Loader:
                                             render(t))
                         for checked in (False, True)}
                     for t, events in EVENT_TABLES.items()}
-        with self._registered(self._table(0, Path(), 1, pa.array([], pa.large_string()), False)):
-            con.execute(f"CREATE OR REPLACE TABLE spark_bad_lines AS {self.bad_sql} LIMIT 0")
-            for t, sql in self.sql.items():
-                con.execute(f"CREATE OR REPLACE TABLE {t} AS {sql[True]} LIMIT 0")
+        spark_batch_all = self._table(0, Path(), 1, pa.array([], pa.large_string()), False)  # noqa: F841 (read by name)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE spark_bad_lines AS {self.bad_sql} LIMIT 0")
+        for t, sql in self.sql.items():
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {t} AS {sql[True]} LIMIT 0")
+
+    #: The tables the batches are read into: connection-local (TEMP) until keep() makes them the warehouse's.
+    TABLES = ("spark_logs", "spark_bad_lines", *EVENT_TABLES)
+
+    def keep(self) -> None:
+        """The read tables into the warehouse (inside the staging's transaction)."""
+        for t in self.TABLES:
+            self.con.execute(f"CREATE OR REPLACE TABLE main.{t} AS SELECT * FROM temp.{t}")
+            self.con.execute(f"DROP TABLE temp.{t}")
+
+    def drop(self) -> None:
+        """What a staging that stopped had read (kept tables are gone from temp already)."""
+        for t in self.TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS temp.{t}")
 
     @staticmethod
     def _over(where: str, sql: str) -> str:
@@ -117,23 +130,17 @@ class _Loader:
                          "unterminated": pa.array([False] * (n - 1) + [unterminated] if n else [], pa.bool_()),
                          "text": text})
 
-    @contextmanager
-    def _registered(self, lines: pa.Table):
-        """``lines`` readable as table spark_batch_all."""
-        self.con.register(ALL_LINES, lines)
-        try:
-            yield
-        finally:
-            self.con.unregister(ALL_LINES)
-
     def load(self, log_id: int, batch: Lines) -> int:
         """One batch: its lines that are not JSON into spark_bad_lines, then each event table's
         lines parsed into it. The big lines of events no table reads (SQL plans) are only checked.
         Returns the batch's lines that start as a Spark event (some may not be JSON)."""
-        with self._registered(self._table(log_id, batch.file, batch.first, batch.text, batch.unterminated)):
-            bad = self.con.execute(f"INSERT INTO spark_bad_lines {self.bad_sql}").fetchone()[0]
-            for table, sql in self.sql.items():
-                self.con.execute(f"INSERT INTO {table} {sql[bad > 0]}")
+        # DuckDB reads the batch by this local variable's name (its replacement scan), not from a view
+        # made by con.register: a view dropped inside the staging's one transaction keeps its Arrow
+        # batch alive until the commit, and memory would grow with the directory.
+        spark_batch_all = self._table(log_id, batch.file, batch.first, batch.text, batch.unterminated)  # noqa: F841
+        bad = self.con.execute(f"INSERT INTO spark_bad_lines {self.bad_sql}").fetchone()[0]
+        for table, sql in self.sql.items():
+            self.con.execute(f"INSERT INTO {table} {sql[bad > 0]}")
         return pc.sum(pc.starts_with(batch.text, pattern=EVENT_START)).as_py() or 0
 
     def bad_events(self, log_id: int) -> int:
@@ -226,11 +233,12 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
         raise _refuse(log_dir, (f"{len(not_logs)} entries, none a log Spark reads (first: "
                                 f"{not_logs[0].path.relative_to(log_dir)}: {not_logs[0].reason})"
                                 if not_logs else "the directory is empty") + f" ({EXPECTED_LOGS})")
-    skipped = [BadRow(str(n.path), None, n.reason) for n in not_logs]
-    params = {"min_tasks": int(min_tasks)}
-    # one transaction: a log that stops the staging leaves the warehouse as it was
-    with transaction(con):
-        loader = _Loader(con)
+    # The logs are read into connection-local tables, each batch committed (inserts held in one
+    # transaction stay in memory until its commit: memory would grow with the directory); then one
+    # transaction makes them and what is built from them the warehouse's: a log that stops the
+    # staging leaves the warehouse as it was.
+    loader = _Loader(con)
+    try:
         reads = []
         said = time.monotonic()
         for log_id, log in enumerate(logs):
@@ -243,31 +251,45 @@ def stage_spark(con: duckdb.DuckDBPyConnection, log_dir: Path, *, trace: str = T
                         [log_id, str(log.path), log.codec or "none", log.rolling, log.in_progress,
                          len(log.files), read.lines, str(log.path.relative_to(log_dir)), read.events,
                          read.error and read.error.reason])
-        # a file with no Spark event is no log: one counted skip, not its lines nor its codec's error
-        unreadable = {i for i, read in enumerate(reads) if read.events == 0}
-        errors = [(read.error, read.being_written) for i, read in enumerate(reads)
-                  if read.error and i not in unreadable]
-        bad, expected = _bad_lines(con, {i: log.in_progress for i, log in enumerate(logs)}, unreadable)
-        bad = [e for e, being_written in errors if not being_written] + bad
-        expected = [e for e, being_written in errors if being_written] + expected
-        if bad and on_bad_rows != "quarantine":
-            raise TraceFormatError(f"staging Spark event logs: {bad[0].message(REMEDY_LOG)}")
-        con.execute("CREATE OR REPLACE TABLE spark_not_logs (entry VARCHAR, reason VARCHAR)")
-        if not_logs:
-            con.executemany("INSERT INTO spark_not_logs VALUES (?, ?)",
-                            [[str(n.path.relative_to(log_dir)), n.reason] for n in not_logs])
-        for table in (*SPARK_TABLES, ACCOUNT):
-            con.execute(render(table, **params))
-        if not con.execute("SELECT count(*) FROM stg_spark_applications WHERE kept").fetchone()[0]:
-            raise _refuse(log_dir, _nothing_to_stage(con))
-        skipped += _skips(con)
-        locate.quarantine_rows(con, trace, STAGE, skipped + expected + bad)
-        counts = spark_counts(con) | {"skipped_files": len(skipped), "bad_lines": len(bad),
-                                      "cut_in_progress": len(expected)}
-        record_settings(con, "staged_trace", trace, {"on_bad_rows": on_bad_rows},
-                        digest([files_digest([f for log in logs for f in log.files]),
-                                [render(t, **params) for t in (*SPARK_TABLES, ACCOUNT)], on_bad_rows]))
-        record_settings(con, "staged_trace:spark", trace, counts, None)
+        with transaction(con):
+            loader.keep()
+            return _build(con, log_dir, logs, not_logs, reads, trace=trace, min_tasks=min_tasks,
+                          on_bad_rows=on_bad_rows)
+    finally:
+        loader.drop()
+
+
+def _build(con: duckdb.DuckDBPyConnection, log_dir: Path, logs: list[EventLog], not_logs: list, reads: list[_Read],
+           *, trace: str, min_tasks: int, on_bad_rows: str) -> dict[str, int]:
+    """From the read tables: the typed tables, the account, table quarantine and the ledger's rows;
+    stage_spark's counts."""
+    skipped = [BadRow(str(n.path), None, n.reason) for n in not_logs]
+    params = {"min_tasks": int(min_tasks)}
+    # a file with no Spark event is no log: one counted skip, not its lines nor its codec's error
+    unreadable = {i for i, read in enumerate(reads) if read.events == 0}
+    errors = [(read.error, read.being_written) for i, read in enumerate(reads)
+              if read.error and i not in unreadable]
+    bad, expected = _bad_lines(con, {i: log.in_progress for i, log in enumerate(logs)}, unreadable)
+    bad = [e for e, being_written in errors if not being_written] + bad
+    expected = [e for e, being_written in errors if being_written] + expected
+    if bad and on_bad_rows != "quarantine":
+        raise TraceFormatError(f"staging Spark event logs: {bad[0].message(REMEDY_LOG)}")
+    con.execute("CREATE OR REPLACE TABLE spark_not_logs (entry VARCHAR, reason VARCHAR)")
+    if not_logs:
+        con.executemany("INSERT INTO spark_not_logs VALUES (?, ?)",
+                        [[str(n.path.relative_to(log_dir)), n.reason] for n in not_logs])
+    for table in (*SPARK_TABLES, ACCOUNT):
+        con.execute(render(table, **params))
+    if not con.execute("SELECT count(*) FROM stg_spark_applications WHERE kept").fetchone()[0]:
+        raise _refuse(log_dir, _nothing_to_stage(con))
+    skipped += _skips(con)
+    locate.quarantine_rows(con, trace, STAGE, skipped + expected + bad)
+    counts = spark_counts(con) | {"skipped_files": len(skipped), "bad_lines": len(bad),
+                                  "cut_in_progress": len(expected)}
+    record_settings(con, "staged_trace", trace, {"on_bad_rows": on_bad_rows},
+                    digest([files_digest([f for log in logs for f in log.files]),
+                            [render(t, **params) for t in (*SPARK_TABLES, ACCOUNT)], on_bad_rows]))
+    record_settings(con, "staged_trace:spark", trace, counts, None)
     return counts
 
 

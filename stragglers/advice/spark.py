@@ -28,7 +28,7 @@ import duckdb
 import pandas as pd
 
 from stragglers.prediction.engine.caps import Uncapped
-from stragglers.prediction.engine.jobs import copy_jobs
+from stragglers.prediction.engine.jobs import copy_job_batches
 from stragglers.prediction.engine.policies import spark_rule_policies
 from stragglers.prediction.engine.replay import OUTCOME_COLUMNS, outcome_rows
 from stragglers.prediction.clock import evaluable_jobs
@@ -46,6 +46,8 @@ DEFAULT_OUT = Path("spark-defaults.conf")
 REPORT_SUFFIX = ".md"
 #: The Dagster path's answer: <NURD_DATA_DIR>/spark/spark-defaults.conf (and .md), beside reports/.
 ANSWER_DIR = "spark"
+#: Stage attempts replayed per batch (their tasks, draws and free cores in memory at once).
+BATCH_STAGES = 500
 
 
 def outcomes(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, evaluation: EvaluationSettings,
@@ -59,13 +61,15 @@ def outcomes(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, evalu
                               f"(--min-tasks): nothing for speculation to act on")
     jobs, _ = evaluable_jobs(con, TRACE, evaluation.min_finished, "operator_checkpoints")
     parts = []
-    said = time.monotonic()
-    engine_jobs = copy_jobs(con, TRACE, evaluation.copy_keeps, jobs["job_id"].tolist())
-    for n, job in enumerate(engine_jobs.values(), 1):
-        parts.append(outcome_rows(job, spark_rule_policies(job), [Uncapped()]))
-        if time.monotonic() - said > 2:
-            log(f"replayed {n} of {len(engine_jobs)} stage attempts")
-            said = time.monotonic()
+    said, n = time.monotonic(), 0
+    # a batch of stage attempts at a time: memory holds one batch's, not the directory's
+    for batch in copy_job_batches(con, TRACE, evaluation.copy_keeps, jobs["job_id"].tolist(), BATCH_STAGES):
+        for job in batch.values():
+            parts.append(outcome_rows(job, spark_rule_policies(job), [Uncapped()]))
+            n += 1
+            if time.monotonic() - said > 2:
+                log(f"replayed {n} of {len(jobs)} stage attempts")
+                said = time.monotonic()
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=OUTCOME_COLUMNS)
 
 

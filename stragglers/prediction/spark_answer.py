@@ -141,6 +141,7 @@ class SparkAnswer:
     current_rule: SpeculationRule | None
     rows: list[Row] = field(default_factory=list)
     copied_by_spark: int = 0     # tasks of these stages that ran a copy Spark made (speculation was on)
+    choosing_sizes: tuple[int, int] = (0, 0)   # fewest and most evaluated stages a scored stage's choice read
 
     @property
     def recommended(self) -> SpeculationRule | None:
@@ -189,16 +190,17 @@ class SparkAnswer:
             head.append(f"{self.copied_by_spark} of your tasks ran a copy Spark made: the replay sees them as they "
                         f"ended with it, so what your setting already buys is in every number here; to compare "
                         f"settings from scratch, log some applications with speculation off.")
-        if not self.split.scored:
+        scored = self.rows[-1].stages if self.rows else 0    # the scored stages the replay evaluated
+        if not scored:
             return head + [f"Too few stages to score a setting out of sample: a stage is scored once "
                            f"{self.split.warmup} stages ended before it started."]
-        lo, _, hi = self.split.sizes()
+        lo, hi = self.choosing_sizes
         table = [("", "setting", "stage time [95% CI]", "executor time", "copies per stage")]
         for r in self.rows:
             table.append((r.who, r.setting, f"{change(r.cut)} [{change(r.cut_hi)}, {change(r.cut_lo)}]",
                           f"+{100 * r.extra:.2f}%", f"{r.copies:.1f}"))
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        return head + [f"On the {len(self.split.scored)} later stages, each with the setting chosen on the {lo} to "
+        return head + [f"On the {scored} later stages, each with the setting chosen on the {lo} to "
                        f"{hi} stages that ended before it started (stage time: the change, negative is shorter):",
                        *["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]]
 
@@ -229,8 +231,10 @@ def spark_answer(rows: pd.DataFrame, split: Split, budget: float, trace: str,
     distinct = set(rules.values())
     current_rule = next(iter(distinct)) if len(distinct) == 1 else None
     current = current_words(rules)
-    answer = SparkAnswer(trace, budget, len(set(rows["job_id"])), applications, split, now, current, current_rule,
-                         copied_by_spark=copied_by_spark)
+    evaluated = set(int(j) for j in rows["job_id"])
+    lo, _, hi = split.sizes(among=evaluated)
+    answer = SparkAnswer(trace, budget, len(evaluated), applications, split, now, current, current_rule,
+                         copied_by_spark=copied_by_spark, choosing_sizes=(lo, hi))
     answer.rows = [
         _row("what you run", current if len(current) < 46 else "your settings", fixed(CURRENT), n_boot, seed),
         _row("Spark 4.0's defaults", SPARK_4_DEFAULTS.words(), fixed(SPARK_4_DEFAULTS.point), n_boot, seed),

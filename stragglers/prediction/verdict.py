@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from stragglers.prediction.earlier import EarlierJobs
 
 #: z-quantiles of the minimum detectable effect: a two-sided 5% test, 80% power.
 Z_ALPHA, Z_POWER = 1.959963984540054, 0.8416212335729143
@@ -60,34 +62,17 @@ class Split:
     def scored(self) -> list[int]:
         return sorted(self.choosing)
 
-    def sizes(self) -> tuple[int, int, int]:
-        """(fewest, median, most) choosing jobs over the scored jobs (0s with none scored)."""
-        n = [len(c) for c in self.choosing.values()]
+    def sizes(self, among: Collection[int] | None = None) -> tuple[int, int, int]:
+        """(fewest, median, most) choosing jobs over the scored jobs (0s with none scored); ``among``:
+        over the scored jobs of ``among``, counting the choosing jobs of ``among`` only (the jobs a
+        choice reads)."""
+        if among is None:
+            n = [len(c) for c in self.choosing.values()]
+        else:
+            counts = (self.choosing.counts(among) if isinstance(self.choosing, EarlierJobs)
+                      else {j: sum(1 for k in c if k in among) for j, c in self.choosing.items()})
+            n = [c for j, c in counts.items() if j in among]
         return (min(n), int(np.median(n)), max(n)) if n else (0, 0, 0)
-
-
-class EarlierJobs(Mapping[int, tuple[int, ...]]):
-    """Scored job -> the jobs that ended before it started (in the order of ``ids``), for the jobs
-    with at least ``warmup`` of them. Each tuple is made when it is asked for: held all at once they
-    would take memory quadratic in the number of jobs."""
-
-    def __init__(self, ids: np.ndarray, start: np.ndarray, end: np.ndarray, warmup: int):
-        self._ids, self._start, self._end = ids, start, end
-        counts = [int(np.count_nonzero(self._before(j, s))) for j, s in zip(ids, start)]
-        self._scored = {int(j): i for i, (j, n) in enumerate(zip(ids, counts)) if n >= warmup}
-
-    def _before(self, j: int, s: float) -> np.ndarray:
-        return (self._end < s) & (self._ids != j)
-
-    def __getitem__(self, j: int) -> tuple[int, ...]:
-        i = self._scored[j]
-        return tuple(int(k) for k in self._ids[self._before(j, self._start[i])])
-
-    def __iter__(self):
-        return iter(self._scored)
-
-    def __len__(self) -> int:
-        return len(self._scored)
 
 
 def rolling_split(times: pd.DataFrame, warmup: int = WARMUP_JOBS) -> Split:

@@ -16,7 +16,7 @@ checks, the copies' draws (the one copy model) and, on Spark event logs, the exe
 from __future__ import annotations
 
 import json
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import duckdb
 import numpy as np
@@ -34,9 +34,31 @@ def copy_jobs(con: duckdb.DuckDBPyConnection, trace: str, copy_keeps: float = 0.
               job_ids: Sequence[int] | None = None, seeds: Sequence[int] = RELAUNCH_SEEDS) -> dict[int, CopyJob]:
     """Every selected job of ``trace`` (or those of ``job_ids``) as a ``CopyJob``."""
     spark = trace_format(trace).layout == "spark"
-    tasks = con.execute(render("copy_job_tasks__spark" if spark else "copy_job_tasks", trace=trace)).df()
-    if job_ids is not None:
-        tasks = tasks[tasks["job_id"].isin([int(j) for j in job_ids])]
+    if spark:
+        con.execute(render("spark_replay_slots"))
+    return _copy_jobs(con, trace, copy_keeps, job_ids, seeds, spark)
+
+
+def copy_job_batches(con: duckdb.DuckDBPyConnection, trace: str, copy_keeps: float, job_ids: Sequence[int],
+                     batch_jobs: int, seeds: Sequence[int] = RELAUNCH_SEEDS) -> Iterator[dict[int, CopyJob]]:
+    """``copy_jobs`` of ``job_ids``, ``batch_jobs`` jobs at a time (in job order): one batch's jobs in
+    memory, not the trace's."""
+    spark = trace_format(trace).layout == "spark"
+    if spark:
+        con.execute(render("spark_replay_slots"))
+    ids = sorted({int(j) for j in job_ids})
+    for i in range(0, len(ids), batch_jobs):
+        yield _copy_jobs(con, trace, copy_keeps, ids[i:i + batch_jobs], seeds, spark)
+
+
+def _copy_jobs(con: duckdb.DuckDBPyConnection, trace: str, copy_keeps: float, job_ids: Sequence[int] | None,
+               seeds: Sequence[int], spark: bool) -> dict[int, CopyJob]:
+    sql = render("copy_job_tasks__spark" if spark else "copy_job_tasks", trace=trace)
+    if job_ids is None:
+        tasks = con.execute(sql).df()
+    else:
+        tasks = con.execute(f"SELECT * FROM ({sql}) WHERE job_id IN (SELECT unnest(?::BIGINT[])) "
+                            "ORDER BY job_id, task_id", [[int(j) for j in job_ids]]).df()
     if spark:
         return _spark_jobs(con, trace, tasks, copy_keeps, seeds)
     checks = con.execute(render("copy_job_checks", trace=trace)).df()
@@ -88,8 +110,10 @@ def interval_checks(submitted: float, interval: float, last_end: float) -> np.nd
 
 
 def _spark_jobs(con, trace: str, tasks: pd.DataFrame, copy_keeps: float, seeds) -> dict[int, CopyJob]:
-    con.execute(render("spark_replay_slots"))
-    slots = con.execute("SELECT * FROM spark_replay_slots").df()
+    """``tasks``' stage attempts, on table spark_replay_slots (built by the caller)."""
+    logs = sorted({int(x) for x in tasks["log_id"]})
+    slots = con.execute("SELECT * FROM spark_replay_slots WHERE log_id IN (SELECT unnest(?::BIGINT[])) "
+                        "ORDER BY log_id, executor_id, launch_ms", [logs]).df()
     intervals = application_intervals(con)
     rules = application_rules(con)
     per_log = {int(log): g for log, g in slots.groupby("log_id")}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 #: Public, credential-free HTTPS view of gs://clusterdata-2011-2.
 GOOGLE_2011_URL = "https://storage.googleapis.com/clusterdata-2011-2/"
@@ -99,10 +100,14 @@ RAW_COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
+#: A trace's raw layout: Google's clusterdata-2011-2 tables, Alibaba's batch_instance, Spark's event logs.
+Layout = Literal["google", "alibaba", "spark"]
+
+
 @dataclass(frozen=True)
 class TraceFormat:
     name: str                           # the NURD_TRACE value
-    layout: str                         # "google" (clusterdata-2011-2 tables) or "alibaba" (batch_instance)
+    layout: Layout                      # how its raw files are laid out (the stages dispatch on it)
     tables: tuple[str, ...]             # raw tables, as on the source
     features: tuple[str, ...]           # checkpoint_features columns, in order: the usage features
     feature_modes: tuple[str, ...]      # feature_mode values the format's SQL implements

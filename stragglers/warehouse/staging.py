@@ -147,9 +147,10 @@ def stage_trace(con: duckdb.DuckDBPyConnection, raw_path: Path, settings: Select
     """Create the typed staging views of the configured trace's format; returns {raw table: parts}
     (Google layout) or {} (Alibaba's one file; Spark's event logs, staged into tables by
     spark_staging, their counts recorded in the ledger as ``staged_trace:spark``)."""
-    if settings.format.is_google_layout:
+    layout = settings.format.layout
+    if layout == "google":
         return stage_google(con, raw_path, settings)
-    if settings.format.read_in_place:
+    if layout == "spark":
         stage_spark(con, raw_path, trace=settings.trace, min_tasks=settings.min_tasks,
                     on_bad_rows=settings.on_bad_rows)
         return {}
@@ -160,15 +161,13 @@ def stage_trace(con: duckdb.DuckDBPyConnection, raw_path: Path, settings: Select
 def staged_tables(settings: SelectionSettings) -> tuple[str, ...]:
     """The staged views (or, for Spark's logs, tables) of the configured trace's format, counted
     by the staging step."""
-    if settings.format.is_google_layout:
-        return GOOGLE_VIEWS
-    return SPARK_TABLES if settings.format.read_in_place else ("stg_batch_instance",)
+    return {"google": GOOGLE_VIEWS, "alibaba": ("stg_batch_instance",), "spark": SPARK_TABLES}[settings.format.layout]
 
 
 def format_counts(con: duckdb.DuckDBPyConnection, settings: SelectionSettings) -> dict[str, int]:
     """What the staging of Spark's logs counted (logs, applications, stage attempts, skipped files, bad
     lines, ...: spark_staging.stage_spark); {} for the other formats (their parts say it)."""
-    if not settings.format.read_in_place:
+    if settings.format.layout != "spark":
         return {}
     return recorded_settings(con, f"{STAGE}:spark", settings.trace) or {}
 

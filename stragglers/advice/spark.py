@@ -32,7 +32,7 @@ from stragglers.prediction.engine.jobs import copy_job_batches
 from stragglers.prediction.engine.policies import spark_rule_policies
 from stragglers.prediction.engine.replay import OUTCOME_COLUMNS, outcome_rows
 from stragglers.prediction.clock import evaluable_jobs
-from stragglers.prediction.spark_answer import SparkAnswer, change, spark_answers
+from stragglers.prediction.spark_answer import SparkAnswer, change, rule_rows, spark_answers
 from stragglers.prediction.tuning import HEADLINE_BUDGET
 from stragglers.settings import EvaluationSettings, SelectionSettings, Settings, SettingError
 from stragglers.settings.warehouse import format_clock_interval
@@ -52,8 +52,9 @@ BATCH_STAGES = 500
 
 def outcomes(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, evaluation: EvaluationSettings,
              log: Callable[[str], None]) -> pd.DataFrame:
-    """Spark's rule through the engine on every evaluable stage attempt, uncapped: rows in the
-    layout of table capped_outcomes (the evaluation's sweep makes the same rows for the same jobs)."""
+    """Spark's rule through the engine on every evaluable stage attempt, uncapped: the rows of
+    table capped_outcomes the answer reads (``rule_rows``; the evaluation's sweep makes the same rows
+    for the same jobs)."""
     for table in ("job_checkpoints", "operator_tasks", "operator_checkpoints"):
         build_table(con, table, selection)
     if not con.execute("SELECT count(*) FROM operator_checkpoints WHERE trace = ?", [TRACE]).fetchone()[0]:
@@ -65,12 +66,12 @@ def outcomes(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, evalu
     # a batch of stage attempts at a time: memory holds one batch's, not the directory's
     for batch in copy_job_batches(con, TRACE, evaluation.copy_keeps, jobs["job_id"].tolist(), BATCH_STAGES):
         for job in batch.values():
-            parts.append(outcome_rows(job, spark_rule_policies(job), [Uncapped()]))
+            parts.append(rule_rows(outcome_rows(job, spark_rule_policies(job), [Uncapped()]), TRACE))
             n += 1
             if time.monotonic() - said > 2:
                 log(f"replayed {n} of {len(jobs)} stage attempts")
                 said = time.monotonic()
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=OUTCOME_COLUMNS)
+    return pd.concat(parts, ignore_index=True) if parts else rule_rows(pd.DataFrame(columns=OUTCOME_COLUMNS), TRACE)
 
 
 def advise(log_dir: Path, budget: float = HEADLINE_BUDGET, *, settings: Settings | None = None,

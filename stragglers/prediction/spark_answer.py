@@ -265,11 +265,11 @@ def answer_table(a: SparkAnswer) -> tuple[dict, list[dict]]:
     return head, [{"trace": a.trace, "budget": a.budget, **r.__dict__} for r in a.rows]
 
 
-def spark_answers(con: duckdb.DuckDBPyConnection, trace: str, capped: pd.DataFrame, budgets: Sequence[float],
+def spark_answers(con: duckdb.DuckDBPyConnection, trace: str, rows: pd.DataFrame, budgets: Sequence[float],
                   n_boot: int = 1000, seed: int = 0) -> list[SparkAnswer]:
-    """The answer at each of ``budgets`` on Spark trace ``trace`` from the engine's outcomes ``capped``
-    (table capped_outcomes' rows, or the console command's), on the stages those rows hold."""
-    rows = rule_rows(capped, trace)
+    """The answer at each of ``budgets`` on Spark trace ``trace`` from Spark's rule's uncapped outcomes
+    ``rows`` (``rule_rows`` of table capped_outcomes, or the console command's), on the stages those
+    rows hold."""
     times = job_times(con, trace, "operator_tasks")
     split = rolling_split(times)
     keys = con.execute(render("spark_stage_keys", trace=trace)).df()

@@ -13,7 +13,7 @@ from stragglers.prediction.budgets import budget_tables as compute_budget_tables
 from stragglers.prediction.earlier import earlier_jobs, job_times
 from stragglers.prediction.methods import FREE_RULES, METHODS, is_learned
 from stragglers.settings.protocols import typed_settings
-from stragglers.prediction.spark_answer import ANSWER_COLUMNS, ROW_COLUMNS, answer_table, spark_answers
+from stragglers.prediction.spark_answer import ANSWER_COLUMNS, ROW_COLUMNS, answer_table, rule_rows, spark_answers
 from stragglers.prediction.sweep import UNCAPPED
 from stragglers.prediction.tuning import BUDGETS, curve_table
 from stragglers.reports.budgets import flags_equal
@@ -61,7 +61,7 @@ def budget_tables(con, s: Settings) -> tuple[pd.DataFrame | None, ...]:
         budgets = budgets.merge(flags_equal(op_predictions), on=["trace", "method"], how="left")
     uncapped = capped[capped["cap"] == UNCAPPED.label]
     answers = [a for t in traces if FORMATS.get(t) is not None and FORMATS[t].layout == "spark"
-               for a in spark_answers(con, t, capped, BUDGETS, s.n_boot, s.seed)]
+               for a in spark_answers(con, t, rule_rows(capped, t), BUDGETS, s.n_boot, s.seed)]
     heads, rows = zip(*[answer_table(a) for a in answers]) if answers else ((), ())
     return (budgets, comparisons, curve_table(uncapped), pd.DataFrame(list(heads), columns=ANSWER_COLUMNS),
             pd.DataFrame([r for group in rows for r in group], columns=ROW_COLUMNS))

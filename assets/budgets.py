@@ -2,30 +2,26 @@
 tuned on earlier jobs at each budget of extra machine time, from the operator's sweep, written to
 tables ``matched_budgets`` and ``sweep_curve`` (stragglers/reports/budget_tables.py computes them)."""
 
-import dagster as dg
-from dagster_duckdb import DuckDBResource
-
 from stragglers.reports.budget_tables import write_budget_tables
 from stragglers.reports.budget_tables import OPERATOR_BUDGETS
-from .resources import PipelineSettings
+from stragglers.warehouse.freshness import Kept
 
-from .common import automated_asset, md_table, tables_from_evaluations
+from .common import evaluation_tables_asset, md_table
 
 
-@automated_asset(deps=[dg.AssetKey("nurd_eval"), dg.AssetKey("baseline_eval")], group_name="evaluation",
-                 kinds={"python", "duckdb"},
-                 description="Every method at every budget of extra machine time under the operator's protocol: each "
-                             "method's flag cut chosen per job on the jobs that ended before it (table "
-                             "`matched_budgets`, with its paired difference against the best free rule) and its cost "
-                             "curve (table `sweep_curve`), from the engine's outcomes (`operator_capped_outcomes`), "
-                             "for every trace in the warehouse; both empty without that sweep. comparison_tables "
-                             "reads them.")
-def operator_budgets(context: dg.AssetExecutionContext, nurd: PipelineSettings,
-                     duckdb: DuckDBResource) -> dg.MaterializeResult:
-    kept, inputs = tables_from_evaluations(context, nurd, duckdb, OPERATOR_BUDGETS,
-                                           lambda con, s: write_budget_tables(con, s, context.log.info))
+def _metadata(kept: Kept) -> dict:
     meta: dict = {"rebuilt": kept.rebuilt, **{f"{t}_rows": n for rows in kept.rows.values() for t, n in rows.items()}}
     budgets = kept.computed[0] if kept.computed is not None else None
     if budgets is not None:
         meta["matched_budgets"] = md_table(budgets, max_rows=200)
-    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(inputs))
+    return meta
+
+
+operator_budgets = evaluation_tables_asset(
+    "operator_budgets", OPERATOR_BUDGETS, write_budget_tables, _metadata,
+    "Every method at every budget of extra machine time under the operator's protocol: each "
+    "method's flag cut chosen per job on the jobs that ended before it (table "
+    "`matched_budgets`, with its paired difference against the best free rule) and its cost "
+    "curve (table `sweep_curve`), from the engine's outcomes (`operator_capped_outcomes`), "
+    "for every trace in the warehouse; both empty without that sweep. comparison_tables "
+    "reads them.")

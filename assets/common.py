@@ -1,4 +1,4 @@
-"""Helpers shared by the asset modules (metadata rendering, DuckDB)."""
+"""Helpers shared by the asset modules (metadata rendering, DuckDB, the evaluations' tables' asset factory)."""
 
 
 import functools
@@ -16,7 +16,7 @@ from stragglers.reports.evaluation_summary import Markdown, Url
 from stragglers.reports.budget_tables import BUDGET_TABLES
 from stragglers.reports.render import markdown_image, markdown_table
 from stragglers.reports.simulations import SIMULATION_TABLES
-from stragglers.warehouse.freshness import Derived, Kept, StaleTableError, build_unless_current
+from stragglers.warehouse.freshness import Derived, StaleTableError, build_unless_current
 from stragglers.warehouse.sql_files import ALIBABA_VIEWS, GOOGLE_VIEWS
 from stragglers.warehouse.staging import stage_trace
 from stragglers.warehouse.storage import configure
@@ -159,18 +159,24 @@ def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10)
     return md_table(con.execute(f"SELECT * FROM {table} WHERE trace = ? LIMIT {n}", [trace]).df())
 
 
-def tables_from_evaluations(context, nurd: PipelineSettings, resource: DuckDBResource, derived: Derived,
-                            compute) -> tuple[Kept, str]:
-    """The step of an asset whose tables are computed from the evaluations (the simulations, the budgets):
-    ``compute(con, settings)`` runs and writes them unless they are current (decided by
-    stragglers/warehouse/freshness.py). Returns what was kept and the digest of the inputs."""
-    s = nurd.settings()
-    with connected(nurd, resource) as con:
-        kept, version = build_unless_current(con, derived, s, lambda: compute(con, s))
-    if not kept.rebuilt:
-        context.log.info(f"{context.asset_key.to_user_string()}: up to date (same evaluations, tables and "
-                         f"settings): not rebuilt")
-    return kept, version
+def evaluation_tables_asset(name: str, derived: Derived, compute, metadata, description: str) -> dg.AssetsDefinition:
+    """An asset whose tables are computed from the evaluations (nurd_eval, baseline_eval: the simulations,
+    the budgets): ``compute(con, settings, log)`` runs and writes them unless they are current (decided by
+    stragglers/warehouse/freshness.py); ``metadata(kept)`` is the asset's metadata, its data version the
+    digest of the inputs."""
+    @automated_asset(name=name, deps=[dg.AssetKey("nurd_eval"), dg.AssetKey("baseline_eval")], group_name="evaluation",
+                     kinds={"python", "duckdb"}, description=description)
+    def step(context: dg.AssetExecutionContext, nurd: PipelineSettings,
+             duckdb: DuckDBResource) -> dg.MaterializeResult:
+        s = nurd.settings()
+        with connected(nurd, duckdb) as con:
+            kept, version = build_unless_current(con, derived, s, lambda: compute(con, s, context.log.info))
+        if not kept.rebuilt:
+            context.log.info(f"{context.asset_key.to_user_string()}: up to date (same evaluations, tables and "
+                             f"settings): not rebuilt")
+        return dg.MaterializeResult(metadata=metadata(kept), data_version=dg.DataVersion(version))
+
+    return step
 
 
 def google_format(s) -> bool:

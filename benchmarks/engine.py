@@ -27,6 +27,8 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmarks.results import WRITE_HELP, publish_section
+
 REPO = Path(__file__).resolve().parent.parent
 SECTION = "## The replay engine against the sweep it replaced"
 #: the last commit before the engine
@@ -130,7 +132,7 @@ def main() -> None:
     p.add_argument("--baseline", default=BASELINE)
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--repeat", type=int, default=2)
-    p.add_argument("--write", type=Path, default=None, help="the markdown file whose section to replace")
+    p.add_argument("--write", type=Path, default=None, help=WRITE_HELP)
     a = p.parse_args()
     res = run(a.baseline, a.methods.split(","), a.repeat)
     command = "python -m benchmarks.engine" + "".join(
@@ -139,10 +141,7 @@ def main() -> None:
                                    ("repeat", a.repeat if a.repeat != 2 else None),
                                    ("write", a.write)) if v)
     text = report(res, command)
-    print(text)
-    if a.write:
-        from benchmarks.spark_read import write_section
-        write_section(a.write, text, SECTION)
+    publish_section(text, a.write, SECTION)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.results import WRITE_HELP, publish_section
 from stragglers.prediction import threshold
 from stragglers.prediction.completion import RELAUNCH_SEEDS
 from stragglers.prediction.engine.caps import Budget
@@ -376,17 +377,14 @@ def main() -> None:
                                 epilog="A round takes about 5 s on an idle 2-core machine.")
     p.add_argument("--repeat", type=int, default=5, help="alternating rounds (medians; default %(default)s)")
     p.add_argument("--seed", type=int, default=SEED, help="the inputs' seed (default %(default)s)")
-    p.add_argument("--write", type=Path, default=None, help="the markdown file whose section to replace")
+    p.add_argument("--write", type=Path, default=None, help=WRITE_HELP)
     a = p.parse_args()
     if a.repeat < 1:
         p.error("--repeat must be at least 1")
     command = " ".join(["python -m benchmarks.replay_kernels", f"--repeat {a.repeat}",
                         *([f"--seed {a.seed}"] if a.seed != SEED else []), *([f"--write {a.write}"] if a.write else [])])
     text = report(run(a.repeat, a.seed, command))
-    print(text)
-    if a.write:
-        from benchmarks.spark_read import write_section
-        write_section(a.write, text, SECTION)
+    publish_section(text, a.write, SECTION)
 
 
 if __name__ == "__main__":

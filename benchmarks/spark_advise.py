@@ -36,6 +36,8 @@ from pathlib import Path
 
 import zstandard
 
+from benchmarks.results import publish_section
+
 REPO = Path(__file__).resolve().parent.parent
 SECTION = "## Spark event logs: nurd-spark advise"
 DEFAULT_LOGS = REPO.parent / "shared" / "realdata" / "spark_eventlogs"
@@ -175,10 +177,7 @@ def main() -> None:
         res = run(a.logs, a.repeat, a.many)
         argv = "".join(f" {x}" for x in sys.argv[1:])
         text = report(res, argv)
-        print(text)
-        if a.write:
-            from benchmarks.spark_read import write_section
-            write_section(a.write, text, SECTION)
+        publish_section(text, a.write, SECTION)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmarks.results import WRITE_HELP, publish_section
 from stragglers.traces.spark_eventlog import codec_of, read_lines
 from stragglers.warehouse.spark_staging import ALL_LINES, _Loader, stage_spark
 from stragglers.warehouse.sql_files import render
@@ -193,31 +194,23 @@ def report(res: dict) -> str:
     ])
 
 
-def write_section(path: Path, text: str, section: str = SECTION) -> None:
-    """Replace the section (up to the next '## ' heading) or append it."""
-    old = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    start = next((i for i, line in enumerate(old) if line.strip() == section), None)
-    if start is None:
-        new = old + ([""] if old and old[-1] else []) + text.splitlines()
-    else:
-        end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
-        new = old[:start] + text.splitlines() + ([""] + old[end:] if end < len(old) else [])
-    path.write_text("\n".join(new) + "\n", encoding="utf-8")
-
-
-def main() -> None:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.spark_read", description=__doc__.splitlines()[0])
-    p.add_argument("--log", type=Path, default=DEFAULT_LOG, help="a zstd event log (default: %(default)s)")
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--write", type=Path, default=None, help="the markdown file whose section to replace")
+def parse_log_arguments(prog: str, description: str, *, log_help: str, repeats: int) -> argparse.Namespace:
+    """The command line of a benchmark of one event log (--log, --repeats, --write); stops where the log
+    is missing."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--log", type=Path, default=DEFAULT_LOG, help=f"{log_help} (default: %(default)s)")
+    p.add_argument("--repeats", type=int, default=repeats)
+    p.add_argument("--write", type=Path, default=None, help=WRITE_HELP)
     a = p.parse_args()
     if not a.log.is_file():
         sys.exit(f"no event log at {a.log} (--log; the real logs are in shared/realdata/spark_eventlogs)")
-    res = run(a.log, a.repeats)
-    text = report(res)
-    print(text)
-    if a.write:
-        write_section(a.write, text)
+    return a
+
+
+def main() -> None:
+    a = parse_log_arguments("python -m benchmarks.spark_read", __doc__.splitlines()[0], log_help="a zstd event log",
+                            repeats=5)
+    publish_section(report(run(a.log, a.repeats)), a.write, SECTION)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ result replaces the section "Spark event logs: one application from log to repor
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -30,7 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.spark_read import DEFAULT_LOG
+from benchmarks.results import publish_section
+from benchmarks.spark_read import parse_log_arguments
 
 REPO = Path(__file__).resolve().parent.parent
 SECTION = "## Spark event logs: one application from log to report"
@@ -157,19 +157,9 @@ def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         child(Path(sys.argv[2]), Path(sys.argv[3]))
         return
-    from benchmarks.spark_read import write_section
-
-    p = argparse.ArgumentParser(prog="python -m benchmarks.spark_report", description=__doc__.splitlines()[0])
-    p.add_argument("--log", type=Path, default=DEFAULT_LOG, help="a Spark event log (default: %(default)s)")
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--write", type=Path, default=None, help="the markdown file whose section to replace")
-    a = p.parse_args()
-    if not a.log.is_file():
-        sys.exit(f"no event log at {a.log} (--log; the real logs are in shared/realdata/spark_eventlogs)")
-    text = report(run(a.log, a.repeats))
-    print(text)
-    if a.write:
-        write_section(a.write, text, SECTION)
+    a = parse_log_arguments("python -m benchmarks.spark_report", __doc__.splitlines()[0],
+                            log_help="a Spark event log", repeats=1)
+    publish_section(report(run(a.log, a.repeats)), a.write, SECTION)
 
 
 if __name__ == "__main__":

@@ -23,14 +23,18 @@ def realdata_dir() -> Path | None:
     return _shared_realdata(lambda root: (root / "google_2011").is_dir())
 
 
+def _found_or_skip(found: Path | None, what: str, where: str) -> Path:
+    """``found``, or the test skipped with the reason: ``what`` is not found, and where to put it."""
+    if found is None:
+        pytest.skip(f"{what} not found: set NURD_REALDATA_DIR or put {where} beside the repository (CI does; a "
+                    f"user's clone has none)")
+    return found
+
+
 @pytest.fixture(scope="session")
 def realdata() -> Path:
     """Skips the test, with the reason, where the real trace excerpt is absent."""
-    found = realdata_dir()
-    if found is None:
-        pytest.skip("real trace excerpt not found: set NURD_REALDATA_DIR or put shared/realdata beside the "
-                    "repository (CI does; a user's clone has none)")
-    return found
+    return _found_or_skip(realdata_dir(), "real trace excerpt", "shared/realdata")
 
 
 def spark_realdata_dir() -> Path | None:
@@ -43,11 +47,7 @@ def spark_realdata_dir() -> Path | None:
 @pytest.fixture(scope="session")
 def spark_realdata() -> Path:
     """Skips the test, with the reason, where the real Spark event logs are absent."""
-    found = spark_realdata_dir()
-    if found is None:
-        pytest.skip("real Spark event logs not found: set NURD_REALDATA_DIR or put shared/realdata/spark_eventlogs "
-                    "beside the repository (CI does; a user's clone has none)")
-    return found
+    return _found_or_skip(spark_realdata_dir(), "real Spark event logs", "shared/realdata/spark_eventlogs")
 
 
 @pytest.fixture(scope="module")

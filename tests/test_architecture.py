@@ -221,6 +221,7 @@ CHECK_DECORATORS = {"asset_check"}
 FACTORIES = {
     "table_check": lambda call: ("check", (_name(call.args[0]), f"{_constant(call.args[1])}_valid")),
     "_failure_step": lambda call: ("asset", _constant(call.args[0])),
+    "evaluation_tables_asset": lambda call: ("asset", _constant(call.args[0])),
 }
 #: An asset or a check is glue: read, call one domain function, write, return metadata.
 MAX_ASSET_LINES = 40

@@ -40,9 +40,7 @@ import pandas as pd
 
 from stragglers.settings.prediction import EvaluationSettings
 from stragglers.settings.warehouse import SelectionSettings, WarehouseSettings
-from stragglers.warehouse.freshness import SETTINGS_TABLE, record_settings, recorded_settings
-from stragglers.warehouse.sql_files import render
-from stragglers.warehouse.table_sql import sql_name, table_params
+from stragglers.warehouse.freshness import recorded_settings, shadow_tables
 
 #: (decision times, features) the replay reads: the paper's grid, the operator's clock
 PAPER_TABLES = ("job_checkpoints", "checkpoint_features")
@@ -73,24 +71,9 @@ def clock_tables(con: duckdb.DuckDBPyConnection, trace: str, s: EvaluationSettin
     if built is None:
         raise LookupError(f"operator_checkpoints of trace {trace!r} has no recorded settings: materialize "
                           f"checkpoint_features first")
-    selection = SelectionSettings(**built)
-    made = []
-    try:
-        con.execute("CREATE OR REPLACE TEMP TABLE operator_tasks AS "
-                    "SELECT * REPLACE (0::BIGINT AS start_us) FROM main.operator_tasks")
-        made.append("operator_tasks")
-        for table in TASK_CLOCK_TABLES:
-            select = render(sql_name(table, selection), **table_params(con, selection, table))
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
-            made.append(table)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {SETTINGS_TABLE} AS SELECT * FROM main.{SETTINGS_TABLE}")
-        made.append(SETTINGS_TABLE)
-        for table in made[:-1]:
-            record_settings(con, table, trace, built)
+    with shadow_tables(con, SelectionSettings(**built), TASK_CLOCK_TABLES, trace, built,
+                       first={"operator_tasks": "SELECT * REPLACE (0::BIGINT AS start_us) FROM main.operator_tasks"}):
         yield
-    finally:
-        for table in reversed(made):
-            con.execute(f"DROP TABLE IF EXISTS temp.{table}")
 
 
 def grid_tables(s: EvaluationSettings) -> tuple[str, str]:

@@ -36,9 +36,7 @@ from stragglers.settings.prediction import EvaluationSettings
 from stragglers.settings.protocols import is_ours
 from stragglers.settings.warehouse import SelectionSettings
 from stragglers.warehouse.build import step_tables
-from stragglers.warehouse.freshness import record_settings, SETTINGS_TABLE
-from stragglers.warehouse.sql_files import render
-from stragglers.warehouse.table_sql import sql_name, table_params
+from stragglers.warehouse.freshness import shadow_tables
 
 #: horizon 'end': at most this many checkpoints after the warehouse's last one (before tau)
 END_STEPS = 20
@@ -172,22 +170,9 @@ def warehouse_features(con: duckdb.DuckDBPyConnection, selection: SelectionSetti
     if same:
         yield
         return
-    made = []
     # the feature step's tables but task_attempts (every attempt of every job: no quantile, no feature mode)
     # nor the operator's clock tables (the ablations replay the paper's view)
     tables = [t for t in step_tables("checkpoint_features", selection)
               if t != "task_attempts" and not t.startswith("operator_")]
-    try:
-        for table in tables:
-            select = render(sql_name(table, selection), **table_params(con, selection, table))
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
-            made.append(table)
-        # the settings recorded with the shadow tables (read by the evaluation's consistency check)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {SETTINGS_TABLE} AS SELECT * FROM main.{SETTINGS_TABLE}")
-        made.append(SETTINGS_TABLE)
-        for table in tables:
-            record_settings(con, table, selection.trace, selection.as_dict())
+    with shadow_tables(con, selection, tables, selection.trace, selection.as_dict()):
         yield
-    finally:
-        for table in reversed(made):
-            con.execute(f"DROP TABLE IF EXISTS temp.{table}")

@@ -22,6 +22,7 @@ which asset builds which table, adds what to materialize.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -30,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Generic, Mapping, Sequence, TypeVar
+from typing import Callable, Generic, Iterator, Mapping, Sequence, TypeVar
 
 import duckdb
 
@@ -101,6 +102,32 @@ def recorded_settings(con: duckdb.DuckDBPyConnection, table: str, trace: str) ->
     """The settings ``table``'s rows of ``trace`` were built with; None if not recorded."""
     found = _recorded(con, "settings", table, trace)
     return None if found is None else json.loads(found)
+
+
+@contextlib.contextmanager
+def shadow_tables(con: duckdb.DuckDBPyConnection, selection: SelectionSettings, tables: Sequence[str], trace: str,
+                  settings: dict, first: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Inside the block, temporary tables shadow the warehouse's: ``first`` (table -> its SELECT), then
+    ``tables``, each built in this order by its SQL under ``selection``; each recorded with ``settings``
+    for ``trace`` in a temporary copy of the ledger. The warehouse is not modified; the temporary tables
+    are dropped on leaving (also those made before a build that failed)."""
+    made = []
+    try:
+        builds = [*(first or {}).items(), *((t, None) for t in tables)]
+        for table, select in builds:
+            if select is None:
+                select = render(sql_name(table, selection), **table_params(con, selection, table))
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}")
+            made.append(table)
+        # the settings recorded with the shadow tables (read by the evaluation's consistency check)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {SETTINGS_TABLE} AS SELECT * FROM main.{SETTINGS_TABLE}")
+        made.append(SETTINGS_TABLE)
+        for table, _ in builds:
+            record_settings(con, table, trace, settings)
+        yield
+    finally:
+        for table in reversed(made):
+            con.execute(f"DROP TABLE IF EXISTS temp.{table}")
 
 
 # ------------------------------------------------------------------ the decision

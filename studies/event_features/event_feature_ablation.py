@@ -11,7 +11,6 @@ task's value is its latency, the target); only the features that do not move wit
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 import duckdb
@@ -22,6 +21,7 @@ from stragglers.prediction.workers import replay_jobs
 from stragglers.prediction.simulate import results_frames
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import CLOCK_FEATURES, EVENT_FEATURES
+from studies import warehouse_parser
 
 CLOCK = CLOCK_FEATURES
 MOVING = CLOCK + ("machine_tasks", "machine_cpu_load", "machine_memory_load", "machine_bad_events",
@@ -31,9 +31,7 @@ SETS = {"all 32": (), "without the clock features": CLOCK, "only features fixed 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m studies.event_features.event_feature_ablation",
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("warehouse")
+    ap = warehouse_parser("python -m studies.event_features.event_feature_ablation", __doc__)
     ap.add_argument("--trace", default="google_2011")
     ap.add_argument("--methods", default="nurd,pu_en,iforest,tobit")
     ap.add_argument("--seed", type=int, default=0)

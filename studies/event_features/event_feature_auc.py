@@ -13,13 +13,12 @@ each job (e.g. the recurring ones) has AUC 0.5 here by construction: per-job met
 
 from __future__ import annotations
 
-import argparse
-
 import duckdb
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from stragglers.trace_formats import EVENT_FEATURES
+from studies import warehouse_parser
 
 
 def auc_table(con: duckdb.DuckDBPyConnection, trace: str, n_boot: int, seed: int) -> list[dict]:
@@ -46,9 +45,7 @@ def auc_table(con: duckdb.DuckDBPyConnection, trace: str, n_boot: int, seed: int
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m studies.event_features.event_feature_auc",
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("warehouse")
+    ap = warehouse_parser("python -m studies.event_features.event_feature_auc", __doc__)
     ap.add_argument("--trace", default="google_2011")
     ap.add_argument("--boot", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)

@@ -13,7 +13,6 @@ mean over 10 relaunch seeds), JCT reduction - lambda x extra, mean F1 over jobs.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import time
 from functools import partial
@@ -28,6 +27,7 @@ from stragglers.prediction.protocol import adapt_jobs
 from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import EVENT_FEATURES, GOOGLE_FEATURES
+from studies import warehouse_parser
 
 ABLATIONS = {
     "survival_history (all ingredients)": {},
@@ -39,9 +39,7 @@ ABLATIONS = {
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m studies.survival.survival_ablation",
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("warehouse")
+    ap = warehouse_parser("python -m studies.survival.survival_ablation", __doc__)
     ap.add_argument("--traces", default="synthetic:all,google_2011:events")
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()

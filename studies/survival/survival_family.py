@@ -14,7 +14,6 @@ the cost curve. The free rules and the oracle must have been evaluated under the
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import duckdb
@@ -27,12 +26,11 @@ from stragglers.prediction.metrics import table3
 from stragglers.settings.protocols import OPERATOR
 from stragglers.reports.operator import ORACLE, family_sentences, family_verdict, operator_table
 from stragglers.settings import EvaluationSettings
+from studies import warehouse_parser
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m studies.survival.survival_family",
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("warehouse")
+    ap = warehouse_parser("python -m studies.survival.survival_family", __doc__)
     ap.add_argument("--traces", default="synthetic,google_2011")
     ap.add_argument("--methods", default=",".join(SURVIVAL_FAMILY))
     ap.add_argument("--workers", type=int, default=2)

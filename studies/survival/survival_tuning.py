@@ -13,7 +13,6 @@ never read. docs/EVALUATION.md records the choice ("The survival family").
 
 from __future__ import annotations
 
-import argparse
 import time
 from functools import partial
 
@@ -27,6 +26,7 @@ from stragglers.prediction.methods import SurvivalHistory
 from stragglers.prediction.protocol import adapt_jobs
 from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings
+from studies import warehouse_parser
 
 
 def development_jobs(con: duckdb.DuckDBPyConnection, trace: str, job_ids, fraction: float) -> set[int]:
@@ -37,9 +37,7 @@ def development_jobs(con: duckdb.DuckDBPyConnection, trace: str, job_ids, fracti
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m studies.survival.survival_tuning",
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("warehouse")
+    ap = warehouse_parser("python -m studies.survival.survival_tuning", __doc__)
     ap.add_argument("--traces", default="synthetic,google_2011")
     ap.add_argument("--strengths", default="0,2,5,10,20,50,100", help="prior strengths n0 to compare")
     ap.add_argument("--dev-fraction", type=float, default=0.5, help="the earlier share of jobs replayed")

@@ -5,7 +5,7 @@ speculative copies (the operator's protocol) of every evaluated method's flags d
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
 from stragglers.reports.simulations import COMPLETION_TIMES
 from stragglers.reports.simulations import simulations
 from .resources import PipelineSettings

@@ -4,7 +4,7 @@ simulations' tables, render the report and record it (stragglers/reports/compari
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
 from stragglers.reports.comparison_tables import (record_report, report_is_current, report_metadata, report_tables,
                                                   write_report)
 from .resources import PipelineSettings

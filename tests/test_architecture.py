@@ -126,7 +126,7 @@ def test_every_layer_is_in_the_order():
     ("settings/prediction.py", "from stragglers.traces.fetch import fetch_trace"),    # module level
     ("trace_formats.py", "from stragglers.settings import Settings"),                 # base, up to settings
     ("traces/fetch.py", "def f():\n    from stragglers.warehouse import build\n"),    # inside a function
-    ("prediction/evaluation.py", "from stragglers.reports import comparison"),
+    ("prediction/run.py", "from stragglers.reports import comparison"),
     ("nodes/build.py", "from ..failures import predict"),                            # relative, sideways
 ])
 def test_an_upward_import_is_caught(tmp_path, where, line):

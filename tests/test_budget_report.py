@@ -11,12 +11,12 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.budgets import SPARK_AS_RUN, budget_tables
-from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
+from stragglers.prediction.verdicts.budgets import SPARK_AS_RUN, budget_tables
+from stragglers.prediction.copies.completion_tables import SPECULATION_COLUMNS
 from stragglers.prediction.engine.caps import Budget
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.prediction.sweep import CAPPED_COLUMNS
-from stragglers.prediction.tuning import BUDGETS, curve_table
+from stragglers.prediction.verdicts.sweep import CAPPED_COLUMNS
+from stragglers.prediction.verdicts.tuning import BUDGETS, curve_table
 from stragglers.reports.budget_tables import reads_labels
 from stragglers.reports.answer_box import answer_boxes, boxes_markdown
 from stragglers.reports.budgets import (

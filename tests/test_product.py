@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from stragglers.prediction.methods import VARIANTS
-from stragglers.prediction.metrics import table3
+from stragglers.prediction.replay.metrics import table3
 from stragglers.reports.comparison import build_report
 from stragglers.reports.paper import compare_with_paper
 from stragglers.reports.story import headline, terminal_summary, what_this_run_shows
@@ -298,7 +298,7 @@ INTERNAL_NAMES = tuple(m for m in ALL_METHODS if display_name(m) != m)
 def full_report(tmp_path_factory):
     """The report with every section the main job gives it: the operator's answer, view and sweep,
     the paper's tables, the completion-time figures."""
-    from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
+    from stragglers.prediction.copies.completion_tables import SPECULATION_COLUMNS
     from tests.test_budget_report import METHODS, tables
 
     jm = _job_metrics(METHODS, n_jobs=6)
@@ -359,7 +359,7 @@ def test_figure_labels_neither_overlap_nor_leave_the_axes():
               "wait_for_tau": (0.2, 0.1), "spark_speculation": (0.05, 0.02)}
     t3 = pd.DataFrame([{"trace": t, "method": m, "n_jobs": 6, "f1": a, "f1_lo": a, "f1_hi": a, "f1_auc": b,
                         "median_lead": 0.1} for t in ("synthetic", "google_2011") for m, (a, b) in points.items()])
-    from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
+    from stragglers.prediction.copies.completion_tables import SPECULATION_COLUMNS
     spec = pd.DataFrame([(t, m, "unlimited", np.nan, b, 0.0, -b, a / 5, 1.0, 6, "0")
                          for t in ("synthetic", "google_2011") for m, (a, b) in points.items()],
                         columns=SPECULATION_COLUMNS)

@@ -9,9 +9,9 @@ import pytest
 
 from stragglers.reports.render import markdown_table as to_markdown
 from stragglers.reports.style import band, display_name
-from stragglers.prediction.completion_tables import completion_table
+from stragglers.prediction.copies.completion_tables import completion_table
 from stragglers.prediction.methods import VARIANTS
-from stragglers.prediction.metrics import table3
+from stragglers.prediction.replay.metrics import table3
 from stragglers.reports.comparison import build_report
 from stragglers.reports.comparison_figures import (
     plot_completion_limited,

@@ -22,10 +22,10 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from stragglers.prediction.budgets import ENFORCED
-from stragglers.prediction.spark_answer import change
-from stragglers.prediction.tuning import HEADLINE_BUDGET
-from stragglers.prediction.verdict import WARMUP_JOBS
+from stragglers.prediction.verdicts.budgets import ENFORCED
+from stragglers.prediction.verdicts.spark_answer import change
+from stragglers.prediction.verdicts.tuning import HEADLINE_BUDGET
+from stragglers.prediction.verdicts.verdict import WARMUP_JOBS
 from stragglers.reports.paper import PAPER_TABLE3
 from stragglers.reports.style import display_name
 from stragglers.reports.words import SPARK, cut_words, interval, pct, pp

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.budgets import ENFORCED
+from stragglers.prediction.verdicts.budgets import ENFORCED
 from stragglers.prediction.engine.policies import ORACLE
 from stragglers.prediction.methods import FREE_RULES, is_learned
 from stragglers.reports import figures

@@ -1,5 +1,5 @@
 """Every method at every budget of extra machine time, and the comparison named before it is scored:
-the operator's answer the report opens with (stragglers.prediction.budgets), from the warehouse's
+the operator's answer the report opens with (stragglers.prediction.verdicts.budgets), from the warehouse's
 operator sweep through the engine, written to tables ``matched_budgets``, ``named_comparisons`` and
 ``sweep_curve``."""
 
@@ -9,17 +9,17 @@ from typing import Callable
 
 import pandas as pd
 
-from stragglers.prediction.budgets import budget_tables as compute_budget_tables
-from stragglers.prediction.earlier import earlier_jobs, job_times
+from stragglers.prediction.verdicts.budgets import budget_tables as compute_budget_tables
+from stragglers.prediction.replay.earlier import earlier_jobs, job_times
 from stragglers.prediction.methods import FREE_RULES, METHODS, is_learned
 from stragglers.settings.protocols import typed_settings
-from stragglers.prediction.spark_answer import ANSWER_COLUMNS, ROW_COLUMNS, answer_table, spark_answers
-from stragglers.prediction.sweep import UNCAPPED
-from stragglers.prediction.tuning import BUDGETS, curve_table
+from stragglers.prediction.verdicts.spark_answer import ANSWER_COLUMNS, ROW_COLUMNS, answer_table, spark_answers
+from stragglers.prediction.verdicts.sweep import UNCAPPED
+from stragglers.prediction.verdicts.tuning import BUDGETS, curve_table
 from stragglers.reports.budgets import flags_equal
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS
-from stragglers.prediction.verdict import WARMUP_JOBS
+from stragglers.prediction.verdicts.verdict import WARMUP_JOBS
 from stragglers.warehouse.freshness import Derived
 from stragglers.warehouse.storage import replace_table
 from stragglers.warehouse.sql_files import render

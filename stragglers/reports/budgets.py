@@ -1,7 +1,7 @@
 """The operator's evidence: every method at every budget of extra machine time, and the comparison
 named before it is scored (the answer box itself: stragglers.reports.answer_box).
 
-From the engine's tables (stragglers/prediction/budgets.py): ``matched_budgets`` (each method tuned
+From the engine's tables (stragglers/prediction/verdicts/budgets.py): ``matched_budgets`` (each method tuned
 on earlier jobs under the budget enforced at every check, Spark as Spark runs it, the headroom) and
 ``named_comparisons`` (the learned method and the free rule named on earlier jobs, or no winner, and
 their difference on the scored jobs with its minimum detectable effect). The paragraph in words, the
@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.budgets import ENFORCED, SPARK_AS_RUN
+from stragglers.prediction.verdicts.budgets import ENFORCED, SPARK_AS_RUN
 from stragglers.prediction.engine.policies import ORACLE
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.prediction.tuning import BUDGETS, HEADLINE_BUDGET
+from stragglers.prediction.verdicts.tuning import BUDGETS, HEADLINE_BUDGET
 from stragglers.reports.style import display_name
 from stragglers.reports.views import jct_sentence, jct_words
 from stragglers.reports.words import SPARK, cut_words, natural_key, pct, pp, spark_words

@@ -3,7 +3,7 @@ whose words do not depend on the run (stragglers.reports.views.captions has thos
 report numbers tables and figures as it shows them; a caption refers to another as {table:name}
 or {fig:name} (stragglers.reports.publish)."""
 
-from stragglers.prediction.tuning import BUDGETS, HEADLINE_BUDGET
+from stragglers.prediction.verdicts.tuning import BUDGETS, HEADLINE_BUDGET
 
 _AT = f"{HEADLINE_BUDGET * 100:g}%"
 _OTHERS = ", ".join(f"{b * 100:g}%" for b in BUDGETS if b != HEADLINE_BUDGET)

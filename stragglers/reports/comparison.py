@@ -12,11 +12,11 @@ evidence, the paper's reproduction, the appendices. ``build_report`` writes the 
 The tables a section may read (``Comparison.get``): ``job_metrics`` (the paper's protocol's: empty
 where only the operator's protocol applies, Spark event logs, whose report opens with
 ``spark_answer``, the settings to set),
-``f1_over_time``, ``completion_times`` (stragglers.prediction.completion.completion_table),
+``f1_over_time``, ``completion_times`` (stragglers.prediction.copies.completion.completion_table),
 ``speculation_times`` and ``speculation_job_times`` (speculation_table, speculation_jobs: the
 operator's protocol), ``operator_job_metrics``, ``operator_cost_curve``, ``protocol_ablation``,
 ``nurd_sensitivity``, ``reexecution_summary``, ``matched_budgets`` and ``sweep_curve``
-(stragglers.prediction.sweep), and ``traces`` (one row per trace: its data, jobs, methods and the
+(stragglers.prediction.verdicts.sweep), and ``traces`` (one row per trace: its data, jobs, methods and the
 features they saw).
 """
 
@@ -30,8 +30,8 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from stragglers.prediction import metrics
-from stragglers.prediction.completion import RELAUNCH_SEEDS
+from stragglers.prediction.replay import metrics
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
 from stragglers.reports import budgets as budget_report
 from stragglers.reports import captions as cap
 from stragglers.reports import comparison_figures as figs

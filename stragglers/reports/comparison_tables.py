@@ -11,9 +11,9 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.prediction.budgets import BUDGET_DTYPES, COMPARISON_DTYPES
-from stragglers.prediction.tuning import CURVE_DTYPES
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.verdicts.budgets import BUDGET_DTYPES, COMPARISON_DTYPES
+from stragglers.prediction.verdicts.tuning import CURVE_DTYPES
 from stragglers.reports.comparison import Report, build_report
 from stragglers.reports.evaluation_summary import Markdown, Url, md_table
 from stragglers.reports.budget_tables import OPERATOR_BUDGETS

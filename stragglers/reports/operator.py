@@ -1,7 +1,7 @@
 """The operator's view (docs/EVALUATION.md "Two protocols"): what the report leads with.
 
 Per (trace, method) under the operator's protocol (threshold tau_hat(t), decisions on the online
-clock until the job ends: stragglers/prediction/clock.py; a speculative copy per flag): the reduction in job completion time (JCT) with a machine
+clock until the job ends: stragglers/prediction/replay/clock.py; a speculative copy per flag): the reduction in job completion time (JCT) with a machine
 always free (mean over jobs and seeds) and averaged over the limited-machine settings, the p90 over
 jobs of the JCT change (the tail; never above 0 with copies), the extra machine time as a share of
 the job's original machine time, F1 and F1 AUC. Plain pandas in, a table, a figure and one
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.clock import clock_caption
+from stragglers.prediction.replay.clock import clock_caption
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.reports import figures
 from stragglers.reports.style import band, display_name, style_for
@@ -39,7 +39,7 @@ def _dominated(x: float, y: float, xs: np.ndarray, ys: np.ndarray) -> bool:
 
 def operator_table(t3: pd.DataFrame, speculation: pd.DataFrame) -> pd.DataFrame:
     """``t3``: Table 3 of the operator's job metrics (stragglers.reports.comparison.table3);
-    ``speculation``: stragglers.prediction.completion_tables.speculation_table of its predictions."""
+    ``speculation``: stragglers.prediction.copies.completion_tables.speculation_table of its predictions."""
     unl = speculation[speculation["algorithm"] == "unlimited"][
         ["trace", "method", "reduction_mean", "jct_change_p90", "extra_machine_share", "n_copies_per_job"]]
     lim = (speculation[speculation["algorithm"] == "limited"].groupby(["trace", "method"])["reduction_mean"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stragglers.prediction.metrics import RATES as METRICS
-from stragglers.prediction.metrics import sort_by_method as _sort
+from stragglers.prediction.replay.metrics import RATES as METRICS
+from stragglers.prediction.replay.metrics import sort_by_method as _sort
 from stragglers.trace_formats import FORMATS
 
 # Which column of the paper's Table 3 a trace is compared with.

@@ -1,4 +1,4 @@
-"""The re-execution table (stragglers/prediction/reexecution.py) as Markdown: per trace, the real
+"""The re-execution table (stragglers/prediction/copies/reexecution.py) as Markdown: per trace, the real
 pairs beside the copy model (and the generator's model on the embedded trace), with the rerun tasks
 left out counted."""
 

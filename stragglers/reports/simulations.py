@@ -1,6 +1,6 @@
 """The completion-time simulations the report reads: what relaunching (the paper's Algorithms 2-3) and
 speculative copies (the operator's protocol) of every evaluated method's flags do to the jobs, from the
-warehouse's evaluations (stragglers/prediction/completion_tables.py simulates; this module reads its
+warehouse's evaluations (stragglers/prediction/copies/completion_tables.py simulates; this module reads its
 inputs and writes its tables)."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
-from stragglers.prediction.clock import grid_tables
-from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.prediction.completion_tables import completion_table, speculation_jobs, speculation_table
+from stragglers.prediction.replay.clock import grid_tables
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.copies.completion_tables import completion_table, speculation_jobs, speculation_table
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.settings.protocols import both_views, is_operator, typed_settings
-from stragglers.prediction.reexecution import cause_aware_copy_latency
+from stragglers.prediction.copies.reexecution import cause_aware_copy_latency
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
@@ -40,7 +40,7 @@ COMPLETION_TIMES = Derived(
 
 def with_cause_aware_copies(tasks: pd.DataFrame, s: Settings, log: Callable[[str], None]) -> pd.DataFrame:
     """Setting cause_aware_copies='on': each generated trace's tasks get the copy latency its truth gives
-    (stragglers.prediction.reexecution.cause_aware_copy_latency); real traces have no truth and draw."""
+    (stragglers.prediction.copies.reexecution.cause_aware_copy_latency); real traces have no truth and draw."""
     if s.cause_aware_copies != "on":
         return tasks
     parts = []

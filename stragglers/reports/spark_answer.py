@@ -1,5 +1,5 @@
 """Spark's answer on its event logs as the report's table shows it (``spark_answer_rows``, made by
-stragglers/prediction/spark_answer.py, the same function as ``nurd-spark advise``): the setting the
+stragglers/prediction/verdicts/spark_answer.py, the same function as ``nurd-spark advise``): the setting the
 applications run, Spark 4.0's defaults and the answer side by side on the scored stages (the verdict
 and the spark-defaults.conf block are the answer box's: stragglers.reports.answer_box). Plain pandas
 in, a frame out."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stragglers.prediction.spark_answer import change
-from stragglers.prediction.tuning import HEADLINE_BUDGET
+from stragglers.prediction.verdicts.spark_answer import change
+from stragglers.prediction.verdicts.tuning import HEADLINE_BUDGET
 from stragglers.trace_formats import FORMATS
 
 

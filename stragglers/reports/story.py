@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.methods import FREE_RULES
-from stragglers.prediction.metrics import table3
+from stragglers.prediction.replay.metrics import table3
 from stragglers.reports.answer_box import box_lines
 from stragglers.reports.operator import operator_headline_text, operator_paragraph
 from stragglers.reports.paper import compare_with_paper

@@ -3,7 +3,7 @@ completion-time summary (Figures 4-9) and Table 3 with each method's completion 
 
 Plain pandas in, frames out. Table 3 itself (per (trace, method) mean TPR / FPR / FNR / F1 over
 jobs with 95% bootstrap intervals, pooled figures, best F1) is
-``stragglers.prediction.metrics.table3``; the paper's numbers beside it are
+``stragglers.prediction.replay.metrics.table3``; the paper's numbers beside it are
 ``stragglers.reports.paper.compare_with_paper``. Decisions of Table 3:
 
 - Bootstrap: percentile intervals, ``n_boot`` resamples of the jobs of each
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.metrics import sort_by_method as _sort
+from stragglers.prediction.replay.metrics import sort_by_method as _sort
 from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TRACE
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stragglers.prediction.metrics import RATES as METRICS
+from stragglers.prediction.replay.metrics import RATES as METRICS
 from stragglers.reports.html import BAND_MARK
 from stragglers.reports.style import display_name, family_of, sort_key
 

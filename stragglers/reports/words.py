@@ -17,7 +17,7 @@ from stragglers.prediction.engine.policies import DEFAULT_POINT
 from stragglers.prediction.engine.spark_rule import SpeculationRule
 from stragglers.prediction.methods import VARIANTS
 from stragglers.prediction.methods.base import CONTAMINATION_GRID, DECISION_GRID, PROBABILITY_GRID, RATIO_GRID
-from stragglers.prediction.tuning import NO_COPY
+from stragglers.prediction.verdicts.tuning import NO_COPY
 
 SPARK = "spark_speculation"
 

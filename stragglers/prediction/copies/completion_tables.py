@@ -1,7 +1,7 @@
 """Job completion time over many jobs: the relaunch (Algorithms 2 and 3) and the
 speculative copies' tables, per (trace, method, algorithm, machines), from the tasks' latencies
 and the methods' predictions (docs/PROTOCOL.md section 6). One job's simulation is
-stragglers/prediction/completion.py; one job's copies, stragglers/prediction/speculation.py.
+stragglers/prediction/copies/completion.py; one job's copies, stragglers/prediction/copies/speculation.py.
 
 Reduction = (original - new) / original per job, mean over jobs, for each
 seed; ``completion_table`` reports the mean and the standard deviation
@@ -22,13 +22,13 @@ from typing import Iterable, Iterator
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import (RELAUNCH_SEEDS, decision_points, draw_relaunch_latencies, job_rng,
+from stragglers.prediction.copies.completion import (RELAUNCH_SEEDS, decision_points, draw_relaunch_latencies, job_rng,
                                               simulate_limited)
 from stragglers.prediction.engine.caps import Uncapped
 from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import Policy, from_flags
 from stragglers.prediction.engine.replay import MachinePool, outcomes, run
-from stragglers.prediction.speculation import copy_draws, task_ends
+from stragglers.prediction.copies.speculation import copy_draws, task_ends
 
 TABLE_COLUMNS = [
     "trace", "method", "algorithm", "machines", "reduction_mean",
@@ -253,7 +253,7 @@ def speculation_table(
     as a share of the job's original machine time (mean over jobs and seeds) and copies per job.
     ``copy_keeps``: the share of its original's relative log-latency a copy keeps (``copy_latencies``);
     a ``copy_latency_s`` column of tasks_df fixes a task's copy latency where it is not NaN (cause-aware
-    copies on a generated trace: stragglers.prediction.reexecution.cause_aware_copy_latency). The
+    copies on a generated trace: stragglers.prediction.copies.reexecution.cause_aware_copy_latency). The
     checks are the decision points: the job's checkpoints united with the flags' times."""
     machines, seeds = [int(m) for m in machines], [int(s) for s in seeds]
     if not seeds:

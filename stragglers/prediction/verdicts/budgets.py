@@ -11,7 +11,7 @@ Per trace and budget b, on the trace's scored jobs (``verdict.rolling_split``):
 - **Spark as Spark runs it** (``SPARK_AS_RUN``): Spark cannot hold a budget, so the setting an
   operator writes in spark-defaults.conf runs uncapped: each scored job's setting is the one whose
   copies spent within b on its choosing jobs (the largest mean cut among those), written only where
-  named there, else the one it ran with (stragglers/prediction/spark_answer.py ``as_run``): the row
+  named there, else the one it ran with (stragglers/prediction/verdicts/spark_answer.py ``as_run``): the row
   the operator's answer and spark-defaults.conf come from;
 - **exploration**: every method minus the tuned Spark rule, and minus the free rule named last
   (``named_comparisons``), Holm-adjusted within the trace and budget;
@@ -22,7 +22,7 @@ Per trace and budget b, on the trace's scored jobs (``verdict.rolling_split``):
   the oracle's own mean, and the scored jobs on which some policy beat the oracle.
 
 ``named_comparisons``: per trace and budget, the learned method and the free rule named on each
-scored job's choosing jobs (stragglers/prediction/verdict.py), their cuts on the scored jobs, the
+scored job's choosing jobs (stragglers/prediction/verdicts/verdict.py), their cuts on the scored jobs, the
 paired difference with its interval, minimum detectable effect and Holm-adjusted p-value over
 every budget of every trace.
 """
@@ -39,11 +39,11 @@ import pandas as pd
 from stragglers.prediction.engine.caps import Budget
 from stragglers.prediction.engine.caps import Uncapped
 from stragglers.prediction.engine.policies import CURRENT, ORACLE
-from stragglers.prediction.tuning import (
+from stragglers.prediction.verdicts.tuning import (
     BUDGETS, NO_COPY, TUNED_RULE, area_to_budget, curve_table, holm_intervals, paired_interval, tuned_outcomes,
 )
-from stragglers.prediction.spark_answer import as_run
-from stragglers.prediction.verdict import (
+from stragglers.prediction.verdicts.spark_answer import as_run
+from stragglers.prediction.verdicts.verdict import (
     Naming, Split, bootstrap_p, holm, holm_levels, mde, name_best, rolling_split,
 )
 

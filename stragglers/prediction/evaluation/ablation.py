@@ -1,4 +1,4 @@
-"""The runs that attribute the authors' protocol's effect (stragglers.prediction.protocol).
+"""The runs that attribute the authors' protocol's effect (stragglers.prediction.replay.protocol).
 
 ``protocol_ablation`` runs NURD (with NURD-NC and GBTR), the best baseline and
 the reference rules under the preset, the preset with each setting switched
@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 
 from stragglers import SQL_DIR
-from stragglers.prediction import protocol as protocol_module
-from stragglers.prediction.clock import grid_tables
-from stragglers.prediction.workers import replay_jobs
-from stragglers.prediction.evaluation import load_jobs, method_factory
+from stragglers.prediction.replay import protocol as protocol_module
+from stragglers.prediction.replay.clock import grid_tables
+from stragglers.prediction.replay.workers import replay_jobs
+from stragglers.prediction.evaluation.run import load_jobs, method_factory
 from stragglers.prediction.methods import REFERENCE_RULES
-from stragglers.prediction.protocol import adapt_jobs, warehouse_features
+from stragglers.prediction.replay.protocol import adapt_jobs, warehouse_features
 from stragglers.settings.protocols import AUTHORS, SELECTION_FIELDS, ours_value, with_settings
-from stragglers.prediction.simulate import results_frames
+from stragglers.prediction.replay.simulate import results_frames
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.warehouse.freshness import digest, recorded_inputs
 

@@ -2,7 +2,7 @@
 
 On the paper's grid all tasks of a job share a clock that starts at each task's own start: at
 checkpoint t a task is finished iff its latency y <= t. On the operator's wall clock
-(``JobData.start``, stragglers/prediction/clock.py) task i starts at start_i after the job's
+(``JobData.start``, stragglers/prediction/replay/clock.py) task i starts at start_i after the job's
 origin: at decision W it has ended iff start_i + y_i <= W, it runs iff start_i <= W and it has
 not ended (it has run W - start_i), and a task not started yet is pending (no candidate, in
 neither F_t nor R_t). Every time below (decisions, flags) is then a time on that clock. Per job:
@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, JobContext, Method, TaskSet
-from stragglers.prediction.metrics import f1_auc, job_scores, median_lead
+from stragglers.prediction.replay.metrics import f1_auc, job_scores, median_lead
 
 N_TIME_POINTS = 10  # F1 over normalized time k/10, k = 1..10 (docs/PROTOCOL.md section 4, step 7)
 
@@ -56,19 +56,19 @@ class JobData:
     tau: float                   # straggler threshold (s)
     feature_names: tuple[str, ...]
     # a protocol other than this pipeline's may fix the initial training set F0 and the
-    # evaluated tasks itself (stragglers.prediction.protocol); None = y <= t0 and y > t0
+    # evaluated tasks itself (stragglers.prediction.replay.protocol); None = y <= t0 and y > t0
     initial: np.ndarray | None = None      # (n,) bool
     evaluated: np.ndarray | None = None    # (n,) bool
-    # the operator's protocol (stragglers.prediction.threshold, protocol.adapt_job):
+    # the operator's protocol (stragglers.prediction.replay.threshold, protocol.adapt_job):
     # thresholds[k] = tau_hat(t_k), what a method is given as JobContext.tau at checkpoint k
     # (None = the true tau at every checkpoint, the paper's oracle threshold)
     thresholds: np.ndarray | None = None   # (K,)
     # end of the span the F1-over-time cutoffs divide (None = tau; horizon 'end': the job's end)
     span_end: float | None = None
-    # what the scheduler learned from earlier jobs (stragglers.prediction.history.JobHistory), given
+    # what the scheduler learned from earlier jobs (stragglers.prediction.evaluation.history.JobHistory), given
     # to methods that ask for it (MethodTags.learns_from_earlier_jobs) as JobContext.history
     history: object | None = None
-    # the operator's online clock (stragglers/prediction/clock.py): steps[k] = the time from t_k to the
+    # the operator's online clock (stragglers/prediction/replay/clock.py): steps[k] = the time from t_k to the
     # next timed decision (known at t_k), what an online method is given as JobContext.step at k
     steps: np.ndarray | None = None        # (K,)
     # the operator's tasks (sql/operator_tasks.sql): finished[i] = task i ends by finishing; the others

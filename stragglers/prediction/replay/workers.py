@@ -43,8 +43,8 @@ import duckdb
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from stragglers.prediction.jobstore import batches, export_batch, read_job
-from stragglers.prediction.simulate import JobData, JobResult, MethodFactory, replay_job
+from stragglers.prediction.replay.jobstore import batches, export_batch, read_job
+from stragglers.prediction.replay.simulate import JobData, JobResult, MethodFactory, replay_job
 from stragglers.settings import EngineSettings, SettingError
 
 
@@ -118,7 +118,7 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 # serves every later one in this process (its start, ~3 s of imports, was paid again by each evaluation:
 # 14 times in command 1); it is stopped and reaped at exit (or at once on cancellation), so the workers'
 # CPU time counts in this process's RUSAGE_CHILDREN (benchmarks/timings.py).
-WORKER_PRELOAD = ("stragglers.prediction.workers", "stragglers.prediction.methods", "xgboost",
+WORKER_PRELOAD = ("stragglers.prediction.replay.workers", "stragglers.prediction.methods", "xgboost",
                   "sklearn.linear_model")
 
 

@@ -32,12 +32,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.earlier import job_times
+from stragglers.prediction.replay.earlier import job_times
 from stragglers.prediction.engine.jobs import application_rules
 from stragglers.prediction.engine.spark_rule import SPARK_4_DEFAULTS, SpeculationRule
 from stragglers.prediction.engine.policies import CURRENT, DEFAULT_POINT
-from stragglers.prediction.tuning import NO_COPY, TUNED_RULE, envelope, paired_interval
-from stragglers.prediction.verdict import Split, mde, rolling_split
+from stragglers.prediction.verdicts.tuning import NO_COPY, TUNED_RULE, envelope, paired_interval
+from stragglers.prediction.verdicts.verdict import Split, mde, rolling_split
 from stragglers.warehouse.sql_files import render
 
 

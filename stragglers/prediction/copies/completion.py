@@ -62,8 +62,8 @@ What it leaves open, decided here (docs/PROTOCOL.md section 6 fixes the first tw
     ignored: the task had already finished (the replay never produces one).
 
 The tables over many jobs (completion_table, speculation_table) are in
-stragglers/prediction/completion_tables.py; speculative copies of one job in
-stragglers/prediction/speculation.py.
+stragglers/prediction/copies/completion_tables.py; speculative copies of one job in
+stragglers/prediction/copies/speculation.py.
 """
 
 from __future__ import annotations

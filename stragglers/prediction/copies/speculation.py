@@ -3,7 +3,7 @@
 Every simulation of copies (the replay engine's, stragglers/prediction/engine: the budget tables, the
 operator's completion tables, the cost-aware threshold, the operator's Spark answer) draws its copies
 here, so the same ``copy_keeps`` gives the same copies everywhere. A copy's latency is drawn as a
-relaunch's (the common draw per (job, task, seed) of stragglers/prediction/completion.py, from the
+relaunch's (the common draw per (job, task, seed) of stragglers/prediction/copies/completion.py, from the
 latencies of the job's tasks that finish); a copy of a task that does not finish never finishes.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stragglers.prediction.completion import draw_relaunch_latencies, job_rng
+from stragglers.prediction.copies.completion import draw_relaunch_latencies, job_rng
 
 
 def copy_latencies(y: np.ndarray, draws: np.ndarray, keeps: float = 0.0) -> np.ndarray:

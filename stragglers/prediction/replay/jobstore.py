@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from stragglers.prediction.clock import TASKS_OF
-from stragglers.prediction.simulate import JobData
+from stragglers.prediction.replay.clock import TASKS_OF
+from stragglers.prediction.replay.simulate import JobData
 
 
 def batches(jobs: pd.DataFrame, batch_jobs: int) -> list[pd.DataFrame]:

@@ -33,17 +33,17 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
 from stragglers.prediction.engine.caps import Uncapped
 from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import from_flags
 from stragglers.prediction.engine.replay import replay_all
-from stragglers.prediction.earlier import earlier_jobs, job_times
-from stragglers.prediction.speculation import copy_draws
-from stragglers.prediction.workers import replay_jobs
+from stragglers.prediction.replay.earlier import earlier_jobs, job_times
+from stragglers.prediction.copies.speculation import copy_draws
+from stragglers.prediction.replay.workers import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet
-from stragglers.prediction.simulate import JobData, JobResult, ScoreRecorder, VariantResult
+from stragglers.prediction.replay.simulate import JobData, JobResult, ScoreRecorder, VariantResult
 from stragglers.trace_formats import CLOCK_FEATURES, FORMATS
 
 #: The thresholds one replay scores (P(T > tau | T > t, x) > q).

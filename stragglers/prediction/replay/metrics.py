@@ -104,7 +104,7 @@ def _weighted_nanmean(counts: np.ndarray, vals: np.ndarray) -> np.ndarray:
 
 
 def _pooled(tp, fp, fn, tn) -> dict[str, np.ndarray]:
-    """Pooled rates from summed counts, with the per-job convention (stragglers.prediction.metrics)."""
+    """Pooled rates from summed counts, with the per-job convention (stragglers.prediction.replay.metrics)."""
     return rates(tp, fp, fn, tn)
 
 

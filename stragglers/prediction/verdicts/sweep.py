@@ -12,7 +12,7 @@ engine (stragglers/prediction/engine), ranked by the method's score as given by 
 Spark's rule is the engine's own, for every setting of its grid; ``job_rows`` runs them all under
 every cap (``CAPS``: each budget, Hadoop's caps, none) and ``SweepCollector`` keeps the rows (tables
 ``capped_outcomes`` and, uncapped, ``sweep_outcomes``). The curves, the tuning on earlier jobs and
-the budget tables are stragglers/prediction/tuning.py and budgets.py.
+the budget tables are stragglers/prediction/verdicts/tuning.py and budgets.py.
 
 A method whose score depends on the candidate set (SOS, COF, SOD score candidates among
 themselves) scores the sweep on the tasks that some cut has not flagged yet: its own variant is
@@ -35,8 +35,8 @@ from stragglers.prediction.engine.policies import (
 )
 from stragglers.prediction.engine.replay import OUTCOME_COLUMNS, outcome_rows
 from stragglers.prediction.methods.base import DEGENERATE_DATA_ERRORS, CannotFit, Method, TaskSet
-from stragglers.prediction.simulate import JobResult, ScoreRecorder
-from stragglers.prediction.tuning import BUDGETS
+from stragglers.prediction.replay.simulate import JobResult, ScoreRecorder
+from stragglers.prediction.verdicts.tuning import BUDGETS
 
 
 SWEEP_COLUMNS = ["trace", "method", "point", "job_id", "jct_reduction", "extra_machine_share", "n_flagged"]

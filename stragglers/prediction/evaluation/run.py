@@ -21,20 +21,20 @@ from threadpoolctl import threadpool_limits
 
 from stragglers.prediction.methods import METHODS, Method
 from stragglers.prediction.methods.base import variant_names
-from stragglers.prediction.metrics import table3
-from stragglers.prediction.clock import TASKS_OF, clock_tables, evaluable_jobs, grid_tables, uses_online_clock
-from stragglers.prediction.protocol import job_transform
+from stragglers.prediction.replay.metrics import table3
+from stragglers.prediction.replay.clock import TASKS_OF, clock_tables, evaluable_jobs, grid_tables, uses_online_clock
+from stragglers.prediction.replay.protocol import job_transform
 from stragglers.settings.protocols import is_operator
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import trace_format
-from stragglers.prediction.workers import EngineSettings, ProgressLog, ReplayStats, replay_batches
-from stragglers.prediction.history import (
+from stragglers.prediction.replay.workers import EngineSettings, ProgressLog, ReplayStats, replay_batches
+from stragglers.prediction.evaluation.history import (
     AttachHistory, CostAwareSelection, ThresholdGrid, learning_methods,
 )
 from stragglers.prediction.engine.jobs import copy_jobs
-from stragglers.prediction.sweep import SweepCollector, SweepGrid
-from stragglers.prediction.jobstore import export_batch, read_job
-from stragglers.prediction.simulate import JobData, results_frames
+from stragglers.prediction.verdicts.sweep import SweepCollector, SweepGrid
+from stragglers.prediction.replay.jobstore import export_batch, read_job
+from stragglers.prediction.replay.simulate import JobData, results_frames
 from stragglers.warehouse.freshness import code_digest, digest, recorded_inputs, require_settings
 from stragglers.warehouse.sql_files import create_view
 from stragglers.warehouse.staged_parts import usage_absent_reason
@@ -142,7 +142,7 @@ def selected_jobs(con: duckdb.DuckDBPyConnection, trace: str, settings: Evaluati
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The jobs to replay (one row each) and the jobs skipped, after checking that the features
     were built with this evaluation's quantile (tau is the job's latency quantile); on the decision
-    times and features of ``settings``' clock (stragglers/prediction/clock.py)."""
+    times and features of ``settings``' clock (stragglers/prediction/replay/clock.py)."""
     why = not_applicable(trace, settings)
     if why:
         raise ValueError(why)
@@ -236,7 +236,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str],
     and replace their rows in the result tables (``result_table``: the operator's protocol has its own).
 
     Jobs are streamed in batches (``engine.batch_jobs``) through Parquet files in ``exchange``
-    and replayed on local processes or a Dask cluster (stragglers/prediction/workers.py).
+    and replayed on local processes or a Dask cluster (stragglers/prediction/replay/workers.py).
     Finished jobs' predictions are spooled to Parquet files beside the batches (not held in
     memory, nor in a DuckDB transaction open for the whole replay);
     all writes are one transaction after the last job (old rows deleted, spooled rows inserted),
@@ -267,7 +267,7 @@ def _evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str]
     spool = PredictionSpool()
     prepare = job_transform(con, trace, settings)
     # methods that learn from earlier jobs: one replay per job scores every threshold, then each job's
-    # threshold is chosen on the jobs that ended before it (stragglers/prediction/history.py)
+    # threshold is chosen on the jobs that ended before it (stragglers/prediction/evaluation/history.py)
     learners = learning_methods(methods)
     tasks = TASKS_OF[grid_tables(settings)[0]]   # the tasks the replay sees (the paper's, or the operator's)
     selection = None
@@ -278,7 +278,7 @@ def _evaluate(con: duckdb.DuckDBPyConnection, trace: str, methods: Sequence[str]
         prepare = AttachHistory(selection.histories, prepare)
         factories = [partial(ThresholdGrid, f) if m in learners else f for m, f in zip(methods, factories)]
     # the operator's view: every cut of every other method's flag in the same replay (its cost curve,
-    # stragglers/prediction/sweep.py); the methods' own results are those of their plain replay
+    # stragglers/prediction/verdicts/sweep.py); the methods' own results are those of their plain replay
     sweep = None
     if is_operator(settings):
         sweep = SweepCollector(trace, copy_jobs(con, trace, settings.copy_keeps, jobs["job_id"].tolist()))

@@ -16,7 +16,7 @@ a task counts as flagged if any step flagged it (utils_ts.py ``fun_cum_vec``);
 this simulator's "flagged once, for good" gives the same set of flagged tasks.
 
 The runs that attribute the protocol's effect (``protocol_ablation``,
-``nurd_sensitivity``) are in ``stragglers.prediction.ablation``: they run the
+``nurd_sensitivity``) are in ``stragglers.prediction.evaluation.ablation``: they run the
 evaluation, which applies the settings defined here.
 """
 
@@ -29,9 +29,9 @@ from typing import Iterator, Mapping, Sequence
 import duckdb
 import numpy as np
 
-from stragglers.prediction.clock import next_timed_decision, uses_online_clock
-from stragglers.prediction.simulate import JobData
-from stragglers.prediction.threshold import online_threshold
+from stragglers.prediction.replay.clock import next_timed_decision, uses_online_clock
+from stragglers.prediction.replay.simulate import JobData
+from stragglers.prediction.replay.threshold import online_threshold
 from stragglers.settings.prediction import EvaluationSettings
 from stragglers.settings.protocols import is_ours
 from stragglers.settings.warehouse import SelectionSettings

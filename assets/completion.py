@@ -1,13 +1,13 @@
 """The completion-time simulations the report reads: what relaunching (the paper's Algorithms 2-3) and
 speculative copies (the operator's protocol) of every evaluated method's flags do to the jobs
-(stragglers/reports/simulations.py computes them)."""
+(stragglers/reports/compute/simulations.py computes them)."""
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
-from stragglers.reports.simulations import COMPLETION_TIMES
-from stragglers.reports.simulations import simulations
+from stragglers.reports.compute.simulations import COMPLETION_TIMES
+from stragglers.reports.compute.simulations import simulations
 from .resources import PipelineSettings
 
 from .common import automated_asset, md_table, tables_from_evaluations

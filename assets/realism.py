@@ -9,7 +9,7 @@ import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.copies import reexecution
-from stragglers.reports.reexecution import write_report as write_reexecution_report
+from stragglers.reports.sections.reexecution import write_report as write_reexecution_report
 from stragglers.warehouse import realism
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir

@@ -251,7 +251,7 @@ def test_one_grid_replay_flags_as_the_chosen_threshold_alone():
 
 def test_the_verdict_against_the_free_rules_has_paired_intervals_over_jobs():
     from stragglers.prediction.methods import FREE_RULES
-    from stragglers.reports.operator import family_sentences, family_verdict
+    from stragglers.reports.sections.operator import family_sentences, family_verdict
 
     rng = np.random.default_rng(0)
     jobs = [str(j) for j in range(40)]

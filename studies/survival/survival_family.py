@@ -25,7 +25,7 @@ from stragglers.prediction.evaluation.run import evaluate
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.prediction.replay.metrics import table3
 from stragglers.settings.protocols import OPERATOR
-from stragglers.reports.operator import ORACLE, family_sentences, family_verdict, operator_table
+from stragglers.reports.sections.operator import ORACLE, family_sentences, family_verdict, operator_table
 from stragglers.settings import EvaluationSettings
 
 

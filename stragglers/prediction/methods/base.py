@@ -21,7 +21,7 @@ design: methods tagged ``reads_labels`` (Wrangler, the oracle) get ``job.labels`
 A method class carries what it is: its ``name``, ``family`` and hyperparameters, and its
 capabilities declared in ``tags`` (``MethodTags``, like scikit-learn's estimator tags). How it
 is shown (display name, band, the paper's numbers) is the reports stage's
-(stragglers/reports/style.py, stragglers/reports/paper.py).
+(stragglers/reports/page/style.py, stragglers/reports/sections/paper.py).
 
 A method that cannot fit at a checkpoint raises ``CannotFit(reason)``; the
 simulator records the reason for (job, checkpoint) and flags nothing there.

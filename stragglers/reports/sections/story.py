@@ -25,12 +25,12 @@ import pandas as pd
 
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.replay.metrics import table3
-from stragglers.reports.answer_box import box_lines
-from stragglers.reports.operator import operator_headline_text, operator_paragraph
-from stragglers.reports.paper import compare_with_paper
-from stragglers.reports.render import markdown_table
-from stragglers.reports.style import FAMILIES, REFERENCE_FAMILY, display_name, family_of
-from stragglers.reports.views import jct_sentence, jct_words
+from stragglers.reports.sections.answer_box import box_lines
+from stragglers.reports.sections.operator import operator_headline_text, operator_paragraph
+from stragglers.reports.sections.paper import compare_with_paper
+from stragglers.reports.page.render import markdown_table
+from stragglers.reports.page.style import FAMILIES, REFERENCE_FAMILY, display_name, family_of
+from stragglers.reports.page.views import jct_sentence, jct_words
 
 NURD_FAMILY = FAMILIES["NURD family"]
 HEADLINE_COLUMNS = ["trace", "role", "method", "n_jobs", "f1", "f1_lo", "f1_hi", "f1_auc",

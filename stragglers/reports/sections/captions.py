@@ -1,7 +1,7 @@
 """The comparison report's headings and captions, one (heading, caption) pair per section
-whose words do not depend on the run (stragglers.reports.views.captions has those that do). The
+whose words do not depend on the run (stragglers.reports.page.views.captions has those that do). The
 report numbers tables and figures as it shows them; a caption refers to another as {table:name}
-or {fig:name} (stragglers.reports.publish)."""
+or {fig:name} (stragglers.reports.page.publish)."""
 
 from stragglers.prediction.verdicts.tuning import BUDGETS, HEADLINE_BUDGET
 

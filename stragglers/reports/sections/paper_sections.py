@@ -8,9 +8,9 @@ from __future__ import annotations
 import pandas as pd
 
 from stragglers.prediction.methods import METHODS
-from stragglers.reports import views
-from stragglers.reports.style import display_name
-from stragglers.reports.words import pct
+from stragglers.reports.page import views
+from stragglers.reports.page.style import display_name
+from stragglers.reports.page.words import pct
 
 
 def ranking_note(t3: pd.DataFrame) -> str:

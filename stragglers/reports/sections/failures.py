@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.failures.predict import SCENARIOS, TARGETS
-from stragglers.reports.files import legend, md, pyplot, save_figure, write_text
+from stragglers.reports.page.files import legend, md, pyplot, save_figure, write_text
 
 # Table V: overhead on the entire workload (threshold x extra clones).
 PAPER_TABLE_V = pd.DataFrame({"threshold": [0.1, 0.5, 0.9, 0.95, 0.99],

@@ -1,7 +1,7 @@
 """Spark's answer on its event logs as the report's table shows it (``spark_answer_rows``, made by
 stragglers/prediction/verdicts/spark_answer.py, the same function as ``nurd-spark advise``): the setting the
 applications run, Spark 4.0's defaults and the answer side by side on the scored stages (the verdict
-and the spark-defaults.conf block are the answer box's: stragglers.reports.answer_box). Plain pandas
+and the spark-defaults.conf block are the answer box's: stragglers.reports.sections.answer_box). Plain pandas
 in, a frame out."""
 
 from __future__ import annotations

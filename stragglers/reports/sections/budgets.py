@@ -1,5 +1,5 @@
 """The operator's evidence: every method at every budget of extra machine time, and the comparison
-named before it is scored (the answer box itself: stragglers.reports.answer_box).
+named before it is scored (the answer box itself: stragglers.reports.sections.answer_box).
 
 From the engine's tables (stragglers/prediction/verdicts/budgets.py): ``matched_budgets`` (each method tuned
 on earlier jobs under the budget enforced at every check, Spark as Spark runs it, the headroom) and
@@ -18,9 +18,9 @@ from stragglers.prediction.verdicts.budgets import ENFORCED, SPARK_AS_RUN
 from stragglers.prediction.engine.policies import ORACLE
 from stragglers.prediction.methods import FREE_RULES, is_learned
 from stragglers.prediction.verdicts.tuning import BUDGETS, HEADLINE_BUDGET
-from stragglers.reports.style import display_name
-from stragglers.reports.views import jct_sentence, jct_words
-from stragglers.reports.words import SPARK, cut_words, natural_key, pct, pp, spark_words
+from stragglers.reports.page.style import display_name
+from stragglers.reports.page.views import jct_sentence, jct_words
+from stragglers.reports.page.words import SPARK, cut_words, natural_key, pct, pp, spark_words
 
 
 def flags_equal(predictions: pd.DataFrame, reference: str = "flag_all") -> pd.DataFrame:

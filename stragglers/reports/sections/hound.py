@@ -24,7 +24,7 @@ from sklearn.tree import DecisionTreeRegressor
 from stragglers.diagnosis.learners import AdaBoostIPW, SignedSchweizerWolff, job_matrix, standardize, varies
 from stragglers.settings.diagnosis import HoundSettings
 from stragglers.diagnosis.truth import recall_by_cause
-from stragglers.reports.render import markdown_table
+from stragglers.reports.page.render import markdown_table
 
 FIGURE_JOBS = 20        # Figures 8 and 10 run on a seeded sample of this many jobs (all when fewer)
 FOLDS = 5

@@ -18,9 +18,9 @@ import pandas as pd
 from stragglers.prediction.verdicts.budgets import ENFORCED
 from stragglers.prediction.engine.policies import ORACLE
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.reports import figures
-from stragglers.reports.style import display_name, style_for
-from stragglers.reports.words import SPARK
+from stragglers.reports.page import figures
+from stragglers.reports.page.style import display_name, style_for
+from stragglers.reports.page.words import SPARK
 
 #: the learned methods drawn in colour (by their area to 5%); any others are thin grey lines
 LEGEND_LEARNED = 5

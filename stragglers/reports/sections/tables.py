@@ -4,7 +4,7 @@ completion-time summary (Figures 4-9) and Table 3 with each method's completion 
 Plain pandas in, frames out. Table 3 itself (per (trace, method) mean TPR / FPR / FNR / F1 over
 jobs with 95% bootstrap intervals, pooled figures, best F1) is
 ``stragglers.prediction.replay.metrics.table3``; the paper's numbers beside it are
-``stragglers.reports.paper.compare_with_paper``. Decisions of Table 3:
+``stragglers.reports.sections.paper.compare_with_paper``. Decisions of Table 3:
 
 - Bootstrap: percentile intervals, ``n_boot`` resamples of the jobs of each
   (trace, method) with replacement. The generator for a group is
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.replay.metrics import sort_by_method as _sort
-from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TRACE
+from stragglers.reports.sections.paper import PAPER_COMPLETION, PAPER_TRACE
 
 
 # ---------------------------------------------------------------------------

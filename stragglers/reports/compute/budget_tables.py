@@ -16,7 +16,7 @@ from stragglers.settings.protocols import typed_settings
 from stragglers.prediction.verdicts.spark_answer import ANSWER_COLUMNS, ROW_COLUMNS, answer_table, spark_answers
 from stragglers.prediction.verdicts.sweep import UNCAPPED
 from stragglers.prediction.verdicts.tuning import BUDGETS, curve_table
-from stragglers.reports.budgets import flags_equal
+from stragglers.reports.sections.budgets import flags_equal
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS
 from stragglers.prediction.verdicts.verdict import WARMUP_JOBS

@@ -16,11 +16,11 @@ from stragglers.prediction.verdicts.budgets import BUDGET_DTYPES, COMPARISON_DTY
 from stragglers.prediction.verdicts.tuning import CURVE_DTYPES
 from stragglers.reports.comparison import Report, build_report
 from stragglers.reports.evaluation_summary import Markdown, Url, md_table
-from stragglers.reports.budget_tables import OPERATOR_BUDGETS
-from stragglers.reports.simulations import COMPLETION_TIMES
-from stragglers.reports.operator import operator_view
-from stragglers.reports.render import markdown_image
-from stragglers.reports.story import headline_markdown
+from stragglers.reports.compute.budget_tables import OPERATOR_BUDGETS
+from stragglers.reports.compute.simulations import COMPLETION_TIMES
+from stragglers.reports.sections.operator import operator_view
+from stragglers.reports.page.render import markdown_image
+from stragglers.reports.sections.story import headline_markdown
 from stragglers.settings import Settings
 from stragglers.trace_formats import FORMATS
 from stragglers.warehouse.freshness import (EVERY_TRACE, Derived, derived_current, record_settings, require_current,

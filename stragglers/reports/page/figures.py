@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from stragglers.reports.style import FAMILIES, REFERENCE_FAMILY, family_of, sort_key, style_for
+from stragglers.reports.page.style import FAMILIES, REFERENCE_FAMILY, family_of, sort_key, style_for
 
 MAX_LINES_PER_PANEL = 7
 #: the width every figure is drawn at (inches at ``DPI``): the page's column at 1280 px is 1146 px

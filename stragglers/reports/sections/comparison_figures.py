@@ -1,7 +1,7 @@
 """The comparison report's figures: F1 over time (as the paper's Figures 2-3), the change in job
 completion time under the paper's protocol (as its Figures 4-9; positive: longer), accuracy against
 earliness, the protocol ablation and NURD's sensitivity. Each writes one PNG drawn at the page's
-width (stragglers.reports.figures draws the shared layouts)."""
+width (stragglers.reports.page.figures draws the shared layouts)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stragglers.reports import figures
-from stragglers.reports.paper import PAPER_COMPLETION, PAPER_TRACE
-from stragglers.reports.style import display_name, is_reference_rule, style_for
-from stragglers.reports.tables import completion_summary
+from stragglers.reports.page import figures
+from stragglers.reports.sections.paper import PAPER_COMPLETION, PAPER_TRACE
+from stragglers.reports.page.style import display_name, is_reference_rule, style_for
+from stragglers.reports.sections.tables import completion_summary
 
 
 def plot_f1_over_time(table: pd.DataFrame, path) -> Path:
-    """Mean F1 against normalized time k/10, small multiples (stragglers.reports.figures)."""
+    """Mean F1 against normalized time k/10, small multiples (stragglers.reports.page.figures)."""
     return figures.small_multiples(
         table.assign(t=table["k"] / 10), "t", "f1", path, label=display_name, ylim=(0, 1),
         xlabel="normalized time t = k/10 of [t0, tau] (fraction)",

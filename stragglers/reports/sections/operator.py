@@ -22,9 +22,9 @@ import pandas as pd
 
 from stragglers.prediction.replay.clock import clock_caption
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
-from stragglers.reports import figures
-from stragglers.reports.style import band, display_name, style_for
-from stragglers.reports.views import jct_sentence, jct_words
+from stragglers.reports.page import figures
+from stragglers.reports.page.style import band, display_name, style_for
+from stragglers.reports.page.views import jct_sentence, jct_words
 
 COLUMNS = ["trace", "method", "band", "n_jobs", "jct_reduction", "jct_reduction_limited_avg", "jct_change_p90",
            "extra_machine_share", "copies_per_job", "f1", "f1_lo", "f1_hi", "f1_auc", "median_lead", "pareto",

@@ -26,9 +26,9 @@ from stragglers.prediction.verdicts.budgets import ENFORCED
 from stragglers.prediction.verdicts.spark_answer import change
 from stragglers.prediction.verdicts.tuning import HEADLINE_BUDGET
 from stragglers.prediction.verdicts.verdict import WARMUP_JOBS
-from stragglers.reports.paper import PAPER_TABLE3
-from stragglers.reports.style import display_name
-from stragglers.reports.words import SPARK, cut_words, interval, pct, pp
+from stragglers.reports.sections.paper import PAPER_TABLE3
+from stragglers.reports.page.style import display_name
+from stragglers.reports.page.words import SPARK, cut_words, interval, pct, pp
 from stragglers.trace_formats import FORMATS
 
 ANSWER_COLUMNS = ["trace", "item", "text"]

@@ -3,7 +3,7 @@ defined, each with the pattern that finds its uses in the page's text.
 
 ``TERMS`` holds the words of the protocols and of the statistics; ``method_terms`` adds the method
 names a run shows. report.md ends with the terms it uses (``glossary_markdown``); report.html links
-each term's first use to its entry (stragglers.reports.html). A pattern is a regular expression both
+each term's first use to its entry (stragglers.reports.page.html). A pattern is a regular expression both
 Python and a browser read the same way (``\\b``, alternation, a negative lookahead: a positive one would
 look past the link into the next text), so the browser check can find the first use on its own.
 """
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from stragglers.prediction.methods import FREE_RULES, VARIANTS, is_learned
-from stragglers.reports.style import display_name
+from stragglers.reports.page.style import display_name
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stragglers.reports.files import md, write_text
+from stragglers.reports.page.files import md, write_text
 
 INTRO = ("Tasks that FINISHed, were scheduled again and FINISHed again on another machine: the same work "
          "run again elsewhere, which is what a speculative copy gets. First life as task_lifecycle defines "

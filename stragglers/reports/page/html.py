@@ -200,7 +200,7 @@ def _nav(body: str) -> str:
 
 def render_html(report_md: Path, out: Path | None = None, terms: Sequence = ()) -> Path:
     """Write ``report.html`` beside ``report_md`` (or at ``out``); returns its path. ``terms``: the
-    glossary's terms (stragglers.reports.glossary), each first use linked to its entry."""
+    glossary's terms (stragglers.reports.page.glossary), each first use linked to its entry."""
     from markdown_it import MarkdownIt
 
     report_md = Path(report_md)

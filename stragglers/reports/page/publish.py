@@ -14,9 +14,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from stragglers.reports.glossary import Term, glossary_markdown, used_terms
-from stragglers.reports.html import BAND_MARK, render_html
-from stragglers.reports.render import markdown_table
+from stragglers.reports.page.glossary import Term, glossary_markdown, used_terms
+from stragglers.reports.page.html import BAND_MARK, render_html
+from stragglers.reports.page.render import markdown_table
 
 #: The width (px) a table may take in report.html read at 1280 px (html._CSS: the body is at most
 #: 1180 px wide); a wider table is split, its later columns in a second table with the same rows.
@@ -118,7 +118,7 @@ def write_report(out_dir, tables: Mapping[str, pd.DataFrame], plots: Mapping[str
                  terms: Sequence[Term] = ()) -> Path:
     """Write ``<name>.csv`` and ``<name>.parquet`` per table, ``<name>.png`` per plot (a path to an
     existing PNG, or a matplotlib Figure), and ``report.md`` linking them, then ``report.html``
-    (self-contained, stragglers.reports.html) from it. Everything is written to a temporary sibling
+    (self-contained, stragglers.reports.page.html) from it. Everything is written to a temporary sibling
     directory that then replaces ``out_dir`` by rename, so a reader never sees a half-written report.
     Returns the path of report.md.
 

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from stragglers.nodes.ranking import best_fit_counts, level_table
-from stragglers.reports.files import legend, md, pyplot, save_figure, write_text
+from stragglers.reports.page.files import legend, md, pyplot, save_figure, write_text
 
 # Ouyang et al., Table 4 (MapReduce jobs, 12,583 nodes) and Section V-A (132 sampled nodes).
 PAPER_LEVELS = pd.DataFrame({"level": [0, 1, 2, 3, 4], "paper_nodes": [105, 1772, 7265, 3386, 55],

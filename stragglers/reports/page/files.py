@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stragglers.reports.render import markdown_table
+from stragglers.reports.page.render import markdown_table
 
 
 def pyplot():

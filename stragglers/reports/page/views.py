@@ -12,8 +12,8 @@ from __future__ import annotations
 import pandas as pd
 
 from stragglers.prediction.replay.metrics import RATES as METRICS
-from stragglers.reports.html import BAND_MARK
-from stragglers.reports.style import display_name, family_of, sort_key
+from stragglers.reports.page.html import BAND_MARK
+from stragglers.reports.page.style import display_name, family_of, sort_key
 
 FAMILY_NOTES = {
     "NURD family": "NURD and its ablations",

@@ -1,9 +1,9 @@
 """Every method at every budget, the operator's answer the report opens with: each method's flag cut
 tuned on earlier jobs at each budget of extra machine time, from the operator's sweep, written to
-tables ``matched_budgets`` and ``sweep_curve`` (stragglers/reports/budget_tables.py computes them)."""
+tables ``matched_budgets`` and ``sweep_curve`` (stragglers/reports/compute/budget_tables.py computes them)."""
 
-from stragglers.reports.budget_tables import write_budget_tables
-from stragglers.reports.budget_tables import OPERATOR_BUDGETS
+from stragglers.reports.compute.budget_tables import write_budget_tables
+from stragglers.reports.compute.budget_tables import OPERATOR_BUDGETS
 from stragglers.warehouse.freshness import Kept
 
 from .common import evaluation_tables_asset, md_table

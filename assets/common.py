@@ -13,9 +13,9 @@ import pandas as pd
 from dagster_duckdb import DuckDBResource
 
 from stragglers.reports.evaluation_summary import Markdown, Url
-from stragglers.reports.budget_tables import BUDGET_TABLES
-from stragglers.reports.render import markdown_image, markdown_table
-from stragglers.reports.simulations import SIMULATION_TABLES
+from stragglers.reports.compute.budget_tables import BUDGET_TABLES
+from stragglers.reports.page.render import markdown_image, markdown_table
+from stragglers.reports.compute.simulations import SIMULATION_TABLES
 from stragglers.warehouse.freshness import Derived, StaleTableError, build_unless_current
 from stragglers.warehouse.sql_files import ALIBABA_VIEWS, GOOGLE_VIEWS
 from stragglers.warehouse.staging import stage_trace

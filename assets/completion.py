@@ -1,10 +1,10 @@
 """The completion-time simulations the report reads: what relaunching (the paper's Algorithms 2-3) and
 speculative copies (the operator's protocol) of every evaluated method's flags do to the jobs
-(stragglers/reports/simulations.py computes them)."""
+(stragglers/reports/compute/simulations.py computes them)."""
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.reports.simulations import COMPLETION_TIMES
-from stragglers.reports.simulations import simulations
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.reports.compute.simulations import COMPLETION_TIMES
+from stragglers.reports.compute.simulations import simulations
 from stragglers.warehouse.freshness import Kept
 
 from .common import evaluation_tables_asset, md_table

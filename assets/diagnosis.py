@@ -14,7 +14,7 @@ import stragglers.diagnosis.checks  # noqa: F401  (registers the Hound GX suites
 from stragglers.diagnosis import explain, machine_evidence
 from stragglers.diagnosis import run as hound
 from stragglers.diagnosis import truth as hound_truth
-from stragglers.reports.hound import build_hound_report
+from stragglers.reports.sections.hound import build_hound_report
 from stragglers.traces.fetch import truth_dir
 from stragglers.warehouse import freshness, runner, storage
 from .resources import PipelineSettings
@@ -262,7 +262,7 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSett
                              "hound_validation against the always-data-skew baseline, the explanations' accuracy, "
                              "and Figures 8 (latency models, adjusted R^2), 9 (dependence after shuffling) and 10 "
                              "(propensity estimators) as plots. Its own asset and module "
-                             "(stragglers/reports/hound.py), so that comparison_tables stays NURD's Table 3.")
+                             "(stragglers/reports/sections/hound.py), so that comparison_tables stays NURD's Table 3.")
 @google_format_only(HOUND_NEEDS)
 def hound_report(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:

@@ -11,7 +11,7 @@ from dagster_duckdb import DuckDBResource
 import stragglers.failures.validation  # noqa: F401  (registers the failure suites)
 from stragglers.failures import build as fb
 from stragglers.settings.failures import FailureSettings
-from stragglers.reports.failures import write_cloning_report, write_prediction_report
+from stragglers.reports.sections.failures import write_cloning_report, write_prediction_report
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table, report_metadata
 from .resources import PipelineSettings

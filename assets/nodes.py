@@ -11,13 +11,13 @@ from dagster_duckdb import DuckDBResource
 import stragglers.nodes.validation  # noqa: F401  (registers the node suites)
 from stragglers.nodes import build as nb
 from stragglers.nodes.truth import planted_machines
-from stragglers.reports.files import md, write_text
-from stragglers.reports.nodes import truth_checks, write_node_report
+from stragglers.reports.page.files import md, write_text
+from stragglers.reports.sections.nodes import truth_checks, write_node_report
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table, report_metadata
 from .resources import PipelineSettings
-from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.prediction.completion_tables import completion_table
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.copies.completion_tables import completion_table
 from stragglers.warehouse.storage import table_exists
 
 

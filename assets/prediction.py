@@ -7,10 +7,10 @@ import dagster as dg
 import matplotlib
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction.evaluation import evaluate_unless_current, not_applicable_notes, resolve_feature_set
-from stragglers.prediction.ablation import ablation_inputs, sensitivity_inputs
-from stragglers.prediction.ablation import nurd_sensitivity as run_sensitivity
-from stragglers.prediction.ablation import protocol_ablation as run_ablation
+from stragglers.prediction.evaluation.run import evaluate_unless_current, not_applicable_notes, resolve_feature_set
+from stragglers.prediction.evaluation.ablation import ablation_inputs, sensitivity_inputs
+from stragglers.prediction.evaluation.ablation import nurd_sensitivity as run_sensitivity
+from stragglers.prediction.evaluation.ablation import protocol_ablation as run_ablation
 from stragglers.settings.protocols import both_views, is_operator
 from stragglers.prediction.methods import BASELINES
 from stragglers.prediction.methods import REFERENCE_RULES
@@ -55,7 +55,7 @@ def _methods_for_features(context, nurd: PipelineSettings, duckdb: DuckDBResourc
 def _evaluation(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource,
                 methods: list[str]) -> dg.MaterializeResult:
     """``methods`` (those the configured feature set leaves) evaluated under the configured protocol
-    and its other view, each unless current (stragglers/prediction/evaluation.py
+    and its other view, each unless current (stragglers/prediction/evaluation/run.py
     ``evaluate_unless_current``); the metadata is the configured view's, with the other view's
     table under ``metrics_<view>``."""
     methods, skipped, features_note = _methods_for_features(context, nurd, duckdb, methods)

@@ -1,6 +1,6 @@
 """trace_realism: the configured trace's statistics beside another trace's, with a
 distance each (stragglers/warehouse/realism.py); reexecutions: the trace's own re-executions against
-the simulator's copy model (stragglers/prediction/reexecution.py)."""
+the simulator's copy model (stragglers/prediction/copies/reexecution.py)."""
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
@@ -8,8 +8,8 @@ from dagster_duckdb import DuckDBResource
 import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
-from stragglers.prediction import reexecution
-from stragglers.reports.reexecution import write_report as write_reexecution_report
+from stragglers.prediction.copies import reexecution
+from stragglers.reports.sections.reexecution import write_report as write_reexecution_report
 from stragglers.warehouse import realism
 from stragglers.trace_formats import FORMATS
 from stragglers.traces.fetch import truth_dir
@@ -73,7 +73,7 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                              "the two lives' log-latencies relative to the job's median, P(second life straggles | "
                              "first did) and the base rate, with bootstrap intervals over jobs; beside them the "
                              "simulator's copy model replayed on the same pairs "
-                             "(stragglers/prediction/reexecution.py); on the embedded trace, the generator's own "
+                             "(stragglers/prediction/copies/reexecution.py); on the embedded trace, the generator's own "
                              "re-runs of every finished task, from its truth.")
 @google_format_only("re-executions are read from Google task_events")
 def reexecutions(context: dg.AssetExecutionContext, nurd: PipelineSettings,

@@ -1,11 +1,11 @@
 """The paper's comparison tables over every trace in the warehouse: read the evaluations' and the
-simulations' tables, render the report and record it (stragglers/reports/comparison_tables.py)."""
+simulations' tables, render the report and record it (stragglers/reports/compute/comparison_tables.py)."""
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.reports.comparison_tables import (record_report, report_is_current, report_metadata, report_tables,
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.reports.compute.comparison_tables import (record_report, report_is_current, report_metadata, report_tables,
                                                   write_report)
 from .resources import PipelineSettings
 

@@ -3,7 +3,7 @@ re-runs the chain when an application's log becomes complete (the applications s
 are staged by the chain's own staged_trace (stragglers.warehouse.spark_staging), the learned methods
 and the free rules (Spark's rule among them) run on them through nurd_eval and baseline_eval under
 the operator's protocol, and operator_budgets makes the answer (tables spark_answer and
-spark_answer_rows, stragglers/prediction/spark_answer.py), which the report opens with. Glue only:
+spark_answer_rows, stragglers/prediction/verdicts/spark_answer.py), which the report opens with. Glue only:
 stragglers.advice.spark writes the files, the same way as ``nurd-spark advise``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from stragglers.advice.spark import ANSWER_DIR, DEFAULT_OUT, answer_files
-from stragglers.prediction.tuning import HEADLINE_BUDGET
+from stragglers.prediction.verdicts.tuning import HEADLINE_BUDGET
 from stragglers.traces.spark_eventlog import application_of, discover
 from stragglers.warehouse.spark_staging import TRACE
 

@@ -13,7 +13,7 @@ def authors_job(con, job_id: int, features: tuple[str, ...], seed: int = 42,
     """One job, the authors' way: per-task DataFrames, row-by-row assembly, refit per checkpoint."""
     from sklearn.ensemble import GradientBoostingRegressor
     from sklearn.linear_model import LogisticRegression
-    from stragglers.prediction.metrics import job_scores
+    from stragglers.prediction.replay.metrics import job_scores
     started, started_cpu = time.perf_counter(), time.process_time()
     cp = con.execute("SELECT k, checkpoint_s, t0_s, tau_s FROM job_checkpoints WHERE trace = 'synthetic' "
                      "AND job_id = ? ORDER BY k", [job_id]).df()

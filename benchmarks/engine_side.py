@@ -20,7 +20,7 @@ def main(warehouse: str, workdir: str, methods: str) -> None:
     import duckdb
 
     import stragglers
-    from stragglers.prediction.evaluation import evaluate
+    from stragglers.prediction.evaluation.run import evaluate
     from stragglers.settings.protocols import OPERATOR
     from stragglers.settings import EvaluationSettings
 

@@ -14,7 +14,7 @@ jobs, 8 parts; warehouse built with the default settings):
      and ``LogisticRegression(solver='lbfgs')`` are refitted from scratch; the
      NURD flag rule (y_hat / w >= tau, w = max(eps, min(z + delta, 1)), delta
      from the t0 centroids) and the same F / R / candidate sets as the engine.
-     F1 with the same definition (stragglers.prediction.metrics.job_scores). BLAS threads are
+     F1 with the same definition (stragglers.prediction.replay.metrics.job_scores). BLAS threads are
      limited to 1 (single process; multi-threaded BLAS on 15-column matrices
      only adds overhead on a loaded 2-core machine).
 
@@ -92,11 +92,11 @@ def forkserver_cpu() -> float:
 
 def run_engine(db: str, job_ids: list[int] | None, workers: int) -> dict:
     import duckdb
-    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.prediction.evaluation.run import load_jobs
     from stragglers.prediction.methods.nurd import NurdFamily
     from stragglers.settings import EvaluationSettings
-    from stragglers.prediction.workers import replay_jobs
-    from stragglers.prediction.simulate import results_frames
+    from stragglers.prediction.replay.workers import replay_jobs
+    from stragglers.prediction.replay.simulate import results_frames
     con = duckdb.connect(db, read_only=True)
     t0, c0 = time.perf_counter(), cpu_now()
     jobs, _ = load_jobs(con, "synthetic", EvaluationSettings(workers=workers))
@@ -147,10 +147,10 @@ def solver_check(db: str, job_ids: list[int]) -> dict:
     """The engine's NURD with the authors' lbfgs propensity solver vs the default (Newton-Cholesky),
     same jobs, this process: F1 and flag-time agreement."""
     import duckdb
-    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.prediction.evaluation.run import load_jobs
     from stragglers.prediction.methods import nurd
-    from stragglers.prediction.workers import replay_jobs
-    from stragglers.prediction.simulate import results_frames
+    from stragglers.prediction.replay.workers import replay_jobs
+    from stragglers.prediction.replay.simulate import results_frames
     from stragglers.settings import EvaluationSettings
     con = duckdb.connect(db, read_only=True)
     jobs = [j for j in load_jobs(con, "synthetic", EvaluationSettings(workers=1))[0] if j.job_id in set(job_ids)]
@@ -331,7 +331,7 @@ def main(argv=None) -> int:
     db, res["trace"] = embedded_warehouse(work)
 
     import duckdb
-    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.prediction.evaluation.run import load_jobs
     from stragglers.settings import EvaluationSettings
     con = duckdb.connect(db, read_only=True)
     all_ids = [int(j.job_id) for j in load_jobs(con, "synthetic", EvaluationSettings(workers=1))[0]]

@@ -25,10 +25,10 @@ import duckdb
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from stragglers.prediction.evaluation import load_jobs, method_factory
+from stragglers.prediction.evaluation.run import load_jobs, method_factory
 from stragglers.prediction.methods import BASELINES
 from stragglers.settings import EvaluationSettings, SelectionSettings
-from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.prediction.replay.simulate import JobData, replay_job
 from stragglers.traces.synth import generate_google
 from stragglers.warehouse.assemble import build_warehouse
 from stragglers.warehouse.storage import configure
@@ -111,7 +111,7 @@ def main() -> None:
           + "\n")
     rows, raw = [], {}
     for m in args.methods:
-        with threadpool_limits(1):   # as the evaluation's workers (stragglers/prediction/simulate.py)
+        with threadpool_limits(1):   # as the evaluation's workers (stragglers/prediction/replay/simulate.py)
             s, fs, cpu, f1 = time_method(m, small)
         b, fb = (time_method(m, big)[:2] if big else (float("nan"), 0))
         rows.append((m, s, b, fs, fb, cpu, f1))

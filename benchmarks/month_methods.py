@@ -9,7 +9,7 @@ both clocks) from the tiled copy, then ``--jobs`` of its evaluable jobs drawn at
 are kept (every other job's rows deleted from a copy of the warehouse).
 
 Each engine evaluates every method (``--methods``, default all) under both views (the configured
-protocol and the operator's: stragglers.prediction.protocol.both_views), in one ``evaluate`` call
+protocol and the operator's: stragglers.prediction.replay.protocol.both_views), in one ``evaluate`` call
 per view, on a fresh copy of the sample warehouse: this process (workers=1), the local pool
 (workers=2), and a loopback ``distributed.LocalCluster`` (127.0.0.1, TCP, 2 worker processes of one
 thread). Seconds per job per method: the median over the sample of job_metrics' ``seconds`` (each
@@ -35,7 +35,7 @@ import duckdb
 import numpy as np
 
 from benchmarks.scale import loopback_cluster
-from stragglers.prediction.evaluation import evaluate, selected_jobs
+from stragglers.prediction.evaluation.run import evaluate, selected_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.settings.protocols import both_views, is_operator
 from stragglers.settings import EngineSettings, EvaluationSettings, SelectionSettings

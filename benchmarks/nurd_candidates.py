@@ -113,7 +113,7 @@ def reference_warehouse(work: Path) -> Path:
 
 def run(db: Path, work: Path, settings, params: dict) -> dict:
     import duckdb
-    from stragglers.prediction.evaluation import evaluate
+    from stragglers.prediction.evaluation.run import evaluate
     from stragglers.prediction.methods import nurd
     from stragglers.settings import EngineSettings
     copy = work / "candidate.duckdb"
@@ -152,9 +152,9 @@ def profile(db: Path) -> None:
     import cProfile
     import pstats
     import duckdb
-    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.prediction.evaluation.run import load_jobs
     from stragglers.prediction.methods.nurd import NurdFamily
-    from stragglers.prediction.workers import replay_jobs
+    from stragglers.prediction.replay.workers import replay_jobs
     from stragglers.settings import EvaluationSettings
     with duckdb.connect(str(db), read_only=True) as con:
         jobs = load_jobs(con, "synthetic", EvaluationSettings(workers=1))[0]

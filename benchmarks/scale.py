@@ -67,7 +67,7 @@ def replicate(base: Path, dest: Path, r: int) -> Path:
 
 def _child_memory(db: str, method: str, batch_jobs: int, mode: str, memory_limit: str) -> None:
     import duckdb
-    from stragglers.prediction.evaluation import evaluate, load_jobs
+    from stragglers.prediction.evaluation.run import evaluate, load_jobs
     from stragglers.settings import EngineSettings, EvaluationSettings
     settings = EvaluationSettings(workers=1, n_boot=50)
     started = time.perf_counter()
@@ -121,7 +121,7 @@ def engines(work: Path, method: str, batch_jobs: int, replicas: int = 1, repeats
     hits all of them), on the 41 jobs replicated ``replicas`` times."""
     import duckdb
     import shutil
-    from stragglers.prediction.evaluation import evaluate
+    from stragglers.prediction.evaluation.run import evaluate
     from stragglers.settings import EngineSettings, EvaluationSettings
     base = warehouse(work)
     if replicas > 1:
@@ -160,8 +160,8 @@ def engines(work: Path, method: str, batch_jobs: int, replicas: int = 1, repeats
 def cost(work: Path, n_jobs: int, methods: list[str]) -> list[dict]:
     import duckdb
     from threadpoolctl import threadpool_limits
-    from stragglers.prediction.evaluation import load_jobs, method_factory
-    from stragglers.prediction.simulate import replay_job
+    from stragglers.prediction.evaluation.run import load_jobs, method_factory
+    from stragglers.prediction.replay.simulate import replay_job
     from stragglers.settings import EvaluationSettings
     base = warehouse(work)
     with duckdb.connect(str(base), read_only=True) as con:
@@ -191,9 +191,9 @@ def profile(work: Path, rounds: int = 3) -> list[dict]:
     import pstats
     import duckdb
     from threadpoolctl import threadpool_limits
-    from stragglers.prediction.evaluation import load_jobs
+    from stragglers.prediction.evaluation.run import load_jobs
     from stragglers.prediction.methods import nurd as nurd_module
-    from stragglers.prediction.simulate import replay_job
+    from stragglers.prediction.replay.simulate import replay_job
     from stragglers.settings import EvaluationSettings
     base = warehouse(work)
     with duckdb.connect(str(base), read_only=True) as con:

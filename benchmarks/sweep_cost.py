@@ -34,12 +34,12 @@ from benchmarks.method_cost import embedded_warehouse, some_jobs
 from stragglers.prediction.engine.jobs import copy_jobs
 from stragglers.prediction.engine.policies import DEFAULT_POINT
 from stragglers.prediction.engine.replay import outcome_rows
-from stragglers.prediction.evaluation import load_jobs, method_factory
+from stragglers.prediction.evaluation.run import load_jobs, method_factory
 from stragglers.prediction.methods import METHODS
-from stragglers.prediction.protocol import adapt_jobs
+from stragglers.prediction.replay.protocol import adapt_jobs
 from stragglers.settings.protocols import OPERATOR
-from stragglers.prediction.simulate import replay_job
-from stragglers.prediction.sweep import CAPS, SweepGrid, job_rows, policies_of
+from stragglers.prediction.replay.simulate import replay_job
+from stragglers.prediction.verdicts.sweep import CAPS, SweepGrid, job_rows, policies_of
 from stragglers.settings import EvaluationSettings
 
 TRACE = "synthetic"

@@ -7,7 +7,7 @@ Run it after command 1 (`bash scripts/run.sh`), so report.png shows today's repo
 
 - docs/img/report.png: the first screen of report.html as a reader sees it
   (a 1280 x 900 window: the answer box); the picture carries the digest of the
-  report's code (stragglers/reports/code_digest.py), and a test fails when
+  report's code (stragglers/reports/page/code_digest.py), and a test fails when
   that code has changed since (retake it: `--only report`);
 - docs/img/lineage.png: the asset lineage in the Dagster UI (start
   `dagster dev` first). The UI's first-visit dialog is dismissed through the
@@ -68,11 +68,11 @@ async def _capture(url: str, out: Path, width: int, height: int, js: str = "", w
 
 
 def stamp(png: Path) -> None:
-    """Write the digest of today's report code into the picture (stragglers/reports/code_digest.py)."""
+    """Write the digest of today's report code into the picture (stragglers/reports/page/code_digest.py)."""
     from PIL import Image
     from PIL.PngImagePlugin import PngInfo
 
-    from stragglers.reports.code_digest import KEY, report_code_digest
+    from stragglers.reports.page.code_digest import KEY, report_code_digest
 
     info = PngInfo()
     info.add_text(KEY, report_code_digest())

@@ -4,7 +4,7 @@ Usage: python scripts/summary.py [--elapsed SECONDS] [--since EPOCH_SECONDS]
 
 Reads the runs of the Dagster instance ($DAGSTER_HOME) for what ran, and
 the warehouse ($NURD_DATA_DIR/warehouse.duckdb, read-only) and the report
-for the numbers (stragglers.reports.story): the answer first, word for word
+for the numbers (stragglers.reports.sections.story): the answer first, word for word
 the box at the top of report.html (its table answer.csv), then where
 everything is. Changes nothing.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 from stragglers.advice.spark import ANSWER_DIR, DEFAULT_OUT, REPORT_SUFFIX
-from stragglers.reports.story import terminal_summary
+from stragglers.reports.sections.story import terminal_summary
 
 NEXT_COMMANDS = [
     ("UI", "bash scripts/ui.sh   # http://127.0.0.1:3000, this run's history included"),

@@ -1,5 +1,5 @@
 -- Every method at every budget through the replay engine (stragglers/prediction/engine; rows by
--- stragglers/prediction/sweep.py job_rows): per (method, point of its sweep, cap, job) under the
+-- stragglers/prediction/verdicts/sweep.py job_rows): per (method, point of its sweep, cap, job) under the
 -- operator's protocol, the JCT reduction and the extra machine time (shares of the job's) when, at
 -- every check of the job, the tasks the point ranks get copies only while the cap allows (cap
 -- '0.02': a budget of 2% of the job's machine time as the scheduler can put it at the check;

@@ -1,5 +1,5 @@
 -- The survival family's cost-aware threshold over the price of machine time
--- (stragglers/prediction/history.py): per lambda, each job's threshold chosen on the jobs that ended
+-- (stragglers/prediction/evaluation/history.py): per lambda, each job's threshold chosen on the jobs that ended
 -- before it, and the outcome over all jobs (speculative copies, a machine always free).
 CREATE TABLE IF NOT EXISTS cost_curve (
     trace VARCHAR NOT NULL, method VARCHAR NOT NULL, cost_lambda DOUBLE NOT NULL, configured BOOLEAN,

@@ -1,6 +1,6 @@
--- Every method at every budget (stragglers/prediction/budgets.py; the report's "matched_budgets"): per
+-- Every method at every budget (stragglers/prediction/verdicts/budgets.py; the report's "matched_budgets"): per
 -- (trace, method, budget of extra machine time, cap_mode), on the trace's scored jobs (those started
--- after a warm-up of earlier jobs ended: stragglers/prediction/verdict.py), each job's point of the
+-- after a warm-up of earlier jobs ended: stragglers/prediction/verdicts/verdict.py), each job's point of the
 -- method chosen on the jobs that ended before its first decision and scored on the job through the
 -- replay engine: under the budget enforced at every check (cap_mode 'enforced'), or, for Spark's rule
 -- as Spark runs it, uncapped with its setting matched within the budget on those earlier jobs

@@ -1,4 +1,4 @@
--- The comparison named before it is scored (stragglers/prediction/verdict.py, budgets.py): per (trace,
+-- The comparison named before it is scored (stragglers/prediction/verdicts/verdict.py, budgets.py): per (trace,
 -- budget), the split (the rolling origin: a job is scored once ``warmup`` jobs ended before it started,
 -- and named on those, its choosing jobs: their fewest, median and most), the learned method and the
 -- free rule named now (on the last scored job's choosing jobs: each named only where its mean cut there

@@ -1,5 +1,5 @@
 -- The operator's decision clock (docs/PROTOCOL.md, "The operator's clock"; the switch and the
--- replay's side are in stragglers/prediction/clock.py): when a scheduler that knows only the past
+-- replay's side are in stragglers/prediction/replay/clock.py): when a scheduler that knows only the past
 -- decides, per selected job, on the job's wall clock: microseconds since its origin, the earliest
 -- first SCHEDULE of its tasks. A task starts at start = ${task_start} on that clock (its first
 -- SCHEDULE after the origin: sql/operator_tasks.sql) and ends at start + latency_us; at W it has

@@ -1,7 +1,7 @@
 -- Per job of the operator's view (every task the scheduler saw run, the operator's clock): its start
 -- (its first task's first SCHEDULE), its end (when its last task ended in any way; none when a task
 -- still runs when the trace ends: such a job never came before another) and its cutoff (start + t0 of
--- the operator's clock), trace time in us: which jobs came before which (stragglers/prediction/earlier.py).
+-- the operator's clock), trace time in us: which jobs came before which (stragglers/prediction/replay/earlier.py).
 SELECT t.job_id, min(t.first_schedule_us) AS start_us,
        CASE WHEN bool_and(t.end_state <> 'still_running')
             THEN max(t.first_schedule_us + t.latency_us) END AS end_us,

@@ -1,5 +1,5 @@
 -- Every task of the selected jobs that a scheduler watching them sees run: the operator's replay
--- (stragglers/prediction/clock.py) decides on these, not only on the tasks that will finish
+-- (stragglers/prediction/replay/clock.py) decides on these, not only on the tasks that will finish
 -- (`tasks`, the paper's). A task is in if its first SCHEDULE is inside the trace window and its
 -- life is whole in the mirror: it finished, ended otherwise (killed, evicted, failed, lost), or
 -- still runs when the trace ends. Left out, as in the funnel: never scheduled, scheduled before

@@ -1,4 +1,4 @@
--- Where the paper's numbers come from (stragglers.prediction.protocol.protocol_ablation):
+-- Where the paper's numbers come from (stragglers.prediction.replay.protocol.protocol_ablation):
 -- per trace, protocol variant and method, means over jobs; `settings` records every
 -- protocol setting of the row (JSON), so each row can be re-run.
 CREATE TABLE IF NOT EXISTS protocol_ablation (

@@ -1,4 +1,4 @@
--- The operator's answer on Spark event logs (stragglers/prediction/spark_answer.py), one row per (trace,
+-- The operator's answer on Spark event logs (stragglers/prediction/verdicts/spark_answer.py), one row per (trace,
 -- budget of extra executor time): the stages and applications it rests on, the stages scored (each
 -- named on the stages that ended before it started), what the applications run, the setting chosen on
 -- every stage within the budget with its mean stage-time cut there, that mean's minimum detectable

@@ -1,5 +1,5 @@
 -- Per (trace, method, job), speculative copies with unlimited machines, mean over seeds: the JCT
--- reduction and the extra machine time's share (stragglers/prediction/completion.py
+-- reduction and the extra machine time's share (stragglers/prediction/copies/completion.py
 -- speculation_jobs), for the survival family and the free rules only: what the report's intervals
 -- against the free rules need. Built by asset completion_times.
 CREATE TABLE IF NOT EXISTS speculation_job_times (

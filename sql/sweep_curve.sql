@@ -1,4 +1,4 @@
--- Every method's cost curve under the operator's protocol (stragglers/prediction/sweep.py
+-- Every method's cost curve under the operator's protocol (stragglers/prediction/verdicts/sweep.py
 -- curve_table): per (trace, method, point of its flag threshold's sweep) the mean over jobs of the
 -- JCT reduction and of the extra machine time (shares), speculative copies, unlimited machines.
 -- Built by asset operator_budgets from the uncapped rows of operator_capped_outcomes (the engine).

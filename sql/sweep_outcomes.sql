@@ -1,4 +1,4 @@
--- Every method's cost curve points (stragglers/prediction/sweep.py): per (method, point of its flag
+-- Every method's cost curve points (stragglers/prediction/verdicts/sweep.py): per (method, point of its flag
 -- threshold's sweep, job) under the operator's protocol, the JCT reduction and the extra machine
 -- time (shares of the job's) with a speculative copy per flag (the replay engine uncapped: the rows of
 -- capped_outcomes with cap 'none'), mean over the completion seeds. point 'default' is the method's

@@ -52,7 +52,7 @@ EVENT_FEATURES = (
 #: out: elapsed time enters its model through the conditioning on T > t (docs/EVALUATION.md).
 CLOCK_FEATURES = ("elapsed", "since_schedule", "job_elapsed_rel")
 #: NURD_FEATURE_SET values: which columns of checkpoint_features the methods see
-#: ('auto' is resolved per trace by stragglers.prediction.evaluation.resolve_feature_set).
+#: ('auto' is resolved per trace by stragglers.prediction.evaluation.run.resolve_feature_set).
 FEATURE_SETS = ("auto", "usage", "events", "all")
 #: Alibaba batch_instance's static per-instance summaries (sql/checkpoint_features__alibaba.sql).
 ALIBABA_FEATURES = ("cpu_avg", "cpu_max", "mem_avg", "mem_max")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stragglers.prediction.simulate import JobData
+from stragglers.prediction.replay.simulate import JobData
 
 
 def make_job(job_id: int = 1, n: int = 150, d: int = 5, step: float = 300.0, seed: int = 0) -> JobData:

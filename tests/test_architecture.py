@@ -126,7 +126,7 @@ def test_every_layer_is_in_the_order():
     ("settings/prediction.py", "from stragglers.traces.fetch import fetch_trace"),    # module level
     ("trace_formats.py", "from stragglers.settings import Settings"),                 # base, up to settings
     ("traces/fetch.py", "def f():\n    from stragglers.warehouse import build\n"),    # inside a function
-    ("prediction/evaluation.py", "from stragglers.reports import comparison"),
+    ("prediction/run.py", "from stragglers.reports import comparison"),
     ("nodes/build.py", "from ..failures import predict"),                            # relative, sideways
 ])
 def test_an_upward_import_is_caught(tmp_path, where, line):
@@ -146,11 +146,11 @@ def test_an_upward_import_is_caught(tmp_path, where, line):
 def test_a_late_import_within_a_layer_is_caught(tmp_path):
     root = tmp_path / "stragglers"
     (root / "reports").mkdir(parents=True)
-    for name in ("__init__.py", "reports/__init__.py", "reports/story.py"):
+    for name in ("__init__.py", "reports/__init__.py", "reports/results.py"):
         (root / name).write_text("")
-    (root / "reports" / "views.py").write_text("def f():\n    from stragglers.reports import story\n")
+    (root / "reports" / "comparison.py").write_text("def f():\n    from stragglers.reports import results\n")
     assert violations(root) == []   # allowed by the order ...
-    assert [v.split(":")[0] for v in late_imports(root)] == ["stragglers/reports/views.py"]   # ... not late
+    assert [v.split(":")[0] for v in late_imports(root)] == ["stragglers/reports/comparison.py"]   # ... not late
 
 
 # ----------------------------------------------------------------------------- comments say intent

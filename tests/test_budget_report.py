@@ -1,4 +1,4 @@
-"""The operator's answer first (stragglers/reports/answer_box.py, budgets.py): the answer box, the
+"""The operator's answer first (stragglers/reports/sections/answer_box.py, budgets.py): the answer box, the
 paragraph in words, the named comparisons and the budget table for a reader, from tables
 ``budgets.budget_tables`` builds on a small synthetic capped table (what the engine writes,
 ``capped_outcomes``); and report.html opening with the box, read in headless Chromium at 1280 px."""
@@ -11,20 +11,20 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.budgets import SPARK_AS_RUN, budget_tables
-from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
+from stragglers.prediction.verdicts.budgets import SPARK_AS_RUN, budget_tables
+from stragglers.prediction.copies.completion_tables import SPECULATION_COLUMNS
 from stragglers.prediction.engine.caps import Budget
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.prediction.sweep import CAPPED_COLUMNS
-from stragglers.prediction.tuning import BUDGETS, curve_table
-from stragglers.reports.budget_tables import reads_labels
-from stragglers.reports.answer_box import answer_boxes, boxes_markdown
-from stragglers.reports.budgets import (
+from stragglers.prediction.verdicts.sweep import CAPPED_COLUMNS
+from stragglers.prediction.verdicts.tuning import BUDGETS, curve_table
+from stragglers.reports.compute.budget_tables import reads_labels
+from stragglers.reports.sections.answer_box import answer_boxes, boxes_markdown
+from stragglers.reports.sections.budgets import (
     answer_paragraph, budget_view, cheapest_sentence, comparison_view, envelope_view, flags_equal,
 )
 from stragglers.reports.comparison import build_report
-from stragglers.reports.style import display_name
-from stragglers.reports.views import jct_sentence
+from stragglers.reports.page.style import display_name
+from stragglers.reports.page.views import jct_sentence
 from tests.browser import FIT_PROBE
 from tests.browser import probe as _probe_in_chromium
 from tests.test_product import _job_metrics
@@ -84,7 +84,7 @@ def split_inputs(n_jobs: int = N_JOBS):
 def tables(n_boot: int = 200, learned_gain: float = 1.0, budgets: tuple[float, ...] = BUDGETS
            ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(matched_budgets, named_comparisons, sweep_curve) as the pipeline builds them
-    (stragglers/reports/budget_tables.py), from ``capped_outcomes``; built once per process (read only)."""
+    (stragglers/reports/compute/budget_tables.py), from ``capped_outcomes``; built once per process (read only)."""
     capped = capped_outcomes(learned_gain=learned_gain)
     times, earlier = split_inputs()
     matched, comparisons = budget_tables(capped, times, earlier, FREE_RULES, is_learned, reads_labels, min_jobs=2,

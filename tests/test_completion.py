@@ -1,4 +1,4 @@
-"""Job completion time simulation (stragglers/prediction/completion.py, docs/PROTOCOL.md section 6)."""
+"""Job completion time simulation (stragglers/prediction/copies/completion.py, docs/PROTOCOL.md section 6)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction.completion import (
+from stragglers.prediction.copies.completion import (
     completion_limited,
     completion_unlimited,
     draw_relaunch_latencies,
     job_rng,
 )
-from stragglers.prediction.completion_tables import TABLE_COLUMNS, completion_jobs, completion_table
+from stragglers.prediction.copies.completion_tables import TABLE_COLUMNS, completion_jobs, completion_table
 
 NAN = np.nan
 

@@ -16,10 +16,10 @@ from dagster_duckdb import DuckDBResource
 
 from assets import budgets, completion, prediction, reports, traces, warehouse
 from assets.resources import PipelineSettings
-from stragglers.prediction.ablation import protocol_ablation
+from stragglers.prediction.evaluation.ablation import protocol_ablation
 from stragglers.settings.protocols import AUTHORS, ours_value
-from stragglers.reports.budget_tables import budget_tables
-from stragglers.reports.budget_tables import BUDGET_TABLES
+from stragglers.reports.compute.budget_tables import budget_tables
+from stragglers.reports.compute.budget_tables import BUDGET_TABLES
 
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
          warehouse.checkpoint_features]

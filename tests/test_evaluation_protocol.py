@@ -9,15 +9,15 @@ import pytest
 from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LogisticRegression
 
-from stragglers.prediction.evaluation import method_factory
+from stragglers.prediction.evaluation.run import method_factory
 from stragglers.prediction.methods.base import JobContext, TaskSet
 from stragglers.prediction.methods.nurd import NurdFamily, calibration_delta
 from stragglers.prediction.methods.rules import SparkSpeculation
 from stragglers.prediction.methods.survival import _censored_design
-from stragglers.prediction.ablation import ablation_variants
-from stragglers.prediction.protocol import adapt_job
+from stragglers.prediction.evaluation.ablation import ablation_variants
+from stragglers.prediction.replay.protocol import adapt_job
 from stragglers.settings.protocols import AUTHORS, protocol_settings
-from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.prediction.replay.simulate import JobData, replay_job
 from stragglers.settings import EvaluationSettings, SelectionSettings, SettingError
 
 OURS = EvaluationSettings(workers=1)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from stragglers.prediction.methods.rules import FlagAll, SparkSpeculation, WaitForTau
-from stragglers.prediction.metrics import f1_auc, median_lead
-from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.prediction.replay.metrics import f1_auc, median_lead
+from stragglers.prediction.replay.simulate import JobData, replay_job
 
 
 def ten_task_job() -> JobData:

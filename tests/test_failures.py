@@ -212,7 +212,7 @@ def test_cloning_report_with_an_empty_panel_draws_it_without_a_warning(tmp_path)
     import gc
     import warnings
 
-    from stragglers.reports.failures import write_cloning_report
+    from stragglers.reports.sections.failures import write_cloning_report
 
     lists = {(1, 0): [Attempt(100, True), Attempt(50, False, 20)], (1, 1): [Attempt(100, False)]}
     scores = {(1, 0): [0.9, 0.1], (1, 1): [0.6]}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stragglers.reports.story import terminal_summary
+from stragglers.reports.sections.story import terminal_summary
 from tests.browser import probe as _probe_in_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +89,7 @@ def test_a_new_reader_opens_a_small_runs_report_in_chromium(small_run, tmp_path)
     page's small print, every glossary term linked at its first use, no long table without its CSV."""
     from PIL import Image
 
-    from stragglers.reports.publish import MAX_SHOWN_ROWS
+    from stragglers.reports.page.publish import MAX_SHOWN_ROWS
 
     reports = small_run / "reports"
     seen = _probe_in_chromium(reports, tmp_path, BROWSER_CHECK, "check", "--window-size=1280,900")
@@ -139,7 +139,7 @@ def test_the_terminal_summary_says_where_the_answer_is_and_agrees_with_the_box(s
 def test_the_readmes_picture_is_of_todays_report_code():
     """docs/img/report.png carries the digest of the code that drew it (scripts/screenshots.py): when the
     report's code changes, retake it (`python scripts/screenshots.py --only report` after command 1)."""
-    from stragglers.reports.code_digest import png_digest, report_code_digest
+    from stragglers.reports.page.code_digest import png_digest, report_code_digest
 
     assert png_digest(ROOT / "docs" / "img" / "report.png") == report_code_digest(), (
         "docs/img/report.png is older than the report's code: run command 1, then "

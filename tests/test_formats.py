@@ -7,7 +7,7 @@ import re
 import pytest
 
 from stragglers import SQL_DIR
-from stragglers.reports.paper import PAPER_TRACE
+from stragglers.reports.sections.paper import PAPER_TRACE
 from stragglers.settings import SelectionSettings, SettingError
 from stragglers.trace_formats import FORMATS, RAW_COLUMNS, TRACES, trace_format
 from stragglers.traces.download import default_trace_url

@@ -63,22 +63,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction import tuning
-from stragglers.prediction.earlier import earlier_jobs, job_times
+from stragglers.prediction.verdicts import tuning
+from stragglers.prediction.replay.earlier import earlier_jobs, job_times
 from stragglers.prediction.engine.caps import Budget
 from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.jobs import copy_jobs
 from stragglers.prediction.engine.policies import ORACLE, Policy, oracle
 from stragglers.prediction.engine.replay import copy_log, run
-from stragglers.prediction.evaluation import load_jobs, method_factory
-from stragglers.prediction.history import AttachHistory, CostAwareSelection, ThresholdGrid, build_histories
+from stragglers.prediction.evaluation.run import load_jobs, method_factory
+from stragglers.prediction.evaluation.history import AttachHistory, CostAwareSelection, ThresholdGrid, build_histories
 from stragglers.prediction.methods import FREE_RULES, METHODS, is_learned
-from stragglers.prediction.protocol import adapt_job
+from stragglers.prediction.replay.protocol import adapt_job
 from stragglers.settings.protocols import OPERATOR
-from stragglers.prediction.simulate import JobData, replay_job
-from stragglers.prediction.sweep import CAPPED_COLUMNS, CAPS, UNCAPPED, SweepGrid, job_rows, policies_of
-from stragglers.prediction.tuning import BUDGETS, tuned_outcomes, tuned_points
-from stragglers.prediction.verdict import name_best, rolling_split
+from stragglers.prediction.replay.simulate import JobData, replay_job
+from stragglers.prediction.verdicts.sweep import CAPPED_COLUMNS, CAPS, UNCAPPED, SweepGrid, job_rows, policies_of
+from stragglers.prediction.verdicts.tuning import BUDGETS, tuned_outcomes, tuned_points
+from stragglers.prediction.verdicts.verdict import name_best, rolling_split
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.warehouse.build import build_features, build_selection
 from stragglers.warehouse.staging import stage_google
@@ -866,7 +866,7 @@ def test_flag_all_copies_tasks_that_never_finish_real(real):
 
 
 def test_an_online_methods_step_points_at_the_clocks_next_timed_decision(embedded):
-    """The step an online method is given (stragglers/prediction/clock.py, in Python) lands on a
+    """The step an online method is given (stragglers/prediction/replay/clock.py, in Python) lands on a
     decision of sql/operator_checkpoints.sql, or at a time no task runs (after the job's last task
     ended, or between waves of tasks)."""
     a = next(j for j in embedded.jobs["online"].values() if len(j.checkpoints) >= 4)
@@ -878,7 +878,7 @@ def test_an_online_methods_step_points_at_the_clocks_next_timed_decision(embedde
 
 def test_a_real_mirror_with_a_task_events_part_missing_runs_green_on_the_online_clock(realdata, tmp_path):
     """A gap between parts is normal: counted, and the operator's view is evaluated on the clock."""
-    from stragglers.prediction.evaluation import evaluate
+    from stragglers.prediction.evaluation.run import evaluate
     from stragglers.traces.fetch import fetch_trace
 
     fetch_trace("google_2011", tmp_path, url=str(realdata / "google_2011"),
@@ -908,7 +908,7 @@ def test_a_real_mirror_with_a_task_events_part_missing_runs_green_on_the_online_
 
 
 def test_the_timed_decisions_double_their_interval_after_every_b_of_them():
-    from stragglers.prediction.clock import next_timed_decision
+    from stragglers.prediction.replay.clock import next_timed_decision
 
     # B = 10, I = 300 s from t0 = 0: 300 .. 3000 every 300 s, then 3600 .. 9000 every 600 s, then 1200 s
     got = [next_timed_decision(0.0, t, 300, 10) for t in (-5.0, 0.0, 299.9, 300.0, 2999.0, 3000.0, 9000.0, 20999.0)]

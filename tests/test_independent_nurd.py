@@ -1,5 +1,5 @@
 """An independent implementation of docs/PROTOCOL.md's NURD, written from the text
-(no stragglers.prediction.simulate / stragglers.prediction.methods code), on the pipeline's own checkpoint_features,
+(no stragglers.prediction.replay.simulate / stragglers.prediction.methods code), on the pipeline's own checkpoint_features,
 agrees with the engine's `nurd` results."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from xgboost import XGBRegressor
 
-from stragglers.prediction.evaluation import evaluate
+from stragglers.prediction.evaluation.run import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.trace_formats import GOOGLE_FEATURES
 from stragglers.traces.synth import generate_google

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from stragglers.prediction.likelihood import tobit_negloglik, tobit_nll
+from stragglers.prediction.replay.likelihood import tobit_negloglik, tobit_nll
 from stragglers.prediction.methods import BASELINES, METHOD_CLASSES, METHODS, VARIANTS, CannotFit, JobContext, MethodTags, TaskSet
 from stragglers.prediction.methods.censored import TobitFitter, tobit_objective
 from stragglers.prediction.methods.survival import CoxPH, Grabit
@@ -349,7 +349,7 @@ def test_wrangler_too_few_stragglers_cannot_fit():
 
 # ---------------------------------------------------------------- through the simulator
 def test_every_baseline_through_replay_job():
-    simulate = pytest.importorskip("stragglers.prediction.simulate")
+    simulate = pytest.importorskip("stragglers.prediction.replay.simulate")
     rng = np.random.default_rng(5)
     n, d, K = 120, 15, 5
     lat = 100.0 * (1.0 + 3.0 * rng.random(n) ** 2 + rng.exponential(0.3, n))

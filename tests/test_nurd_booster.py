@@ -31,7 +31,7 @@ def test_twenty_rounds_flag_as_the_authors_hundred_on_an_easy_job():
     from functools import partial
 
     from stragglers.prediction.methods.nurd import XGBOOST_DEFAULTS, NurdFamily
-    from stragglers.prediction.simulate import JobData, replay_job
+    from stragglers.prediction.replay.simulate import JobData, replay_job
 
     assert (XGBOOST_DEFAULTS["n_estimators"], XGBOOST_DEFAULTS["learning_rate"]) == (20, 0.5)
     rng = np.random.default_rng(0)

@@ -10,19 +10,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from stragglers.prediction.completion_tables import speculation_table
+from stragglers.prediction.copies.completion_tables import speculation_table
 from stragglers.prediction.engine.caps import HadoopCaps, Uncapped
 from stragglers.prediction.engine.job import CopyJob, completion_time
 from stragglers.prediction.engine.policies import from_flags, oracle
 from stragglers.prediction.engine.replay import copy_log, outcomes, run
 from stragglers.prediction.engine.spark_rule import GRID
-from stragglers.prediction.verdict import WARMUP_JOBS
+from stragglers.prediction.verdicts.verdict import WARMUP_JOBS
 from stragglers.prediction.methods import METHODS, Method, TaskSet
 from stragglers.prediction.methods.base import RATIO_GRID
-from stragglers.prediction.protocol import adapt_job
+from stragglers.prediction.replay.protocol import adapt_job
 from stragglers.settings.protocols import OPERATOR, is_operator, typed_settings
-from stragglers.prediction.simulate import JobData, replay_job
-from stragglers.prediction.threshold import conditional_survival, km_at, km_curve, km_quantile, online_threshold
+from stragglers.prediction.replay.simulate import JobData, replay_job
+from stragglers.prediction.replay.threshold import conditional_survival, km_at, km_curve, km_quantile, online_threshold
 from stragglers.settings import EvaluationSettings, Settings
 
 
@@ -246,7 +246,7 @@ def test_the_operator_preset():
 def test_the_censored_log_normal_fit_matches_scipys_generic_fit():
     from scipy import stats
 
-    from stragglers.prediction.threshold import lognormal_fit
+    from stragglers.prediction.replay.threshold import lognormal_fit
 
     rng = np.random.default_rng(1)
     y = rng.lognormal(4.0, 0.8, 300)
@@ -398,7 +398,7 @@ def test_a_task_that_will_not_finish_is_a_candidate_while_it_runs_and_is_never_a
 
 
 def test_a_copy_of_a_task_that_will_not_finish_buys_nothing_and_runs_until_the_original_ends():
-    from stragglers.prediction.speculation import copy_draw_sets
+    from stragglers.prediction.copies.speculation import copy_draw_sets
 
     y, finished = np.array([10.0, 100.0, 80.0]), np.array([True, True, False])
     draws = copy_draw_sets(y, "t", 1, range(3), finished)
@@ -411,7 +411,7 @@ def test_a_copy_of_a_task_that_will_not_finish_buys_nothing_and_runs_until_the_o
 
 
 def test_a_job_completes_when_its_last_finishing_task_finishes_not_at_a_later_kill():
-    from stragglers.prediction.speculation import copy_draw_sets, copy_draws
+    from stragglers.prediction.copies.speculation import copy_draw_sets, copy_draws
 
     # task 1 (100 s) is the straggler that finishes; task 2 runs until its kill at 150 s, the teardown
     y, finished = np.array([10.0, 100.0, 150.0]), np.array([True, True, False])

@@ -84,7 +84,7 @@ def test_batched_sos_replay_flags_equal_pyod():
     # the centre has 8 points tied at 0.25 (more ties than the perplexity 4.5: one of PyOD's
     # 5000-step rows) at every checkpoint, in the fit and in the candidates scored among
     # themselves. Same flag times and fallbacks as PyOD's SOS.
-    from stragglers.prediction import simulate
+    from stragglers.prediction.replay import simulate
     from stragglers.prediction.methods.outliers import SOSMethod
     rng = np.random.default_rng(3)
     n, d, K = 60, 4, 4

@@ -17,7 +17,7 @@ from dagster_duckdb import DuckDBResource
 from assets import budgets, completion, prediction, reports, traces, warehouse
 from pipeline import defs
 from assets.resources import PipelineSettings
-from stragglers.reports.style import display_name
+from stragglers.reports.page.style import display_name
 
 CHAIN = [traces.raw_trace, warehouse.staged_trace, warehouse.jobs, warehouse.tasks, warehouse.selection_funnel,
          warehouse.checkpoint_features, prediction.nurd_eval]

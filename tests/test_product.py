@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 
 from stragglers.prediction.methods import VARIANTS
-from stragglers.prediction.metrics import table3
+from stragglers.prediction.replay.metrics import table3
 from stragglers.reports.comparison import build_report
-from stragglers.reports.paper import compare_with_paper
-from stragglers.reports.story import headline, terminal_summary, what_this_run_shows
-from stragglers.reports.style import FAMILIES, display_name, family_of, style_for
+from stragglers.reports.sections.paper import compare_with_paper
+from stragglers.reports.sections.story import headline, terminal_summary, what_this_run_shows
+from stragglers.reports.page.style import FAMILIES, display_name, family_of, style_for
 from tests.browser import FIT_PROBE, PROBE, READ_PROBE
 from tests.browser import probe as _probe_in_chromium
 from tests.test_reports import fake_completion
@@ -298,7 +298,7 @@ INTERNAL_NAMES = tuple(m for m in ALL_METHODS if display_name(m) != m)
 def full_report(tmp_path_factory):
     """The report with every section the main job gives it: the operator's answer, view and sweep,
     the paper's tables, the completion-time figures."""
-    from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
+    from stragglers.prediction.copies.completion_tables import SPECULATION_COLUMNS
     from tests.test_budget_report import METHODS, tables
 
     jm = _job_metrics(METHODS, n_jobs=6)
@@ -351,15 +351,15 @@ def test_figure_labels_neither_overlap_nor_leave_the_axes():
     and of the oracle in the corner: read as the figure is drawn."""
     from matplotlib.text import Text
 
-    from stragglers.reports.comparison_figures import accuracy_vs_earliness_figure
-    from stragglers.reports.operator import operator_table, pareto_figure
+    from stragglers.reports.sections.comparison_figures import accuracy_vs_earliness_figure
+    from stragglers.reports.sections.operator import operator_table, pareto_figure
 
     points = {"nurd": (0.4, 0.3), "nurd_nc": (0.4, 0.3), "flag_all": (0.401, 0.301), "km_survival": (0.41, 0.29),
               "gbtr": (0.0, 0.0), "spark4_speculation": (0.0, 0.0), "oracle": (1.0, 1.0),
               "wait_for_tau": (0.2, 0.1), "spark_speculation": (0.05, 0.02)}
     t3 = pd.DataFrame([{"trace": t, "method": m, "n_jobs": 6, "f1": a, "f1_lo": a, "f1_hi": a, "f1_auc": b,
                         "median_lead": 0.1} for t in ("synthetic", "google_2011") for m, (a, b) in points.items()])
-    from stragglers.prediction.completion_tables import SPECULATION_COLUMNS
+    from stragglers.prediction.copies.completion_tables import SPECULATION_COLUMNS
     spec = pd.DataFrame([(t, m, "unlimited", np.nan, b, 0.0, -b, a / 5, 1.0, 6, "0")
                          for t in ("synthetic", "google_2011") for m, (a, b) in points.items()],
                         columns=SPECULATION_COLUMNS)
@@ -381,8 +381,8 @@ def test_figure_labels_neither_overlap_nor_leave_the_axes():
 
 def test_the_bar_figures_legend_lies_below_the_bars():
     """Figures 2 and 3: the legend (the rules' band, the paper's NURD line) covers no bar."""
-    from stragglers.reports.comparison_figures import _paper_nurd
-    from stragglers.reports.figures import method_bars_figure
+    from stragglers.reports.sections.comparison_figures import _paper_nurd
+    from stragglers.reports.page.figures import method_bars_figure
 
     sub = fake_completion()
     sub = sub[sub["algorithm"] == "unlimited"]
@@ -401,8 +401,8 @@ def test_the_bar_figures_legend_lies_below_the_bars():
 def test_a_wide_table_is_split_and_a_constant_column_said_once(tmp_path):
     """Without a browser: the Markdown holds two tables with the same rows, each within the page's
     width, the column that is the same in every row as one sentence; the CSV keeps every column."""
-    from stragglers.reports.publish import PAGE_PX, _column_px
-    from stragglers.reports.publish import write_report
+    from stragglers.reports.page.publish import PAGE_PX, _column_px
+    from stragglers.reports.page.publish import write_report
 
     df = pd.DataFrame({"trace": ["synthetic"] * 4, "method": ["NURD", "GBTR", "HBOS", "Tobit"],
                        "jobs": ["39"] * 4, **{f"a long column name {i}": [f"0.{i}{j} [0.1{j}, 0.9{j}]" for j in range(4)]

@@ -165,7 +165,7 @@ DIGITS = re.compile(r"\d+(?:[.:]\d+)*%?")
 def _quoted() -> list[tuple[str, re.Pattern[str], object]]:
     """Every number the README may quote: (where it comes from, the pattern of the words around it with
     the number as its group, the value its source gives: one value, or a set of the allowed ones)."""
-    from stragglers.prediction.tuning import HEADLINE_BUDGET
+    from stragglers.prediction.verdicts.tuning import HEADLINE_BUDGET
     from stragglers.trace_formats import TRACES
 
     pyproject = (REPO / "pyproject.toml").read_text()
@@ -189,7 +189,7 @@ def _quoted() -> list[tuple[str, re.Pattern[str], object]]:
         ("scripts/main_job.sh's runs, the loop's once per rule", r"That is (\d+) Dagster runs",
          str(len(_main_job_runs(main_job)) - 1 + len(REFERENCE_RULES))),
         ("REFERENCE_RULES", r"the (\d+) reference rules", str(len(REFERENCE_RULES))),
-        ("stragglers.prediction.sweep.HEADLINE_BUDGET", r"at (\d+%) extra machine time",
+        ("stragglers.prediction.verdicts.sweep.HEADLINE_BUDGET", r"at (\d+%) extra machine time",
          f"{HEADLINE_BUDGET * 100:g}%"),
         ("docs/TIMINGS.md's machine", r"on (\d+) cores", re.search(r"on (\d+) cores", timings_md).group(1)),
         ("scripts/ui.sh's address", r"http://(127\.0\.0\.1:\d+)",

@@ -1,4 +1,4 @@
-"""Re-execution pairs (sql/reexecution_pairs.sql) and their statistics (stragglers/prediction/reexecution.py)
+"""Re-execution pairs (sql/reexecution_pairs.sql) and their statistics (stragglers/prediction/copies/reexecution.py)
 on a hand-made trace whose re-executions, and so whose statistics, are known."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction import reexecution
-from stragglers.prediction.speculation import copy_latencies
+from stragglers.prediction.copies import reexecution
+from stragglers.prediction.copies.speculation import copy_latencies
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_selection
 from stragglers.warehouse.sql_files import render
@@ -150,7 +150,7 @@ def test_copy_model_replay_is_a_fresh_draw_and_copy_keeps_one_is_the_original(wa
 
 
 def test_cause_aware_copies_redo_the_work_of_a_skewed_task_and_draw_otherwise():
-    from stragglers.prediction.completion_tables import speculation_table
+    from stragglers.prediction.copies.completion_tables import speculation_table
     from stragglers.traces.synth.model import TYPICAL_SLOWDOWN
     truth = pd.DataFrame({
         "job_id": [1, 1, 1], "task_index": [0, 1, 2], "end_state": ["FINISH"] * 3,
@@ -270,7 +270,7 @@ def test_reexecutions_and_cause_aware_copies_on_a_generated_trace(tmp_path):
     from assets import budgets, completion, prediction, realism, reports, traces, warehouse
     from assets.resources import PipelineSettings
     from stragglers.diagnosis.truth import load_truth
-    from stragglers.prediction.completion_tables import speculation_jobs, speculation_table
+    from stragglers.prediction.copies.completion_tables import speculation_jobs, speculation_table
     from stragglers.traces.fetch import truth_dir
 
     def resources(**extra):

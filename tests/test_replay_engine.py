@@ -15,14 +15,14 @@ from collections import deque
 import numpy as np
 import pytest
 
-from stragglers.prediction.completion import decision_points
+from stragglers.prediction.copies.completion import decision_points
 from stragglers.prediction.engine.caps import Budget, HadoopCaps, Uncapped, cap_from_label
 from stragglers.prediction.engine.job import CheckState, CopyJob, ExecutorSlots, completion_time
 from stragglers.prediction.engine.policies import Policy, from_flags, oracle, spark_rule_policies
 from stragglers.prediction.engine.replay import MachinePool, copy_log, outcomes, replay_all, run
-from stragglers.prediction.speculation import copy_draws
-from stragglers.prediction.threshold import copy_cost_curve, lognormal_fit, online_threshold
-from stragglers.prediction.tuning import BUDGETS
+from stragglers.prediction.copies.speculation import copy_draws
+from stragglers.prediction.replay.threshold import copy_cost_curve, lognormal_fit, online_threshold
+from stragglers.prediction.verdicts.tuning import BUDGETS
 
 nan, inf = np.nan, np.inf
 UNCAPPED = Uncapped()
@@ -267,7 +267,7 @@ def test_the_oracle_ranks_only_running_tasks_so_a_late_straggler_can_find_the_ro
     """The oracle knows each copy's run, not which task will start later: on a job in two waves it
     spends the room on the first wave's tasks before the task that ends last has started, and a policy
     that waits can beat it. The headroom takes the better of the two per job for this reason
-    (stragglers/prediction/budgets.py: ``oracle_beaten_jobs``)."""
+    (stragglers/prediction/verdicts/budgets.py: ``oracle_beaten_jobs``)."""
     # task 2 starts at 12 and runs 100 s: the job's end. At 5 the oracle copies task 1 (its copy ends
     # at 10 < 30), which spends 5 of the room's 10 s; at 15 task 2 runs, but its copy (8 s) does not
     # fit in the 5 s left. A policy that ranks only task 2, from 15, copies it (its expected cost, 8 s,
@@ -356,8 +356,8 @@ def test_uncapped_on_machines_always_free_each_task_ends_at_its_original_or_flag
 
 def speculate_on_grid(y, f, relaunch, valid, grid, pool0: int, *, after_grid: str = "event"):
     """The former FCFS simulator of copies on m machines, the reference: the body of
-    ``speculate_on_grid`` in stragglers/prediction/speculation.py before the engine (git show
-    037eb54~1:stragglers/prediction/speculation.py), with its ``completion_time`` inlined."""
+    ``speculate_on_grid`` in stragglers/prediction/copies/speculation.py before the engine (git show
+    037eb54~1:stragglers/prediction/copies/speculation.py), with its ``completion_time`` inlined."""
     idx = np.flatnonzero(valid)
     order = idx[np.lexsort((idx, f[idx]))].tolist()     # earliest flag first, then task order
     done = y.copy()

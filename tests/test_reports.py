@@ -7,21 +7,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.reports.render import markdown_table as to_markdown
-from stragglers.reports.style import band, display_name
-from stragglers.prediction.completion_tables import completion_table
+from stragglers.reports.page.render import markdown_table as to_markdown
+from stragglers.reports.page.style import band, display_name
+from stragglers.prediction.copies.completion_tables import completion_table
 from stragglers.prediction.methods import VARIANTS
-from stragglers.prediction.metrics import table3
+from stragglers.prediction.replay.metrics import table3
 from stragglers.reports.comparison import build_report
-from stragglers.reports.comparison_figures import (
+from stragglers.reports.sections.comparison_figures import (
     plot_completion_limited,
     plot_completion_limited_avg,
     plot_completion_unlimited,
     plot_f1_over_time,
 )
-from stragglers.reports.paper import PAPER_TABLE3, compare_with_paper
-from stragglers.reports.publish import write_report
-from stragglers.reports.tables import completion_summary, f1_over_time_table
+from stragglers.reports.sections.paper import PAPER_TABLE3, compare_with_paper
+from stragglers.reports.page.publish import write_report
+from stragglers.reports.sections.tables import completion_summary, f1_over_time_table
 
 METHOD_ORDER = tuple(VARIANTS)   # registry names in table order
 
@@ -277,13 +277,13 @@ def test_build_report_end_to_end(tmp_path, jm):
 
 
 def test_completion_time_reads_in_words():
-    from stragglers.reports.views import jct_words
+    from stragglers.reports.page.views import jct_words
 
     assert jct_words(0.09) == "shortens 9.0%"
     assert jct_words(-0.357) == "lengthens 35.7%"
     assert jct_words(0.0004) == jct_words(-0.0004) == "no change"
     assert jct_words(float("nan")) == jct_words(None) == ""
-    from stragglers.reports.views import jct_sentence
+    from stragglers.reports.page.views import jct_sentence
     assert jct_sentence(0.16) == "shortens jobs by 16.0%" and jct_sentence(-0.357) == "lengthens jobs by 35.7%"
 
 

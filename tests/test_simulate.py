@@ -12,10 +12,10 @@ from sklearn.metrics import confusion_matrix, f1_score, recall_score
 
 from stragglers.prediction.methods.base import JobContext, Method, TaskSet
 from stragglers.prediction.methods.nurd import NurdFamily, calibration_delta
-from stragglers.prediction.metrics import job_scores
-from stragglers.prediction.metrics import table3
-from stragglers.prediction.workers import replay_jobs
-from stragglers.prediction.simulate import JobData, replay_job, results_frames
+from stragglers.prediction.replay.metrics import job_scores
+from stragglers.prediction.replay.metrics import table3
+from stragglers.prediction.replay.workers import replay_jobs
+from stragglers.prediction.replay.simulate import JobData, replay_job, results_frames
 from tests.jobs import make_job
 
 

@@ -19,10 +19,10 @@ import duckdb
 import pytest
 
 from stragglers.advice.spark import advise
-from stragglers.prediction.evaluation import evaluate
+from stragglers.prediction.evaluation.run import evaluate
 from stragglers.settings.protocols import OPERATOR
-from stragglers.prediction.spark_answer import answer_table
-from stragglers.reports.budget_tables import budget_tables
+from stragglers.prediction.verdicts.spark_answer import answer_table
+from stragglers.reports.compute.budget_tables import budget_tables
 from stragglers.settings import EvaluationSettings, SelectionSettings, Settings
 from stragglers.warehouse.assemble import build_warehouse
 from tests import spark_logs

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from stragglers.prediction.evaluation import not_applicable, selected_jobs
+from stragglers.prediction.evaluation.run import not_applicable, selected_jobs
 from stragglers.settings.protocols import typed_settings
 from stragglers.settings import Settings
 from stragglers.trace_formats import SPARK_FEATURES, trace_format
@@ -184,8 +184,8 @@ def test_the_operators_replay_loads_every_evaluable_stage(real):
 def test_the_operators_evaluation_runs_on_every_evaluable_stage(real, tmp_path):
     """A rule and a method that learns from earlier jobs (its prior read from the operator's features),
     replayed end to end under the operator's protocol."""
-    from stragglers.prediction.evaluation import evaluate, result_table
-    from stragglers.prediction.workers import EngineSettings
+    from stragglers.prediction.evaluation.run import evaluate, result_table
+    from stragglers.prediction.replay.workers import EngineSettings
 
     con, path, *_ = real
     copy = tmp_path / "evaluated.duckdb"

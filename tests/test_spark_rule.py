@@ -17,7 +17,7 @@ from stragglers.prediction.engine.spark_rule import (
 )
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.rules import Spark4Speculation, SparkSpeculation
-from stragglers.prediction.simulate import JobData, replay_job
+from stragglers.prediction.replay.simulate import JobData, replay_job
 
 nan = np.nan
 

@@ -1,8 +1,8 @@
 """Spark's speculation rule as the one replay engine runs it (stragglers/prediction/engine: spark_rule's
 ``flag_times``, a ``CopyJob`` with its ``ExecutorSlots``): its semantics on stages made by hand, its
 agreement with the copies a real Spark made (the cluster's logs, through
-stragglers/prediction/spark_copies.py ``replay_flags``), and the operator's answer
-(stragglers/prediction/spark_answer.py, through ``nurd-spark advise``'s ``advise``) on the cluster's
+stragglers/prediction/copies/spark_copies.py ``replay_flags``), and the operator's answer
+(stragglers/prediction/verdicts/spark_answer.py, through ``nurd-spark advise``'s ``advise``) on the cluster's
 logs and on the real logs, its verdict held to its own numbers."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from stragglers.prediction.engine.policies import CURRENT, DEFAULT_POINT, spark_
 from stragglers.prediction.engine.replay import copy_log, outcomes as engine_outcomes
 from stragglers.prediction.engine.spark_rule import (GRID, SPARK_3_DEFAULTS, SPARK_4_DEFAULTS, SpeculationRule,
                                                      flag_times, rule_from_conf, threshold)
-from stragglers.prediction.spark_answer import SparkAnswer, spark_answer, spark_answers
-from stragglers.prediction.spark_copies import replay_flags, scheduling_delay_s
-from stragglers.prediction.speculation import copy_draws
-from stragglers.prediction.verdict import Split
+from stragglers.prediction.verdicts.spark_answer import SparkAnswer, spark_answer, spark_answers
+from stragglers.prediction.copies.spark_copies import replay_flags, scheduling_delay_s
+from stragglers.prediction.copies.speculation import copy_draws
+from stragglers.prediction.verdicts.verdict import Split
 from stragglers.settings import EvaluationSettings, SelectionSettings, Settings
 from stragglers.warehouse.build import build_selection
 from stragglers.warehouse.runner import build_table

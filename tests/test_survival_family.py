@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction.history import (CostAwareSelection, PriorFitter, ThresholdGrid, build_histories,
+from stragglers.prediction.evaluation.history import (CostAwareSelection, PriorFitter, ThresholdGrid, build_histories,
                                            choose_threshold, job_times, prior_rows)
 from stragglers.prediction.methods import METHODS, CannotFit, JobContext, TaskSet
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory
 from stragglers.prediction.methods.censored import TobitFitter, TobitMapFitter
 from stragglers.prediction.methods.survival import SurvivalHistory, SurvivalJob
-from stragglers.prediction.simulate import JobData, replay_job
-from stragglers.prediction.threshold import conditional_survival
+from stragglers.prediction.replay.simulate import JobData, replay_job
+from stragglers.prediction.replay.threshold import conditional_survival
 
 
 def _job(n: int, tau: float, names=("x",)) -> JobContext:
@@ -251,7 +251,7 @@ def test_one_grid_replay_flags_as_the_chosen_threshold_alone():
 
 def test_the_verdict_against_the_free_rules_has_paired_intervals_over_jobs():
     from stragglers.prediction.methods import FREE_RULES
-    from stragglers.reports.operator import family_sentences, family_verdict
+    from stragglers.reports.sections.operator import family_sentences, family_verdict
 
     rng = np.random.default_rng(0)
     jobs = [str(j) for j in range(40)]
@@ -284,8 +284,8 @@ def test_the_verdict_against_the_free_rules_has_paired_intervals_over_jobs():
 
 
 def test_the_engine_ships_each_job_its_own_history_only():
-    from stragglers.prediction.workers import _for_job
-    from stragglers.prediction.history import AttachHistory
+    from stragglers.prediction.replay.workers import _for_job
+    from stragglers.prediction.evaluation.history import AttachHistory
 
     hist = {j: JobHistory(earlier_jobs=tuple(range(j)), cutoff_us=j) for j in range(50)}
     one = _for_job(AttachHistory(hist), 7)

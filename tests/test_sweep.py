@@ -1,4 +1,4 @@
-"""Every method at every budget (stragglers/prediction/sweep.py, tuning.py): one replay scores every
+"""Every method at every budget (stragglers/prediction/verdicts/sweep.py, tuning.py): one replay scores every
 cut of a method's flag, its own flags unchanged; each point of a replay becomes a policy of the replay
 engine (``policies_of``) ranked by the method's own score, or by its cuts where it keeps none; a point's
 outcome through the engine worked by hand; the one copy model everywhere; the tuned point reads no
@@ -13,20 +13,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
 from stragglers.prediction.engine.caps import Budget, HadoopCaps, Uncapped
 from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import CURRENT, DEFAULT_POINT, ORACLE
 from stragglers.prediction.engine.spark_rule import GRID, SPARK_3_DEFAULTS, SpeculationRule
 from stragglers.prediction.methods import METHODS
-from stragglers.prediction.protocol import adapt_job
+from stragglers.prediction.replay.protocol import adapt_job
 from stragglers.settings.protocols import OPERATOR
-from stragglers.prediction.simulate import JobData, JobResult, ScoreRecorder, VariantResult, replay_job
-from stragglers.prediction.speculation import copy_draws
-from stragglers.prediction.sweep import (
+from stragglers.prediction.replay.simulate import JobData, JobResult, ScoreRecorder, VariantResult, replay_job
+from stragglers.prediction.copies.speculation import copy_draws
+from stragglers.prediction.verdicts.sweep import (
     CAPPED_COLUMNS, CAPS, SweepCollector, SweepGrid, job_rows, policies_of, split_variant,
 )
-from stragglers.prediction.tuning import (
+from stragglers.prediction.verdicts.tuning import (
     BUDGETS, NO_COPY, area_to_budget, curve_table, envelope, holm_intervals, paired_interval, tuned_outcomes,
     tuned_points,
 )
@@ -351,8 +351,8 @@ def test_one_copy_model_gives_the_same_copies_everywhere(monkeypatch):
     """NURD_COPY_KEEPS reaches the evaluation, and the sweep, the cost-aware threshold's outcomes and
     the speculation table then give one job's flags the same outcome (and another at copy_keeps 0)."""
     from assets.resources import PipelineSettings
-    from stragglers.prediction.completion_tables import speculation_jobs
-    from stragglers.prediction.history import CostAwareSelection, grid_variant
+    from stragglers.prediction.copies.completion_tables import speculation_jobs
+    from stragglers.prediction.evaluation.history import CostAwareSelection, grid_variant
 
     monkeypatch.setenv("NURD_COPY_KEEPS", "0.7")
     keeps = PipelineSettings().evaluation().copy_keeps

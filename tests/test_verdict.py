@@ -1,5 +1,5 @@
-"""Who wins, if anyone (stragglers/prediction/verdict.py) and the budget tables built on it
-(stragglers/prediction/budgets.py): the rolling-origin split, the minimum detectable effect, naming
+"""Who wins, if anyone (stragglers/prediction/verdicts/verdict.py) and the budget tables built on it
+(stragglers/prediction/verdicts/budgets.py): the rolling-origin split, the minimum detectable effect, naming
 (no winner below the effect, none by a tie), Holm's adjustment against a worked example, and
 ``budget_tables`` on a small capped table made by hand: one family of named comparisons over every
 budget of every trace, the headroom, the label readers left out, Spark as Spark runs it."""
@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction.budgets import ENFORCED, SPARK_AS_RUN, budget_tables
+from stragglers.prediction.verdicts.budgets import ENFORCED, SPARK_AS_RUN, budget_tables
 from stragglers.prediction.engine.caps import Budget
 from stragglers.prediction.engine.policies import ORACLE
 from stragglers.prediction.methods import FREE_RULES
-from stragglers.prediction.spark_answer import as_run
-from stragglers.prediction.sweep import CAPPED_COLUMNS
-from stragglers.prediction.tuning import BUDGETS, NO_COPY, holm_intervals
-from stragglers.prediction.verdict import (
+from stragglers.prediction.verdicts.spark_answer import as_run
+from stragglers.prediction.verdicts.sweep import CAPPED_COLUMNS
+from stragglers.prediction.verdicts.tuning import BUDGETS, NO_COPY, holm_intervals
+from stragglers.prediction.verdicts.verdict import (
     WARMUP_JOBS, Z_ALPHA, Z_POWER, bootstrap_p, holm, holm_levels, mde, name_best, rolling_split,
 )
 
@@ -277,8 +277,8 @@ def test_spark_as_spark_runs_it_comes_from_the_uncapped_rows(tables):
 def test_a_scored_jobs_names_never_read_a_job_that_had_not_ended_when_it_started():
     """Scramble every outcome of the jobs from 12 on: the names of the jobs scored before them (10, 11,
     12: named on jobs 0..11 at most) stand."""
-    from stragglers.prediction.budgets import _named_per_job
-    from stragglers.prediction.tuning import tuned_outcomes
+    from stragglers.prediction.verdicts.budgets import _named_per_job
+    from stragglers.prediction.verdicts.tuning import tuned_outcomes
 
     times, earlier = split_inputs()
     split = rolling_split(times["clear"])

@@ -1,4 +1,4 @@
-"""Where the replays run (stragglers/prediction/workers.py) on real components: a real DuckDB
+"""Where the replays run (stragglers/prediction/replay/workers.py) on real components: a real DuckDB
 warehouse built from a small generated trace, a real ``distributed.LocalCluster`` (worker processes, TCP on
 127.0.0.1), real Dagster runs, and a real ``dagster asset materialize`` subprocess
 interrupted by a signal."""
@@ -23,7 +23,7 @@ from dagster_duckdb import DuckDBResource
 from assets import prediction
 from assets.resources import PipelineSettings
 from stragglers.settings import EngineSettings
-from stragglers.prediction.evaluation import evaluate
+from stragglers.prediction.evaluation.run import evaluate
 from stragglers.settings import EvaluationSettings, SelectionSettings
 from stragglers.traces.synth import generate_google
 from stragglers.warehouse.build import build_features, build_selection

@@ -5,7 +5,7 @@ The same code as the Dagster path (NURD_TRACE=spark_eventlog): the logs are stag
 (stragglers/warehouse/spark_staging.py, every entry accounted for), the stage attempts selected
 (sql/jobs__spark.sql), the engine replays Spark's rule on every one of them for every setting of
 the grid and the one the applications ran with (stragglers/prediction/engine), and the answer is
-stragglers/prediction/spark_answer.py's: the numbers are those of the report's Spark row for the
+stragglers/prediction/verdicts/spark_answer.py's: the numbers are those of the report's Spark row for the
 same logs, budget and settings. Only the learned methods are left out (the answer is about Spark's
 own rule), so it takes seconds.
 
@@ -31,9 +31,9 @@ from stragglers.prediction.engine.caps import Uncapped
 from stragglers.prediction.engine.jobs import copy_job_batches
 from stragglers.prediction.engine.policies import spark_rule_policies
 from stragglers.prediction.engine.replay import OUTCOME_COLUMNS, outcome_rows
-from stragglers.prediction.clock import evaluable_jobs
-from stragglers.prediction.spark_answer import SparkAnswer, change, rule_rows, spark_answers
-from stragglers.prediction.tuning import HEADLINE_BUDGET
+from stragglers.prediction.replay.clock import evaluable_jobs
+from stragglers.prediction.verdicts.spark_answer import SparkAnswer, change, rule_rows, spark_answers
+from stragglers.prediction.verdicts.tuning import HEADLINE_BUDGET
 from stragglers.settings import EvaluationSettings, SelectionSettings, Settings, SettingError
 from stragglers.settings.warehouse import format_clock_interval
 from stragglers.warehouse.runner import build_table

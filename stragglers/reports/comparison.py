@@ -6,17 +6,17 @@ the ``Part`` it adds to the report: its tables in order, their Markdown views, i
 figure comes before or after which table, its captions and any text after a table; or None when its
 tables are absent. ``CHAPTERS`` groups them in the order the report shows them: the operator's
 evidence, the paper's reproduction, the appendices. ``build_report`` writes the answer box first
-(stragglers.reports.answer_box), renders each section and publishes the files
-(stragglers.reports.publish).
+(stragglers.reports.sections.answer_box), renders each section and publishes the files
+(stragglers.reports.page.publish).
 
 The tables a section may read (``Comparison.get``): ``job_metrics`` (the paper's protocol's: empty
 where only the operator's protocol applies, Spark event logs, whose report opens with
 ``spark_answer``, the settings to set),
-``f1_over_time``, ``completion_times`` (stragglers.prediction.completion.completion_table),
+``f1_over_time``, ``completion_times`` (stragglers.prediction.copies.completion.completion_table),
 ``speculation_times`` and ``speculation_job_times`` (speculation_table, speculation_jobs: the
 operator's protocol), ``operator_job_metrics``, ``operator_cost_curve``, ``protocol_ablation``,
 ``nurd_sensitivity``, ``reexecution_summary``, ``matched_budgets`` and ``sweep_curve``
-(stragglers.prediction.sweep), and ``traces`` (one row per trace: its data, jobs, methods and the
+(stragglers.prediction.verdicts.sweep), and ``traces`` (one row per trace: its data, jobs, methods and the
 features they saw).
 """
 
@@ -30,21 +30,22 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from stragglers.prediction import metrics
-from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.reports import budgets as budget_report
-from stragglers.reports import captions as cap
-from stragglers.reports import comparison_figures as figs
-from stragglers.reports import figures as draw
-from stragglers.reports import operator, reexecution, spark_answer as spark, story, views
-from stragglers.reports.answer_box import answer_boxes, boxes_markdown, boxes_table
-from stragglers.reports.budget_figure import budget_curves_notes, plot_budget_curves
-from stragglers.reports.glossary import TERMS, method_terms
-from stragglers.reports.paper import PAPER_TABLE3, compare_with_paper
-from stragglers.reports.paper_sections import best_f1_sentence, earliness_view, protocols_sentence, ranking_note
-from stragglers.reports.publish import write_report
-from stragglers.reports.style import display_name
-from stragglers.reports import tables as derived
+from stragglers.prediction.replay import metrics
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.reports.sections import budgets as budget_report
+from stragglers.reports.sections import captions as cap
+from stragglers.reports.sections import comparison_figures as figs
+from stragglers.reports.page import figures as draw
+from stragglers.reports.sections import operator, reexecution, spark_answer as spark, story
+from stragglers.reports.page import views
+from stragglers.reports.sections.answer_box import answer_boxes, boxes_markdown, boxes_table
+from stragglers.reports.sections.budget_figure import budget_curves_notes, plot_budget_curves
+from stragglers.reports.page.glossary import TERMS, method_terms
+from stragglers.reports.sections.paper import PAPER_TABLE3, compare_with_paper
+from stragglers.reports.sections.paper_sections import best_f1_sentence, earliness_view, protocols_sentence, ranking_note
+from stragglers.reports.page.publish import write_report
+from stragglers.reports.page.style import display_name
+from stragglers.reports.sections import tables as derived
 
 TITLE = "Straggler prediction: what speculative copies buy, and NURD (MLSys 2022) reproduced"
 
@@ -127,7 +128,7 @@ class Comparison:
 
     @cached_property
     def operator(self) -> pd.DataFrame | None:
-        """The operator's view (stragglers.reports.operator): with operator_job_metrics and speculation_times."""
+        """The operator's view (stragglers.reports.sections.operator): with operator_job_metrics and speculation_times."""
         if self.given("operator_job_metrics") is None or self.get("speculation_times") is None:
             return None
         return operator.operator_table(metrics.table3(self.get("operator_job_metrics"), n_boot=self.n_boot, seed=self.seed),
@@ -150,7 +151,7 @@ class Comparison:
 
     @cached_property
     def boxes(self):
-        """The answer box of every trace (stragglers.reports.answer_box)."""
+        """The answer box of every trace (stragglers.reports.sections.answer_box)."""
         operator_t3 = None
         if self.given("operator_job_metrics") is not None:
             operator_t3 = metrics.table3(self.get("operator_job_metrics"), n_boot=self.n_boot, seed=self.seed)

@@ -9,10 +9,10 @@ from typing import Sequence
 
 import pandas as pd
 
-from stragglers.prediction.workers import peak_rss_mb
-from stragglers.prediction.evaluation import EvaluationOutcome
+from stragglers.prediction.replay.workers import peak_rss_mb
+from stragglers.prediction.evaluation.run import EvaluationOutcome
 from stragglers.settings.protocols import is_operator
-from stragglers.reports.render import markdown_image, markdown_table
+from stragglers.reports.page.render import markdown_image, markdown_table
 from stragglers.settings import EvaluationSettings
 from stragglers.warehouse.freshness import Kept
 

@@ -1,5 +1,5 @@
 """The prediction stage's settings: the online evaluation, the authors' and the operator's protocol
-(stragglers/prediction/protocol.py), the survival family and where the replays run; and the typed
+(stragglers/prediction/replay/protocol.py), the survival family and where the replays run; and the typed
 settings the evaluation (``EvaluationSettings``) and the replay engine (``EngineSettings``) take."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from stragglers.trace_formats import FEATURE_SETS
 from stragglers.settings.warehouse import WarehouseSettings, t0_before_threshold
 
 DECISION_CLOCKS = ("online", "task_clock", "legacy_grid")
-#: NURD_PROTOCOL: the presets (stragglers/prediction/protocol.py)
+#: NURD_PROTOCOL: the presets (stragglers/prediction/replay/protocol.py)
 PROTOCOLS = ("ours", "authors", "operator")
 # The values each protocol setting accepts (first: this pipeline's protocol, the default).
 PROTOCOL_CHOICES = {
@@ -67,7 +67,7 @@ class PredictionSettings(StageSettings):
     min_finished: int = setting(20, ge=2,
                                 doc="jobs with fewer finished tasks are skipped (counted)")
     n_boot: int = setting(1000, ge=1, doc="bootstrap resamples over jobs")
-    # the authors' protocol (stragglers/prediction/protocol.py; docs/EVALUATION.md cites the line of
+    # the authors' protocol (stragglers/prediction/replay/protocol.py; docs/EVALUATION.md cites the line of
     # their released code each setting mirrors); each default is this pipeline's protocol
     protocol: Literal[PROTOCOLS] = setting(
         "ours", env="NURD_PROTOCOL",
@@ -112,7 +112,7 @@ class PredictionSettings(StageSettings):
         "lifecycle", doc="'usage_windows': a task's latency is the sum of its usage-window durations")
     baseline_params: Literal[PROTOCOL_CHOICES["baseline_params"]] = setting(
         "ours", doc="'authors': the baselines' hyperparameters of the released code")
-    # the survival family (stragglers/prediction/history.py)
+    # the survival family (stragglers/prediction/evaluation/history.py)
     cost_lambda: float = setting(1.0, env="NURD_COST_LAMBDA", ge=0, le=1e6,
                                  doc="the price of machine time for the survival family's cost-aware threshold: "
                                      "each job's threshold maximizes, over the jobs that ended before it, the JCT "
@@ -122,7 +122,7 @@ class PredictionSettings(StageSettings):
                                         "this many have ended before its first checkpoint; before, the fallback")
     ablation_max_jobs: int = setting(0, ge=0,
                                      doc="protocol_ablation and nurd_sensitivity replay the first N jobs; 0 = all")
-    # where the replays run (stragglers/prediction/workers.py)
+    # where the replays run (stragglers/prediction/replay/workers.py)
     dask_address: Annotated[str, Grammar(scheduler_address)] = setting(
         "", env="NURD_DASK_ADDRESS", doc="a Dask scheduler to replay jobs on, e.g. tcp://host:8786; '' = local "
                                          "processes (workers)")
@@ -145,7 +145,7 @@ class EvaluationSettings(SettingsView):
     min_finished = linked(PredictionSettings, "min_finished")
     n_boot = linked(PredictionSettings, "n_boot")
     initial_fraction = linked(WarehouseSettings, "initial_fraction")   # the initial training set
-    # the authors' protocol, one setting per difference (stragglers/prediction/protocol.py)
+    # the authors' protocol, one setting per difference (stragglers/prediction/replay/protocol.py)
     latency_normalization = linked(PredictionSettings, "latency_normalization")
     propensity_max_iter = linked(PredictionSettings, "propensity_max_iter")
     quantiles = linked(PredictionSettings, "quantiles")

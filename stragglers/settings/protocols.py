@@ -1,7 +1,7 @@
 """The evaluation protocols as named settings: the authors' released code (``AUTHORS``), the operator's
 view (``OPERATOR``) and this pipeline's own ("ours"), and the typed settings of a run with its preset
 applied (``typed_settings``). Settings only: what a protocol does to a job is
-stragglers/prediction/protocol.py; docs/EVALUATION.md cites the released code's lines."""
+stragglers/prediction/replay/protocol.py; docs/EVALUATION.md cites the released code's lines."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ class WarehouseSettings(StageSettings):
     min_cpu_rate_for_cpi: float = setting(1e-4, gt=0, doc="CPI/MAI of usage windows with less CPU are missing")
     max_cpi: float = setting(100.0, gt=0, doc="CPI above this is missing")
     max_mai: float = setting(10.0, gt=0, doc="MAI above this is missing")
-    # the operator's clock tables (sql/operator_checkpoints.sql; stragglers/prediction/clock.py decides on them)
+    # the operator's clock tables (sql/operator_checkpoints.sql; stragglers/prediction/replay/clock.py decides on them)
     clock_finished_percent: int = setting(10, ge=1,
                                           doc="online clock: a decision each time a further this percent of "
                                               "the job's tasks (known at submission) have finished (10: about "

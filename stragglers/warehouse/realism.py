@@ -105,7 +105,7 @@ def compare(con: duckdb.DuckDBPyConnection, a: str, b: str) -> pd.DataFrame:
     return pd.DataFrame(rows)[cols]
 
 
-# a trace's re-executions when it has some, else its generator's model (stragglers.prediction.reexecution)
+# a trace's re-executions when it has some, else its generator's model (stragglers.prediction.copies.reexecution)
 _PERSISTENCE_SOURCES = ("the trace's re-executions", "generator's model (every finished task re-run)")
 #: the statistics of reexecution_summary held against the other trace (row name: reexecution_<statistic>)
 PERSISTENCE_STATISTICS = ("corr", "p_second_given_first")

@@ -15,10 +15,10 @@ import dataclasses
 
 import duckdb
 
-from stragglers.prediction.evaluation import load_jobs, method_factory
-from stragglers.prediction.metrics import table3
-from stragglers.prediction.workers import replay_jobs
-from stragglers.prediction.simulate import results_frames
+from stragglers.prediction.evaluation.run import load_jobs, method_factory
+from stragglers.prediction.replay.metrics import table3
+from stragglers.prediction.replay.workers import replay_jobs
+from stragglers.prediction.replay.simulate import results_frames
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import CLOCK_FEATURES, EVENT_FEATURES
 from studies import warehouse_parser

@@ -7,8 +7,8 @@ Reads warehouses whose operator's evaluations ran (table ``operator_capped_outco
 every method under every cap, stragglers/prediction/engine) and prints, per trace, in Markdown
 (docs/EVALUATION.md, "Cost curves"; ``--write`` also writes it, with the command, the commit and the
 date, as the page the docs quote, docs/ENFORCED_BUDGETS.md), every number from the tables the asset
-operator_budgets makes (stragglers/reports/budget_tables.py, with the run's settings: NURD_N_BOOT,
-NURD_SEED, the history and warm-up of stragglers/prediction/verdict.py):
+operator_budgets makes (stragglers/reports/compute/budget_tables.py, with the run's settings: NURD_N_BOOT,
+NURD_SEED, the history and warm-up of stragglers/prediction/verdicts/verdict.py):
 
 1. the comparison named before it is scored: at each budget, the learned method and the free rule
    named on the jobs that ended before each scored job started (or no winner), their difference on
@@ -36,12 +36,12 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.budgets import ENFORCED, SPARK_AS_RUN, budget_tables
-from stragglers.prediction.earlier import earlier_jobs, job_times
+from stragglers.prediction.verdicts.budgets import ENFORCED, SPARK_AS_RUN, budget_tables
+from stragglers.prediction.replay.earlier import earlier_jobs, job_times
 from stragglers.prediction.engine.policies import DEFAULT_POINT, ORACLE
 from stragglers.prediction.methods import FREE_RULES, is_learned
-from stragglers.prediction.tuning import BUDGETS
-from stragglers.reports.budget_tables import reads_labels
+from stragglers.prediction.verdicts.tuning import BUDGETS
+from stragglers.reports.compute.budget_tables import reads_labels
 from stragglers.settings import EvaluationSettings, Settings
 
 ROOT = Path(__file__).resolve().parents[2]

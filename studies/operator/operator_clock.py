@@ -8,7 +8,7 @@ their build time is reported separately), then evaluates ``methods`` under the o
 (``NURD_PROTOCOL=operator``) twice in the same run: on the legacy grid (``decision_clock=legacy_grid``,
 cut from the true tau, features repeated past it) and on the online clock (the default). Per clock
 and method: the JCT cut with a speculative copy per flag (a machine always free; mean over jobs and
-10 seeds, stragglers.prediction.completion_tables.speculation_table), the extra machine time (share of the
+10 seeds, stragglers.prediction.copies.completion_tables.speculation_table), the extra machine time (share of the
 job's machine time), copies per job, mean F1 over jobs and decisions per job; and each clock's
 evaluation wall time as a ratio online / legacy, measured in this one run (``--repeat N``
 alternates the clocks N times and keeps each one's fastest run: the machine is shared, compare
@@ -26,10 +26,10 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.prediction.completion_tables import speculation_table
-from stragglers.prediction.workers import ProgressLog
-from stragglers.prediction.evaluation import evaluate
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.copies.completion_tables import speculation_table
+from stragglers.prediction.replay.workers import ProgressLog
+from stragglers.prediction.evaluation.run import evaluate
 from stragglers.prediction.methods import METHODS
 from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings, SelectionSettings

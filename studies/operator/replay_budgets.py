@@ -46,7 +46,7 @@ def table_here(warehouse: str, out: str, n_boot: int, seed: int) -> None:
     """The table by whichever ``stragglers`` comes first on this process's path (the child of ``table``)."""
     import duckdb
 
-    from stragglers.prediction import sweep
+    from stragglers.prediction.verdicts import sweep
     from stragglers.prediction.methods import FREE_RULES
     from stragglers.settings import EvaluationSettings
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from stragglers.prediction.evaluation import evaluate
+from stragglers.prediction.evaluation.run import evaluate
 from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings, SelectionSettings
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
-from stragglers.prediction import reexecution as rx
+from stragglers.prediction.copies import reexecution as rx
 from stragglers.settings import Settings
 from stragglers.traces.synth import generate_google
 from stragglers.traces.synth.model import CAUSE_MIXES, TRAVELLING_CAUSES

@@ -30,12 +30,12 @@ import numpy as np
 import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
-from stragglers.prediction import reexecution as rx
-from stragglers.prediction.completion import RELAUNCH_SEEDS
-from stragglers.prediction.completion_tables import speculation_table
+from stragglers.prediction.copies import reexecution as rx
+from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.copies.completion_tables import speculation_table
 from stragglers.prediction.methods import FREE_RULES
-from stragglers.prediction.metrics import table3
-from stragglers.reports.operator import ORACLE, operator_table
+from stragglers.prediction.replay.metrics import table3
+from stragglers.reports.sections.operator import ORACLE, operator_table
 from stragglers.settings import Settings
 from stragglers.traces.fetch import truth_dir
 from stragglers.traces.synth.model import LIMITED_IO, REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES

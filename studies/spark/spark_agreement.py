@@ -1,7 +1,7 @@
 """The replay of Spark's speculation rule held to the copies a real Spark made: stage the logs of
 ``python -m tests.spark_cluster --out DIR`` (DIR/eventlogs, and DIR/manifest.json for each
 application's settings and Spark's own copies) as ``nurd-spark advise`` does, replay each
-application's rule with its own settings through the engine (stragglers/prediction/spark_copies.py
+application's rule with its own settings through the engine (stragglers/prediction/copies/spark_copies.py
 ``replay_flags``: each stage attempt a job, checked every spark.speculation.interval from its
 submission, a copy on a free core of another host once no task is pending), and print, per copy, when
 the replay flags the task and where and when it would start the copy, beside Spark's launch (ms from
@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 
 from stragglers.prediction.engine.spark_rule import SpeculationRule, duration, rule_from_conf
-from stragglers.prediction.spark_copies import Replayed, replay_flags, scheduling_delay_s
+from stragglers.prediction.copies.spark_copies import Replayed, replay_flags, scheduling_delay_s
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_selection
 from stragglers.warehouse.runner import build_table

@@ -20,10 +20,10 @@ from functools import partial
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.evaluation import load_jobs
-from stragglers.prediction.history import replay_with_history
+from stragglers.prediction.evaluation.run import load_jobs
+from stragglers.prediction.evaluation.history import replay_with_history
 from stragglers.prediction.methods import SurvivalHistory
-from stragglers.prediction.protocol import adapt_jobs
+from stragglers.prediction.replay.protocol import adapt_jobs
 from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings
 from stragglers.trace_formats import EVENT_FEATURES, GOOGLE_FEATURES

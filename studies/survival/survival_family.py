@@ -19,12 +19,12 @@ import time
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.completion_tables import speculation_jobs, speculation_table
-from stragglers.prediction.evaluation import evaluate
+from stragglers.prediction.copies.completion_tables import speculation_jobs, speculation_table
+from stragglers.prediction.evaluation.run import evaluate
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
-from stragglers.prediction.metrics import table3
+from stragglers.prediction.replay.metrics import table3
 from stragglers.settings.protocols import OPERATOR
-from stragglers.reports.operator import ORACLE, family_sentences, family_verdict, operator_table
+from stragglers.reports.sections.operator import ORACLE, family_sentences, family_verdict, operator_table
 from stragglers.settings import EvaluationSettings
 from studies import warehouse_parser
 

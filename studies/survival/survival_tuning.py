@@ -19,11 +19,11 @@ from functools import partial
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.evaluation import load_jobs
-from stragglers.prediction.earlier import job_times
-from stragglers.prediction.history import replay_with_history
+from stragglers.prediction.evaluation.run import load_jobs
+from stragglers.prediction.replay.earlier import job_times
+from stragglers.prediction.evaluation.history import replay_with_history
 from stragglers.prediction.methods import SurvivalHistory
-from stragglers.prediction.protocol import adapt_jobs
+from stragglers.prediction.replay.protocol import adapt_jobs
 from stragglers.settings.protocols import OPERATOR
 from stragglers.settings import EvaluationSettings
 from studies import warehouse_parser

@@ -5,7 +5,7 @@ A job is a Google job or a Spark stage attempt. Task i starts at ``start[i]`` (s
 job's origin, its first task's start) and its original attempt runs ``latency[i]`` seconds, ending at
 ``end[i]``; ``finished[i]`` says it ended by finishing (the others were killed, evicted, failed, lost,
 or still ran when the record stops: a copy of one never finishes and buys nothing). The checks are
-the scheduler's: on a Google trace the operator's online clock (stragglers/prediction/clock.py), on
+the scheduler's: on a Google trace the operator's online clock (stragglers/prediction/replay/clock.py), on
 Spark event logs every ``spark.speculation.interval`` from the stage's submission.
 
 What a scheduler knows at check t, computed once per job for every policy (``CheckState``):
@@ -36,7 +36,7 @@ from functools import cached_property
 import numpy as np
 
 from stragglers.prediction.engine.spark_rule import SpeculationRule, success_medians
-from stragglers.prediction.threshold import copy_cost_curve, lognormal_fit, online_threshold
+from stragglers.prediction.replay.threshold import copy_cost_curve, lognormal_fit, online_threshold
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ its ``tags`` where a default does not hold, and explicit hyperparameters in
 ``__init__``) and one entry in ``METHOD_CLASSES``. The order of
 ``METHOD_CLASSES`` is the order of the comparison tables: the reference rules,
 the baselines, the NURD family. How a method is shown (display name, band, the
-paper's numbers) is the reports stage's (stragglers/reports/style.py, paper.py).
+paper's numbers) is the reports stage's (stragglers/reports/page/style.py, paper.py).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ design: methods tagged ``reads_labels`` (Wrangler, the oracle) get ``job.labels`
 A method class carries what it is: its ``name``, ``family`` and hyperparameters, and its
 capabilities declared in ``tags`` (``MethodTags``, like scikit-learn's estimator tags). How it
 is shown (display name, band, the paper's numbers) is the reports stage's
-(stragglers/reports/style.py, stragglers/reports/paper.py).
+(stragglers/reports/page/style.py, stragglers/reports/sections/paper.py).
 
 A method that cannot fit at a checkpoint raises ``CannotFit(reason)``; the
 simulator records the reason for (job, checkpoint) and flags nothing there.
@@ -54,7 +54,7 @@ class TaskSet:
     X: np.ndarray                   # (n, d) float64, normalized features
     y: np.ndarray | None = None     # (n,) latency in seconds, finished tasks only
     # (n,) how long each running task has run (s): on the operator's wall clock the tasks started at
-    # different times (stragglers/prediction/clock.py); None = every one has run t, the checkpoint
+    # different times (stragglers/prediction/replay/clock.py); None = every one has run t, the checkpoint
     elapsed: np.ndarray | None = None
 
     def __len__(self) -> int:
@@ -85,11 +85,11 @@ class JobContext:
     checkpoints: np.ndarray | None = None
     # 'oracle': tau is the job's true threshold for the whole replay (the paper's protocol);
     # 'online': tau is tau_hat(t), re-set by the simulator before each fit (the operator's
-    # protocol, stragglers/prediction/threshold.py); checkpoints is then None and step is given
+    # protocol, stragglers/prediction/replay/threshold.py); checkpoints is then None and step is given
     threshold: str = "oracle"
     step: float | None = None       # seconds between checkpoints (online only)
     # what the scheduler learned from the jobs that ended before this job's first checkpoint
-    # (stragglers/prediction/history.py: a prior and a cost-aware threshold); None = no such jobs
+    # (stragglers/prediction/evaluation/history.py: a prior and a cost-aware threshold); None = no such jobs
     # or a method that does not ask for it
     history: Any = None
     # the task count a scheduler knows at the job's origin (sql/operator_tasks.sql n_known); None: every
@@ -105,7 +105,7 @@ class JobContext:
 @dataclass(frozen=True)
 class HistoryPrior:
     """Within-job effects of the features on log-latency, pooled over earlier jobs (fixed-effects
-    least squares: each job's own level removed; stragglers/prediction/history.py)."""
+    least squares: each job's own level removed; stragglers/prediction/evaluation/history.py)."""
 
     beta: np.ndarray                # (d,) one slope per feature column (0 for a column left out)
     sigma: float                    # residual sd of log-latency within a job
@@ -126,7 +126,7 @@ class JobHistory:
 
 
 # ----------------------------------------------------------------------------- the flag threshold's sweep
-# The operator's cost curves (stragglers/prediction/sweep.py): each method's flag compares a continuous
+# The operator's cost curves (stragglers/prediction/verdicts/sweep.py): each method's flag compares a continuous
 # score with a cut; one replay scores every cut of its grid (variants ``<name>@<cut>``). The grids, once:
 #: a predicted latency over tau (the regressors: flag at >= 1 by default). Log-spaced beyond 3 up to
 #: 100: NURD's score is its prediction over tau divided by a propensity weight as small as eps (0.05),
@@ -161,7 +161,7 @@ class MethodTags:
     # sees the true straggler labels (Wrangler, the oracle), by design: never a free rule
     reads_labels: bool = False
     # learns from earlier jobs (a prior, a cost-aware threshold): the evaluation gives each job the
-    # jobs that ended before its first checkpoint (stragglers/prediction/history.py)
+    # jobs that ended before its first checkpoint (stragglers/prediction/evaluation/history.py)
     learns_from_earlier_jobs: bool = False
     # a rule of elapsed time alone, no model of the features (the free rules and the oracle): the
     # reference the learned methods are compared with
@@ -240,7 +240,7 @@ class Method:
 
     def score_trail(self):
         """After a replay: the scores it kept (``simulate.ScoreTrail``), or None (a method alone keeps
-        none; a replay of every cut does, stragglers/prediction/sweep.py)."""
+        none; a replay of every cut does, stragglers/prediction/verdicts/sweep.py)."""
         return None
 
     @property
@@ -259,7 +259,7 @@ class Method:
         """After ``fit``: per own variant, the candidates' score, one per row, higher = more a
         straggler (NaN or -inf: no score). The sweep's cuts compare it (``sweep_flags``), and a
         scheduler with a budget copies the tasks past a cut in its order, highest first
-        (stragglers/prediction/sweep.py ``policies_of``: the engine's ranking). {} = the method gives no score. A method
+        (stragglers/prediction/verdicts/sweep.py ``policies_of``: the engine's ranking). {} = the method gives no score. A method
         whose score depends on which tasks are candidates (transductive detectors) scores the ones
         given."""
         return {}

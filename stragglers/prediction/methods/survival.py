@@ -315,7 +315,7 @@ class SurvivalJob(Method):
 
     The threshold: a number, or ``"cost"``: the threshold chosen on the jobs that ended before this
     one's first checkpoint, to maximize their JCT reduction minus lambda x extra machine time
-    under speculative copies (stragglers/prediction/history.py); ``fallback_threshold`` while
+    under speculative copies (stragglers/prediction/evaluation/history.py); ``fallback_threshold`` while
     fewer than the setting ``history_min_jobs`` jobs have ended.
 
     Why not a library fitter: lifelines' LogNormalAFTFitter gives the same model at ~0.3 s a fit
@@ -401,7 +401,7 @@ class SurvivalJob(Method):
 class SurvivalHistory(SurvivalJob):
     """``survival_job`` with a prior learned from earlier jobs: the feature slopes and the spread
     (sigma) of log-latency within a job, pooled over the jobs that ended before this job's first
-    checkpoint (never a later job; stragglers/prediction/history.py fits it by fixed-effects least
+    checkpoint (never a later job; stragglers/prediction/evaluation/history.py fits it by fixed-effects least
     squares). At each checkpoint the job's own model is the maximum a posteriori fit
     (``TobitMapFitter``): Gaussian priors centred on the pooled slopes and log sigma, with the
     precision of ``prior_strength`` tasks' worth of data (Fisher information n0 Var(x_d) / sigma^2

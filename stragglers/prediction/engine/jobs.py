@@ -33,22 +33,25 @@ from stragglers.warehouse.sql_files import render
 def copy_jobs(con: duckdb.DuckDBPyConnection, trace: str, copy_keeps: float = 0.0,
               job_ids: Sequence[int] | None = None, seeds: Sequence[int] = RELAUNCH_SEEDS) -> dict[int, CopyJob]:
     """Every selected job of ``trace`` (or those of ``job_ids``) as a ``CopyJob``."""
-    spark = trace_format(trace).layout == "spark"
-    if spark:
-        con.execute(render("spark_replay_slots"))
-    return _copy_jobs(con, trace, copy_keeps, job_ids, seeds, spark)
+    return _copy_jobs(con, trace, copy_keeps, job_ids, seeds, _prepared(con, trace))
 
 
 def copy_job_batches(con: duckdb.DuckDBPyConnection, trace: str, copy_keeps: float, job_ids: Sequence[int],
                      batch_jobs: int, seeds: Sequence[int] = RELAUNCH_SEEDS) -> Iterator[dict[int, CopyJob]]:
     """``copy_jobs`` of ``job_ids``, ``batch_jobs`` jobs at a time (in job order): one batch's jobs in
     memory, not the trace's."""
-    spark = trace_format(trace).layout == "spark"
-    if spark:
-        con.execute(render("spark_replay_slots"))
+    spark = _prepared(con, trace)
     ids = sorted({int(j) for j in job_ids})
     for i in range(0, len(ids), batch_jobs):
         yield _copy_jobs(con, trace, copy_keeps, ids[i:i + batch_jobs], seeds, spark)
+
+
+def _prepared(con: duckdb.DuckDBPyConnection, trace: str) -> bool:
+    """Whether ``trace`` is Spark's, after building what its jobs read once (table spark_replay_slots)."""
+    spark = trace_format(trace).layout == "spark"
+    if spark:
+        con.execute(render("spark_replay_slots"))
+    return spark
 
 
 def _copy_jobs(con: duckdb.DuckDBPyConnection, trace: str, copy_keeps: float, job_ids: Sequence[int] | None,

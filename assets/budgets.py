@@ -2,23 +2,12 @@
 tuned on earlier jobs at each budget of extra machine time, from the operator's sweep, written to
 tables ``matched_budgets`` and ``sweep_curve`` (stragglers/reports/compute/budget_tables.py computes them)."""
 
-from stragglers.reports.compute.budget_tables import write_budget_tables
-from stragglers.reports.compute.budget_tables import OPERATOR_BUDGETS
-from stragglers.warehouse.freshness import Kept
+from stragglers.reports.compute.budget_tables import BUDGET_TABLES, OPERATOR_BUDGETS, write_budget_tables
 
-from .common import evaluation_tables_asset, md_table
-
-
-def _metadata(kept: Kept) -> dict:
-    meta: dict = {"rebuilt": kept.rebuilt, **{f"{t}_rows": n for rows in kept.rows.values() for t, n in rows.items()}}
-    budgets = kept.computed[0] if kept.computed is not None else None
-    if budgets is not None:
-        meta["matched_budgets"] = md_table(budgets, max_rows=200)
-    return meta
-
+from .common import evaluation_tables_asset
 
 operator_budgets = evaluation_tables_asset(
-    "operator_budgets", OPERATOR_BUDGETS, write_budget_tables, _metadata,
+    "operator_budgets", OPERATOR_BUDGETS, write_budget_tables, BUDGET_TABLES, ("matched_budgets",),
     "Every method at every budget of extra machine time under the operator's protocol: each "
     "method's flag cut chosen per job on the jobs that ended before it (table "
     "`matched_budgets`, with its paired difference against the best free rule) and its cost "

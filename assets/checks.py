@@ -27,14 +27,14 @@ def table_check(asset, suite: str, *, table: str | Callable[[SelectionSettings],
     the warehouse (merged over the first). A trace for which ``applies(selection)`` is false (default:
     the asset's own rule and reason, from google_format_only), or (``needs_usage``) without task_usage,
     passes with a note. A table unchanged since it passed (same inputs digest in the ledger) passes
-    without being read again."""
+    without being read again. The check's description is ``description``, else the suite's summary."""
     table_of = table if callable(table) else (lambda _s, table=table or suite: table)
     name = f"{suite}_valid"
     declared, because = asset.op.compute_fn.decorated_fn, ""    # google_format_only's rule and reason
     if applies is None and hasattr(declared, "applies"):
         applies, because = declared.applies, f": {declared.not_applicable_because}"
 
-    @dg.asset_check(asset=asset, name=name, blocking=True, description=description)
+    @dg.asset_check(asset=asset, name=name, blocking=True, description=description or suites.suite_summary(suite))
     def _validate(context: dg.AssetCheckExecutionContext, nurd: PipelineSettings,
                   duckdb: DuckDBResource) -> dg.AssetCheckResult:
         s = nurd.selection()

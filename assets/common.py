@@ -159,12 +159,14 @@ def preview(con: duckdb.DuckDBPyConnection, table: str, trace: str, n: int = 10)
     return md_table(con.execute(f"SELECT * FROM {table} WHERE trace = ? LIMIT {n}", [trace]).df())
 
 
-def evaluation_tables_asset(name: str, derived: Derived, compute, metadata, description: str) -> dg.AssetsDefinition:
+def evaluation_tables_asset(name: str, derived: Derived, compute, tables: tuple[str, ...], shown: tuple[str, ...],
+                            description: str) -> dg.AssetsDefinition:
     """An asset whose tables are computed from the evaluations (nurd_eval, baseline_eval: the simulations,
-    the budgets): ``compute(con, settings, log)`` runs and writes them unless they are current (decided by
-    stragglers/warehouse/freshness.py); ``metadata(kept)`` is the asset's metadata, its data version the
-    digest of the inputs."""
-    @automated_asset(name=name, deps=[dg.AssetKey("nurd_eval"), dg.AssetKey("baseline_eval")], group_name="evaluation",
+    the budgets): ``compute(con, settings, log)`` runs and returns one frame per name of ``tables``, and
+    writes them, unless they are current (decided by stragglers/warehouse/freshness.py). Its metadata
+    counts every table's rows and shows the frames of ``shown`` when it computed them; its data version
+    is the digest of the inputs."""
+    @automated_asset(name=name, deps=["nurd_eval", "baseline_eval"], group_name="evaluation",
                      kinds={"python", "duckdb"}, description=description)
     def step(context: dg.AssetExecutionContext, nurd: PipelineSettings,
              duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -172,9 +174,11 @@ def evaluation_tables_asset(name: str, derived: Derived, compute, metadata, desc
         with connected(nurd, duckdb) as con:
             kept, version = build_unless_current(con, derived, s, lambda: compute(con, s, context.log.info))
         if not kept.rebuilt:
-            context.log.info(f"{context.asset_key.to_user_string()}: up to date (same evaluations, tables and "
-                             f"settings): not rebuilt")
-        return dg.MaterializeResult(metadata=metadata(kept), data_version=dg.DataVersion(version))
+            context.log.info(f"{name}: up to date (same evaluations, tables and settings): not rebuilt")
+        meta = {"rebuilt": kept.rebuilt, **{f"{t}_rows": n for rows in kept.rows.values() for t, n in rows.items()}}
+        computed = dict(zip(tables, kept.computed)) if kept.computed is not None else {}
+        meta |= {t: md_table(computed[t], max_rows=200) for t in shown if computed.get(t) is not None}
+        return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
 
     return step
 

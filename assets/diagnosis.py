@@ -97,14 +97,13 @@ def _scored(con, nurd: PipelineSettings, s, hs, causes: pd.DataFrame, jobs: list
     return _Scored(truth_jobs, truth_tasks, added, stragglers, answers, node_meta, per_job, summary)
 
 
-@automated_asset(deps=[dg.AssetKey("tasks")], group_name="diagnosis", kinds={"python", "duckdb"},
-                 description="Hound's base learners (Section 3.1): per job with >= hound_min_tasks finished tasks, "
-                             "the causality profiles of PR (Bagging Augmented ElasticNet), DP (signed "
-                             "Schweizer-Wolff) and CA (AdaBoost-IPW Rubin causal model) over the Table 2 metrics of "
-                             "sql/hound_inputs.sql. Tables hound_inputs and hound_profiles (job x learner x metric).")
+@automated_asset(deps=["tasks"], group_name="diagnosis", kinds={"python", "duckdb"})
 @google_format_only(HOUND_NEEDS)
 def hound_profiles(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                    duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Hound's base learners (Section 3.1): per job with >= hound_min_tasks finished tasks, the causality profiles of
+    PR (Bagging Augmented ElasticNet), DP (signed Schweizer-Wolff) and CA (AdaBoost-IPW Rubin causal model) over
+    the Table 2 metrics of sql/hound_inputs.sql. Tables hound_inputs and hound_profiles (job x learner x metric)."""
     s, hs = nurd.selection(), nurd.hound()
     started = time.perf_counter()
     with connected(nurd, duckdb) as con:
@@ -126,14 +125,13 @@ def hound_profiles(context: dg.AssetExecutionContext, nurd: PipelineSettings,
         "mean_abs_weight": md_table(mean_abs.reset_index()), "seconds": round(time.perf_counter() - started, 1)})
 
 
-@automated_asset(deps=[dg.AssetKey("hound_profiles")], group_name="diagnosis", kinds={"python", "duckdb"},
-                 description="Hound's Table 4: LDA topics per learner (Algorithm 3) and the ensemble topics that at "
-                             "least two learners agree on (Algorithm 4, HAC), each named after Table 4's causes or "
-                             "left as its keywords. Tables hound_topics and hound_topic_mixtures (job x ensemble "
-                             "topic).")
+@automated_asset(deps=["hound_profiles"], group_name="diagnosis", kinds={"python", "duckdb"})
 @google_format_only(HOUND_NEEDS)
 def hound_topics(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Hound's Table 4: LDA topics per learner (Algorithm 3) and the ensemble topics that at least two learners agree
+    on (Algorithm 4, HAC), each named after Table 4's causes or left as its keywords. Tables hound_topics and
+    hound_topic_mixtures (job x ensemble topic)."""
     s, hs = nurd.selection(), nurd.hound()
     with connected(nurd, duckdb) as con:
         profiles = _read(con, "SELECT * EXCLUDE (trace) FROM hound_profiles WHERE trace = ?", s.trace)
@@ -151,11 +149,11 @@ def hound_topics(context: dg.AssetExecutionContext, nurd: PipelineSettings,
         "initial_topics": md_table(d.topics[d.topics.learner != "ENS"], max_rows=100)})
 
 
-@automated_asset(deps=[dg.AssetKey("hound_topics")], group_name="diagnosis", kinds={"python", "duckdb"},
-                 description="Hound's Table 5: each job's mixture of named causes (ensemble topics of the same name "
-                             "summed; unnamed topics keep their keywords, named = false). Table hound_job_causes.")
+@automated_asset(deps=["hound_topics"], group_name="diagnosis", kinds={"python", "duckdb"})
 @google_format_only(HOUND_NEEDS)
 def hound_job_causes(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Hound's Table 5: each job's mixture of named causes (ensemble topics of the same name summed; unnamed topics
+    keep their keywords, named = false). Table hound_job_causes."""
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         mixtures = _read(con, "SELECT job_id, topic, weight FROM hound_topic_mixtures WHERE trace = ?", s.trace)
@@ -171,21 +169,18 @@ def hound_job_causes(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Mater
         "table7": md_table(hound_truth.coverage_table(causes, None, jobs))})
 
 
-@automated_asset(deps=[dg.AssetKey("hound_job_causes"), dg.AssetKey("node_ranking")],
-                 group_name="diagnosis", kinds={"python", "duckdb"},
-                 description="Hound against the embedded trace's causes (ground truth under "
-                             "$NURD_DATA_DIR/truth/synthetic/): per job the planted mixture, the effective one "
-                             "(planted causes plus background evictions and waits), the stragglers' one (the share "
-                             "of the job's stragglers each cause explains: the task would not straggle had the cause "
-                             "taken its typical time; the check) and the diagnosed one; dominant-cause accuracy and "
-                             "precision/recall of the cause set against each truth, beside the baseline that always "
-                             "answers data skew and the best constant answer in hindsight. Beside Hound, "
-                             "hound_with_nodes: limited processor alone where most of the job's stragglers run on "
-                             "machines the other jobs' tasks show slow (node_task_durations, Ouyang et al. Eq. 1), "
-                             "Hound's mixture elsewhere (docs/HOUND.md, \"node evidence\"); Hound's own answer is "
-                             "unchanged. Only for the embedded trace (the only one with a truth). Table "
-                             "hound_validation.")
+@automated_asset(deps=["hound_job_causes", "node_ranking"],
+                 group_name="diagnosis", kinds={"python", "duckdb"})
 def hound_validation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Hound against the embedded trace's causes (ground truth under $NURD_DATA_DIR/truth/synthetic/): per job the
+    planted mixture, the effective one (planted causes plus background evictions and waits), the stragglers' one
+    (the share of the job's stragglers each cause explains: the task would not straggle had the cause taken its
+    typical time; the check) and the diagnosed one; dominant-cause accuracy and precision/recall of the cause set
+    against each truth, beside the baseline that always answers data skew and the best constant answer in
+    hindsight. Beside Hound, hound_with_nodes: limited processor alone where most of the job's stragglers run on
+    machines the other jobs' tasks show slow (node_task_durations, Ouyang et al. Eq. 1), Hound's mixture elsewhere
+    (docs/HOUND.md, "node evidence"); Hound's own answer is unchanged. Only for the embedded trace (the only one
+    with a truth). Table hound_validation."""
     s, hs = nurd.selection(), nurd.hound()
     if s.trace != "synthetic":
         return dg.MaterializeResult(metadata={"note": f"no ground truth for {s.trace}: only the embedded trace has one"})
@@ -214,16 +209,15 @@ def hound_validation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Mater
         "per_job": md_table(per_job, max_rows=60)})
 
 
-@automated_asset(deps=[dg.AssetKey("hound_job_causes"), dg.AssetKey("nurd_eval"),
-                       dg.AssetKey("checkpoint_features")], group_name="diagnosis", kinds={"python", "duckdb"},
-                 description="Flag + explain: every task NURD flags (`predictions`) with its job's Hound mixture and "
-                             "its own top 3 metrics by deviation from the tasks finished at the flagging checkpoint, "
-                             "mapped to Hound's named causes. On the embedded trace: how often the top signal names "
-                             "a cause that hit the task (planted, or planted plus background eviction). Table "
-                             "straggler_explanations.")
+@automated_asset(deps=["hound_job_causes", "nurd_eval", "checkpoint_features"], group_name="diagnosis",
+                 kinds={"python", "duckdb"})
 @google_format_only(HOUND_NEEDS)
 def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                            duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Flag + explain: every task NURD flags (`predictions`) with its job's Hound mixture and its own top 3 metrics by
+    deviation from the tasks finished at the flagging checkpoint, mapped to Hound's named causes. On the embedded
+    trace: how often the top signal names a cause that hit the task (planted, or planted plus background eviction).
+    Table straggler_explanations."""
     s = nurd.selection()
     started = time.perf_counter()
     with connected(nurd, duckdb) as con:
@@ -256,16 +250,15 @@ def straggler_explanations(context: dg.AssetExecutionContext, nurd: PipelineSett
     return dg.MaterializeResult(metadata=meta)
 
 
-@automated_asset(deps=[dg.AssetKey("hound_validation"), dg.AssetKey("straggler_explanations")],
-                 group_name="reports", kinds={"python"},
-                 description="Hound's report $NURD_DATA_DIR/reports/hound.md: Tables 4-7 beside the paper's values, "
-                             "hound_validation against the always-data-skew baseline, the explanations' accuracy, "
-                             "and Figures 8 (latency models, adjusted R^2), 9 (dependence after shuffling) and 10 "
-                             "(propensity estimators) as plots. Its own asset and module "
-                             "(stragglers/reports/sections/hound.py), so that comparison_tables stays NURD's Table 3.")
+@automated_asset(deps=["hound_validation", "straggler_explanations"],
+                 group_name="reports", kinds={"python"})
 @google_format_only(HOUND_NEEDS)
 def hound_report(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Hound's report $NURD_DATA_DIR/reports/hound.md: Tables 4-7 beside the paper's values, hound_validation against
+    the always-data-skew baseline, the explanations' accuracy, and Figures 8 (latency models, adjusted R^2), 9
+    (dependence after shuffling) and 10 (propensity estimators) as plots. Its own asset and module
+    (stragglers/reports/sections/hound.py), so that comparison_tables stays NURD's Table 3."""
     s, hs = nurd.selection(), nurd.hound()
     with connected(nurd, duckdb) as con:
         inputs = _read(con, "SELECT * FROM hound_inputs WHERE trace = ?", s.trace)
@@ -297,17 +290,10 @@ def hound_report(context: dg.AssetExecutionContext, nurd: PipelineSettings,
 
 
 checks = [
-    table_check(hound_profiles, "hound_profiles",
-                description="Weights in [-1, 1]; every non-empty profile sums to 1 in absolute value; known "
-                            "learners and metrics; one row per job x learner x metric."),
-    table_check(hound_topics, "hound_topics",
-                description="Known learners; named causes from Hound's nine; coverage in [0, 1]; every ensemble "
-                            "topic made by at least two learners."),
-    table_check(hound_job_causes, "hound_job_causes",
-                description="Weights in (0, 1]; each job's mixture sums to 1; named causes from Hound's nine."),
-    table_check(hound_validation, "hound_validation", applies=lambda s: s.trace == "synthetic",
-                description="One row per job with a planted mixture and known dominant causes."),
-    table_check(straggler_explanations, "straggler_explanations",
-                description="One row per flagged task; top signal causes from Hound's nine (or none)."),
+    table_check(hound_profiles, "hound_profiles"),
+    table_check(hound_topics, "hound_topics"),
+    table_check(hound_job_causes, "hound_job_causes"),
+    table_check(hound_validation, "hound_validation", applies=lambda s: s.trace == "synthetic"),
+    table_check(straggler_explanations, "straggler_explanations"),
 ]
 assets = [hound_profiles, hound_topics, hound_job_causes, hound_validation, straggler_explanations, hound_report]

@@ -20,13 +20,12 @@ from .resources import PipelineSettings
 NEEDS = "it has no per-attempt events"
 
 
-@automated_asset(deps=[dg.AssetKey("task_attempts")], group_name="failures", kinds={"duckdb"},
-                 description="Table IV inputs over every job with task events: failure_tasks, failure_jobs, "
-                             "failure_attempts (configuration, outcomes, TaskFailFlag / AttemptFailFlag / "
-                             "PastAttemptsFlag) and early_usage (first 5 minutes; empty where the trace has no "
-                             "task_usage).")
+@automated_asset(deps=["task_attempts"], group_name="failures", kinds={"duckdb"})
 @google_format_only(NEEDS)
 def failure_inputs(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Table IV inputs over every job with task events: failure_tasks, failure_jobs, failure_attempts (configuration,
+    outcomes, TaskFailFlag / AttemptFailFlag / PastAttemptsFlag) and early_usage (first 5 minutes; empty where the
+    trace has no task_usage)."""
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         counts = fb.build_failure_inputs(con, s, nurd.failures())
@@ -41,7 +40,7 @@ def _failure_step(name: str, description: str, compute) -> dg.AssetsDefinition:
     """A step of failure prediction after failure_inputs, as an asset: ``compute(con, trace, failure
     settings, report dir, log) -> (report, rows)`` on a trace with per-attempt events, timed; other
     traces get a not-applicable note."""
-    @automated_asset(name=name, deps=[dg.AssetKey("failure_inputs")], group_name="failures", kinds={"python", "duckdb"},
+    @automated_asset(name=name, deps=["failure_inputs"], group_name="failures", kinds={"python", "duckdb"},
                      description=description)
     @google_format_only(NEEDS)
     def step(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -83,14 +82,9 @@ proactive_cloning = _failure_step(
 
 
 checks = [
-    table_check(failure_inputs, "failure_jobs",
-                description="one row per job, n_tasks >= 1, job end event a terminal event where known."),
-    table_check(failure_inputs, "failure_tasks",
-                description="one row per task, attempts >= failed attempts >= 0."),
-    table_check(failure_inputs, "failure_attempts",
-                description="one row per attempt, durations >= 0, PastAttemptsFlag set."),
-    table_check(failure_prediction, "failure_predictions",
-                description="precision, recall and thresholds in [0, 1]."),
-    table_check(proactive_cloning, "cloning_tasks",
-                description="one row per (threshold, clones, task), completion times >= 0."),
+    table_check(failure_inputs, "failure_jobs"),
+    table_check(failure_inputs, "failure_tasks"),
+    table_check(failure_inputs, "failure_attempts"),
+    table_check(failure_prediction, "failure_predictions"),
+    table_check(proactive_cloning, "cloning_tasks"),
 ]

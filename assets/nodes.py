@@ -22,12 +22,12 @@ from stragglers.warehouse.storage import table_exists
 
 
 
-@automated_asset(deps=[dg.AssetKey("staged_trace")], group_name="nodes", kinds={"duckdb"},
-                 description="Every attempt of every task of every job (sql/task_attempts.sql: SCHEDULE to the next "
-                             "terminal event, machine, end event) and the machines' capacities (sql/machines.sql, "
-                             "where machine_events exists). Shared by node ranking and failure prediction.")
+@automated_asset(deps=["staged_trace"], group_name="nodes", kinds={"duckdb"})
 @google_format_only("it has no per-attempt events")
 def task_attempts(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Every attempt of every task of every job (sql/task_attempts.sql: SCHEDULE to the next terminal event, machine,
+    end event) and the machines' capacities (sql/machines.sql, where machine_events exists). Shared by node ranking
+    and failure prediction."""
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         counts = nb.build_attempts(con, nurd.raw_path, s)
@@ -37,15 +37,15 @@ def task_attempts(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Material
                                           "machines": counts.get("machines", 0), "end_events": md_table(ends)})
 
 
-@automated_asset(deps=[dg.AssetKey("task_attempts"), dg.AssetKey("jobs")],
-                 group_name="nodes", kinds={"python", "duckdb"},
-                 description="Ouyang et al.: z-scores of the finished tasks' durations within their selected job "
-                             "(sql/node_task_durations.sql), per node the Table 1 indicators and the P-cores level "
-                             "on the confidence interval (node_indicators), the 9 distributions ranked by "
-                             "Anderson-Darling on a sample of nodes (node_fits). Report: reports/nodes/.")
+@automated_asset(deps=["task_attempts", "jobs"],
+                 group_name="nodes", kinds={"python", "duckdb"})
 @google_format_only("it has no machine placement")
 def node_ranking(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Ouyang et al.: z-scores of the finished tasks' durations within their selected job
+    (sql/node_task_durations.sql), per node the Table 1 indicators and the P-cores level on the confidence interval
+    (node_indicators), the 9 distributions ranked by Anderson-Darling on a sample of nodes (node_fits). Report:
+    reports/nodes/."""
     s, ns = nurd.selection(), nurd.nodes()
     started = time.perf_counter()
     with connected(nurd, duckdb) as con:
@@ -66,13 +66,12 @@ def node_ranking(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                                                  "settings": str(ns.as_dict())})
 
 
-@automated_asset(deps=[dg.AssetKey("node_ranking"), dg.AssetKey("nurd_eval"), dg.AssetKey("baseline_eval")],
-                 group_name="nodes", kinds={"python"},
-                 description="Issue A.7: job completion time under Algorithm 2 when relaunched copies avoid the "
-                             "P-cores level-0 machines (relaunch latencies drawn only from tasks that ran above level "
-                             "0) beside the default draw, for every method with predictions; gain = difference of the "
-                             "mean reductions (10 seeds, common random numbers).")
+@automated_asset(deps=["node_ranking", "nurd_eval", "baseline_eval"],
+                 group_name="nodes", kinds={"python"})
 def node_relaunch_gain(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Job completion time under Algorithm 2 when relaunched copies avoid the P-cores level-0 machines
+    (relaunch latencies drawn only from tasks that ran above level 0) beside the default draw, for every method
+    with predictions; gain = difference of the mean reductions (10 seeds, common random numbers)."""
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         if not (table_exists(con, "predictions") and table_exists(con, "node_indicators")):
@@ -104,11 +103,8 @@ def node_relaunch_gain(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.Mat
 
 
 checks = [
-    table_check(task_attempts, "task_attempts",
-                description="attempt >= 1, end after start, terminal end event, unique (job, task, attempt)."),
-    table_check(node_ranking, "node_task_durations",
-                description="durations >= 0, z defined, one row per finished task."),
+    table_check(task_attempts, "task_attempts"),
+    table_check(node_ranking, "node_task_durations"),
     table_check(node_ranking, "node_indicators",
-                params=lambda n: {"min_tasks_per_node": n.node_min_tasks},
-                description="one row per ranked machine, n_tasks >= node_min_tasks, interval lo <= hi, level >= 0."),
+                params=lambda n: {"min_tasks_per_node": n.node_min_tasks}),
 ]

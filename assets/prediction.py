@@ -71,27 +71,25 @@ def _evaluation(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckd
                                 data_version=dg.DataVersion(version))
 
 
-@automated_asset(deps=[dg.AssetKey("checkpoint_features"), dg.AssetKey("selection_funnel")],
-                 group_name="evaluation", kinds={"python", "duckdb"},
-                 description="NURD on every selected job of the configured trace, replayed online: at each "
-                             "checkpoint from t0 (a first share of the job's tasks has finished, setting "
-                             "`initial_fraction`) to tau (its straggler threshold: the `quantile` of its task "
-                             "latencies) a method sees only the tasks finished by then and the "
-                             "features observed so far, and flags running tasks as stragglers. NURD's ablations "
-                             "NURD-NC and GBTR share its fitted models. Writes `predictions`, `job_metrics` (TPR, "
-                             "FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`.")
+@automated_asset(deps=["checkpoint_features", "selection_funnel"],
+                 group_name="evaluation", kinds={"python", "duckdb"})
 def nurd_eval(context: dg.AssetExecutionContext, nurd: PipelineSettings,
               duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """NURD on every selected job of the configured trace, replayed online: at each checkpoint from t0 (a first share
+    of the job's tasks has finished, setting `initial_fraction`) to tau (its straggler threshold: the `quantile` of
+    its task latencies) a method sees only the tasks finished by then and the features observed so far, and flags
+    running tasks as stragglers. NURD's ablations NURD-NC and GBTR share its fitted models. Writes `predictions`,
+    `job_metrics` (TPR, FPR, FNR, F1 per job), `f1_over_time`, `method_fallbacks`, `evaluation_runs`."""
     return _evaluation(context, nurd, duckdb, ["nurd"])
 
 
-@automated_asset(deps=[dg.AssetKey("checkpoint_features")], group_name="evaluation", kinds={"python", "duckdb"},
-                 partitions_def=BASELINE_PARTITIONS, backfill_policy=dg.BackfillPolicy.single_run(),
-                 description="One baseline of the paper's Table 3 per partition, through the same online replay. "
-                             "A backfill of several partitions runs in one run (single-run backfill policy).")
+@automated_asset(deps=["checkpoint_features"], group_name="evaluation", kinds={"python", "duckdb"},
+                 partitions_def=BASELINE_PARTITIONS, backfill_policy=dg.BackfillPolicy.single_run())
 def baseline_eval(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
     # all requested methods in one replay: jobs are loaded once and spread over the workers
+    """One baseline of the paper's Table 3 per partition, through the same online replay. A backfill of several
+    partitions runs in one run (single-run backfill policy)."""
     return _evaluation(context, nurd, duckdb, sorted(context.partition_keys))
 
 
@@ -103,15 +101,14 @@ def _best_baseline(con, trace: str) -> str:
     return row[0] if row else "pu_en"
 
 
-@dg.asset(deps=[dg.AssetKey("nurd_eval"), dg.AssetKey("baseline_eval")],
-          group_name="evaluation", kinds={"python", "duckdb"},
-          description="Where the paper's numbers come from: NURD (+ NURD-NC, GBTR), the best baseline and the "
-                      "reference rules under the authors' protocol (their released code), the preset with each "
-                      "setting switched back one at a time, and this pipeline's protocol. Writes "
-                      "`protocol_ablation` (means over jobs, the settings of every row). Costly: "
-                      "`ablation_max_jobs` limits the jobs (recorded in each row).")
+@dg.asset(deps=["nurd_eval", "baseline_eval"],
+          group_name="evaluation", kinds={"python", "duckdb"})
 def protocol_ablation(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                       duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Where the paper's numbers come from: NURD (+ NURD-NC, GBTR), the best baseline and the reference rules under
+    the authors' protocol (their released code), the preset with each setting switched back one at a time, and this
+    pipeline's protocol. Writes `protocol_ablation` (means over jobs, the settings of every row). Costly:
+    `ablation_max_jobs` limits the jobs (recorded in each row)."""
     trace, selection, max_jobs = nurd.trace, nurd.selection(), nurd.ablation_max_jobs or None
     with connected(nurd, duckdb) as con:
         best = _best_baseline(con, trace)
@@ -137,12 +134,12 @@ def protocol_ablation(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                                           "best_baseline": best, "rows": len(table), "rebuilt": True})
 
 
-@dg.asset(deps=[dg.AssetKey("checkpoint_features")], group_name="evaluation", kinds={"python", "duckdb"},
-          description="NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} x straggler quantile in "
-                      "{0.7, 0.8, 0.9, 0.95}, beside the reference rules, under the configured protocol. "
-                      "Writes `nurd_sensitivity`. `ablation_max_jobs` limits the jobs (recorded).")
+@dg.asset(deps=["checkpoint_features"], group_name="evaluation", kinds={"python", "duckdb"})
 def nurd_sensitivity(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """NURD's F1 and f1_auc for alpha in {0, 0.25, 0.5} x straggler quantile in {0.7, 0.8, 0.9, 0.95}, beside the
+    reference rules, under the configured protocol. Writes `nurd_sensitivity`. `ablation_max_jobs` limits the jobs
+    (recorded)."""
     trace, evaluation, selection = nurd.trace, nurd.evaluation(), nurd.selection()
     max_jobs = nurd.ablation_max_jobs or None
     settings = evaluation.as_dict() | {"feature_mode": selection.feature_mode, "protocol": nurd.protocol,

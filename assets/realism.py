@@ -20,17 +20,16 @@ from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table
 
 
-@automated_asset(deps=[dg.AssetKey("tasks")], group_name="warehouse", kinds={"python", "duckdb"},
-                 description="Per-job and per-task statistics of the configured trace (sql/trace_statistics.sql: "
-                             "p90 latency, p90/p50, max/p50, tasks per job, SUBMIT-to-SCHEDULE delay, evictions and "
-                             "failures per task, task and job end states, usage values) stored in trace_statistics, "
-                             "and compared with NURD_REALISM_AGAINST (default google_2011) when that trace's "
-                             "statistics are in the warehouse: KS distance (numeric) or total variation (end "
-                             "states) per statistic, overlaid CDFs. Usage of a trace without task_usage comes from "
-                             "NURD_USAGE_SAMPLE (a CSV with a header, e.g. the real excerpt's sample).")
+@automated_asset(deps=["tasks"], group_name="warehouse", kinds={"python", "duckdb"})
 @google_format_only("the statistics are those of the Google 2011 tables")
 def trace_realism(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Per-job and per-task statistics of the configured trace (sql/trace_statistics.sql: p90 latency, p90/p50,
+    max/p50, tasks per job, SUBMIT-to-SCHEDULE delay, evictions and failures per task, task and job end states,
+    usage values) stored in trace_statistics, and compared with NURD_REALISM_AGAINST (default google_2011) when
+    that trace's statistics are in the warehouse: KS distance (numeric) or total variation (end states) per
+    statistic, overlaid CDFs. Usage of a trace without task_usage comes from NURD_USAGE_SAMPLE (a CSV with a
+    header, e.g. the real excerpt's sample)."""
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         n = realism.build_trace_statistics(con, s, nurd.usage_sample or None)
@@ -65,19 +64,17 @@ def trace_realism(context: dg.AssetExecutionContext, nurd: PipelineSettings,
     })
 
 
-@automated_asset(deps=[dg.AssetKey("jobs")], group_name="warehouse", kinds={"python", "duckdb"},
-                 description="What a copy buys, from the trace's own re-executions: every task whose first life "
-                             "(task_lifecycle) FINISHed and that FINISHed again, on another machine, in its next "
-                             "SCHEDULE -> FINISH (sql/reexecution_pairs.sql; rerun tasks left out are kept with the "
-                             "reason and counted). Per trace (reexecution_summary): pairs, jobs, the correlation of "
-                             "the two lives' log-latencies relative to the job's median, P(second life straggles | "
-                             "first did) and the base rate, with bootstrap intervals over jobs; beside them the "
-                             "simulator's copy model replayed on the same pairs "
-                             "(stragglers/prediction/copies/reexecution.py); on the embedded trace, the generator's own "
-                             "re-runs of every finished task, from its truth.")
+@automated_asset(deps=["jobs"], group_name="warehouse", kinds={"python", "duckdb"})
 @google_format_only("re-executions are read from Google task_events")
 def reexecutions(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """What a copy buys, from the trace's own re-executions: every task whose first life (task_lifecycle) FINISHed and
+    that FINISHed again, on another machine, in its next SCHEDULE -> FINISH (sql/reexecution_pairs.sql; rerun tasks
+    left out are kept with the reason and counted). Per trace (reexecution_summary): pairs, jobs, the correlation
+    of the two lives' log-latencies relative to the job's median, P(second life straggles | first did) and the base
+    rate, with bootstrap intervals over jobs; beside them the simulator's copy model replayed on the same pairs
+    (stragglers/prediction/copies/reexecution.py); on the embedded trace, the generator's own re-runs of every
+    finished task, from its truth."""
     s = nurd.selection()
     with connected(nurd, duckdb) as con:
         table = reexecution.build_pairs(con, s, nurd.min_finished)
@@ -125,9 +122,7 @@ def reexecution_generator_within_real(nurd: PipelineSettings, duckdb: DuckDBReso
 
 checks = [
     table_check(reexecutions, "reexecution_pairs",
-                params=lambda n: {"min_finished": n.min_finished},
-                description="one row per rerun task with a known status (unique); every pair: two positive "
-                       "latencies on two machines, its job's median and tau, >= min_finished timed first lives."),
+                params=lambda n: {"min_finished": n.min_finished}),
 ]
 
 # on trace_realism, apart from ``checks`` (on reexecutions): a run of reexecutions alone need not build trace_realism

@@ -24,15 +24,14 @@ from .resources import PipelineSettings
 
 
 
-@automated_asset(deps=[dg.AssetKey("operator_budgets")], group_name="spark", kinds={"python", "duckdb"},
-                 description="The operator's answer on Spark event logs as files: spark/spark-defaults.conf (the "
-                             "setting to write, or a comment saying to keep yours) and spark/spark-defaults.conf.md "
-                             "(the answer, what you run, Spark 4.0's defaults and the answer side by side) under "
-                             "NURD_DATA_DIR, at the report's budget, from table spark_answer (operator_budgets: the "
-                             "same numbers as the report and as `nurd-spark advise`). A new staging marks the "
-                             f"previous files .stale. Another trace than NURD_TRACE={TRACE}: not applicable.")
+@automated_asset(deps=["operator_budgets"], group_name="spark", kinds={"python", "duckdb"})
 @format_only(lambda s: s.trace == TRACE, f"it reads Spark event logs (NURD_TRACE={TRACE})")
 def spark_speculation(nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """The operator's answer on Spark event logs as files: spark/spark-defaults.conf (the setting to write, or a
+    comment saying to keep yours) and spark/spark-defaults.conf.md (the answer, what you run, Spark 4.0's defaults
+    and the answer side by side) under NURD_DATA_DIR, at the report's budget, from table spark_answer
+    (operator_budgets: the same numbers as the report and as `nurd-spark advise`). A new staging marks the
+    previous files .stale. On another trace than Spark event logs: not applicable."""
     with connected(nurd, duckdb) as con:
         conf, report, verdict = answer_files(con, TRACE, HEADLINE_BUDGET, nurd.data_path / ANSWER_DIR / DEFAULT_OUT)
     return dg.MaterializeResult(metadata={"answer": dg.MetadataValue.md(verdict),

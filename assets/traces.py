@@ -30,19 +30,17 @@ def trace_source(context: dg.AssetExecutionContext, nurd: PipelineSettings) -> d
 
 
 @automated_asset(
-    deps=[dg.AssetKey("trace_source")],
+    deps=["trace_source"],
     group_name="ingest",
     kinds={"python"},
     retry_policy=dg.RetryPolicy(max_retries=3, delay=10, backoff=dg.Backoff.EXPONENTIAL),
-    description="The configured trace (NURD_TRACE, default the embedded `synthetic` trace) under "
-                "$NURD_DATA_DIR/raw/<trace>/, every file verified against SHA256SUM. Google: the parts "
-                "chosen by NURD_TRACE_PARTS from NURD_TRACE_URL (http, https, file:// or a directory laid "
-                "out like the bucket), downloaded in parallel, resumed and retried; a partial mirror (tables without "
-                "parts, or a local directory without SHA256SUM) is taken as it is and the missing tables are "
-                "listed in the metadata. Alibaba: "
-                "batch_instance.tar.gz streamed and unpacked.",
 )
 def raw_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings) -> dg.MaterializeResult:
+    """The configured trace (NURD_TRACE, default the embedded `synthetic` trace) under $NURD_DATA_DIR/raw/<trace>/,
+    every file verified against SHA256SUM. Google: the parts chosen by NURD_TRACE_PARTS from NURD_TRACE_URL (http,
+    https, file:// or a directory laid out like the bucket), downloaded in parallel, resumed and retried; a partial
+    mirror (tables without parts, or a local directory without SHA256SUM) is taken as it is and the missing tables
+    are listed in the metadata. Alibaba: batch_instance.tar.gz streamed and unpacked."""
     try:
         nurd.settings()   # every setting checked before any work
         report = fetch_trace(nurd.trace, nurd.data_dir, url=nurd.trace_url, parts=nurd.parts,

@@ -24,14 +24,13 @@ from .common import automated_asset, connected, google_format, md_table, preview
 RAW_CHECK_ROWS = 200_000  # raw staging checks look at the first rows of each table (reported)
 
 
-@automated_asset(deps=[dg.AssetKey("raw_trace")], group_name="warehouse", kinds={"duckdb"},
-                 description="Typed staging views over the raw trace files (read_csv with explicit column names "
-                             "and types; empty field = NULL). DuckDB reads the gzip parts directly, out of core. "
-                             "Spark event logs (NURD_TRACE=spark_eventlog): every log under NURD_TRACE_URL read "
-                             "into the stg_spark_* tables (stragglers/warehouse/spark_staging.py; bad lines as "
-                             "NURD_ON_BAD_ROWS says, skipped files counted in table quarantine).")
+@automated_asset(deps=["raw_trace"], group_name="warehouse", kinds={"duckdb"})
 def staged_trace(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Typed staging views over the raw trace files (read_csv with explicit column names and types; empty field =
+    NULL). DuckDB reads the gzip parts directly, out of core. Spark event logs (NURD_TRACE=spark_eventlog): every
+    log under NURD_TRACE_URL read into the stg_spark_* tables (stragglers/warehouse/spark_staging.py; bad lines as
+    NURD_ON_BAD_ROWS says, skipped files counted in table quarantine)."""
     s = nurd.selection()
     if s.format.layout == "spark":
         # new logs: the answer made from the previous ones is no longer current, whatever this run does
@@ -90,10 +89,10 @@ def _rows(con, table: str, trace: str) -> int:
     return con.execute(f"SELECT count(*) FROM {table} WHERE trace = ?", [trace]).fetchone()[0]
 
 
-@automated_asset(deps=[dg.AssetKey("staged_trace")], group_name="warehouse", kinds={"duckdb"},
-                 description="Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule "
-                             "(max scheduling class >= 1, or any task priority 9-11) with >= min_tasks tasks.")
+@automated_asset(deps=["staged_trace"], group_name="warehouse", kinds={"duckdb"})
 def jobs(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Production MapReduce-style jobs (sql/jobs.sql): production by the configured rule (max scheduling class >= 1,
+    or any task priority 9-11) with >= min_tasks tasks."""
     with _built(context, nurd, duckdb, "jobs", build_jobs) as step:
         con, s = step.con, step.selection
         meta = {"dagster/row_count": _rows(con, "jobs", s.trace), "preview": preview(con, "jobs", s.trace),
@@ -102,11 +101,11 @@ def jobs(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: Duck
                                                  "rebuilt": step.rebuilt}, data_version=dg.DataVersion(step.version))
 
 
-@automated_asset(deps=[dg.AssetKey("jobs")], group_name="warehouse", kinds={"duckdb"},
-                 description="Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE "
-                             "to the final FINISH, evictions and failures, is_straggler against the job's quantile. "
-                             "Excluded tasks are counted by reason in task_outcomes.")
+@automated_asset(deps=["jobs"], group_name="warehouse", kinds={"duckdb"})
 def tasks(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Finished tasks of the selected jobs (sql/tasks.sql): latency from the first SCHEDULE to the final FINISH,
+    evictions and failures, is_straggler against the job's quantile. Excluded tasks are counted by reason in
+    task_outcomes."""
     with _built(context, nurd, duckdb, "tasks", build_tasks) as step:
         con, s = step.con, step.selection
         outcomes = con.execute("SELECT outcome, count(*) AS tasks FROM task_outcomes WHERE trace = ? "
@@ -117,10 +116,10 @@ def tasks(context: dg.AssetExecutionContext, nurd: PipelineSettings, duckdb: Duc
                                 data_version=dg.DataVersion(step.version))
 
 
-@automated_asset(deps=[dg.AssetKey("tasks")], group_name="warehouse", kinds={"duckdb"},
-                 description="Jobs and tasks before and after every filter of the selection, by reason.")
+@automated_asset(deps=["tasks"], group_name="warehouse", kinds={"duckdb"})
 def selection_funnel(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                      duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Jobs and tasks before and after every filter of the selection, by reason."""
     with _built(context, nurd, duckdb, "selection_funnel", build_funnel) as step:
         funnel = step.con.execute("SELECT stage, reason, kept, jobs, tasks FROM selection_funnel WHERE trace = ? "
                                   "ORDER BY step, reason", [step.selection.trace]).df()
@@ -128,14 +127,13 @@ def selection_funnel(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                                           "rebuilt": step.rebuilt}, data_version=dg.DataVersion(step.version))
 
 
-@automated_asset(deps=[dg.AssetKey("tasks")], group_name="warehouse", kinds={"duckdb"},
-                 description="Per-checkpoint features of every finished task (sql/checkpoint_features.sql), min-max "
-                             "normalized per job; `observed` mode (default) uses only what was visible at the "
-                             "checkpoint, `reference` mode the authors' leaky construction. Also job_checkpoints. "
-                             "On a trace without task_usage (partial mirror) the usage features are 0 and the "
-                             "metadata says so: only the time-only rules use these rows then.")
+@automated_asset(deps=["tasks"], group_name="warehouse", kinds={"duckdb"})
 def checkpoint_features(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                         duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Per-checkpoint features of every finished task (sql/checkpoint_features.sql), min-max normalized per job;
+    `observed` mode (default) uses only what was visible at the checkpoint, `reference` mode the authors' leaky
+    construction. Also job_checkpoints. On a trace without task_usage (partial mirror) the usage features are 0 and
+    the metadata says so: only the time-only rules use these rows then."""
     started = time.perf_counter()
     with _built(context, nurd, duckdb, "checkpoint_features", build_features) as step:
         con, s = step.con, step.selection
@@ -170,16 +168,12 @@ checks = [
     table_check(staged_trace, "raw_task_usage", table="stg_task_usage", max_rows=RAW_CHECK_ROWS,
                 applies=google_format, needs_usage=True,
                 description="GX suite raw_task_usage on the staged task_usage (first rows)."),
-    table_check(jobs, "jobs", params=lambda n: {"min_tasks": n.min_tasks},
-                description="n_tasks >= min_tasks, unique job ids."),
+    table_check(jobs, "jobs", params=lambda n: {"min_tasks": n.min_tasks}),
     # the share bound is sized for the smallest job in `tasks`: a real job of >= min_tasks tasks may
     # have only a few finished inside the window (normal on a partial trace)
     table_check(tasks, "tasks",
                 params=lambda n: {"quantile": n.quantile},
-                warehouse_params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks)},
-                description="latency > 0, unique (job, task), straggler share close to 1 - quantile per job."),
+                warehouse_params=lambda n, con: {"min_tasks": _fewest_finished(con, n.trace, n.min_tasks)}),
     table_check(checkpoint_features, "checkpoint_features", table=features_table,
-                params=lambda n: {"features": list(n.selection().format.columns)},
-                description="No NULL after imputation, normalized values in [0, 1], checkpoints increasing "
-                            "(on the operator's clock's features where the paper's grid is not built: Spark)."),
+                params=lambda n: {"features": list(n.selection().format.columns)}),
 ]

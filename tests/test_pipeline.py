@@ -41,6 +41,17 @@ def test_definitions_load():
     assert {"nurd_eval", "baseline_eval", "comparison_tables", "checkpoint_features", "jobs", "tasks"} <= keys
 
 
+def test_every_asset_and_check_says_what_it_is():
+    """An asset's description is its function's docstring; a check's, its GX suite's summary line."""
+    graph = defs.resolve_asset_graph()
+    undescribed = [k.to_user_string() for k in graph.get_all_asset_keys()
+                   if not graph.get(k).description]
+    assert undescribed == []
+    checks = {spec.key.name: spec.description for a in graph.assets_defs for spec in a.check_specs}
+    assert [name for name, description in checks.items() if not description] == []
+    assert checks["failure_jobs_valid"] == "One row per job, n_tasks >= 1, job end event a terminal event where known."
+
+
 @pytest.fixture(scope="module")
 def evaluated(tmp_path_factory):
     data = tmp_path_factory.mktemp("data")

@@ -32,6 +32,8 @@ def _abs_sums(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def suite_hound_profiles(params: dict, columns: list[str]) -> list[Frame]:
+    """Weights in [-1, 1]; every non-empty profile sums to 1 in absolute value; known learners and metrics; one
+    row per job x learner x metric."""
     rows = [_rows_nonempty(), _has_columns(["trace", "job_id", "learner", "metric", "weight"]),
             *_not_null(["trace", "job_id", "learner", "metric", "weight"]),
             _between("weight", -1.0, 1.0), _in_set("learner", ("PR", "DP", "CA")),
@@ -49,6 +51,8 @@ def _ensemble_learners(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def suite_hound_topics(params: dict, columns: list[str]) -> list[Frame]:
+    """Known learners; named causes from Hound's nine; coverage in [0, 1]; every ensemble topic made by at
+    least two learners."""
     rows = [_rows_nonempty(), _has_columns(["trace", "topic", "learner", "keywords", "weights", "cluster", "cause"]),
             *_not_null(["trace", "topic", "learner", "keywords"]), _in_set("learner", ("ENS", "PR", "DP", "CA")),
             _in_set("cause", CAUSES), _between("coverage", 0.0, 1.0), _unique(["trace", "topic"])]
@@ -65,6 +69,7 @@ def _mixture_sums(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def suite_hound_job_causes(params: dict, columns: list[str]) -> list[Frame]:
+    """Weights in (0, 1]; each job's mixture sums to 1; named causes from Hound's nine."""
     rows = [_has_columns(["trace", "job_id", "cause", "named", "weight", "rank"]),
             *_not_null(["trace", "job_id", "cause", "named", "weight"]),
             _between("weight", 0.0, 1.0 + TOL, strict_min=True), _unique(["trace", "job_id", "cause"])]
@@ -76,6 +81,7 @@ def suite_hound_job_causes(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_hound_validation(params: dict, columns: list[str]) -> list[Frame]:
+    """One row per job with a planted mixture and known dominant causes."""
     cols = ["trace", "job_id", "planted", "effective", "planted_dominant", "dominant_match", "effective_match"]
     rows = [_rows_nonempty(), _has_columns(cols), *_not_null(cols),
             _in_set("planted_dominant", CAUSES), _in_set("effective_dominant", CAUSES), _unique(["trace", "job_id"])]
@@ -83,6 +89,7 @@ def suite_hound_validation(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_straggler_explanations(params: dict, columns: list[str]) -> list[Frame]:
+    """One row per flagged task; top signal causes from Hound's nine (or none)."""
     rows = [_has_columns(["trace", "job_id", "task_id", "flagged_at_s", "job_causes", "task_signals"]),
             *_not_null(["trace", "job_id", "task_id", "flagged_at_s"]), _between("flagged_at_s", 0),
             _in_set("top_signal_cause", CAUSES), _unique(["trace", "method", "job_id", "task_id"])]

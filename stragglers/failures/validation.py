@@ -8,6 +8,7 @@ from stragglers.warehouse.suites import SUITES, Frame, _between, _has_columns, _
 
 
 def suite_failure_jobs(params: dict, columns: list[str]) -> list[Frame]:
+    """One row per job, n_tasks >= 1, job end event a terminal event where known."""
     e = [_rows_nonempty(),
          _has_columns(["trace", "job_id", "job_end_event", "n_tasks", "task_fail_flag", "cpu_request"]),
          *_not_null(["trace", "job_id", "n_tasks", "task_fail_flag"]),
@@ -17,6 +18,7 @@ def suite_failure_jobs(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_failure_tasks(params: dict, columns: list[str]) -> list[Frame]:
+    """One row per task, attempts >= failed attempts >= 0."""
     e = [_rows_nonempty(),
          _has_columns(["trace", "job_id", "task_id", "final_event", "attempts", "attempt_fail_flag"]),
          *_not_null(["trace", "job_id", "task_id", "attempts", "n_tasks"]),
@@ -28,6 +30,7 @@ def suite_failure_tasks(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_failure_attempts(params: dict, columns: list[str]) -> list[Frame]:
+    """One row per attempt, durations >= 0, PastAttemptsFlag set."""
     e = [_rows_nonempty(),
          _has_columns(["trace", "job_id", "task_id", "attempt", "end_event", "past_attempts_flag"]),
          *_not_null(["trace", "job_id", "task_id", "attempt", "past_attempts_flag"]),
@@ -37,6 +40,7 @@ def suite_failure_attempts(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_failure_predictions(params: dict, columns: list[str]) -> list[Frame]:
+    """Precision, recall and thresholds in [0, 1]."""
     e = [_rows_nonempty(), _has_columns(["trace", "target", "scenario", "available"]),
          *_not_null(["trace", "target", "scenario", "available"]),
          _between("precision", 0.0, 1.0), _between("recall", 0.0, 1.0), _between("threshold", 0.0, 1.0)]
@@ -44,6 +48,7 @@ def suite_failure_predictions(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_cloning_tasks(params: dict, columns: list[str]) -> list[Frame]:
+    """One row per (threshold, clones, task), completion times >= 0."""
     e = [_rows_nonempty(),
          _has_columns(["trace", "threshold", "clones", "job_id", "task_id", "original_s", "replay_s"]),
          *_not_null(["trace", "threshold", "clones", "original_s", "replay_s", "relative_completion"]),

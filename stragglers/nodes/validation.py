@@ -8,6 +8,7 @@ from stragglers.warehouse.suites import SUITES, Frame, _between, _has_columns, _
 
 
 def suite_task_attempts(params: dict, columns: list[str]) -> list[Frame]:
+    """Attempt >= 1, end after start, terminal end event, unique (job, task, attempt)."""
     gxe = _gxe()
     e = [
         _rows_nonempty(),
@@ -23,6 +24,7 @@ def suite_task_attempts(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_node_task_durations(params: dict, columns: list[str]) -> list[Frame]:
+    """Durations >= 0, z defined, one row per finished task."""
     gxe = _gxe()
     e = [
         _rows_nonempty(),
@@ -35,6 +37,7 @@ def suite_node_task_durations(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_node_indicators(params: dict, columns: list[str]) -> list[Frame]:
+    """One row per ranked machine, n_tasks >= node_min_tasks, interval lo <= hi, level >= 0."""
     gxe = _gxe()
     e = [
         _rows_nonempty(),

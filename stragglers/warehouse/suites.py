@@ -9,6 +9,7 @@ Each frame becomes its own GX expectation suite named ``<suite>[__<trace>][__<fr
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -23,6 +24,7 @@ __all__ = [
     "DEFAULT_PARAMS",
     "SUITES",
     "WAREHOUSE_SUITES",
+    "suite_summary",
     "Frame",
 ]
 
@@ -143,6 +145,7 @@ def suite_raw_task_usage(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_jobs(params: dict, columns: list[str]) -> list[Frame]:
+    """N_tasks >= min_tasks, unique job ids."""
     gxe = _gxe()
     e = [
         gxe.ExpectTableRowCountToBeBetween(min_value=1),
@@ -200,7 +203,9 @@ def _tied_at_threshold(tasks: pd.DataFrame, keys: list[str], straggler: pd.Serie
 
 
 def suite_tasks(params: dict, columns: list[str]) -> list[Frame]:
-    """Straggler share: with p = q-quantile by linear interpolation and
+    """Latency > 0, unique (job, task), straggler share close to 1 - quantile per job.
+
+    Straggler share: with p = q-quantile by linear interpolation and
     straggler = latency > p (or >= p), a job of n tasks without ties has
     ceil((n-1)(1-q)) or one more/fewer stragglers, i.e. the share deviates from
     1-q by at most ~1/n (ties at the top only lower a '>' share).  Two checks on
@@ -256,6 +261,8 @@ def with_checkpoint_step(df: pd.DataFrame, order_by: str | None = None) -> pd.Da
 
 
 def suite_checkpoint_features(params: dict, columns: list[str]) -> list[Frame]:
+    """No NULL after imputation, normalized values in [0, 1], checkpoints increasing (on the operator's clock's
+    features where the paper's grid is not built: Spark)."""
     features = list(params["features"])
     # Order of checkpoints within a task: by the checkpoint index `k` when the
     # table has it (sql/checkpoint_features.sql), else table order; override
@@ -293,6 +300,12 @@ SUITES: dict[str, Callable[[dict, list[str]], list[Frame]]] = {
 }
 # The warehouse's own suites; the diagnosis, nodes and failures stages add theirs to SUITES on import.
 WAREHOUSE_SUITES = tuple(SUITES)
+
+
+def suite_summary(name: str) -> str:
+    """What suite ``name`` holds its table to, in a line: its docstring's first paragraph ('' without one)."""
+    doc = inspect.getdoc(SUITES[name]) or ""
+    return " ".join(doc.split("\n\n")[0].split())
 
 
 # checkpoint features default to the trace's feature set (validate_table)

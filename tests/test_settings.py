@@ -139,6 +139,27 @@ def test_typed_settings_take_defaults_and_bounds_from_the_models(typed):
             assert getattr(view, name) == getattr(run, setting), name
 
 
+def test_a_view_links_settings_by_name_or_says_which_it_cannot():
+    from stragglers.settings.prediction import PredictionSettings
+    from stragglers.settings.stage import SettingsView, linked
+    from stragglers.settings.warehouse import WarehouseSettings
+
+    class ByName(SettingsView, models=(PredictionSettings, WarehouseSettings), linked=("seed", "quantile")):
+        eps = linked(PredictionSettings, "eps")
+
+    class Written(SettingsView):
+        seed = linked(PredictionSettings, "seed")
+        quantile = linked(WarehouseSettings, "quantile")
+        eps = linked(PredictionSettings, "eps")
+
+    assert ByName.settings_of_fields() == Written.settings_of_fields()
+    assert list(ByName.model_fields) == ["seed", "quantile", "eps"]
+    assert ByName.of(Settings(seed=3, quantile=0.8)).as_dict() == {"seed": 3, "quantile": 0.8, "eps": 0.05}
+    with pytest.raises(KeyError, match="'sede' is declared by 0 of PredictionSettings, WarehouseSettings"):
+        class Misspelt(SettingsView, models=(PredictionSettings, WarehouseSettings), linked=("sede",)):
+            pass
+
+
 def test_a_bound_is_checked_by_the_declaration_wherever_the_value_comes_from():
     line = "setting NURD_HOUND_MIN_TASKS=3 is invalid: expected an integer >= 5; did you mean 5?"
     for make in (lambda: HoundSettings(min_tasks=3), lambda: Settings(hound_min_tasks=3),

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import field_validator
 
-from stragglers.settings.stage import Grammar, SettingsView, StageSettings, linked, setting
+from stragglers.settings.stage import Grammar, SettingsView, StageSettings, setting
 from stragglers.trace_formats import FEATURE_SETS
 from stragglers.settings.warehouse import WarehouseSettings, t0_before_threshold
 
@@ -134,34 +134,16 @@ class PredictionSettings(StageSettings):
                                   "with the number of jobs)")
 
 
-class EvaluationSettings(SettingsView):
+class EvaluationSettings(SettingsView, models=(PredictionSettings, WarehouseSettings), linked=(
+        "seed", "quantile", "alpha", "eps", "regressor",
+        "workers",            # 0 = one per core, resolved here
+        "min_finished", "n_boot",
+        "initial_fraction",   # the initial training set
+        # the authors' protocol, one setting per difference (stragglers/prediction/replay/protocol.py)
+        "latency_normalization", "propensity_max_iter", "quantiles", "test_set", "horizon", "threshold",
+        "decision_clock", "clock_interval_s", "clock_doubling_after", "intervention", "latency", "baseline_params",
+        "feature_set", "cost_lambda", "history_min_jobs", "copy_keeps")):
     """What the online evaluation depends on (recorded in evaluation_runs)."""
-    seed = linked(PredictionSettings, "seed")
-    quantile = linked(WarehouseSettings, "quantile")
-    alpha = linked(PredictionSettings, "alpha")
-    eps = linked(PredictionSettings, "eps")
-    regressor = linked(PredictionSettings, "regressor")
-    workers = linked(PredictionSettings, "workers")      # 0 = one per core, resolved here
-    min_finished = linked(PredictionSettings, "min_finished")
-    n_boot = linked(PredictionSettings, "n_boot")
-    initial_fraction = linked(WarehouseSettings, "initial_fraction")   # the initial training set
-    # the authors' protocol, one setting per difference (stragglers/prediction/replay/protocol.py)
-    latency_normalization = linked(PredictionSettings, "latency_normalization")
-    propensity_max_iter = linked(PredictionSettings, "propensity_max_iter")
-    quantiles = linked(PredictionSettings, "quantiles")
-    test_set = linked(PredictionSettings, "test_set")
-    horizon = linked(PredictionSettings, "horizon")
-    threshold = linked(PredictionSettings, "threshold")
-    decision_clock = linked(PredictionSettings, "decision_clock")
-    clock_interval_s = linked(WarehouseSettings, "clock_interval_s")
-    clock_doubling_after = linked(WarehouseSettings, "clock_doubling_after")
-    intervention = linked(PredictionSettings, "intervention")
-    latency = linked(PredictionSettings, "latency")
-    baseline_params = linked(PredictionSettings, "baseline_params")
-    feature_set = linked(PredictionSettings, "feature_set")
-    cost_lambda = linked(PredictionSettings, "cost_lambda")
-    history_min_jobs = linked(PredictionSettings, "history_min_jobs")
-    copy_keeps = linked(PredictionSettings, "copy_keeps")
 
     rules = (t0_before_threshold,)
 
@@ -177,8 +159,8 @@ class EvaluationSettings(SettingsView):
         return {k: v for k, v in super().as_dict().items() if self.threshold == "online" or k not in clock}
 
 
-class EngineSettings(SettingsView):
+class EngineSettings(SettingsView, models=(PredictionSettings,), linked=(
+        "dask_address",
+        "exchange_dir",   # '' = a temporary directory (local runs only)
+        "batch_jobs")):
     """Where the replays run (not recorded with the results: they do not depend on it)."""
-    dask_address = linked(PredictionSettings, "dask_address")
-    exchange_dir = linked(PredictionSettings, "exchange_dir")   # '' = a temporary directory (local runs only)
-    batch_jobs = linked(PredictionSettings, "batch_jobs")

@@ -242,12 +242,26 @@ def _constant_words(tp, bounds: dict, choices: tuple | None) -> str:
     return " and ".join(f"{kind} {ops[k]} {v}" for k, v in bounds.items()) or kind
 
 
+def _same_named(models: tuple[type[BaseModel], ...], names: tuple[str, ...]) -> dict[str, _Link]:
+    """``linked`` fields of the same names as settings of ``models`` (each declared by exactly one)."""
+    links = {}
+    for name in names:
+        owners = [m for m in models if name in m.model_fields]
+        if len(owners) != 1:
+            raise KeyError(f"setting {name!r} is declared by {len(owners)} of "
+                           f"{', '.join(m.__name__ for m in models)}; a view links exactly one")
+        links[name] = _Link(owners[0], name, True)
+    return links
+
+
 class _ViewMeta(type(BaseModel)):
     """Builds a ``SettingsView``'s fields before pydantic sees the class: a ``linked`` field becomes
     the model's field (its annotation and ``FieldInfo``), a ``constant`` its bounded annotation; the
-    fields keep the order the class writes them in."""
+    fields keep the order the class writes them in. The class keywords ``models=`` and ``linked=``
+    (setting names) link fields of the same names first, in their order."""
 
-    def __new__(mcs, name, bases, namespace, **kwargs):
+    def __new__(mcs, name, bases, namespace, models: tuple = (), linked: tuple = (), **kwargs):
+        namespace = {**_same_named(models, linked), **namespace}
         written = dict(namespace.get("__annotations__", {}))
         module = sys.modules.get(namespace.get("__module__", ""))
         scope = vars(module) if module else {}

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from stragglers.settings.stage import Grammar, SettingError, SettingsView, StageSettings, linked, setting
+from stragglers.settings.stage import Grammar, SettingError, SettingsView, StageSettings, setting
 from stragglers.trace_formats import FORMATS, TRACES, TraceFormat
 from stragglers.settings.traces import TraceSettings
 
@@ -116,26 +116,12 @@ def format_clock_interval(trace: str, configured: int) -> int:
     return own if own and configured == WarehouseSettings.model_fields["clock_interval_s"].default else configured
 
 
-class SelectionSettings(SettingsView):
+class SelectionSettings(SettingsView, models=(TraceSettings, WarehouseSettings), linked=(
+        "trace", "production_rule", "min_tasks", "quantile", "initial_fraction", "checkpoint_grid",
+        "checkpoint_step_s", "checkpoint_steps", "alibaba_steps", "clock_finished_percent", "clock_interval_s",
+        "clock_doubling_after", "feature_mode", "min_cpu_rate_for_cpi", "max_cpi", "max_mai", "on_bad_rows",
+        "empty_parts")):
     """What the warehouse's selection and features depend on (recorded with every table)."""
-    trace = linked(TraceSettings, "trace")
-    production_rule = linked(WarehouseSettings, "production_rule")
-    min_tasks = linked(WarehouseSettings, "min_tasks")
-    quantile = linked(WarehouseSettings, "quantile")
-    initial_fraction = linked(WarehouseSettings, "initial_fraction")
-    checkpoint_grid = linked(WarehouseSettings, "checkpoint_grid")
-    checkpoint_step_s = linked(WarehouseSettings, "checkpoint_step_s")
-    checkpoint_steps = linked(WarehouseSettings, "checkpoint_steps")
-    alibaba_steps = linked(WarehouseSettings, "alibaba_steps")
-    clock_finished_percent = linked(WarehouseSettings, "clock_finished_percent")
-    clock_interval_s = linked(WarehouseSettings, "clock_interval_s")
-    clock_doubling_after = linked(WarehouseSettings, "clock_doubling_after")
-    feature_mode = linked(WarehouseSettings, "feature_mode")
-    min_cpu_rate_for_cpi = linked(WarehouseSettings, "min_cpu_rate_for_cpi")
-    max_cpi = linked(WarehouseSettings, "max_cpi")
-    max_mai = linked(WarehouseSettings, "max_mai")
-    on_bad_rows = linked(WarehouseSettings, "on_bad_rows")
-    empty_parts = linked(WarehouseSettings, "empty_parts")
 
     rules = (t0_before_threshold, feature_mode_of_trace)
 

@@ -160,6 +160,23 @@ def test_a_view_links_settings_by_name_or_says_which_it_cannot():
             pass
 
 
+def test_a_setting_means_its_doc_or_the_docstring_under_it_in_one_line():
+    from stragglers.settings.stage import StageSettings, doc_of, setting
+
+    class Stage(StageSettings):
+        short: int = setting(1, doc="a short meaning")
+        long: int = setting(2, env="NURD_LONG_ONE")
+        """a meaning longer
+        than a line"""
+
+    assert doc_of(Stage.model_fields["short"]) == "a short meaning"
+    assert doc_of(Stage.model_fields["long"]) == "a meaning longer than a line"
+    assert Stage.model_fields["long"].description == "a meaning longer than a line (environment: NURD_LONG_ONE)"
+    with pytest.raises(TypeError, match="setting silent of Silent has no meaning"):
+        class Silent(StageSettings):
+            silent: int = setting(3)
+
+
 def test_a_bound_is_checked_by_the_declaration_wherever_the_value_comes_from():
     line = "setting NURD_HOUND_MIN_TASKS=3 is invalid: expected an integer >= 5; did you mean 5?"
     for make in (lambda: HoundSettings(min_tasks=3), lambda: Settings(hound_min_tasks=3),

@@ -9,9 +9,8 @@ from stragglers.settings.stage import SettingsView, StageSettings, constant, lin
 class FailurePredictionSettings(StageSettings):
     # failure prediction and proactive cloning, El-Sayed et al. (stragglers/failures, docs/FAILURES.md)
     failure_trees: int = setting(50, ge=1, doc="failure prediction: random-forest trees")
-    failure_max_train_rows: int = setting(50_000, ge=100,
-                                          doc="failure prediction: training rows per forest (a seeded sample "
-                                              "beyond, reported)")
+    failure_max_train_rows: int = setting(50_000, ge=100)
+    """failure prediction: training rows per forest (a seeded sample beyond, reported)"""
     clone_retries: int = setting(4, ge=0, doc="proactive cloning: retry cap R (Algorithm 1)")
     clones: int = setting(1, ge=1, doc="proactive cloning: clones C per prediction (Algorithm 1)")
     clone_tasks: int = setting(25_000, ge=10,

@@ -12,16 +12,15 @@ INTERVALS = ("mean", "fitted")
 
 class NodeRankingSettings(StageSettings):
     # node ranking, Ouyang et al. (stragglers/nodes, docs/NODES.md)
-    node_min_tasks: int = setting(10, env="NURD_NODE_MIN_TASKS", ge=3,
-                                  doc="node ranking: machines with fewer finished tasks are not ranked (counted); "
-                                      "Hound's hound_with_nodes: machines with fewer tasks of other jobs are "
-                                      "not judged")
-    node_fit_sample: int = setting(132, ge=0,
-                                   doc="node ranking: nodes whose 9 distributions are fitted, stratified by server "
-                                       "type (the paper's sample of 132); 0 = every ranked node")
-    node_interval: Literal[INTERVALS] = setting(
-        "mean", doc="node ranking: P-cores interval, 'mean' = 95% CI of the node's mean z, "
-                    "'fitted' = central 95% of its fitted 3-parameter log-logistic")
+    node_min_tasks: int = setting(10, env="NURD_NODE_MIN_TASKS", ge=3)
+    """node ranking: machines with fewer finished tasks are not ranked (counted); Hound's hound_with_nodes: machines
+    with fewer tasks of other jobs are not judged"""
+    node_fit_sample: int = setting(132, ge=0)
+    """node ranking: nodes whose 9 distributions are fitted, stratified by server type (the paper's sample of 132);
+    0 = every ranked node"""
+    node_interval: Literal[INTERVALS] = setting("mean")
+    """node ranking: P-cores interval, 'mean' = 95% CI of the node's mean z, 'fitted' = central 95% of its fitted
+    3-parameter log-logistic"""
 
 
 class NodeSettings(SettingsView):

@@ -61,12 +61,18 @@ class Grammar:
         return core_schema.no_info_after_validator_function(validate, handler(source))
 
 
-def setting(default, *, doc: str, env: str | None = None, **bounds) -> Any:
+def setting(default, *, doc: str | None = None, env: str | None = None, **bounds) -> Any:
     """A settings field: its default, its bounds (pydantic's ``ge``, ``gt``, ``le``, ``lt``), its
-    ``NURD_*`` variable and its meaning, each written here only."""
+    ``NURD_*`` variable and its meaning, each written here only. The meaning is ``doc``, or, when it
+    is longer than a line, the docstring under the field (``StageSettings`` reads it)."""
+    if doc is None:
+        return Field(default, json_schema_extra={"env": env}, **bounds)
+    return Field(default, description=_described(doc, env), json_schema_extra={"env": env, "doc": doc}, **bounds)
+
+
+def _described(doc: str, env: str | None) -> str:
     # the description (shown by Dagster's launchpad) names the variable; errors and the README use the doc
-    described = doc + (f" (environment: {env})" if env else "")
-    return Field(default, description=described, json_schema_extra={"env": env, "doc": doc}, **bounds)
+    return doc + (f" (environment: {env})" if env else "")
 
 
 def env_of(info: FieldInfo) -> str | None:
@@ -83,7 +89,20 @@ def doc_of(info: FieldInfo) -> str:
 class StageSettings(BaseModel):
     """A stage's settings. Strict: an integer setting takes no 2.0 nor True (an integer is a number)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs):
+        """A ``setting`` documented by the docstring under it takes that as its meaning, in one line."""
+        super().__pydantic_init_subclass__(**kwargs)
+        for name, info in cls.model_fields.items():
+            extra = info.json_schema_extra
+            if not isinstance(extra, dict) or "env" not in extra or "doc" in extra:
+                continue    # not a ``setting``, or its meaning already given
+            if not info.description:
+                raise TypeError(f"setting {name} of {cls.__name__} has no meaning: give doc= or a docstring under it")
+            extra["doc"] = " ".join(info.description.split())
+            info.description = _described(extra["doc"], extra["env"])
 
     def __init__(self, **values):
         try:

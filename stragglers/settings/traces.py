@@ -131,21 +131,18 @@ class TraceSettings(StageSettings):
         "data", env="NURD_DATA_DIR", doc="downloads, the warehouse (warehouse.duckdb) and the reports live here")
     trace: TraceName = setting("synthetic", env="NURD_TRACE", doc="the trace to run on")
     trace_url: str = setting("", env="NURD_TRACE_URL", doc="the trace's source; '' = its public location")
-    trace_parts: Annotated[str, Grammar(parts_spec, _closest_parts)] = setting(
-        "2", env="NURD_TRACE_PARTS",
-        doc="Google parts: a count N (parts 0..N-1 of every table), 'all', 'events' (every "
-            "part of job_events, task_events and machine_events), or per "
-            "table, e.g. 'task_events=0-13,job_events=all' (tables not named are not "
-            "fetched unless a bare N or 'all' is given)")
+    trace_parts: Annotated[str, Grammar(parts_spec, _closest_parts)] = setting("2", env="NURD_TRACE_PARTS")
+    """Google parts: a count N (parts 0..N-1 of every table), 'all', 'events' (every part of job_events, task_events
+    and machine_events), or per table, e.g. 'task_events=0-13,job_events=all' (tables not named are not fetched
+    unless a bare N or 'all' is given)"""
     download_workers: int = setting(4, ge=1, doc="parallel downloads")
     synthetic_seed: int = setting(2011, ge=0, doc="seed of the embedded trace generator")
     synthetic_jobs: int = setting(48, env="NURD_SYNTHETIC_JOBS", ge=SYNTHETIC_SPECIAL_JOBS + 1,
                                   doc="jobs of the embedded trace")
     synthetic_parts: int = setting(8, ge=1, doc="parts per table of the embedded trace")
-    synthetic_cause_mix: Literal[SYNTHETIC_CAUSE_MIXES] = setting(
-        "hound", env="NURD_SYNTHETIC_CAUSE_MIX",
-        doc="the embedded trace's cause mix: 'hound' (Hound's published mix) or "
-            "'reexecution_fit' (skew fitted to the real re-executions, a variant)")
+    synthetic_cause_mix: Literal[SYNTHETIC_CAUSE_MIXES] = setting("hound", env="NURD_SYNTHETIC_CAUSE_MIX")
+    """the embedded trace's cause mix: 'hound' (Hound's published mix) or 'reexecution_fit' (skew fitted to the real
+    re-executions, a variant)"""
 
 
 class ObservationSettings(StageSettings):

@@ -41,31 +41,26 @@ def feature_mode_of_trace(s: "SelectionSettings") -> None:
 
 
 class WarehouseSettings(StageSettings):
-    on_bad_rows: Literal[ON_BAD_ROWS] = setting(
-        "fail", env="NURD_ON_BAD_ROWS",
-        doc="a malformed trace row: 'fail' (stop, naming file and line) or "
-            "'quarantine' (set aside in table quarantine, counted)")
-    empty_parts: Literal[EMPTY_PARTS] = setting(
-        "fail", env="NURD_EMPTY_PARTS",
-        doc="a raw part with no rows while other parts of its table have rows: 'fail' "
-            "(stop, naming the part) or 'accept' (counted and reported); the embedded "
-            "trace always accepts (its generator writes parts with no rows on purpose)")
+    on_bad_rows: Literal[ON_BAD_ROWS] = setting("fail", env="NURD_ON_BAD_ROWS")
+    """a malformed trace row: 'fail' (stop, naming file and line) or 'quarantine' (set aside in table quarantine,
+    counted)"""
+    empty_parts: Literal[EMPTY_PARTS] = setting("fail", env="NURD_EMPTY_PARTS")
+    """a raw part with no rows while other parts of its table have rows: 'fail' (stop, naming the part) or 'accept'
+    (counted and reported); the embedded trace always accepts (its generator writes parts with no rows on
+    purpose)"""
     # selection and features (docs/PROTOCOL.md)
     production_rule: Literal["max_class", "priority"] = setting(
         "max_class", doc="production job: max scheduling class >= 1, or a task priority 9-11")
     min_tasks: int = setting(100, ge=2, doc="jobs with fewer tasks are not selected")
     quantile: float = setting(0.9, ge=0.5, lt=1, doc="straggler threshold: the job's latency quantile")
     initial_fraction: float = setting(0.04, gt=0, lt=1, doc="t0 = time by which this share of the tasks finished")
-    checkpoint_grid: Literal[CHECKPOINT_GRIDS] = setting(
-        "capped", env="NURD_CHECKPOINT_GRID",
-        doc="Google checkpoints between t0 and tau: 'capped' = every checkpoint_step_s, "
-            "but at least checkpoint_steps of them (short jobs get a finer step); "
-            "'fixed' = every checkpoint_step_s (jobs with tau - t0 <= the step get "
-            "none); 'equal' = checkpoint_steps equal steps")
+    checkpoint_grid: Literal[CHECKPOINT_GRIDS] = setting("capped", env="NURD_CHECKPOINT_GRID")
+    """Google checkpoints between t0 and tau: 'capped' = every checkpoint_step_s, but at least checkpoint_steps of
+    them (short jobs get a finer step); 'fixed' = every checkpoint_step_s (jobs with tau - t0 <= the step get
+    none); 'equal' = checkpoint_steps equal steps"""
     checkpoint_step_s: int = setting(300, ge=1, doc="Google: seconds between checkpoints (one task_usage window)")
-    checkpoint_steps: int = setting(10, ge=1,
-                                    doc="Google: checkpoints between t0 and tau, at least ('capped') or exactly "
-                                        "('equal')")
+    checkpoint_steps: int = setting(10, ge=1)
+    """Google: checkpoints between t0 and tau, at least ('capped') or exactly ('equal')"""
     alibaba_steps: int = setting(50, ge=1, doc="Alibaba: equal steps between t0 and tau")
     feature_mode: Literal["observed", "reference"] = setting(
         "observed", env="NURD_FEATURE_MODE",
@@ -74,33 +69,29 @@ class WarehouseSettings(StageSettings):
     max_cpi: float = setting(100.0, gt=0, doc="CPI above this is missing")
     max_mai: float = setting(10.0, gt=0, doc="MAI above this is missing")
     # the operator's clock tables (sql/operator_checkpoints.sql; stragglers/prediction/replay/clock.py decides on them)
-    clock_finished_percent: int = setting(10, ge=1,
-                                          doc="online clock: a decision each time a further this percent of "
-                                              "the job's tasks (known at submission) have finished (10: about "
-                                              "the paper's 10 decisions between t0 and tau)")
-    clock_interval_s: int = setting(300, ge=1,
-                                    doc="online clock: a decision every this many seconds of task time while "
-                                        "tasks run (one task_usage window), from t0; left at 300, a trace "
-                                        "format with its own interval takes that (Spark event logs: 1)")
-    clock_doubling_after: int = setting(10, ge=1,
-                                        doc="online clock: the interval doubles after every this many timed "
-                                            "decisions (bounds the decisions of a long tail by a logarithm of "
-                                            "its length, without knowing when the job will end)")
+    clock_finished_percent: int = setting(10, ge=1)
+    """online clock: a decision each time a further this percent of the job's tasks (known at submission) have
+    finished (10: about the paper's 10 decisions between t0 and tau)"""
+    clock_interval_s: int = setting(300, ge=1)
+    """online clock: a decision every this many seconds of task time while tasks run (one task_usage window), from
+    t0; left at 300, a trace format with its own interval takes that (Spark event logs: 1)"""
+    clock_doubling_after: int = setting(10, ge=1)
+    """online clock: the interval doubles after every this many timed decisions (bounds the decisions of a long tail
+    by a logarithm of its length, without knowing when the job will end)"""
     # trace_realism (stragglers/warehouse/realism.py)
     realism_against: Literal[TRACES] = setting("google_2011", env="NURD_REALISM_AGAINST",
                                                doc="trace_realism compares the configured trace with this one")
-    usage_sample: str = setting("", env="NURD_USAGE_SAMPLE",
-                                doc="usage rows (CSV with a header row) standing for the usage of a trace "
-                                    "without task_usage in trace_realism, e.g. the real excerpt's sample")
+    usage_sample: str = setting("", env="NURD_USAGE_SAMPLE")
+    """usage rows (CSV with a header row) standing for the usage of a trace without task_usage in trace_realism,
+    e.g. the real excerpt's sample"""
     # DuckDB (out of core)
     duckdb_memory_limit: Annotated[str, Grammar(memory_size)] = setting(
         "4GB", env="NURD_DUCKDB_MEMORY_LIMIT", doc="DuckDB spills to disk (<data_dir>/duckdb_tmp) past this")
     duckdb_threads: int = setting(0, ge=0, doc="DuckDB threads; 0 = DuckDB's default")
-    duckdb_slice_rows: int = setting(8_000_000, env="NURD_DUCKDB_SLICE_ROWS", ge=1000,
-                                     doc="a step over the events whose SQL has a ${job_slice} condition runs in "
-                                         "slices of job ids of about this many task_events rows each (one "
-                                         "transaction; the rows are the same), so its memory stays within "
-                                         "duckdb_memory_limit whatever the trace's length; the default fits 4GB")
+    duckdb_slice_rows: int = setting(8_000_000, env="NURD_DUCKDB_SLICE_ROWS", ge=1000)
+    """a step over the events whose SQL has a ${job_slice} condition runs in slices of job ids of about this many
+    task_events rows each (one transaction; the rows are the same), so its memory stays within
+    duckdb_memory_limit whatever the trace's length; the default fits 4GB"""
 
     @model_validator(mode="after")
     def _t0_before_threshold(self):

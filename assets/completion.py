@@ -2,7 +2,7 @@
 speculative copies (the operator's protocol) of every evaluated method's flags do to the jobs
 (stragglers/reports/compute/simulations.py computes them)."""
 
-from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.reports.compute.simulations import COMPLETION_TIMES, SIMULATION_TABLES, simulations
 
 from .common import evaluation_tables_asset

@@ -16,7 +16,7 @@ from stragglers.reports.sections.nodes import truth_checks, write_node_report
 from .checks import table_check
 from .common import automated_asset, connected, google_format_only, md_table, report_metadata
 from .resources import PipelineSettings
-from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.prediction.copies.completion_tables import completion_table
 from stragglers.warehouse.storage import table_exists
 

@@ -8,12 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction.copies.completion import (
-    completion_limited,
-    completion_unlimited,
-    draw_relaunch_latencies,
-    job_rng,
-)
+from stragglers.prediction.copies.completion import completion_limited, completion_unlimited
+from stragglers.prediction.engine.draws import draw_relaunch_latencies, job_rng
 from stragglers.prediction.copies.completion_tables import TABLE_COLUMNS, completion_jobs, completion_table
 
 NAN = np.nan

@@ -112,7 +112,7 @@ def test_zscores_within_the_job_by_hand(tmp_path):
 
 
 def test_relaunches_avoid_excluded_machines():
-    from stragglers.prediction.copies.completion import draw_relaunch_latencies
+    from stragglers.prediction.engine.draws import draw_relaunch_latencies
     from stragglers.prediction.copies.completion_tables import completion_table
     y = np.array([10.0, 20.0, 100.0])
     draws = draw_relaunch_latencies(y, np.random.default_rng(0), pool=np.array([True, True, False]))

@@ -398,7 +398,7 @@ def test_a_task_that_will_not_finish_is_a_candidate_while_it_runs_and_is_never_a
 
 
 def test_a_copy_of_a_task_that_will_not_finish_buys_nothing_and_runs_until_the_original_ends():
-    from stragglers.prediction.copies.speculation import copy_draw_sets
+    from stragglers.prediction.engine.draws import copy_draw_sets
 
     y, finished = np.array([10.0, 100.0, 80.0]), np.array([True, True, False])
     draws = copy_draw_sets(y, "t", 1, range(3), finished)
@@ -411,7 +411,7 @@ def test_a_copy_of_a_task_that_will_not_finish_buys_nothing_and_runs_until_the_o
 
 
 def test_a_job_completes_when_its_last_finishing_task_finishes_not_at_a_later_kill():
-    from stragglers.prediction.copies.speculation import copy_draw_sets, copy_draws
+    from stragglers.prediction.engine.draws import copy_draw_sets, copy_draws
 
     # task 1 (100 s) is the straggler that finishes; task 2 runs until its kill at 150 s, the teardown
     y, finished = np.array([10.0, 100.0, 150.0]), np.array([True, True, False])

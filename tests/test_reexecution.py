@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from stragglers.prediction.copies import reexecution
-from stragglers.prediction.copies.speculation import copy_latencies
+from stragglers.prediction.engine.draws import copy_latencies
 from stragglers.settings import SelectionSettings
 from stragglers.warehouse.build import build_selection
 from stragglers.warehouse.sql_files import render

@@ -20,7 +20,7 @@ from stragglers.prediction.engine.caps import Budget, HadoopCaps, Uncapped, cap_
 from stragglers.prediction.engine.job import CheckState, CopyJob, ExecutorSlots, completion_time
 from stragglers.prediction.engine.policies import Policy, from_flags, oracle, spark_rule_policies
 from stragglers.prediction.engine.replay import MachinePool, copy_log, outcomes, replay_all, run
-from stragglers.prediction.copies.speculation import copy_draws
+from stragglers.prediction.engine.draws import copy_draws
 from stragglers.prediction.replay.threshold import copy_cost_curve, lognormal_fit, online_threshold
 from stragglers.prediction.verdicts.tuning import BUDGETS
 

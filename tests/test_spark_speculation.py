@@ -25,7 +25,7 @@ from stragglers.prediction.engine.spark_rule import (GRID, SPARK_3_DEFAULTS, SPA
                                                      flag_times, rule_from_conf, threshold)
 from stragglers.prediction.verdicts.spark_answer import SparkAnswer, spark_answer, spark_answers
 from stragglers.prediction.copies.spark_copies import replay_flags, scheduling_delay_s
-from stragglers.prediction.copies.speculation import copy_draws
+from stragglers.prediction.engine.draws import copy_draws
 from stragglers.prediction.verdicts.verdict import Split
 from stragglers.settings import EvaluationSettings, SelectionSettings, Settings
 from stragglers.warehouse.build import build_selection

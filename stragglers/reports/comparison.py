@@ -31,7 +31,7 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from stragglers.prediction.replay import metrics
-from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.reports.sections import budgets as budget_report
 from stragglers.reports.sections import captions as cap
 from stragglers.reports.sections import comparison_figures as figs

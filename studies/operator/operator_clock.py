@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.prediction.copies.completion_tables import speculation_table
 from stragglers.prediction.replay.workers import ProgressLog
 from stragglers.prediction.evaluation.run import evaluate

@@ -31,7 +31,7 @@ import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.copies import reexecution as rx
-from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.prediction.copies.completion_tables import speculation_table
 from stragglers.prediction.methods import FREE_RULES
 from stragglers.prediction.replay.metrics import table3

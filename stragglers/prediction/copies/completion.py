@@ -62,41 +62,24 @@ What it leaves open, decided here (docs/PROTOCOL.md section 6 fixes the first tw
     ignored: the task had already finished (the replay never produces one).
 
 The tables over many jobs (completion_table, speculation_table) are in
-stragglers/prediction/copies/completion_tables.py; speculative copies of one job in
-stragglers/prediction/copies/speculation.py.
+stragglers/prediction/copies/completion_tables.py; the draws (a relaunch's and a speculative copy's
+latency, one per seed) in stragglers/prediction/engine/draws.py.
 """
 
 from __future__ import annotations
 
 import heapq
-import zlib
 from collections import deque
 
 import numpy as np
 
+from stragglers.prediction.engine.draws import draw_relaunch_latencies
+
 AFTER_GRID_CHOICES = ("event", "never")
-#: The relaunch draws behind every expected outcome (the completion and speculation tables, the
-#: budget sweep, the cost-aware threshold, the node ranking's avoidance): one seed per draw of
-#: ``draw_relaunch_latencies``, through ``job_rng``, so they all average the same ten futures.
-RELAUNCH_SEEDS = range(10)
 
 # ---------------------------------------------------------------------------
 # One job
 # ---------------------------------------------------------------------------
-
-def draw_relaunch_latencies(y: np.ndarray, rng: np.random.Generator, pool: np.ndarray | None = None) -> np.ndarray:
-    """One relaunch latency per task, from the job's empirical latency distribution.
-
-    ``pool`` (optional, boolean per task) restricts the draw to the latencies of those
-    tasks, e.g. the tasks that ran on machines above P-cores level 0 (node ranking,
-    docs/NODES.md); an empty pool falls back on every task. Same number of draws."""
-    y = np.asarray(y, dtype=float)
-    if pool is not None and np.any(pool):
-        y = y[np.asarray(pool, dtype=bool)]
-        return y[rng.integers(0, len(y), size=len(pool))]
-    return y[rng.integers(0, len(y), size=len(y))]
-
-
 
 def prepare_job(y, flagged_at, relaunch, rng):
     y = np.asarray(y, dtype=float)
@@ -244,11 +227,3 @@ def simulate_limited(
                 relaunch_from_queue(t, idle(a))
 
     return float(finish.max())
-
-
-
-
-def job_rng(seed: int, trace: str, job_id) -> np.random.Generator:
-    """The generator used for (seed, job): reproducible for one job alone."""
-    key = zlib.crc32(f"{trace}/{job_id}".encode())
-    return np.random.default_rng([int(seed), key])

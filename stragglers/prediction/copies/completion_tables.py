@@ -1,7 +1,7 @@
 """Job completion time over many jobs: the relaunch (Algorithms 2 and 3) and the
 speculative copies' tables, per (trace, method, algorithm, machines), from the tasks' latencies
 and the methods' predictions (docs/PROTOCOL.md section 6). One job's simulation is
-stragglers/prediction/copies/completion.py; one job's copies, stragglers/prediction/copies/speculation.py.
+stragglers/prediction/copies/completion.py; the draws, stragglers/prediction/engine/draws.py.
 
 Reduction = (original - new) / original per job, mean over jobs, for each
 seed; ``completion_table`` reports the mean and the standard deviation
@@ -22,13 +22,13 @@ from typing import Iterable, Iterator
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.copies.completion import (RELAUNCH_SEEDS, decision_points, draw_relaunch_latencies, job_rng,
-                                              simulate_limited)
+from stragglers.prediction.copies.completion import decision_points, simulate_limited
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, draw_relaunch_latencies, job_rng
 from stragglers.prediction.engine.caps import Uncapped
 from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import Policy, from_flags
 from stragglers.prediction.engine.replay import MachinePool, outcomes, run
-from stragglers.prediction.copies.speculation import copy_draws, task_ends
+from stragglers.prediction.engine.draws import copy_draws, task_ends
 
 TABLE_COLUMNS = [
     "trace", "method", "algorithm", "machines", "reduction_mean",

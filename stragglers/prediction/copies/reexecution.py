@@ -12,7 +12,7 @@ run again elsewhere, which is what a speculative copy gets. Per trace:
 * each with a percentile bootstrap interval over jobs (jobs resampled with replacement, the
   statistic recomputed on the pooled pairs of the resample; seeded).
 
-The simulator's copy model (stragglers.prediction.copies.speculation: a copy's latency is a fresh draw
+The simulator's copy model (stragglers.prediction.engine.draws: a copy's latency is a fresh draw
 from the job's latencies) is replayed on the same pairs: each pair's second life is replaced by that
 draw, with the simulator's own per-(seed, job) generator, and the same numbers are computed.
 ``copy_keeps`` k (setting ``copy_keeps``) is the share of the original's relative log-latency a copy
@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.copies.completion import RELAUNCH_SEEDS, job_rng
-from stragglers.prediction.copies.speculation import copy_latencies
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, job_rng
+from stragglers.prediction.engine.draws import copy_latencies
 from stragglers.prediction.replay.metrics import _boot_counts, _nanpercentile
 from stragglers.traces.synth.model import (REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES, TYPICAL_SLOWDOWN,
                                            latency_factor, reexecution_latency_s)

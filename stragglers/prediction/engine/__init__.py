@@ -7,5 +7,6 @@ copy model, with copies placed where the trace says they can run.
 - ``policies``: what ranks the running tasks at each check (``Policy``);
 - ``spark_rule``: Spark's speculation rule, written once;
 - ``replay``: running policies through the engine (``outcomes``, ``replay_all``, ``copy_log``);
-- ``kernel``: the compiled event loop.
+- ``kernel``: the compiled event loop;
+- ``draws``: the copy model, one draw of every relaunch's or copy's latency per seed.
 """

@@ -9,7 +9,7 @@ evicted, failed or lost too, not only those that finish; the job's task count n 
 submission). The clock is the job's wall clock: seconds since its origin, the earliest first
 SCHEDULE of its tasks. At a decision W a task that started at s (``operator_tasks.start_us``) has
 run W - s, has ended iff s + its latency <= W, is not seen at all before s; a copy launched at W
-starts at W (stragglers/prediction/copies/speculation.py ``task_ends``). Every decision time is a function
+starts at W (stragglers/prediction/engine/draws.py ``task_ends``). Every decision time is a function
 of what has happened by then: t0 (a share of the tasks has finished), each time a further
 ``clock_finished_percent`` of the job's tasks have finished, and every ``clock_interval_s`` while
 tasks run, that interval doubling after every ``clock_doubling_after`` timed decisions. No decision

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.prediction.verdicts.budgets import BUDGET_DTYPES, COMPARISON_DTYPES
 from stragglers.prediction.verdicts.tuning import CURVE_DTYPES
 from stragglers.reports.comparison import Report, build_report

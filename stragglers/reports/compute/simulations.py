@@ -12,7 +12,7 @@ import pandas as pd
 
 from stragglers.diagnosis.truth import load_truth
 from stragglers.prediction.replay.clock import grid_tables
-from stragglers.prediction.copies.completion import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.prediction.copies.completion_tables import completion_table, speculation_jobs, speculation_table
 from stragglers.prediction.methods import FREE_RULES, SURVIVAL_FAMILY
 from stragglers.settings.protocols import both_views, is_operator, typed_settings

@@ -1,17 +1,43 @@
-"""The copy model: how long a speculative copy of a task runs (setting copy_keeps), one draw per seed.
+"""The copy model: how long a relaunched task or a speculative copy runs (setting copy_keeps), one
+draw per seed.
 
-Every simulation of copies (the replay engine's, stragglers/prediction/engine: the budget tables, the
-operator's completion tables, the cost-aware threshold, the operator's Spark answer) draws its copies
-here, so the same ``copy_keeps`` gives the same copies everywhere. A copy's latency is drawn as a
-relaunch's (the common draw per (job, task, seed) of stragglers/prediction/copies/completion.py, from the
-latencies of the job's tasks that finish); a copy of a task that does not finish never finishes.
+Every simulation of copies (the replay engine's: the budget tables, the operator's completion tables,
+the cost-aware threshold, the operator's Spark answer; the paper's relaunches,
+stragglers/prediction/copies/completion.py) draws here, so the same seed and ``copy_keeps`` give the
+same copies everywhere. One draw per (job, task, seed) from the latencies of the job's tasks that
+finish (``draw_relaunch_latencies``, common random numbers across methods); a copy of a task that does
+not finish never finishes.
 """
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
-from stragglers.prediction.copies.completion import draw_relaunch_latencies, job_rng
+#: The relaunch draws behind every expected outcome (the completion and speculation tables, the
+#: budget sweep, the cost-aware threshold, the node ranking's avoidance): one seed per draw of
+#: ``draw_relaunch_latencies``, through ``job_rng``, so they all average the same ten futures.
+RELAUNCH_SEEDS = range(10)
+
+
+def draw_relaunch_latencies(y: np.ndarray, rng: np.random.Generator, pool: np.ndarray | None = None) -> np.ndarray:
+    """One relaunch latency per task, from the job's empirical latency distribution.
+
+    ``pool`` (optional, boolean per task) restricts the draw to the latencies of those
+    tasks, e.g. the tasks that ran on machines above P-cores level 0 (node ranking,
+    docs/NODES.md); an empty pool falls back on every task. Same number of draws."""
+    y = np.asarray(y, dtype=float)
+    if pool is not None and np.any(pool):
+        y = y[np.asarray(pool, dtype=bool)]
+        return y[rng.integers(0, len(y), size=len(pool))]
+    return y[rng.integers(0, len(y), size=len(y))]
+
+
+def job_rng(seed: int, trace: str, job_id) -> np.random.Generator:
+    """The generator used for (seed, job): reproducible for one job alone."""
+    key = zlib.crc32(f"{trace}/{job_id}".encode())
+    return np.random.default_rng([int(seed), key])
 
 
 def copy_latencies(y: np.ndarray, draws: np.ndarray, keeps: float = 0.0) -> np.ndarray:

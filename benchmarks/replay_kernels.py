@@ -5,7 +5,7 @@
 Two pieces of the replay that run at every decision of every job, each beside its baseline,
 alternating, ``--repeat`` rounds (medians reported):
 
-(1) The Kaplan-Meier curve (``stragglers.prediction.replay.threshold``: ``km_curve``, ``km_quantile``,
+(1) The Kaplan-Meier curve (``stragglers.prediction.statistics.threshold``: ``km_curve``, ``km_quantile``,
     ``km_at``, numpy with lifelines' arithmetic) against lifelines' ``KaplanMeierFitter`` fitted and
     read the same way (``qth_survival_time``, ``survival_function_at_times``), on jobs of 100, 1,000
     and 10,000 durations (log-normal, 20-60% censored, fixed seed). Also ``online_threshold`` (what
@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.results import WRITE_HELP, publish_section
-from stragglers.prediction.replay import threshold
+from stragglers.prediction.statistics import threshold
 from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.prediction.engine.caps import Budget
 from stragglers.prediction.engine.job import CheckState, CopyJob
@@ -333,7 +333,7 @@ def report(res: dict) -> str:
         "",
         "What it measures: two pieces of the replay that run for every job. (1) The "
         "Kaplan-Meier curve that tau_hat and a copy's lease are read from, in numpy with "
-        "lifelines' arithmetic (`stragglers/prediction/replay/threshold.py`), against lifelines' "
+        "lifelines' arithmetic (`stragglers/prediction/statistics/threshold.py`), against lifelines' "
         "`KaplanMeierFitter` fitted and read the same way, on log-normal durations (fixed seed, "
         f"{INPUTS} inputs per size, 20-60% censored); and `online_threshold` (q = {Q}, what "
         "`copy_lease_seconds` asks at each decision) on a running job whose tasks started at different "

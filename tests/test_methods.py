@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from stragglers.prediction.replay.likelihood import tobit_negloglik, tobit_nll
+from stragglers.prediction.statistics.likelihood import tobit_negloglik, tobit_nll
 from stragglers.prediction.methods import BASELINES, METHOD_CLASSES, METHODS, VARIANTS, CannotFit, JobContext, MethodTags, TaskSet
 from stragglers.prediction.methods.censored import TobitFitter, tobit_objective
 from stragglers.prediction.methods.survival import CoxPH, Grabit

@@ -22,7 +22,7 @@ from stragglers.prediction.methods.base import RATIO_GRID
 from stragglers.prediction.replay.protocol import adapt_job
 from stragglers.settings.protocols import OPERATOR, is_operator, typed_settings
 from stragglers.prediction.replay.simulate import JobData, replay_job
-from stragglers.prediction.replay.threshold import conditional_survival, km_at, km_curve, km_quantile, online_threshold
+from stragglers.prediction.statistics.threshold import conditional_survival, km_at, km_curve, km_quantile, online_threshold
 from stragglers.settings import EvaluationSettings, Settings
 
 
@@ -246,7 +246,7 @@ def test_the_operator_preset():
 def test_the_censored_log_normal_fit_matches_scipys_generic_fit():
     from scipy import stats
 
-    from stragglers.prediction.replay.threshold import lognormal_fit
+    from stragglers.prediction.statistics.threshold import lognormal_fit
 
     rng = np.random.default_rng(1)
     y = rng.lognormal(4.0, 0.8, 300)

@@ -21,7 +21,7 @@ from stragglers.prediction.engine.job import CheckState, CopyJob, ExecutorSlots,
 from stragglers.prediction.engine.policies import Policy, from_flags, oracle, spark_rule_policies
 from stragglers.prediction.engine.replay import MachinePool, copy_log, outcomes, replay_all, run
 from stragglers.prediction.engine.draws import copy_draws
-from stragglers.prediction.replay.threshold import copy_cost_curve, lognormal_fit, online_threshold
+from stragglers.prediction.statistics.threshold import copy_cost_curve, lognormal_fit, online_threshold
 from stragglers.prediction.verdicts.tuning import BUDGETS
 
 nan, inf = np.nan, np.inf

@@ -16,7 +16,7 @@ from stragglers.prediction.methods.base import HistoryPrior, JobHistory
 from stragglers.prediction.methods.censored import TobitFitter, TobitMapFitter
 from stragglers.prediction.methods.survival import SurvivalHistory, SurvivalJob
 from stragglers.prediction.replay.simulate import JobData, replay_job
-from stragglers.prediction.replay.threshold import conditional_survival
+from stragglers.prediction.statistics.threshold import conditional_survival
 
 
 def _job(n: int, tau: float, names=("x",)) -> JobContext:

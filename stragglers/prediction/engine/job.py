@@ -36,7 +36,7 @@ from functools import cached_property
 import numpy as np
 
 from stragglers.prediction.engine.spark_rule import SpeculationRule, success_medians
-from stragglers.prediction.replay.threshold import copy_cost_curve, lognormal_fit, online_threshold
+from stragglers.prediction.statistics.threshold import copy_cost_curve, lognormal_fit, online_threshold
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ class JobContext:
     checkpoints: np.ndarray | None = None
     # 'oracle': tau is the job's true threshold for the whole replay (the paper's protocol);
     # 'online': tau is tau_hat(t), re-set by the simulator before each fit (the operator's
-    # protocol, stragglers/prediction/replay/threshold.py); checkpoints is then None and step is given
+    # protocol, stragglers/prediction/statistics/threshold.py); checkpoints is then None and step is given
     threshold: str = "oracle"
     step: float | None = None       # seconds between checkpoints (online only)
     # what the scheduler learned from the jobs that ended before this job's first checkpoint

@@ -1,5 +1,5 @@
 """The censored normal fitters (no method here: survival.py uses them); the likelihood they maximize
-is stragglers/prediction/replay/likelihood.py's.
+is stragglers/prediction/statistics/likelihood.py's.
 
 Right-censored normal regression, y* = Z beta + sigma eps, eps ~ N(0, 1): a finished task is an
 exact observation y, a running one is censored at c (known only to be >= c). Shaped like
@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 from scipy import optimize, special
 
-from stragglers.prediction.replay.likelihood import inv_mills, tobit_negloglik
+from stragglers.prediction.statistics.likelihood import inv_mills, tobit_negloglik
 from stragglers.prediction.methods._common import quiet
 from stragglers.prediction.methods.base import CannotFit
 

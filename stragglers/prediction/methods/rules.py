@@ -23,7 +23,7 @@ nothing on those jobs (docs/EVALUATION.md).
   (``spark.speculation.quantile`` 0.9, ``spark.speculation.multiplier`` 3).
 - ``km_survival``: a survival rule without features: at checkpoint t a
   running task is flagged when P(latency > tau | latency > t), estimated from
-  the job's tasks known at t (stragglers/prediction/replay/threshold.py: Kaplan-Meier,
+  the job's tasks known at t (stragglers/prediction/statistics/threshold.py: Kaplan-Meier,
   log-normal tail beyond its last event), exceeds 0.5.
 - ``oracle``: flags every true straggler at the first checkpoint and nothing
   else. No method can do better; it shows the headroom. It reads the true
@@ -43,7 +43,7 @@ import numpy as np
 
 from stragglers.prediction.methods.base import PROBABILITY_GRID, Method, MethodTags, TaskSet
 from stragglers.prediction.engine.spark_rule import SPARK_3_DEFAULTS, SPARK_4_DEFAULTS, SpeculationRule, threshold
-from stragglers.prediction.replay.threshold import conditional_survival
+from stragglers.prediction.statistics.threshold import conditional_survival
 
 #: wait_for_tau's sweep: flag once the next checkpoint reaches this share of tau (1: the rule itself),
 #: log-spaced past 1.5 (a task running 10 x tau_hat is rare)

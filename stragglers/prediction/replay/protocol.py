@@ -31,7 +31,7 @@ import numpy as np
 
 from stragglers.prediction.replay.clock import next_timed_decision, uses_online_clock
 from stragglers.prediction.replay.simulate import JobData
-from stragglers.prediction.replay.threshold import online_threshold
+from stragglers.prediction.statistics.threshold import online_threshold
 from stragglers.settings.prediction import EvaluationSettings
 from stragglers.settings.protocols import is_ours
 from stragglers.settings.warehouse import SelectionSettings

@@ -59,7 +59,7 @@ class JobData:
     # evaluated tasks itself (stragglers.prediction.replay.protocol); None = y <= t0 and y > t0
     initial: np.ndarray | None = None      # (n,) bool
     evaluated: np.ndarray | None = None    # (n,) bool
-    # the operator's protocol (stragglers.prediction.replay.threshold, protocol.adapt_job):
+    # the operator's protocol (stragglers.prediction.statistics.threshold, protocol.adapt_job):
     # thresholds[k] = tau_hat(t_k), what a method is given as JobContext.tau at checkpoint k
     # (None = the true tau at every checkpoint, the paper's oracle threshold)
     thresholds: np.ndarray | None = None   # (K,)

@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 from scipy import special
 
-from stragglers.prediction.replay.likelihood import tobit_negloglik
+from stragglers.prediction.statistics.likelihood import tobit_negloglik
 
 
 def _observations(finished_y: np.ndarray, running_elapsed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -145,7 +145,10 @@ def test_budgets_are_read_by_the_report_as_computed(warehouse_ready, tmp_path):
 
 def test_protocol_ablation_rows_record_their_settings(warehouse_ready):
     """The ablation on the real warehouse, with the rules only (cheap; the assets run NURD too)."""
-    data, _ = warehouse_ready
+    data, instance = warehouse_ready
+    # the main evaluation of wait_for_tau, which "ours" is compared with (current if another test made it)
+    assert dg.materialize([prediction.baseline_eval], partition_key="wait_for_tau", resources=resources(data),
+                          instance=instance).success
     nurd = PipelineSettings(data_dir=str(data), synthetic_jobs=10, workers=1)
     with duckdb.connect(str(data / "warehouse.duckdb")) as con:
         table = protocol_ablation(con, "synthetic", nurd.evaluation(), nurd.selection(), "hbos", max_jobs=3,

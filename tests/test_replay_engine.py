@@ -473,7 +473,8 @@ def test_no_policy_spends_much_above_the_budget_on_a_job(capped_runs):
 
 @pytest.mark.xfail(strict=True, reason="the budget's base at the first estimate (the task count times the mean of a "
                    "log-normal fitted to the first finishes, censored) can be several times a job's machine time: on "
-                   "jobs of 120 tasks flag-all spends up to 2x its budget (job.py's doc says the median; reported)")
+                   "jobs of 120 tasks flag-all spends up to 2x its budget (the trade-off: job.py's module doc and "
+                   "docs/EVALUATION.md, 'A cap that binds')")
 def test_a_budget_is_not_overspent_by_half_on_jobs_of_a_hundred_tasks_either():
     worst = 0.0
     for j in range(8):

@@ -145,7 +145,7 @@ def suite_raw_task_usage(params: dict, columns: list[str]) -> list[Frame]:
 
 
 def suite_jobs(params: dict, columns: list[str]) -> list[Frame]:
-    """N_tasks >= min_tasks, unique job ids."""
+    """n_tasks >= min_tasks, unique job ids."""
     gxe = _gxe()
     e = [
         gxe.ExpectTableRowCountToBeBetween(min_value=1),

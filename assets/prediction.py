@@ -87,9 +87,9 @@ def nurd_eval(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                  partitions_def=BASELINE_PARTITIONS, backfill_policy=dg.BackfillPolicy.single_run())
 def baseline_eval(context: dg.AssetExecutionContext, nurd: PipelineSettings,
                   duckdb: DuckDBResource) -> dg.MaterializeResult:
-    # all requested methods in one replay: jobs are loaded once and spread over the workers
     """One baseline of the paper's Table 3 per partition, through the same online replay. A backfill of several
     partitions runs in one run (single-run backfill policy)."""
+    # all requested methods in one replay: jobs are loaded once and spread over the workers
     return _evaluation(context, nurd, duckdb, sorted(context.partition_keys))
 
 

@@ -47,12 +47,11 @@ import numpy as np
 
 from benchmarks.results import WRITE_HELP, publish_section
 from stragglers.prediction.statistics import threshold
-from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, copy_draws
 from stragglers.prediction.engine.caps import Budget
 from stragglers.prediction.engine.job import CheckState, CopyJob
 from stragglers.prediction.engine.policies import DEFAULT_POINT, Policy, from_flags, oracle
 from stragglers.prediction.engine.replay import outcomes
-from stragglers.prediction.engine.draws import copy_draws
 from stragglers.prediction.verdicts.tuning import BUDGETS
 
 REPO = Path(__file__).resolve().parent.parent

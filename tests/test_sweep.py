@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, copy_draws
 from stragglers.prediction.engine.caps import Budget, HadoopCaps, Uncapped
 from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import CURRENT, DEFAULT_POINT, ORACLE
@@ -22,7 +22,6 @@ from stragglers.prediction.methods import METHODS
 from stragglers.prediction.replay.protocol import adapt_job
 from stragglers.settings.protocols import OPERATOR
 from stragglers.prediction.replay.simulate import JobData, JobResult, ScoreRecorder, VariantResult, replay_job
-from stragglers.prediction.engine.draws import copy_draws
 from stragglers.prediction.verdicts.sweep import (
     CAPPED_COLUMNS, CAPS, SweepCollector, SweepGrid, job_rows, policies_of, split_variant,
 )

@@ -23,12 +23,11 @@ import numpy as np
 import pandas as pd
 
 from stragglers.prediction.copies.completion import decision_points, simulate_limited
-from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, draw_relaunch_latencies, job_rng
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, copy_draws, draw_relaunch_latencies, job_rng, task_ends
 from stragglers.prediction.engine.caps import Uncapped
 from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import Policy, from_flags
 from stragglers.prediction.engine.replay import MachinePool, outcomes, run
-from stragglers.prediction.engine.draws import copy_draws, task_ends
 
 TABLE_COLUMNS = [
     "trace", "method", "algorithm", "machines", "reduction_mean",

@@ -24,8 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, job_rng
-from stragglers.prediction.engine.draws import copy_latencies
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, copy_latencies, job_rng
 from stragglers.prediction.replay.metrics import _boot_counts, _nanpercentile
 from stragglers.traces.synth.model import (REEXECUTION_NOISE_CORR, TRAVELLING_CAUSES, TYPICAL_SLOWDOWN,
                                            latency_factor, reexecution_latency_s)

@@ -22,10 +22,9 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, copy_draws
 from stragglers.prediction.engine.job import CopyJob, ExecutorSlots
 from stragglers.prediction.engine.spark_rule import SPARK_4_DEFAULTS, SpeculationRule, rule_from_conf
-from stragglers.prediction.engine.draws import copy_draws
 from stragglers.trace_formats import trace_format
 from stragglers.warehouse.sql_files import render
 

@@ -33,13 +33,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
+from stragglers.prediction.engine.draws import RELAUNCH_SEEDS, copy_draws
 from stragglers.prediction.engine.caps import Uncapped
 from stragglers.prediction.engine.job import CopyJob
 from stragglers.prediction.engine.policies import from_flags
 from stragglers.prediction.engine.replay import replay_all
 from stragglers.prediction.replay.earlier import earlier_jobs, job_times
-from stragglers.prediction.engine.draws import copy_draws
 from stragglers.prediction.replay.workers import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet

@@ -9,7 +9,7 @@ import pytest
 from stragglers import SQL_DIR
 from stragglers.reports.sections.paper import PAPER_TRACE
 from stragglers.settings import SelectionSettings, SettingError
-from stragglers.trace_formats import FORMATS, RAW_COLUMNS, TRACES, trace_format
+from stragglers.trace_formats import FORMATS, RAW_COLUMNS, trace_format
 from stragglers.traces.download import default_trace_url
 from stragglers.traces.fetch import FETCHERS
 from stragglers.traces.synth.formats import ALIBABA_BATCH_INSTANCE_COLUMNS, GOOGLE_SCHEMA

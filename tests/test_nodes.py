@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from stragglers.nodes.build import build_attempts, build_node_ranking
+from stragglers.nodes.build import build_attempts
 from stragglers.nodes.fitting import anderson_darling, rank_candidates
 from stragglers.nodes.ranking import node_indicators, pcores_levels
 from stragglers.settings.nodes import NodeSettings

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import shutil
-from pathlib import Path
 
 import duckdb
 import pytest

@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 import duckdb
-import pandas as pd
 
 from stragglers.prediction.engine.draws import RELAUNCH_SEEDS
 from stragglers.prediction.copies.completion_tables import speculation_table

@@ -13,7 +13,6 @@ mean over 10 relaunch seeds), JCT reduction - lambda x extra, mean F1 over jobs.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from functools import partial
 

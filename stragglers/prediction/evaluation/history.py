@@ -42,7 +42,7 @@ from stragglers.prediction.replay.earlier import earlier_jobs, job_times
 from stragglers.prediction.replay.workers import replay_jobs
 from stragglers.prediction.methods import METHODS
 from stragglers.prediction.methods.base import HistoryPrior, JobHistory, Method, MethodTags, TaskSet
-from stragglers.prediction.replay.simulate import JobData, JobResult, ScoreRecorder, VariantResult
+from stragglers.prediction.replay.simulate import JobData, JobResult, ScoreRecorder
 from stragglers.trace_formats import CLOCK_FEATURES, FORMATS
 
 #: The thresholds one replay scores (P(T > tau | T > t, x) > q).

@@ -5,7 +5,6 @@ accuracy of the flag + explain table. Dagster-free; ``assets/diagnosis.py``'s
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from pathlib import Path
